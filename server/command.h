@@ -1,0 +1,90 @@
+// The one command table: name, arity (Redis convention: positive = exact, negative = at least
+// -arity, both counting the command name), flags, key positions, handler. Families register
+// their commands by explicit calls (RegisterStringCommands(table), ...), never by static
+// initialisers. The Dispatcher checks arity and authentication centrally, then calls the handler.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/reply_writer.h"
+
+namespace sluice {
+class Store;
+}
+
+namespace sluice::server {
+
+class ServerState;
+struct ClientState;
+
+using Args = std::span<const std::string_view>;  // args[0] is the command name
+
+// Everything a handler may touch. Owned by the connection; valid for one call.
+struct CommandContext {
+  Store& store;
+  ServerState& server;
+  ClientState& client;
+  protocol::ReplyWriter& out;
+};
+
+using Handler = void (*)(CommandContext& ctx, Args args);
+
+// Flags, as COMMAND INFO names them.
+enum CommandFlag : uint32_t {
+  kWrite = 1u << 0,      // "write"
+  kReadOnly = 1u << 1,   // "readonly"
+  kDenyOom = 1u << 2,    // "denyoom"
+  kAdmin = 1u << 3,      // "admin"
+  kNoAuth = 1u << 4,     // "no_auth": allowed before AUTH
+  kFast = 1u << 5,       // "fast"
+  kLoading = 1u << 6,    // "loading"
+  kStale = 1u << 7,      // "stale"
+  kNoScript = 1u << 8,   // "noscript"
+  kConnection = 1u << 9, // group "connection" helper flag (not shown)
+};
+
+struct CommandSpec {
+  std::string name;     // lower case, e.g. "get", "gcra.take", "client|list" for subcommands
+  int arity = 0;
+  uint32_t flags = 0;
+  int first_key = 0;    // 0 when the command takes no keys
+  int last_key = 0;     // -1: the last argument
+  int key_step = 0;
+  Handler handler = nullptr;
+  // For COMMAND DOCS and redis-cli hints.
+  std::string group;    // "string", "generic", "server", "connection", "rate-limit", ...
+  std::string summary;
+  std::string since;    // "1.0.0"
+  std::string arguments_hint;  // e.g. "key value [NX|XX] [GET] [EX seconds|PX milliseconds]"
+};
+
+class CommandTable {
+ public:
+  void Add(CommandSpec spec);
+  // Case-insensitive; nullptr when unknown. Does not allocate.
+  const CommandSpec* Find(std::string_view name) const;
+  const std::vector<CommandSpec>& all() const { return specs_; }
+
+ private:
+  std::vector<CommandSpec> specs_;
+  std::unordered_map<std::string, size_t> index_;  // lower-case name -> position
+};
+
+// Arity check: true when args.size() fits spec.arity.
+bool ArityOk(const CommandSpec& spec, size_t argc);
+
+// Families (one file each under server/).
+void RegisterServerCommands(CommandTable& table);      // cmd_server.cc: PING, INFO, CONFIG, ...
+void RegisterConnectionCommands(CommandTable& table);  // cmd_connection.cc: HELLO, AUTH, CLIENT, ...
+void RegisterStringCommands(CommandTable& table);      // cmd_strings.cc
+void RegisterKeyCommands(CommandTable& table);         // cmd_keys.cc
+void RegisterLimiterCommands(CommandTable& table);     // cmd_limiters.cc
+// All of the above, in that order.
+void RegisterAllCommands(CommandTable& table);
+
+}  // namespace sluice::server

@@ -1,0 +1,31 @@
+// Counters behind `INFO limiters`: for each limiter command, calls, allowed, denied.
+// Thread-safe (relaxed atomics); owned by ServerState.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace sluice::server {
+
+enum class LimiterCommand {
+  kGcraTake, kClThrottle, kLeakyTake, kWindowTake, kSlidingTake, kConcAcquire, kConcRelease,
+  kCount
+};
+
+class LimiterStats {
+ public:
+  void Record(LimiterCommand cmd, bool allowed);
+  // The `# Limiters` INFO section body: "gcra_take_calls:3\r\ngcra_take_allowed:2\r\n..."
+  std::string InfoSection() const;
+  void Reset();  // CONFIG RESETSTAT
+
+ private:
+  struct Counters {
+    std::atomic<int64_t> calls{0}, allowed{0}, denied{0};
+  };
+  std::array<Counters, static_cast<size_t>(LimiterCommand::kCount)> counters_;
+};
+
+}  // namespace sluice::server

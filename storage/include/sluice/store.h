@@ -1,0 +1,198 @@
+// sluice::Store: the embeddable engine. A durable key-value store over RocksDB with Redis's
+// string and key semantics (16 logical databases, per-key absolute expiry) and native,
+// atomic rate limiters. Used by sluice-server and usable with no server at all.
+//
+// Thread-safety: every method may be called concurrently from any number of threads. Each
+// read-modify-write (INCR, SET NX, every limiter take, ...) is atomic per key: it runs under a
+// striped lock chosen by an XXH3 hash of (db, key); multi-key operations lock their stripes in
+// sorted order. Keys are byte strings; values are byte strings up to Options::max_value_bytes.
+//
+// Time: from Options::clock (the wall clock by default). Expiry is absolute, in ms since the
+// Unix epoch; an expired key is invisible to every read, is removed by a background expiry
+// cycle and by a RocksDB compaction filter, and keeps its TTL across restarts.
+//
+// Durability (Options::durability, named after Redis's appendfsync): every acknowledged
+// (returned) write has reached the operating system, so it survives a crash of the process.
+// kAlways also fsyncs before returning (or before SyncScope ends, see below), so it survives
+// power loss; kEverySec fsyncs once a second in the background; kNo leaves it to the OS.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sluice/clock.h"
+#include "sluice/limiter.h"
+#include "sluice/status.h"
+
+namespace sluice {
+
+inline constexpr int kNumDatabases = 16;
+
+enum class Durability { kAlways, kEverySec, kNo };
+
+struct Options {
+  std::string path;                         // data directory; created if missing. Required.
+  Durability durability = Durability::kEverySec;
+  std::shared_ptr<const Clock> clock;       // nullptr: the wall clock
+  bool active_expiry = true;                // run the background expiry cycle
+  int active_expiry_hz = 10;                // expiry cycles per second
+  int64_t max_value_bytes = 512LL << 20;    // APPEND/SETRANGE beyond this fail (Redis: 512 MB)
+  size_t block_cache_bytes = 64 << 20;      // RocksDB block cache
+};
+
+// What a key holds. TypeName() gives the name TYPE replies with.
+enum class ValueKind : unsigned char { kString = 0, kLeaky = 1, kSliding = 2, kConc = 3 };
+const char* TypeName(ValueKind kind);  // "string", "leaky", "sliding", "conc"
+
+// How a write treats the key's existing TTL.
+struct ExpiryChange {
+  enum class Kind { kKeep, kPersist, kSetAt } kind = Kind::kKeep;
+  int64_t at_ms = 0;  // kSetAt: absolute ms since the epoch (may be in the past: key is deleted)
+};
+
+enum class SetCondition { kAlways, kIfAbsent /* NX */, kIfPresent /* XX */ };
+
+struct SetOptions {
+  SetCondition condition = SetCondition::kAlways;
+  // kKeep keeps the old TTL (KEEPTTL); kPersist (the default, as SET does) clears it.
+  ExpiryChange expiry{ExpiryChange::Kind::kPersist, 0};
+  bool return_old = false;  // SET ... GET: the old value (WrongType if it is not a string)
+};
+
+struct SetReply {
+  bool written = false;
+  std::optional<std::string> old_value;  // only with return_old
+};
+
+enum class ExpireCondition { kAlways, kNX, kXX, kGT, kLT };
+
+struct ScanPage {
+  uint64_t next_cursor = 0;  // 0 when the iteration is complete
+  std::vector<std::string> keys;
+};
+
+struct KeyspaceInfo {
+  int64_t keys = 0;     // live keys
+  int64_t expires = 0;  // live keys with a TTL
+};
+
+struct ConcAcquireReply {
+  limiter::Decision decision;
+  std::string token;  // the holder's token; empty when denied
+};
+
+class Store {
+ public:
+  // Opens (creating if needed) the store at options.path. Fails with kIOError on an unusable
+  // directory or a database locked by another process.
+  static Result<std::unique_ptr<Store>> Open(Options options);
+  ~Store();  // stops background work, syncs the WAL, closes the database
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const Clock& clock() const;
+  int64_t NowMs() const { return clock().NowMs(); }
+  Durability durability() const;
+  void set_durability(Durability d);            // CONFIG SET appendfsync
+  void set_max_value_bytes(int64_t bytes);      // CONFIG SET proto-max-bulk-len
+
+  // With kAlways, writes made by this thread while a SyncScope lives are not fsynced one by
+  // one; the scope's destructor fsyncs once if any write happened (the server groups a read
+  // batch this way before replying). No effect in the other modes. Scopes may nest.
+  class SyncScope {
+   public:
+    explicit SyncScope(Store& store);
+    ~SyncScope();
+    SyncScope(const SyncScope&) = delete;
+    SyncScope& operator=(const SyncScope&) = delete;
+   private:
+    Store& store_;
+  };
+  Status SyncWal();  // fsyncs the write-ahead log now
+
+  // ---- Strings. db is 0..kNumDatabases-1 (callers validate it).
+  Result<std::optional<std::string>> Get(int db, std::string_view key);
+  Result<SetReply> Set(int db, std::string_view key, std::string_view value,
+                       const SetOptions& options);
+  Result<std::optional<std::string>> GetDel(int db, std::string_view key);
+  Result<std::optional<std::string>> GetEx(int db, std::string_view key, ExpiryChange change);
+  // Non-string and missing keys give nullopt (MGET never fails on type).
+  Result<std::vector<std::optional<std::string>>> MGet(int db,
+                                                       std::span<const std::string_view> keys);
+  Status MSet(int db, std::span<const std::pair<std::string_view, std::string_view>> pairs);
+  // Sets all or none; true when set (no key existed).
+  Result<bool> MSetNx(int db, std::span<const std::pair<std::string_view, std::string_view>> pairs);
+  Result<int64_t> IncrBy(int db, std::string_view key, int64_t delta);
+  // Returns the new value formatted as Redis does (up to 17 significant digits, no trailing 0s).
+  Result<std::string> IncrByFloat(int db, std::string_view key, long double delta);
+  Result<int64_t> Append(int db, std::string_view key, std::string_view value);  // new length
+  Result<int64_t> StrLen(int db, std::string_view key);
+  Result<std::string> GetRange(int db, std::string_view key, int64_t start, int64_t end);
+  Result<int64_t> SetRange(int db, std::string_view key, int64_t offset, std::string_view value);
+
+  // ---- Keys
+  Result<int64_t> Del(int db, std::span<const std::string_view> keys);     // keys removed
+  Result<int64_t> Exists(int db, std::span<const std::string_view> keys);  // repeats count
+  // Sets an absolute expiry; a time at or before now deletes the key. False when the key is
+  // missing or the condition did not hold.
+  Result<bool> ExpireAt(int db, std::string_view key, int64_t at_ms, ExpireCondition cond);
+  Result<int64_t> PTtl(int db, std::string_view key);         // -2 missing, -1 no TTL, else ms
+  Result<int64_t> ExpireTimeMs(int db, std::string_view key); // -2 missing, -1 no TTL, else ms
+  Result<bool> Persist(int db, std::string_view key);
+  Result<std::optional<ValueKind>> Type(int db, std::string_view key);
+  // Moves the value and its TTL. kNoSuchKey when src is missing. With only_if_absent, false
+  // when dst exists. Renaming a key onto itself succeeds (true) and changes nothing.
+  Result<bool> Rename(int db, std::string_view src, std::string_view dst, bool only_if_absent);
+  // COPY; kInvalidArgument "source and destination objects are the same" for the same key.
+  Result<bool> Copy(int src_db, std::string_view src, int dst_db, std::string_view dst,
+                    bool replace);
+  // Redis glob patterns (*, ?, [a-z], [^x], \x).
+  Result<std::vector<std::string>> Keys(int db, std::string_view pattern);
+  // Redis SCAN: cursor 0 starts; returns next_cursor 0 when done. `type` filters by TypeName.
+  Result<ScanPage> Scan(int db, uint64_t cursor, std::optional<std::string_view> match,
+                        int64_t count, std::optional<std::string_view> type);
+  Result<std::optional<std::string>> RandomKey(int db);
+  Result<int64_t> DbSize(int db);
+  Result<KeyspaceInfo> Keyspace(int db);
+  Status FlushDb(int db);
+  Status FlushAll();
+
+  // ---- Limiters (LIMITERS.md). Params come from limiter::Make*Params. Each call is one atomic
+  // read-decide-write under the key's lock; a denied call writes nothing; COST 0 never writes.
+  // Errors: kWrongType when the key holds another kind; kNotInteger/kCorruption for bad state.
+  Result<limiter::Decision> GcraTake(int db, std::string_view key, const limiter::GcraParams& p,
+                                     int64_t cost);
+  Result<limiter::Decision> LeakyTake(int db, std::string_view key,
+                                      const limiter::LeakyParams& p, int64_t cost);
+  Result<limiter::Decision> WindowTake(int db, std::string_view key,
+                                       const limiter::WindowParams& p, int64_t cost);
+  Result<limiter::Decision> SlidingTake(int db, std::string_view key,
+                                        const limiter::SlidingParams& p, int64_t cost);
+  // token empty: the store generates a random one.
+  Result<ConcAcquireReply> ConcAcquire(int db, std::string_view key,
+                                       const limiter::ConcParams& p, std::string_view token);
+  Result<bool> ConcRelease(int db, std::string_view key, std::string_view token);
+
+  // ---- Introspection (INFO persistence / memory).
+  struct Stats {
+    int64_t expired_keys = 0;     // removed by the expiry cycle or on access
+    int64_t disk_bytes = 0;       // live SST + WAL size
+    int64_t memtable_bytes = 0;
+    int64_t last_sync_unix_ms = 0;
+  };
+  Stats GetStats() const;
+
+  class Impl;
+
+ private:
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs any missing Debian packages Sluice needs, then configures and builds it into ./build.
+# Usage: tools/setup.sh [--release|--debug]   (default: RelWithDebInfo)
+# Progress goes to stderr; safe to run repeatedly (an up-to-date build does nothing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(cmake g++ make librocksdb-dev libasio-dev doctest-dev libxxhash-dev
+          redis-tools clang libclang-rt-14-dev python3)
+build_type=RelWithDebInfo
+case "${1:-}" in
+  --release) build_type=Release ;;
+  --debug) build_type=Debug ;;
+  "") ;;
+  *) echo "usage: $0 [--release|--debug]" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >&2
+fi
+
+jobs=$(nproc)
+echo "setup: configuring ($build_type) and building with $jobs jobs" >&2
+cmake -S . -B build -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
+cmake --build build -j "$jobs"

@@ -17,19 +17,19 @@ class ReplyWriter {
   int resp() const { return resp_; }
   std::string* buffer() { return out_; }
 
-  void Simple(std::string_view s);   // +OK
+  void Simple(std::string_view s);  // +OK
   // `message` starts with the error code: "ERR syntax error", "WRONGTYPE ...". CR/LF in it are
   // replaced with spaces so the reply stays one line.
   void Error(std::string_view message);
-  void Integer(int64_t v);           // :42
-  void Bulk(std::string_view s);     // $3\r\nfoo
-  void NullBulk();                   // $-1 (RESP3: _)
-  void NullArray();                  // *-1 (RESP3: _)
-  void Array(size_t n);              // header; the caller writes n elements
-  void Map(size_t pairs);            // RESP3 %n, RESP2 *2n
-  void Set(size_t n);                // RESP3 ~n, RESP2 *n
-  void Double(double v);             // RESP3 ,1.5  RESP2 bulk "1.5"; inf/-inf/nan as Redis
-  void Boolean(bool v);              // RESP3 #t/#f  RESP2 :1/:0
+  void Integer(int64_t v);        // :42
+  void Bulk(std::string_view s);  // $3\r\nfoo
+  void NullBulk();                // $-1 (RESP3: _)
+  void NullArray();               // *-1 (RESP3: _)
+  void Array(size_t n);           // header; the caller writes n elements
+  void Map(size_t pairs);         // RESP3 %n, RESP2 *2n
+  void Set(size_t n);             // RESP3 ~n, RESP2 *n
+  void Double(double v);          // RESP3 ,1.5  RESP2 bulk "1.5"; inf/-inf/nan as Redis
+  void Boolean(bool v);           // RESP3 #t/#f  RESP2 :1/:0
   void Verbatim(std::string_view format, std::string_view s);  // RESP3 =, RESP2 bulk (INFO)
   void Raw(std::string_view bytes);  // already-encoded RESP (tests, pre-rendered replies)
 

@@ -22,8 +22,8 @@ struct ClientState {
   std::string laddr;           // "ip:port" of our side
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
-  std::string last_command;    // lower-case name, for CLIENT LIST cmd=
-  bool close_after_reply = false;      // QUIT, protocol error: close once replies are written
+  std::string last_command;                 // lower-case name, for CLIENT LIST cmd=
+  bool close_after_reply = false;           // QUIT, protocol error: close once replies are written
   std::atomic<bool> kill_requested{false};  // CLIENT KILL from another connection
 };
 

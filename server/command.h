@@ -36,30 +36,30 @@ using Handler = void (*)(CommandContext& ctx, Args args);
 
 // Flags, as COMMAND INFO names them.
 enum CommandFlag : uint32_t {
-  kWrite = 1u << 0,      // "write"
-  kReadOnly = 1u << 1,   // "readonly"
-  kDenyOom = 1u << 2,    // "denyoom"
-  kAdmin = 1u << 3,      // "admin"
-  kNoAuth = 1u << 4,     // "no_auth": allowed before AUTH
-  kFast = 1u << 5,       // "fast"
-  kLoading = 1u << 6,    // "loading"
-  kStale = 1u << 7,      // "stale"
-  kNoScript = 1u << 8,   // "noscript"
-  kConnection = 1u << 9, // group "connection" helper flag (not shown)
+  kWrite = 1u << 0,       // "write"
+  kReadOnly = 1u << 1,    // "readonly"
+  kDenyOom = 1u << 2,     // "denyoom"
+  kAdmin = 1u << 3,       // "admin"
+  kNoAuth = 1u << 4,      // "no_auth": allowed before AUTH
+  kFast = 1u << 5,        // "fast"
+  kLoading = 1u << 6,     // "loading"
+  kStale = 1u << 7,       // "stale"
+  kNoScript = 1u << 8,    // "noscript"
+  kConnection = 1u << 9,  // group "connection" helper flag (not shown)
 };
 
 struct CommandSpec {
-  std::string name;     // lower case, e.g. "get", "gcra.take", "client|list" for subcommands
+  std::string name;  // lower case, e.g. "get", "gcra.take", "client|list" for subcommands
   int arity = 0;
   uint32_t flags = 0;
-  int first_key = 0;    // 0 when the command takes no keys
-  int last_key = 0;     // -1: the last argument
+  int first_key = 0;  // 0 when the command takes no keys
+  int last_key = 0;   // -1: the last argument
   int key_step = 0;
   Handler handler = nullptr;
   // For COMMAND DOCS and redis-cli hints.
-  std::string group;    // "string", "generic", "server", "connection", "rate-limit", ...
+  std::string group;  // "string", "generic", "server", "connection", "rate-limit", ...
   std::string summary;
-  std::string since;    // "1.0.0"
+  std::string since;           // "1.0.0"
   std::string arguments_hint;  // e.g. "key value [NX|XX] [GET] [EX seconds|PX milliseconds]"
 };
 
@@ -79,11 +79,12 @@ class CommandTable {
 bool ArityOk(const CommandSpec& spec, size_t argc);
 
 // Families (one file each under server/).
-void RegisterServerCommands(CommandTable& table);      // cmd_server.cc: PING, INFO, CONFIG, ...
-void RegisterConnectionCommands(CommandTable& table);  // cmd_connection.cc: HELLO, AUTH, CLIENT, ...
-void RegisterStringCommands(CommandTable& table);      // cmd_strings.cc
-void RegisterKeyCommands(CommandTable& table);         // cmd_keys.cc
-void RegisterLimiterCommands(CommandTable& table);     // cmd_limiters.cc
+void RegisterServerCommands(CommandTable& table);  // cmd_server.cc: PING, INFO, CONFIG, ...
+void RegisterConnectionCommands(
+    CommandTable& table);                           // cmd_connection.cc: HELLO, AUTH, CLIENT, ...
+void RegisterStringCommands(CommandTable& table);   // cmd_strings.cc
+void RegisterKeyCommands(CommandTable& table);      // cmd_keys.cc
+void RegisterLimiterCommands(CommandTable& table);  // cmd_limiters.cc
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 

@@ -22,14 +22,14 @@ namespace sluice::server {
 void ReplyError(protocol::ReplyWriter& out, const Status& status);
 
 // Common argument errors, as Status, so handlers return them through ReplyError.
-Status SyntaxError();                              // "ERR syntax error"
-Status WrongArity(std::string_view command);       // "ERR wrong number of arguments for 'get' command"
+Status SyntaxError();                         // "ERR syntax error"
+Status WrongArity(std::string_view command);  // "ERR wrong number of arguments for 'get' command"
 Status UnknownCommand(std::string_view name, std::span<const std::string_view> args);
 Status UnknownSubcommand(std::string_view command, std::string_view sub);
-Status InvalidExpireTime(std::string_view command); // "ERR invalid expire time in 'set' command"
-Status NotAnInteger();                             // kNotInteger
-Status NotAFloat();                                // kNotFloat
-Status NoAuth();                                   // "NOAUTH Authentication required."
+Status InvalidExpireTime(std::string_view command);  // "ERR invalid expire time in 'set' command"
+Status NotAnInteger();                               // kNotInteger
+Status NotAFloat();                                  // kNotFloat
+Status NoAuth();                                     // "NOAUTH Authentication required."
 Status WrongPass();  // "WRONGPASS invalid username-password pair or user is disabled."
 
 }  // namespace sluice::server

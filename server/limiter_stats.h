@@ -10,7 +10,13 @@
 namespace sluice::server {
 
 enum class LimiterCommand {
-  kGcraTake, kClThrottle, kLeakyTake, kWindowTake, kSlidingTake, kConcAcquire, kConcRelease,
+  kGcraTake,
+  kClThrottle,
+  kLeakyTake,
+  kWindowTake,
+  kSlidingTake,
+  kConcAcquire,
+  kConcRelease,
   kCount
 };
 

@@ -37,13 +37,13 @@ inline constexpr int kNumDatabases = 16;
 enum class Durability { kAlways, kEverySec, kNo };
 
 struct Options {
-  std::string path;                         // data directory; created if missing. Required.
+  std::string path;  // data directory; created if missing. Required.
   Durability durability = Durability::kEverySec;
-  std::shared_ptr<const Clock> clock;       // nullptr: the wall clock
-  bool active_expiry = true;                // run the background expiry cycle
-  int active_expiry_hz = 10;                // expiry cycles per second
-  int64_t max_value_bytes = 512LL << 20;    // APPEND/SETRANGE beyond this fail (Redis: 512 MB)
-  size_t block_cache_bytes = 64 << 20;      // RocksDB block cache
+  std::shared_ptr<const Clock> clock;     // nullptr: the wall clock
+  bool active_expiry = true;              // run the background expiry cycle
+  int active_expiry_hz = 10;              // expiry cycles per second
+  int64_t max_value_bytes = 512LL << 20;  // APPEND/SETRANGE beyond this fail (Redis: 512 MB)
+  size_t block_cache_bytes = 64 << 20;    // RocksDB block cache
 };
 
 // What a key holds. TypeName() gives the name TYPE replies with.
@@ -99,8 +99,8 @@ class Store {
   const Clock& clock() const;
   int64_t NowMs() const { return clock().NowMs(); }
   Durability durability() const;
-  void set_durability(Durability d);            // CONFIG SET appendfsync
-  void set_max_value_bytes(int64_t bytes);      // CONFIG SET proto-max-bulk-len
+  void set_durability(Durability d);        // CONFIG SET appendfsync
+  void set_max_value_bytes(int64_t bytes);  // CONFIG SET proto-max-bulk-len
 
   // With kAlways, writes made by this thread while a SyncScope lives are not fsynced one by
   // one; the scope's destructor fsyncs once if any write happened (the server groups a read
@@ -111,6 +111,7 @@ class Store {
     ~SyncScope();
     SyncScope(const SyncScope&) = delete;
     SyncScope& operator=(const SyncScope&) = delete;
+
    private:
     Store& store_;
   };
@@ -142,8 +143,8 @@ class Store {
   // Sets an absolute expiry; a time at or before now deletes the key. False when the key is
   // missing or the condition did not hold.
   Result<bool> ExpireAt(int db, std::string_view key, int64_t at_ms, ExpireCondition cond);
-  Result<int64_t> PTtl(int db, std::string_view key);         // -2 missing, -1 no TTL, else ms
-  Result<int64_t> ExpireTimeMs(int db, std::string_view key); // -2 missing, -1 no TTL, else ms
+  Result<int64_t> PTtl(int db, std::string_view key);          // -2 missing, -1 no TTL, else ms
+  Result<int64_t> ExpireTimeMs(int db, std::string_view key);  // -2 missing, -1 no TTL, else ms
   Result<bool> Persist(int db, std::string_view key);
   Result<std::optional<ValueKind>> Type(int db, std::string_view key);
   // Moves the value and its TTL. kNoSuchKey when src is missing. With only_if_absent, false
@@ -168,21 +169,21 @@ class Store {
   // Errors: kWrongType when the key holds another kind; kNotInteger/kCorruption for bad state.
   Result<limiter::Decision> GcraTake(int db, std::string_view key, const limiter::GcraParams& p,
                                      int64_t cost);
-  Result<limiter::Decision> LeakyTake(int db, std::string_view key,
-                                      const limiter::LeakyParams& p, int64_t cost);
-  Result<limiter::Decision> WindowTake(int db, std::string_view key,
-                                       const limiter::WindowParams& p, int64_t cost);
+  Result<limiter::Decision> LeakyTake(int db, std::string_view key, const limiter::LeakyParams& p,
+                                      int64_t cost);
+  Result<limiter::Decision> WindowTake(int db, std::string_view key, const limiter::WindowParams& p,
+                                       int64_t cost);
   Result<limiter::Decision> SlidingTake(int db, std::string_view key,
                                         const limiter::SlidingParams& p, int64_t cost);
   // token empty: the store generates a random one.
-  Result<ConcAcquireReply> ConcAcquire(int db, std::string_view key,
-                                       const limiter::ConcParams& p, std::string_view token);
+  Result<ConcAcquireReply> ConcAcquire(int db, std::string_view key, const limiter::ConcParams& p,
+                                       std::string_view token);
   Result<bool> ConcRelease(int db, std::string_view key, std::string_view token);
 
   // ---- Introspection (INFO persistence / memory).
   struct Stats {
-    int64_t expired_keys = 0;     // removed by the expiry cycle or on access
-    int64_t disk_bytes = 0;       // live SST + WAL size
+    int64_t expired_keys = 0;  // removed by the expiry cycle or on access
+    int64_t disk_bytes = 0;    // live SST + WAL size
     int64_t memtable_bytes = 0;
     int64_t last_sync_unix_ms = 0;
   };

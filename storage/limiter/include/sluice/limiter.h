@@ -65,11 +65,11 @@ Outcome GcraTake(const GcraParams& p, const StoredState* state, int64_t now_ns, 
 
 // ---- LEAKY (nginx limit_req). State: binary, kind ValueKind::kLeaky in the store.
 struct LeakyParams {
-  int64_t rate = 0;        // requests leaked per period
+  int64_t rate = 0;  // requests leaked per period
   int64_t period_ns = 0;
-  int64_t burst = 0;       // requests that may wait beyond the one being served
-  int64_t delay = 0;       // excess requests passed without delay (nginx "delay=")
-  bool nodelay = false;    // never delay
+  int64_t burst = 0;     // requests that may wait beyond the one being served
+  int64_t delay = 0;     // excess requests passed without delay (nginx "delay=")
+  bool nodelay = false;  // never delay
 };
 std::string MakeLeakyParams(int64_t rate, int64_t period_ns, int64_t burst, int64_t delay,
                             bool nodelay, LeakyParams* out);
@@ -89,8 +89,7 @@ struct SlidingParams {
   int64_t window_ns = 0;
 };
 std::string MakeSlidingParams(int64_t limit, int64_t window_ns, SlidingParams* out);
-Outcome SlidingTake(const SlidingParams& p, const StoredState* state, int64_t now_ns,
-                    int64_t cost);
+Outcome SlidingTake(const SlidingParams& p, const StoredState* state, int64_t now_ns, int64_t cost);
 
 // ---- CONC (concurrency with leases). State: binary, kind kConc.
 struct ConcParams {

@@ -1,0 +1,21 @@
+// Argument parsing shared by every command family, with Redis's exact acceptance rules, so a
+// value Redis rejects is rejected here too (" 1", "+1", "01", "-0", overflow, ...).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sluice::server {
+
+// Redis's string2ll: optional '-', then digits with no leading zero ("0" alone is fine), no
+// spaces, no '+', within int64. nullopt otherwise.
+std::optional<int64_t> ParseInt64(std::string_view s);
+// Redis's string2ld: strtold over the whole string, no leading space, not NaN. Accepts "inf".
+std::optional<long double> ParseLongDouble(std::string_view s);
+// ASCII case-insensitive equality (command names, option keywords).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+std::string ToLower(std::string_view s);
+
+}  // namespace sluice::server

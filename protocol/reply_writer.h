@@ -17,7 +17,7 @@ class ReplyWriter {
   int resp() const { return resp_; }
   std::string* buffer() { return out_; }
 
-  void Simple(std::string_view s);  // +OK
+  void Simple(std::string_view s);  // +OK (CR/LF replaced with spaces, as in Error)
   // `message` starts with the error code: "ERR syntax error", "WRONGTYPE ...". CR/LF in it are
   // replaced with spaces so the reply stays one line.
   void Error(std::string_view message);
@@ -28,12 +28,18 @@ class ReplyWriter {
   void Array(size_t n);           // header; the caller writes n elements
   void Map(size_t pairs);         // RESP3 %n, RESP2 *2n
   void Set(size_t n);             // RESP3 ~n, RESP2 *n
-  void Double(double v);          // RESP3 ,1.5  RESP2 bulk "1.5"; inf/-inf/nan as Redis
-  void Boolean(bool v);           // RESP3 #t/#f  RESP2 :1/:0
-  void Verbatim(std::string_view format, std::string_view s);  // RESP3 =, RESP2 bulk (INFO)
+  // RESP3 ,1.5  RESP2 bulk "1.5". Text as Redis 7.0's "%.17g" (0.1 -> 0.10000000000000001),
+  // with inf, -inf and nan (any NaN) spelled out.
+  void Double(double v);
+  void Boolean(bool v);  // RESP3 #t/#f  RESP2 :1/:0
+  // RESP3 =<len>\r\n<format>:<s> (format is 3 bytes: "txt" or "mkd"), RESP2 bulk of s (INFO).
+  void Verbatim(std::string_view format, std::string_view s);
   void Raw(std::string_view bytes);  // already-encoded RESP (tests, pre-rendered replies)
 
  private:
+  void Header(char type, int64_t n);         // <type><n>\r\n
+  void Line(char type, std::string_view s);  // <type><s with CR/LF as spaces>\r\n
+
   std::string* out_;
   int resp_;
 };

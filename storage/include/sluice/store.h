@@ -164,9 +164,18 @@ class Store {
   Status FlushDb(int db);
   Status FlushAll();
 
-  // ---- Limiters (LIMITERS.md). Params come from limiter::Make*Params. Each call is one atomic
-  // read-decide-write under the key's lock; a denied call writes nothing; COST 0 never writes.
-  // Errors: kWrongType when the key holds another kind; kNotInteger/kCorruption for bad state.
+  // ---- Limiters (the commands GCRA.TAKE ... CONC.RELEASE; user guide: docs/limiters.md).
+  // Params come from limiter::Make*Params (which validate and name the bad argument); `cost`
+  // must be >= 0. Each call is one atomic read-decide-write under the key's lock; a denied call
+  // writes nothing (one exception: WindowTake gives a counter without a TTL its window end);
+  // cost 0 only looks and never writes. The Decision's times are nanoseconds
+  // (limiter::CeilMs gives the server's rounded-up milliseconds; -1 means "never").
+  // State is an ordinary key that expires by itself once the limiter is fresh again (its PTTL
+  // is reset_after): GCRA and WINDOW keep decimal text in a ValueKind::kString (the TAT in ns
+  // since the epoch / the window's count, as redis-cell and INCR + EXPIRE do, so Get/Set/IncrBy
+  // interoperate); LEAKY, SLIDING and CONC keep binary state under kLeaky/kSliding/kConc.
+  // Errors: kWrongType when the key holds another kind; kNotInteger when a GCRA/WINDOW string
+  // is not a decimal integer; kCorruption for undecodable binary state; kIOError from RocksDB.
   Result<limiter::Decision> GcraTake(int db, std::string_view key, const limiter::GcraParams& p,
                                      int64_t cost);
   Result<limiter::Decision> LeakyTake(int db, std::string_view key, const limiter::LeakyParams& p,
@@ -175,9 +184,12 @@ class Store {
                                        int64_t cost);
   Result<limiter::Decision> SlidingTake(int db, std::string_view key,
                                         const limiter::SlidingParams& p, int64_t cost);
-  // token empty: the store generates a random one.
+  // Takes (or, when `token` already holds a live lease, renews) one of p.limit slots for
+  // p.lease_ns. token empty: the store generates a random one (32 hex digits). The reply's
+  // token is the holder's token when allowed, empty when denied.
   Result<ConcAcquireReply> ConcAcquire(int db, std::string_view key, const limiter::ConcParams& p,
                                        std::string_view token);
+  // True iff `token` held a live lease (now released); false for a missing key or token.
   Result<bool> ConcRelease(int db, std::string_view key, std::string_view token);
 
   // ---- Introspection (INFO persistence / memory).
@@ -186,6 +198,7 @@ class Store {
     int64_t disk_bytes = 0;    // live SST + WAL size
     int64_t memtable_bytes = 0;
     int64_t last_sync_unix_ms = 0;
+    int64_t wal_syncs = 0;  // fsyncs of the write-ahead log since Open
   };
   Stats GetStats() const;
 

@@ -1,0 +1,82 @@
+#include "encoding.h"
+
+namespace sluice::internal {
+namespace {
+
+constexpr unsigned char kKindMask = 0x0f;
+constexpr unsigned char kVersionMask = 0x70;
+constexpr unsigned char kHasExpiry = 0x80;
+constexpr size_t kExpiryBytes = 8;
+
+void PutFixed64(std::string* out, uint64_t v) {
+  for (size_t i = 0; i < kExpiryBytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+uint64_t GetFixed64(const char* p) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < kExpiryBytes; ++i) {
+    v |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  }
+  return v;
+}
+
+bool ValidKind(unsigned char k) { return k <= static_cast<unsigned char>(ValueKind::kConc); }
+
+}  // namespace
+
+std::string EncodeKey(int db, std::string_view user_key) {
+  std::string out;
+  out.reserve(1 + user_key.size());
+  out.push_back(static_cast<char>(db));
+  out.append(user_key);
+  return out;
+}
+
+std::string DbPrefix(int db) { return std::string(1, static_cast<char>(db)); }
+std::string DbEnd(int db) { return std::string(1, static_cast<char>(db + 1)); }
+
+bool DecodeKey(std::string_view raw, int* db, std::string_view* user_key) {
+  if (raw.empty()) return false;
+  int d = static_cast<unsigned char>(raw[0]);
+  if (d >= kNumDatabases) return false;
+  *db = d;
+  *user_key = raw.substr(1);
+  return true;
+}
+
+std::string EncodeValue(ValueKind kind, int64_t expire_at_ms, std::string_view payload) {
+  std::string out;
+  bool expires = expire_at_ms != kNoExpiry;
+  out.reserve(1 + (expires ? kExpiryBytes : 0) + payload.size());
+  unsigned char tag = static_cast<unsigned char>(kind);
+  if (expires) tag |= kHasExpiry;
+  out.push_back(static_cast<char>(tag));
+  if (expires) PutFixed64(&out, static_cast<uint64_t>(expire_at_ms));
+  out.append(payload);
+  return out;
+}
+
+std::optional<EntryView> DecodeValue(std::string_view raw) {
+  if (raw.empty()) return std::nullopt;
+  auto tag = static_cast<unsigned char>(raw[0]);
+  if ((tag & kVersionMask) != 0 || !ValidKind(tag & kKindMask)) return std::nullopt;
+  EntryView v;
+  v.kind = static_cast<ValueKind>(tag & kKindMask);
+  size_t pos = 1;
+  if (tag & kHasExpiry) {
+    if (raw.size() < 1 + kExpiryBytes) return std::nullopt;
+    v.expire_at_ms = static_cast<int64_t>(GetFixed64(raw.data() + 1));
+    if (v.expire_at_ms < 0) return std::nullopt;
+    pos += kExpiryBytes;
+  }
+  v.payload = raw.substr(pos);
+  return v;
+}
+
+std::optional<int64_t> DecodeExpiry(std::string_view raw) {
+  auto v = DecodeValue(raw);
+  if (!v) return std::nullopt;
+  return v->expire_at_ms;
+}
+
+}  // namespace sluice::internal

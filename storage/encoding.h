@@ -1,0 +1,56 @@
+// Key and value codec of the engine's RocksDB keyspace. Pure functions; thread-safe.
+//
+// RocksDB key:   [db: 1 byte, 0..15][user key bytes]
+//   so each logical database is one contiguous prefix range [db, db + 1).
+//
+// RocksDB value: [tag: 1 byte][expire_at_ms: 8 bytes little-endian, only if tag bit 7][payload]
+//   tag bits 0-3: ValueKind (kString, kLeaky, kSliding, kConc)
+//   tag bits 4-6: format version, 0 (anything else is rejected as corrupt)
+//   tag bit  7:   the value has an absolute expiry (ms since the Unix epoch) after the tag
+// A persistent value costs 1 byte of header, an expiring one 9.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sluice/store.h"
+
+namespace sluice::internal {
+
+inline constexpr int64_t kNoExpiry = -1;
+
+// A decoded value. expire_at_ms is kNoExpiry or an absolute time in ms since the epoch.
+struct Entry {
+  ValueKind kind = ValueKind::kString;
+  int64_t expire_at_ms = kNoExpiry;
+  std::string payload;
+};
+
+// Same as Entry but viewing the bytes it was decoded from (valid while they live).
+struct EntryView {
+  ValueKind kind = ValueKind::kString;
+  int64_t expire_at_ms = kNoExpiry;
+  std::string_view payload;
+};
+
+// Redis's rule: a key is expired once the clock has passed its expiry millisecond.
+inline bool IsExpired(int64_t expire_at_ms, int64_t now_ms) {
+  return expire_at_ms != kNoExpiry && now_ms > expire_at_ms;
+}
+
+std::string EncodeKey(int db, std::string_view user_key);
+// The first byte of db's range, and the first byte after it (an exclusive upper bound).
+std::string DbPrefix(int db);
+std::string DbEnd(int db);
+// Splits a RocksDB key. False when it is not a valid encoded key.
+bool DecodeKey(std::string_view raw, int* db, std::string_view* user_key);
+
+std::string EncodeValue(ValueKind kind, int64_t expire_at_ms, std::string_view payload);
+// nullopt when the bytes are not a value of a known format (corruption).
+std::optional<EntryView> DecodeValue(std::string_view raw);
+// Reads only the header: the expiry, or nullopt when undecodable. Cheap (compaction filter).
+std::optional<int64_t> DecodeExpiry(std::string_view raw);
+
+}  // namespace sluice::internal

@@ -1,0 +1,115 @@
+// Physical removal of expired keys: the RocksDB compaction filter and the active expiry cycle
+// (Redis's activeExpireCycle, adapted to an ordered keyspace).
+#include "expiry.h"
+
+#include <chrono>
+#include <memory>
+
+#include "store_impl.h"
+#include "txn.h"
+
+namespace sluice {
+namespace internal {
+namespace {
+
+class ExpiryFilter final : public rocksdb::CompactionFilter {
+ public:
+  explicit ExpiryFilter(std::shared_ptr<const Clock> clock) : clock_(std::move(clock)) {}
+
+  // kRemove (not kRemoveAndSkipUntil/kPurge): RocksDB keeps a deletion marker in place of the
+  // value, so older versions below stay hidden. Undecodable values are kept (never lose data).
+  Decision FilterV2(int /*level*/, const rocksdb::Slice& /*key*/, ValueType type,
+                    const rocksdb::Slice& value, std::string* /*new_value*/,
+                    std::string* /*skip_until*/) const override {
+    if (type != ValueType::kValue) return Decision::kKeep;
+    auto expiry = DecodeExpiry(value.ToStringView());
+    if (!expiry || !IsExpired(*expiry, clock_->NowMs())) return Decision::kKeep;
+    return Decision::kRemove;
+  }
+  const char* Name() const override { return "sluice.ExpiryFilter"; }
+
+ private:
+  std::shared_ptr<const Clock> clock_;
+};
+
+class ExpiryFilterFactory final : public rocksdb::CompactionFilterFactory {
+ public:
+  explicit ExpiryFilterFactory(std::shared_ptr<const Clock> clock) : clock_(std::move(clock)) {}
+  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
+      const rocksdb::CompactionFilter::Context& /*context*/) override {
+    return std::make_unique<ExpiryFilter>(clock_);
+  }
+  const char* Name() const override { return "sluice.ExpiryFilterFactory"; }
+
+ private:
+  std::shared_ptr<const Clock> clock_;
+};
+
+// Redis's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP: keys with a TTL examined per sample.
+constexpr int kSampleSize = 20;
+// Keys without a TTL are walked over too (Redis never sees them); cap that walk per sample
+// and per cycle so a keyspace of persistent keys costs little.
+constexpr int kMaxVisitsPerSample = 20 * kSampleSize;
+constexpr int kMaxVisitsWithoutTtl = 5000;
+
+}  // namespace
+
+std::shared_ptr<rocksdb::CompactionFilterFactory> NewExpiryFilterFactory(
+    std::shared_ptr<const Clock> clock) {
+  return std::make_shared<ExpiryFilterFactory>(std::move(clock));
+}
+
+}  // namespace internal
+
+using internal::DecodeExpiry;
+using internal::IsExpired;
+using internal::kNoExpiry;
+
+// Deletes, each under its lock and only if still expired on re-reading, the given keys.
+int64_t Store::Impl::RemoveIfExpired(const std::vector<std::string>& raw_keys) {
+  if (raw_keys.empty()) return 0;
+  internal::LockPool::MultiGuard guard(locks_, raw_keys);
+  internal::Txn txn(*this);
+  for (const auto& k : raw_keys) {
+    if (!txn.Read(k).ok()) return 0;  // a read error: leave it to the next cycle
+  }
+  if (!txn.Commit(/*durable=*/false).ok()) return 0;
+  return txn.expired_found();
+}
+
+// One cycle: from the rotating cursor, sample keys with a TTL, remove the expired ones, and
+// keep going while more than 25% of a sample was expired and the time budget lasts. The
+// cycle ends at the end of the keyspace; the next one starts again from the beginning.
+int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(budget_us);
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  it->Seek(expiry_cursor_);
+  int64_t removed = 0;
+  int visits_without_ttl = 0;
+  while (it->Valid()) {
+    int sampled = 0;
+    int visited = 0;
+    std::vector<std::string> expired;
+    const int64_t now_ms = clock_->NowMs();
+    for (;
+         it->Valid() && sampled < internal::kSampleSize && visited < internal::kMaxVisitsPerSample;
+         it->Next()) {
+      ++visited;
+      auto expiry = DecodeExpiry(it->value().ToStringView());
+      if (!expiry || *expiry == kNoExpiry) continue;
+      ++sampled;
+      if (IsExpired(*expiry, now_ms)) expired.push_back(it->key().ToString());
+    }
+    removed += RemoveIfExpired(expired);
+    if (sampled == 0) visits_without_ttl += visited;
+    bool keep_going = sampled == 0 ? visits_without_ttl < internal::kMaxVisitsWithoutTtl
+                                   : expired.size() * 4 > static_cast<size_t>(sampled);
+    if (!keep_going || std::chrono::steady_clock::now() >= deadline) break;
+  }
+  expiry_cursor_ = it->Valid() ? it->key().ToString() : std::string();
+  return removed;
+}
+
+}  // namespace sluice

@@ -1,0 +1,116 @@
+// Limiter takes: each one atomic read -> pure limiter math -> write under the key's lock.
+#include <cstdio>
+#include <mutex>
+
+#include "store_impl.h"
+#include "txn.h"
+
+namespace sluice {
+
+using internal::EncodeKey;
+using internal::Txn;
+
+namespace {
+
+// GCRA and WINDOW keep their state as decimal text in a string (compatible with redis-cell and
+// INCR + EXPIRE); the other limiters keep binary state under their own kind.
+struct StateKind {
+  ValueKind kind;
+  bool text;  // undecodable state is "not an integer" (like INCR) rather than corruption
+};
+constexpr StateKind kTextState{ValueKind::kString, true};
+
+template <typename Fn>
+Result<limiter::Outcome> RunTake(Store::Impl& impl, int db, std::string_view key, StateKind sk,
+                                 Fn&& take) {
+  const std::string raw = EncodeKey(db, key);
+  std::lock_guard<std::mutex> lock(impl.locks().ForKey(raw));
+  const int64_t now_ns = impl.clock().NowNs();
+  Txn txn(impl, now_ns / limiter::kNsPerMs);
+  auto cur = txn.Read(raw);
+  if (!cur.ok()) return cur.status();
+  limiter::StoredState state;
+  const limiter::StoredState* state_ptr = nullptr;
+  if (cur->has_value()) {
+    if ((*cur)->kind != sk.kind) return Status::WrongType();
+    state.value = (*cur)->payload;
+    state.expire_at_ms = (*cur)->expire_at_ms;
+    state_ptr = &state;
+  }
+  limiter::Outcome out = take(state_ptr, now_ns);
+  if (out.corrupt) {
+    return sk.text ? Status::NotInteger() : Status::Corruption("invalid limiter state");
+  }
+  if (out.write == limiter::Outcome::Write::kPut) {
+    txn.Put(raw, sk.kind, out.expire_at_ms, out.value);
+  } else if (out.write == limiter::Outcome::Write::kDelete) {
+    txn.Delete(raw);
+  }
+  Status s = txn.Commit();
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<limiter::Decision> DecisionOf(Result<limiter::Outcome> r) {
+  if (!r.ok()) return r.status();
+  return r->decision;
+}
+
+std::string RandomToken() {
+  char buf[33];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx",
+                static_cast<unsigned long long>(internal::RandomU64()),
+                static_cast<unsigned long long>(internal::RandomU64()));
+  return std::string(buf, 32);
+}
+
+}  // namespace
+
+Result<limiter::Decision> Store::GcraTake(int db, std::string_view key,
+                                          const limiter::GcraParams& p, int64_t cost) {
+  return DecisionOf(RunTake(*impl_, db, key, kTextState, [&](auto* st, int64_t now) {
+    return limiter::GcraTake(p, st, now, cost);
+  }));
+}
+
+Result<limiter::Decision> Store::LeakyTake(int db, std::string_view key,
+                                           const limiter::LeakyParams& p, int64_t cost) {
+  return DecisionOf(
+      RunTake(*impl_, db, key, {ValueKind::kLeaky, false},
+              [&](auto* st, int64_t now) { return limiter::LeakyTake(p, st, now, cost); }));
+}
+
+Result<limiter::Decision> Store::WindowTake(int db, std::string_view key,
+                                            const limiter::WindowParams& p, int64_t cost) {
+  return DecisionOf(RunTake(*impl_, db, key, kTextState, [&](auto* st, int64_t now) {
+    return limiter::WindowTake(p, st, now, cost);
+  }));
+}
+
+Result<limiter::Decision> Store::SlidingTake(int db, std::string_view key,
+                                             const limiter::SlidingParams& p, int64_t cost) {
+  return DecisionOf(
+      RunTake(*impl_, db, key, {ValueKind::kSliding, false},
+              [&](auto* st, int64_t now) { return limiter::SlidingTake(p, st, now, cost); }));
+}
+
+Result<ConcAcquireReply> Store::ConcAcquire(int db, std::string_view key,
+                                            const limiter::ConcParams& p, std::string_view token) {
+  const std::string tok = token.empty() ? RandomToken() : std::string(token);
+  auto r = RunTake(*impl_, db, key, {ValueKind::kConc, false},
+                   [&](auto* st, int64_t now) { return limiter::ConcAcquire(p, st, now, tok); });
+  if (!r.ok()) return r.status();
+  ConcAcquireReply reply;
+  reply.decision = r->decision;
+  if (reply.decision.allowed) reply.token = tok;
+  return reply;
+}
+
+Result<bool> Store::ConcRelease(int db, std::string_view key, std::string_view token) {
+  auto r = RunTake(*impl_, db, key, {ValueKind::kConc, false},
+                   [&](auto* st, int64_t now) { return limiter::ConcRelease(st, now, token); });
+  if (!r.ok()) return r.status();
+  return r->decision.allowed;
+}
+
+}  // namespace sluice

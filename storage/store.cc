@@ -1,0 +1,264 @@
+// Store: open/close, RocksDB options, durability policy (WAL sync, SyncScope, the everysec
+// thread), stats, and the small accessors.
+#include <rocksdb/cache.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+#include "expiry.h"
+#include "store_impl.h"
+
+namespace sluice {
+
+using internal::FromRocks;
+
+const char* TypeName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kString:
+      return "string";
+    case ValueKind::kLeaky:
+      return "leaky";
+    case ValueKind::kSliding:
+      return "sliding";
+    case ValueKind::kConc:
+      return "conc";
+  }
+  return "none";
+}
+
+namespace internal {
+
+Status FromRocks(const rocksdb::Status& s) {
+  if (s.ok()) return Status::Ok();
+  return Status::IOError(s.ToString());
+}
+
+rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const Clock> clock) {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.manual_wal_flush = false;  // every Write() reaches the OS before returning
+  o.compaction_style = rocksdb::kCompactionStyleLevel;
+  o.level_compaction_dynamic_level_bytes = true;
+  o.compaction_filter_factory = NewExpiryFilterFactory(std::move(clock));
+  o.max_background_jobs = 2;
+  o.keep_log_file_num = 4;
+  o.skip_stats_update_on_db_open = true;  // keeps Open fast on big databases
+  o.avoid_unnecessary_blocking_io = true;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.cache_index_and_filter_blocks = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return o;
+}
+
+uint64_t RandomU64() {
+  thread_local std::mt19937_64 rng{(uint64_t{std::random_device{}()} << 32) ^
+                                   std::random_device{}()};
+  return rng();
+}
+
+}  // namespace internal
+
+// ---- Store::Impl lifecycle
+
+Store::Impl::Impl(Options options)
+    : options_(std::move(options)),
+      clock_(options_.clock ? options_.clock : std::make_shared<WallClock>()),
+      durability_(options_.durability),
+      max_value_bytes_(options_.max_value_bytes) {}
+
+Status Store::Impl::Open() {
+  if (options_.path.empty()) return Status::IOError("no data directory given");
+  std::error_code ec;
+  std::filesystem::create_directories(options_.path, ec);  // RocksDB reports what still fails
+  rocksdb::DB* raw = nullptr;
+  auto s = rocksdb::DB::Open(internal::MakeRocksOptions(options_, clock_), options_.path, &raw);
+  if (!s.ok()) return FromRocks(s);
+  db_.reset(raw);
+  everysec_thread_ = std::thread([this] { EverySecLoop(); });
+  if (options_.active_expiry && options_.active_expiry_hz > 0) {
+    expiry_thread_ = std::thread([this] { ExpiryLoop(); });
+  }
+  return Status::Ok();
+}
+
+void Store::Impl::StopThreads() {
+  {
+    std::lock_guard<std::mutex> l(bg_mu_);
+    stopping_ = true;
+  }
+  bg_cv_.notify_all();
+  if (everysec_thread_.joinable()) everysec_thread_.join();
+  if (expiry_thread_.joinable()) expiry_thread_.join();
+}
+
+Store::Impl::~Impl() {
+  StopThreads();
+  if (!db_) return;
+  db_->SyncWAL();
+  db_->Close();
+  db_.reset();
+}
+
+// ---- Durability
+
+namespace {
+
+// Live SyncScopes of this thread, per store (a thread may hold scopes on several stores).
+struct ScopeState {
+  const Store::Impl* impl;
+  int depth;
+  bool dirty;
+};
+thread_local std::vector<ScopeState> tls_scopes;
+
+ScopeState* FindScope(const Store::Impl* impl) {
+  for (auto& s : tls_scopes) {
+    if (s.impl == impl) return &s;
+  }
+  return nullptr;
+}
+
+int64_t WallMs() { return WallClock().NowMs(); }
+
+}  // namespace
+
+void Store::Impl::EnterScope() {
+  if (ScopeState* s = FindScope(this)) {
+    ++s->depth;
+    return;
+  }
+  tls_scopes.push_back({this, 1, false});
+}
+
+void Store::Impl::LeaveScope() {
+  ScopeState* s = FindScope(this);
+  if (s == nullptr || --s->depth > 0) return;
+  bool dirty = s->dirty;
+  tls_scopes.erase(tls_scopes.begin() + (s - tls_scopes.data()));
+  if (dirty) SyncWal();
+}
+
+Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable) {
+  if (batch->Count() == 0) return Status::Ok();
+  rocksdb::WriteOptions wo;
+  bool always = durable && durability() == Durability::kAlways;
+  ScopeState* scope = always ? FindScope(this) : nullptr;
+  wo.sync = always && scope == nullptr;
+  auto s = db_->Write(wo, batch);
+  if (!s.ok()) return FromRocks(s);
+  if (scope != nullptr) scope->dirty = true;
+  if (wo.sync) {
+    NoteSynced();
+  } else {
+    unsynced_.store(true, std::memory_order_release);
+  }
+  return Status::Ok();
+}
+
+Status Store::Impl::SyncWal() {
+  unsynced_.store(false, std::memory_order_release);  // writes after this set it again
+  auto s = db_->SyncWAL();
+  if (s.ok()) NoteSynced();
+  return FromRocks(s);
+}
+
+void Store::Impl::NoteSynced() {
+  last_sync_unix_ms_.store(WallMs(), std::memory_order_relaxed);
+  wal_syncs_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Store::Impl::EverySecLoop() {
+  std::unique_lock<std::mutex> l(bg_mu_);
+  while (!bg_cv_.wait_for(l, std::chrono::seconds(1), [this] { return stopping_; })) {
+    if (durability() != Durability::kEverySec) continue;
+    if (!unsynced_.load(std::memory_order_acquire)) continue;
+    l.unlock();
+    SyncWal();
+    l.lock();
+  }
+}
+
+void Store::Impl::ExpiryLoop() {
+  const int hz = std::clamp(options_.active_expiry_hz, 1, 500);  // Redis's hz range
+  const auto period = std::chrono::microseconds(1000000 / hz);
+  const int64_t budget_us = period.count() / 4;  // Redis: 25% of the cycle's period
+  std::unique_lock<std::mutex> l(bg_mu_);
+  while (!bg_cv_.wait_for(l, period, [this] { return stopping_; })) {
+    l.unlock();
+    RunExpiryCycle(budget_us);
+    l.lock();
+  }
+}
+
+Store::Stats Store::Impl::GetStats() const {
+  Stats st;
+  st.expired_keys = expired_keys_.load(std::memory_order_relaxed);
+  uint64_t v = 0;
+  if (db_->GetIntProperty("rocksdb.total-sst-files-size", &v)) st.disk_bytes += int64_t(v);
+  rocksdb::VectorLogPtr wals;
+  if (db_->GetSortedWalFiles(wals).ok()) {
+    for (const auto& w : wals) st.disk_bytes += static_cast<int64_t>(w->SizeFileBytes());
+  }
+  if (db_->GetIntProperty("rocksdb.cur-size-all-mem-tables", &v)) st.memtable_bytes = int64_t(v);
+  st.last_sync_unix_ms = last_sync_unix_ms_.load(std::memory_order_relaxed);
+  st.wal_syncs = wal_syncs_.load(std::memory_order_relaxed);
+  return st;
+}
+
+// ---- Reads shared by every command
+
+Result<std::optional<internal::Entry>> Store::Impl::ReadEntry(const std::string& raw_key,
+                                                              const rocksdb::Snapshot* snapshot) {
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  rocksdb::PinnableSlice raw;
+  auto s = db_->Get(ro, db_->DefaultColumnFamily(), raw_key, &raw);
+  if (s.IsNotFound()) return std::optional<internal::Entry>();
+  if (!s.ok()) return FromRocks(s);
+  auto view = internal::DecodeValue(raw.ToStringView());
+  if (!view) return Status::Corruption("invalid value encoding");
+  return std::optional<internal::Entry>(
+      internal::Entry{view->kind, view->expire_at_ms, std::string(view->payload)});
+}
+
+Result<std::optional<internal::Entry>> Store::Impl::ReadLive(const std::string& raw_key,
+                                                             int64_t now_ms,
+                                                             const rocksdb::Snapshot* snapshot) {
+  auto e = ReadEntry(raw_key, snapshot);
+  if (e.ok() && e->has_value() && internal::IsExpired((*e)->expire_at_ms, now_ms)) {
+    return std::optional<internal::Entry>();
+  }
+  return e;
+}
+
+// ---- Store: thin forwarding
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::Open(Options options) {
+  auto impl = std::make_unique<Impl>(std::move(options));
+  Status s = impl->Open();
+  if (!s.ok()) return s;
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+const Clock& Store::clock() const { return impl_->clock(); }
+Durability Store::durability() const { return impl_->durability(); }
+void Store::set_durability(Durability d) { impl_->set_durability(d); }
+void Store::set_max_value_bytes(int64_t bytes) { impl_->set_max_value_bytes(bytes); }
+Status Store::SyncWal() { return impl_->SyncWal(); }
+Store::Stats Store::GetStats() const { return impl_->GetStats(); }
+
+Store::SyncScope::SyncScope(Store& store) : store_(store) { store_.impl_->EnterScope(); }
+Store::SyncScope::~SyncScope() { store_.impl_->LeaveScope(); }
+
+}  // namespace sluice

@@ -1,0 +1,134 @@
+// Store::Impl: the engine's shared state (RocksDB handle, lock pool, durability policy,
+// background threads) and the helpers every command file uses. Internal header.
+//
+// Files by job: store.cc (open/close, RocksDB options, durability, stats), txn.cc (locked
+// read-modify-write transactions), expiry.cc (compaction filter, active expiry cycle),
+// encoding.cc (key/value codec), lock_pool.cc, numeric.cc (Redis number rules), glob.cc,
+// strings.cc, keys.cc, scan.cc (KEYS/SCAN/RANDOMKEY/DBSIZE/FLUSH), limiters.cc.
+//
+// Concurrency model: every write holds the stripes of the keys it touches (LockPool) for its
+// whole read -> compute -> WriteBatch; plain reads take no lock (a RocksDB read or snapshot is
+// already consistent). FLUSHDB/FLUSHALL take every stripe.
+#pragma once
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "encoding.h"
+#include "lock_pool.h"
+#include "sluice/store.h"
+
+namespace sluice {
+
+namespace internal {
+
+// The RocksDB options Store::Open uses (tuned for small values, with the expiry compaction
+// filter driven by `clock`). Exposed so tests can drive RocksDB directly with the same setup.
+rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const Clock> clock);
+
+Status FromRocks(const rocksdb::Status& s);  // OK stays OK; anything else is kIOError
+
+// Server-side SCAN cursors: numeric ids mapping to (db, last key returned). Bounded: the
+// oldest entries are evicted first, and an unknown id restarts the scan. Thread-safe.
+class CursorTable {
+ public:
+  static constexpr size_t kCapacity = 1 << 16;
+  struct Position {
+    int db = 0;
+    std::string last_key;  // user key; the next page starts strictly after it
+  };
+  uint64_t Add(Position pos);  // returns a fresh id in [1, 2^63)
+  std::optional<Position> Find(uint64_t id) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<uint64_t, Position> by_id_;
+  std::deque<uint64_t> order_;  // insertion order, for eviction
+  uint64_t next_salt_ = 0;
+};
+
+// Random 64-bit numbers from a thread-local PRNG seeded by std::random_device.
+uint64_t RandomU64();
+
+}  // namespace internal
+
+class Store::Impl {
+ public:
+  explicit Impl(Options options);
+  ~Impl();  // stops background threads, syncs the WAL, closes RocksDB
+  Status Open();
+
+  const Clock& clock() const { return *clock_; }
+  rocksdb::DB* db() const { return db_.get(); }
+  internal::LockPool& locks() { return locks_; }
+  int64_t max_value_bytes() const { return max_value_bytes_.load(std::memory_order_relaxed); }
+  void set_max_value_bytes(int64_t b) { max_value_bytes_.store(b, std::memory_order_relaxed); }
+  Durability durability() const { return durability_.load(std::memory_order_relaxed); }
+  void set_durability(Durability d) { durability_.store(d, std::memory_order_relaxed); }
+
+  // Applies `batch` atomically following the durability policy (see store.h). Callers hold
+  // the stripes of every key the batch touches. An empty batch is not written. durable=false
+  // never fsyncs (for removing expired keys: losing such a removal changes nothing visible).
+  Status Write(rocksdb::WriteBatch* batch, bool durable = true);
+  Status SyncWal();
+  void AddExpired(int64_t n) { expired_keys_.fetch_add(n, std::memory_order_relaxed); }
+
+  // Lock-free point reads. ReadEntry returns whatever is stored (expired or not);
+  // ReadLive only a value live at now_ms. nullopt when missing; corrupt bytes: kCorruption.
+  Result<std::optional<internal::Entry>> ReadEntry(const std::string& raw_key,
+                                                   const rocksdb::Snapshot* snapshot = nullptr);
+  Result<std::optional<internal::Entry>> ReadLive(const std::string& raw_key, int64_t now_ms,
+                                                  const rocksdb::Snapshot* snapshot = nullptr);
+
+  // One pass of the active expiry cycle (expiry.cc); returns the keys it removed.
+  int64_t RunExpiryCycle(int64_t budget_us);
+
+  Store::Stats GetStats() const;
+
+  // SyncScope bookkeeping (store.cc).
+  void EnterScope();
+  void LeaveScope();
+
+  internal::CursorTable& cursors() { return cursors_; }
+
+ private:
+  void EverySecLoop();
+  void ExpiryLoop();
+  int64_t RemoveIfExpired(const std::vector<std::string>& raw_keys);
+  void StopThreads();
+  void NoteSynced();
+
+  Options options_;
+  std::shared_ptr<const Clock> clock_;
+  std::unique_ptr<rocksdb::DB> db_;
+  internal::LockPool locks_;
+  internal::CursorTable cursors_;
+  std::atomic<Durability> durability_;
+  std::atomic<int64_t> max_value_bytes_;
+  std::atomic<int64_t> expired_keys_{0};
+  std::atomic<int64_t> last_sync_unix_ms_{0};
+  std::atomic<int64_t> wal_syncs_{0};
+  std::atomic<bool> unsynced_{false};  // a write not yet fsynced (kEverySec's trigger)
+
+  std::string expiry_cursor_;  // encoded key where the next expiry cycle resumes
+
+  std::mutex bg_mu_;
+  std::condition_variable bg_cv_;
+  bool stopping_ = false;  // guarded by bg_mu_
+  std::thread everysec_thread_;
+  std::thread expiry_thread_;
+};
+
+}  // namespace sluice

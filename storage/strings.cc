@@ -1,0 +1,318 @@
+// String commands with Redis 7 semantics: GET, SET, GETDEL, GETEX, MGET, MSET, MSETNX,
+// INCRBY, INCRBYFLOAT, APPEND, STRLEN, GETRANGE, SETRANGE.
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include "numeric.h"
+#include "store_impl.h"
+#include "txn.h"
+
+namespace sluice {
+
+using internal::EncodeKey;
+using internal::Entry;
+using internal::kNoExpiry;
+using internal::Txn;
+
+namespace {
+
+using Pairs = std::span<const std::pair<std::string_view, std::string_view>>;
+
+const char kTooBig[] = "string exceeds maximum allowed size (proto-max-bulk-len)";
+
+// Redis's checkStringLength: a string of `size + append` bytes must fit max_bytes.
+bool FitsMax(int64_t size, int64_t append, int64_t max_bytes) {
+  return size <= max_bytes && append <= max_bytes - size;
+}
+
+std::vector<std::string> RawKeys(int db, Pairs pairs) {
+  std::vector<std::string> raw;
+  raw.reserve(pairs.size());
+  for (const auto& [k, v] : pairs) raw.push_back(EncodeKey(db, k));
+  return raw;
+}
+
+// The expiry a SET leaves on the key, given the key's current entry (nullptr when absent).
+int64_t ExpiryAfterSet(const ExpiryChange& change, const Entry* current) {
+  switch (change.kind) {
+    case ExpiryChange::Kind::kKeep:
+      return current ? current->expire_at_ms : kNoExpiry;
+    case ExpiryChange::Kind::kPersist:
+      return kNoExpiry;
+    case ExpiryChange::Kind::kSetAt:
+      return change.at_ms;
+  }
+  return kNoExpiry;
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> Store::Get(int db, std::string_view key) {
+  auto e = impl_->ReadLive(EncodeKey(db, key), NowMs());
+  if (!e.ok()) return e.status();
+  if (!e->has_value()) return std::optional<std::string>();
+  if ((*e)->kind != ValueKind::kString) return Status::WrongType();
+  return std::optional<std::string>(std::move((*e)->payload));
+}
+
+Result<SetReply> Store::Set(int db, std::string_view key, std::string_view value,
+                            const SetOptions& options) {
+  const std::string raw = EncodeKey(db, key);
+  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
+  Txn txn(*impl_);
+  auto cur = txn.Read(raw);
+  if (!cur.ok()) return cur.status();
+  const Entry* current = cur->has_value() ? &**cur : nullptr;
+  SetReply reply;
+  if (options.return_old && current) {
+    if (current->kind != ValueKind::kString) return Status::WrongType();
+    reply.old_value = current->payload;
+  }
+  bool blocked = (options.condition == SetCondition::kIfAbsent && current) ||
+                 (options.condition == SetCondition::kIfPresent && !current);
+  if (!blocked) {
+    int64_t expire = ExpiryAfterSet(options.expiry, current);
+    if (options.expiry.kind == ExpiryChange::Kind::kSetAt && txn.AlreadyExpired(expire)) {
+      txn.Delete(raw);  // Redis: written, then expired at once
+    } else {
+      txn.Put(raw, ValueKind::kString, expire, value);
+    }
+    reply.written = true;
+  }
+  Status s = txn.Commit();
+  if (!s.ok()) return s;
+  return reply;
+}
+
+Result<std::optional<std::string>> Store::GetDel(int db, std::string_view key) {
+  const std::string raw = EncodeKey(db, key);
+  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
+  Txn txn(*impl_);
+  auto cur = txn.Read(raw);
+  if (!cur.ok()) return cur.status();
+  std::optional<std::string> old;
+  if (cur->has_value()) {
+    if ((*cur)->kind != ValueKind::kString) return Status::WrongType();
+    old = std::move((*cur)->payload);
+    txn.Delete(raw);
+  }
+  Status s = txn.Commit();
+  if (!s.ok()) return s;
+  return old;
+}
+
+Result<std::optional<std::string>> Store::GetEx(int db, std::string_view key, ExpiryChange change) {
+  const std::string raw = EncodeKey(db, key);
+  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
+  Txn txn(*impl_);
+  auto cur = txn.Read(raw);
+  if (!cur.ok()) return cur.status();
+  if (!cur->has_value()) {
+    Status s = txn.Commit();
+    if (!s.ok()) return s;
+    return std::optional<std::string>();
+  }
+  Entry& e = **cur;
+  if (e.kind != ValueKind::kString) return Status::WrongType();
+  if (change.kind == ExpiryChange::Kind::kPersist && e.expire_at_ms != kNoExpiry) {
+    txn.Put(raw, e.kind, kNoExpiry, e.payload);
+  } else if (change.kind == ExpiryChange::Kind::kSetAt) {
+    if (txn.AlreadyExpired(change.at_ms)) {
+      txn.Delete(raw);
+    } else {
+      txn.Put(raw, e.kind, change.at_ms, e.payload);
+    }
+  }
+  Status s = txn.Commit();
+  if (!s.ok()) return s;
+  return std::optional<std::string>(std::move(e.payload));
+}
+
+Result<std::vector<std::optional<std::string>>> Store::MGet(
+    int db, std::span<const std::string_view> keys) {
+  // One snapshot: an MSET is seen entirely or not at all, as Redis's MGET would.
+  const rocksdb::Snapshot* snap = impl_->db()->GetSnapshot();
+  const int64_t now = NowMs();
+  std::vector<std::optional<std::string>> out;
+  out.reserve(keys.size());
+  Status error;
+  for (std::string_view k : keys) {
+    auto e = impl_->ReadLive(EncodeKey(db, k), now, snap);
+    if (!e.ok()) {
+      error = e.status();
+      break;
+    }
+    if (e->has_value() && (*e)->kind == ValueKind::kString) {
+      out.emplace_back(std::move((*e)->payload));
+    } else {
+      out.emplace_back(std::nullopt);
+    }
+  }
+  impl_->db()->ReleaseSnapshot(snap);
+  if (!error.ok()) return error;
+  return out;
+}
+
+Status Store::MSet(int db, Pairs pairs) {
+  auto raw = RawKeys(db, pairs);
+  internal::LockPool::MultiGuard guard(impl_->locks(), raw);
+  Txn txn(*impl_);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    txn.Put(raw[i], ValueKind::kString, kNoExpiry, pairs[i].second);  // later pairs win
+  }
+  return txn.Commit();
+}
+
+Result<bool> Store::MSetNx(int db, Pairs pairs) {
+  auto raw = RawKeys(db, pairs);
+  internal::LockPool::MultiGuard guard(impl_->locks(), raw);
+  Txn txn(*impl_);
+  bool any_exists = false;
+  for (const auto& k : raw) {
+    auto cur = txn.Read(k);
+    if (!cur.ok()) return cur.status();
+    any_exists = any_exists || cur->has_value();
+  }
+  if (!any_exists) {
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      txn.Put(raw[i], ValueKind::kString, kNoExpiry, pairs[i].second);
+    }
+  }
+  Status s = txn.Commit();
+  if (!s.ok()) return s;
+  return !any_exists;
+}
+
+Result<int64_t> Store::IncrBy(int db, std::string_view key, int64_t delta) {
+  const std::string raw = EncodeKey(db, key);
+  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
+  Txn txn(*impl_);
+  auto cur = txn.Read(raw);
+  if (!cur.ok()) return cur.status();
+  int64_t old = 0;
+  int64_t expire = kNoExpiry;  // INCR keeps the key's TTL
+  if (cur->has_value()) {
+    if ((*cur)->kind != ValueKind::kString) return Status::WrongType();
+    auto parsed = internal::ParseInt64((*cur)->payload);
+    if (!parsed) return Status::NotInteger();
+    old = *parsed;
+    expire = (*cur)->expire_at_ms;
+  }
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  if ((delta < 0 && old < 0 && delta < kMin - old) ||
+      (delta > 0 && old > 0 && delta > kMax - old)) {
+    return Status::Overflow();
+  }
+  const int64_t result = old + delta;
+  txn.Put(raw, ValueKind::kString, expire, std::to_string(result));
+  Status s = txn.Commit();
+  if (!s.ok()) return s;
+  return result;
+}
+
+Result<std::string> Store::IncrByFloat(int db, std::string_view key, long double delta) {
+  const std::string raw = EncodeKey(db, key);
+  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
+  Txn txn(*impl_);
+  auto cur = txn.Read(raw);
+  if (!cur.ok()) return cur.status();
+  long double value = 0;
+  int64_t expire = kNoExpiry;
+  if (cur->has_value()) {
+    if ((*cur)->kind != ValueKind::kString) return Status::WrongType();
+    auto parsed = internal::ParseLongDouble((*cur)->payload);
+    if (!parsed) return Status::NotFloat();
+    value = *parsed;
+    expire = (*cur)->expire_at_ms;
+  }
+  value += delta;
+  if (std::isnan(value) || std::isinf(value)) {
+    return Status::InvalidArgument("increment would produce NaN or Infinity");
+  }
+  std::string text = internal::FormatLongDouble(value);
+  txn.Put(raw, ValueKind::kString, expire, text);
+  Status s = txn.Commit();
+  if (!s.ok()) return s;
+  return text;
+}
+
+Result<int64_t> Store::Append(int db, std::string_view key, std::string_view value) {
+  const std::string raw = EncodeKey(db, key);
+  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
+  Txn txn(*impl_);
+  auto cur = txn.Read(raw);
+  if (!cur.ok()) return cur.status();
+  Entry e;
+  if (cur->has_value()) {
+    e = std::move(**cur);
+    if (e.kind != ValueKind::kString) return Status::WrongType();
+    auto size = static_cast<int64_t>(e.payload.size());
+    if (!FitsMax(size, static_cast<int64_t>(value.size()), impl_->max_value_bytes())) {
+      return Status::InvalidArgument(kTooBig);
+    }
+  }
+  e.payload.append(value);
+  txn.Put(raw, e);
+  Status s = txn.Commit();
+  if (!s.ok()) return s;
+  return static_cast<int64_t>(e.payload.size());
+}
+
+Result<int64_t> Store::StrLen(int db, std::string_view key) {
+  auto e = impl_->ReadLive(EncodeKey(db, key), NowMs());
+  if (!e.ok()) return e.status();
+  if (!e->has_value()) return int64_t{0};
+  if ((*e)->kind != ValueKind::kString) return Status::WrongType();
+  return static_cast<int64_t>((*e)->payload.size());
+}
+
+Result<std::string> Store::GetRange(int db, std::string_view key, int64_t start, int64_t end) {
+  auto e = impl_->ReadLive(EncodeKey(db, key), NowMs());
+  if (!e.ok()) return e.status();
+  if (!e->has_value()) return std::string();
+  if ((*e)->kind != ValueKind::kString) return Status::WrongType();
+  if (start < 0 && end < 0 && start > end) return std::string();
+  const std::string& str = (*e)->payload;
+  const auto len = static_cast<int64_t>(str.size());
+  if (start < 0) start = len + start;
+  if (end < 0) end = len + end;
+  if (start < 0) start = 0;
+  if (end < 0) end = 0;
+  if (end >= len) end = len - 1;
+  if (start > end || len == 0) return std::string();
+  return str.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1));
+}
+
+Result<int64_t> Store::SetRange(int db, std::string_view key, int64_t offset,
+                                std::string_view value) {
+  if (offset < 0) return Status::InvalidArgument("offset is out of range");
+  const std::string raw = EncodeKey(db, key);
+  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
+  Txn txn(*impl_);
+  auto cur = txn.Read(raw);
+  if (!cur.ok()) return cur.status();
+  Entry e;
+  if (cur->has_value()) {
+    e = std::move(**cur);
+    if (e.kind != ValueKind::kString) return Status::WrongType();
+  }
+  if (value.empty()) {  // sets nothing: the length as it is (0 creates no key)
+    Status s = txn.Commit();
+    if (!s.ok()) return s;
+    return static_cast<int64_t>(e.payload.size());
+  }
+  if (!FitsMax(offset, static_cast<int64_t>(value.size()), impl_->max_value_bytes())) {
+    return Status::InvalidArgument(kTooBig);
+  }
+  const size_t needed = static_cast<size_t>(offset) + value.size();
+  if (e.payload.size() < needed) e.payload.resize(needed, '\0');
+  e.payload.replace(static_cast<size_t>(offset), value.size(), value);
+  txn.Put(raw, e);
+  Status s = txn.Commit();
+  if (!s.ok()) return s;
+  return static_cast<int64_t>(e.payload.size());
+}
+
+}  // namespace sluice

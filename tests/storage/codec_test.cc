@@ -1,0 +1,161 @@
+// Pure codecs: key/value encoding, Redis number rules, glob matching.
+#include <doctest/doctest.h>
+
+#include "storage/encoding.h"
+#include "storage/glob.h"
+#include "storage/numeric.h"
+
+namespace sluice::internal {
+
+TEST_CASE("keys encode as db byte + user key and round-trip") {
+  std::string raw = EncodeKey(3, std::string_view("a\0b", 3));
+  CHECK(raw == std::string("\x03"
+                           "a\0b",
+                           4));
+  int db = -1;
+  std::string_view key;
+  REQUIRE(DecodeKey(raw, &db, &key));
+  CHECK(db == 3);
+  CHECK(key == std::string_view("a\0b", 3));
+  CHECK(DbPrefix(15) == "\x0f");
+  CHECK(DbEnd(15) == "\x10");
+  CHECK_FALSE(DecodeKey("", &db, &key));
+  CHECK_FALSE(DecodeKey("\x10k", &db, &key));
+}
+
+TEST_CASE("values round-trip with and without expiry") {
+  std::string persistent = EncodeValue(ValueKind::kString, kNoExpiry, "hello");
+  CHECK(persistent.size() == 1 + 5);
+  auto v = DecodeValue(persistent);
+  REQUIRE(v.has_value());
+  CHECK(v->kind == ValueKind::kString);
+  CHECK(v->expire_at_ms == kNoExpiry);
+  CHECK(v->payload == "hello");
+
+  std::string expiring = EncodeValue(ValueKind::kConc, 1767225600123, std::string("\0x", 2));
+  CHECK(expiring.size() == 1 + 8 + 2);
+  v = DecodeValue(expiring);
+  REQUIRE(v.has_value());
+  CHECK(v->kind == ValueKind::kConc);
+  CHECK(v->expire_at_ms == 1767225600123);
+  CHECK(v->payload == std::string_view("\0x", 2));
+  CHECK(DecodeExpiry(expiring) == 1767225600123);
+
+  auto empty = DecodeValue(EncodeValue(ValueKind::kLeaky, 0, ""));
+  REQUIRE(empty.has_value());
+  CHECK(empty->expire_at_ms == 0);
+  CHECK(empty->payload.empty());
+}
+
+TEST_CASE("undecodable values are rejected") {
+  CHECK_FALSE(DecodeValue("").has_value());
+  CHECK_FALSE(DecodeValue("\x05").has_value());  // unknown kind
+  CHECK_FALSE(DecodeValue("\x10"
+                          "abc")
+                  .has_value());  // unknown format version
+  CHECK_FALSE(DecodeValue("\x80"
+                          "1234")
+                  .has_value());                           // expiry flag, truncated expiry
+  CHECK(DecodeValue(std::string("\x00", 1)).has_value());  // empty string, no expiry
+}
+
+TEST_CASE("IsExpired follows Redis: expired once now passes the expiry ms") {
+  CHECK_FALSE(IsExpired(kNoExpiry, 5));
+  CHECK_FALSE(IsExpired(5, 5));
+  CHECK(IsExpired(5, 6));
+}
+
+TEST_CASE("ParseInt64 follows Redis string2ll") {
+  CHECK(ParseInt64("0") == 0);
+  CHECK(ParseInt64("-12") == -12);
+  CHECK(ParseInt64("9223372036854775807") == INT64_MAX);
+  CHECK(ParseInt64("-9223372036854775808") == INT64_MIN);
+  for (const char* bad : {"", " 1", "1 ", "+1", "01", "-0", "-", "1.0", "9223372036854775808",
+                          "-9223372036854775809", "1a", "00"}) {
+    CHECK_MESSAGE(!ParseInt64(bad).has_value(), bad);
+  }
+}
+
+TEST_CASE("ParseLongDouble follows Redis string2ld") {
+  CHECK(ParseLongDouble("1.5") == 1.5L);
+  CHECK(ParseLongDouble("5.0e3") == 5000.0L);
+  CHECK(ParseLongDouble("0x10") == 16.0L);  // strtold reads hex, as Redis does
+  CHECK(ParseLongDouble("1.") == 1.0L);
+  CHECK(ParseLongDouble(std::string_view("2\0junk", 6)) == 2.0L);  // C-string semantics
+  CHECK(ParseLongDouble("inf").has_value());
+  for (const char* bad : {"", " 1", "1 ", "abc", "nan", "1e5000", "-1e5000", "1e-5000"}) {
+    CHECK_MESSAGE(!ParseLongDouble(bad).has_value(), bad);
+  }
+}
+
+TEST_CASE("FormatLongDouble matches Redis's human-friendly output") {
+  CHECK(FormatLongDouble(10.5L + ParseLongDouble("0.1").value()) == "10.6");
+  CHECK(FormatLongDouble(5000.0L) == "5000");
+  CHECK(FormatLongDouble(3.0L + ParseLongDouble("1.1").value()) == "4.1");
+  CHECK(FormatLongDouble(-0.0L) == "0");
+  CHECK(FormatLongDouble(0.0L) == "0");
+  CHECK(FormatLongDouble(-1.5L) == "-1.5");
+  CHECK(FormatLongDouble(-1.0L + 1e-19L) == "-1");
+  CHECK(FormatLongDouble(1e20L) == "100000000000000000000");
+  // INCRBYFLOAT missing 1e308 on redis-server 7.0.15:
+  CHECK(FormatLongDouble(ParseLongDouble("1e308").value()) ==
+        "9999999999999999999668587965584564566056009984741556720779704799492173486883806187210012"
+        "6921888539320446747225054013223152134749593960583597420814430196418767959100019603190778"
+        "6631096045071066679391533957889389145605435630612683649016186302170865892534448816237913"
+        "00855757318142424510452728255046343928578048");
+}
+
+TEST_CASE("GlobMatch: wildcards") {
+  CHECK(GlobMatch("*", "anything"));
+  CHECK(GlobMatch("h?llo", "hello"));
+  CHECK_FALSE(GlobMatch("h?llo", "hllo"));
+  CHECK(GlobMatch("h*llo", "hllo"));
+  CHECK(GlobMatch("h*llo", "heeeello"));
+  CHECK(GlobMatch("a*b*", "ab"));
+  CHECK(GlobMatch("*a*", "a"));
+  CHECK_FALSE(GlobMatch("**", ""));  // Redis: only "*" alone matches the empty key (KEYS *)
+  CHECK_FALSE(GlobMatch("a*c", "abd"));
+  CHECK(GlobMatch("", ""));
+  CHECK_FALSE(GlobMatch("", "a"));
+}
+
+TEST_CASE("GlobMatch: sets, ranges, negation, escapes") {
+  CHECK(GlobMatch("h[ae]llo", "hallo"));
+  CHECK_FALSE(GlobMatch("h[ae]llo", "hillo"));
+  CHECK(GlobMatch("h[^e]llo", "hallo"));
+  CHECK_FALSE(GlobMatch("h[^e]llo", "hello"));
+  CHECK(GlobMatch("h[a-b]llo", "hbllo"));
+  CHECK(GlobMatch("h[b-a]llo", "hallo"));  // reversed range
+  CHECK_FALSE(GlobMatch("h[a-b]llo", "hcllo"));
+  CHECK(GlobMatch("a\\*", "a*"));
+  CHECK_FALSE(GlobMatch("a\\*", "ab"));
+  CHECK(GlobMatch("a[\\]]", "a]"));
+  CHECK_FALSE(GlobMatch("a\\", "a"));  // a lone trailing backslash is a literal backslash
+  CHECK(GlobMatch("a\\", "a\\"));
+}
+
+TEST_CASE("GlobMatch: Redis quirks verified against redis-server 7.0") {
+  CHECK(GlobMatch("[a", "a"));      // unterminated set closes at the end
+  CHECK(GlobMatch("a[^", "a1"));    // unterminated negated empty set: any byte
+  CHECK(GlobMatch("a[a-]", "a]"));  // "a-]" is the range ']'..'a'
+  CHECK_FALSE(GlobMatch("a[a-]", "a-"));
+  CHECK_FALSE(GlobMatch("[]]*", "]x"));  // "[]" is an empty set
+  CHECK(GlobMatch("[^]", "z"));
+}
+
+TEST_CASE("GlobMatch: pathological patterns stay fast") {
+  std::string s(4000, 'a');
+  std::string p;
+  for (int i = 0; i < 30; ++i) p += "a*";
+  p += "b";
+  CHECK_FALSE(GlobMatch(p, s));
+}
+
+TEST_CASE("GlobLiteralPrefix") {
+  CHECK(GlobLiteralPrefix("user:*") == "user:");
+  CHECK(GlobLiteralPrefix("abc") == "abc");
+  CHECK(GlobLiteralPrefix("a\\*") == "a");
+  CHECK(GlobLiteralPrefix("*x") == "");
+}
+
+}  // namespace sluice::internal

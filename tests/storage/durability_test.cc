@@ -1,0 +1,187 @@
+// Durability: every mode keeps acknowledged writes across close and across SIGKILL; kAlways
+// fsyncs per write except inside SyncScope; everysec syncs in the background; open errors.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "test_util.h"
+
+namespace sluice::testing {
+namespace {
+
+// Re-executes this test binary in a child-process mode (see main.cc); returns its wait status.
+int RunChild(const std::string& what, const std::string& path, const std::string& mode) {
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    setenv("SLUICE_TEST_CHILD", what.c_str(), 1);
+    setenv("SLUICE_TEST_PATH", path.c_str(), 1);
+    setenv("SLUICE_TEST_MODE", mode.c_str(), 1);
+    execl("/proc/self/exe", "test_storage", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return status;
+}
+
+void ExpectChildWrites(Store& s) {
+  for (int i = 0; i < 100; ++i) {
+    CHECK(*s.Get(0, "k" + std::to_string(i)) == "v" + std::to_string(i));
+  }
+  CHECK(*s.Get(0, "counter") == "100");
+}
+
+const char* kModes[] = {"always", "everysec", "no"};
+
+Durability ModeOf(const std::string& m) {
+  return m == "always" ? Durability::kAlways : m == "no" ? Durability::kNo : Durability::kEverySec;
+}
+
+// Polls `cond` up to 10 s; true as soon as it holds.
+template <typename F>
+bool Eventually(F cond) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return cond();
+}
+
+}  // namespace
+
+TEST_CASE("every mode keeps all writes across close and reopen") {
+  for (const std::string mode : kModes) {
+    CAPTURE(mode);
+    TempDir dir;
+    {
+      auto s = OpenStore(dir.path(), nullptr, false, ModeOf(mode));
+      CHECK(s->durability() == ModeOf(mode));
+      for (int i = 0; i < 200; ++i) {
+        REQUIRE(s->Set(i % kNumDatabases, "k" + std::to_string(i), "v", SetPlain()).ok());
+      }
+      REQUIRE(s->IncrBy(0, "n", 7).ok());
+    }
+    auto s = OpenStore(dir.path());
+    for (int i = 0; i < 200; ++i) {
+      CHECK(*s->Get(i % kNumDatabases, "k" + std::to_string(i)) == "v");
+    }
+    CHECK(*s->Get(0, "n") == "7");
+  }
+}
+
+TEST_CASE("every mode keeps acknowledged writes when the process is killed (SIGKILL)") {
+  for (const std::string mode : kModes) {
+    CAPTURE(mode);
+    TempDir dir;
+    int status = RunChild("write", dir.path(), mode);
+    REQUIRE(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGKILL);
+    auto s = OpenStore(dir.path());
+    ExpectChildWrites(*s);
+  }
+}
+
+TEST_CASE("kAlways fsyncs each write, SyncScope groups them into one fsync") {
+  TempDir dir;
+  auto s = OpenStore(dir.path(), nullptr, false, Durability::kAlways);
+  auto syncs = [&] { return s->GetStats().wal_syncs; };
+  const int64_t base = syncs();
+  for (int i = 0; i < 3; ++i) REQUIRE(s->IncrBy(0, "n", 1).ok());
+  CHECK(syncs() == base + 3);
+  CHECK(s->GetStats().last_sync_unix_ms > 0);
+  {
+    Store::SyncScope outer(*s);
+    for (int i = 0; i < 3; ++i) REQUIRE(s->IncrBy(0, "n", 1).ok());
+    {
+      Store::SyncScope inner(*s);
+      REQUIRE(s->IncrBy(0, "n", 1).ok());
+    }
+    CHECK(syncs() == base + 3);  // nested scope end: nothing yet
+  }
+  CHECK(syncs() == base + 4);  // the outermost scope fsyncs once
+  {
+    Store::SyncScope idle(*s);
+    REQUIRE(s->Get(0, "n").ok());  // reads do not make a scope dirty
+  }
+  CHECK(syncs() == base + 4);
+  {
+    Store::SyncScope failed_write(*s);
+    CHECK_FALSE(s->Set(0, "n", "x", SetWith(SetCondition::kIfAbsent))->written);
+  }
+  CHECK(syncs() == base + 4);  // nothing was written
+  CHECK(*s->Get(0, "n") == "7");
+}
+
+TEST_CASE("a SyncScope on another thread does not defer this thread's fsyncs") {
+  TempDir dir;
+  auto s = OpenStore(dir.path(), nullptr, false, Durability::kAlways);
+  const int64_t base = s->GetStats().wal_syncs;
+  Store::SyncScope scope(*s);
+  std::thread([&] { REQUIRE(s->IncrBy(0, "n", 1).ok()); }).join();
+  CHECK(s->GetStats().wal_syncs == base + 1);
+}
+
+TEST_CASE("kEverySec syncs in the background; kNo does not; switching is live") {
+  TempDir dir;
+  auto s = OpenStore(dir.path(), nullptr, false, Durability::kNo);
+  const int64_t base = s->GetStats().wal_syncs;
+  REQUIRE(s->IncrBy(0, "n", 1).ok());
+  {
+    Store::SyncScope scope(*s);  // no effect outside kAlways
+    REQUIRE(s->IncrBy(0, "n", 1).ok());
+  }
+  CHECK(s->GetStats().wal_syncs == base);
+  s->set_durability(Durability::kEverySec);
+  REQUIRE(s->IncrBy(0, "n", 1).ok());
+  CHECK(Eventually([&] { return s->GetStats().wal_syncs > base; }));
+  s->set_durability(Durability::kAlways);
+  const int64_t before = s->GetStats().wal_syncs;
+  REQUIRE(s->IncrBy(0, "n", 1).ok());
+  CHECK(s->GetStats().wal_syncs == before + 1);
+  CHECK(s->SyncWal().ok());
+  CHECK(s->GetStats().wal_syncs == before + 2);
+}
+
+TEST_CASE("Open fails with kIOError on an unusable directory or a locked database") {
+  TempDir dir;
+  const std::string file = dir.sub("plain-file");
+  std::ofstream(file) << "not a directory";
+  Options o;
+  o.path = file + "/db";
+  auto r = Store::Open(o);
+  CHECK(r.status().code() == Code::kIOError);
+  CHECK_FALSE(r.status().message().empty());
+  o.path = "";
+  CHECK(Store::Open(o).status().code() == Code::kIOError);
+
+  auto s = OpenStore(dir.sub("db"));
+  o.path = dir.sub("db");
+  auto again = Store::Open(o);  // same process
+  CHECK(again.status().code() == Code::kIOError);
+  CHECK(again.status().message().find("lock") != std::string::npos);
+  int status = RunChild("open", dir.sub("db"), "");  // another process
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  s.reset();
+  status = RunChild("open", dir.sub("db"), "");
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+}
+
+TEST_CASE("GetStats reports disk and memtable usage") {
+  TempDir dir;
+  auto s = OpenStore(dir.path());
+  for (int i = 0; i < 100; ++i)
+    REQUIRE(s->Set(0, "k" + std::to_string(i), "value", SetPlain()).ok());
+  auto st = s->GetStats();
+  CHECK(st.disk_bytes > 0);  // the WAL at least
+  CHECK(st.memtable_bytes > 0);
+}
+
+}  // namespace sluice::testing

@@ -1,5 +1,5 @@
-// Generic key commands with Redis 7 semantics: DEL, EXISTS, PEXPIREAT (NX/XX/GT/LT), PTTL,
-// PEXPIRETIME, PERSIST, TYPE, RENAME/RENAMENX, COPY.
+// Generic key commands with Redis 7 semantics: DEL, EXISTS, PEXPIREAT (NX|XX|GT|LT, and XX
+// with GT or LT), PTTL, PEXPIRETIME, PERSIST, TYPE, RENAME/RENAMENX, COPY.
 #include <algorithm>
 #include <mutex>
 
@@ -16,21 +16,32 @@ using internal::Txn;
 
 namespace {
 
-// Redis's EXPIRE conditions. A key without TTL counts as an infinite TTL for GT/LT.
-bool ExpireConditionHolds(ExpireCondition cond, int64_t current, int64_t at_ms) {
-  switch (cond) {
-    case ExpireCondition::kAlways:
-      return true;
-    case ExpireCondition::kNX:
-      return current == kNoExpiry;
-    case ExpireCondition::kXX:
-      return current != kNoExpiry;
-    case ExpireCondition::kGT:
-      return current != kNoExpiry && at_ms > current;
-    case ExpireCondition::kLT:
-      return current == kNoExpiry || at_ms < current;
+// Checks a set of ExpireAt conditions against the combinations Redis accepts (the server
+// rejects the others first, with Redis's own texts).
+Status ValidateExpireCondition(ExpireCondition cond) {
+  using C = ExpireCondition;
+  if (!HasAll(C::kNX | C::kXX | C::kGT | C::kLT, cond)) {
+    return Status::InvalidArgument("invalid expire condition: unknown flag");
   }
-  return false;
+  if (HasAll(cond, C::kNX) && cond != C::kNX) {
+    return Status::InvalidArgument("invalid expire condition: NX with XX, GT or LT");
+  }
+  if (HasAll(cond, C::kGT | C::kLT)) {
+    return Status::InvalidArgument("invalid expire condition: GT with LT");
+  }
+  return Status::Ok();
+}
+
+// Redis 7's expireGenericCommand: every given flag must hold. `current` is the key's expiry
+// (kNoExpiry when it has none, which counts as an infinite TTL for GT and LT).
+bool ExpireConditionHolds(ExpireCondition cond, int64_t current, int64_t at_ms) {
+  using C = ExpireCondition;
+  const bool has_ttl = current != kNoExpiry;
+  if (HasAll(cond, C::kNX) && has_ttl) return false;
+  if (HasAll(cond, C::kXX) && !has_ttl) return false;
+  if (HasAll(cond, C::kGT) && (!has_ttl || at_ms <= current)) return false;
+  if (HasAll(cond, C::kLT) && has_ttl && at_ms >= current) return false;
+  return true;
 }
 
 // Commits txn and returns `value`, or the commit's error.
@@ -81,6 +92,7 @@ Result<int64_t> Store::Exists(int db, std::span<const std::string_view> keys) {
 }
 
 Result<bool> Store::ExpireAt(int db, std::string_view key, int64_t at_ms, ExpireCondition cond) {
+  if (Status valid = ValidateExpireCondition(cond); !valid.ok()) return valid;
   const std::string raw = EncodeKey(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);

@@ -40,7 +40,8 @@ std::optional<long double> ParseLongDouble(std::string_view s) {
   char* end = nullptr;
   errno = 0;
   long double v = std::strtold(buf.c_str(), &end);
-  if (*end != '\0') return std::nullopt;
+  // The whole value must parse: a NUL byte inside it must not end the number early.
+  if (end != buf.c_str() + buf.size()) return std::nullopt;
   if (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO)) {
     return std::nullopt;
   }

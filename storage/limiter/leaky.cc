@@ -82,6 +82,7 @@ std::string MakeLeakyParams(int64_t rate, int64_t period_ns, int64_t burst, int6
   if (period_ns <= 0 || period_ns > kMaxDurationNs) {
     return "invalid period: must be a positive duration of at most 10 years";
   }
+  if (rate > period_ns) return "invalid rate: above 1 per nanosecond (rate / period > 1 per ns)";
   if (burst < 0) return "invalid BURST: must be a non-negative integer";
   if (burst == internal::kI64Max) return "invalid BURST: too large";
   if (delay < 0) return "invalid DELAY: must be a non-negative integer";

@@ -203,25 +203,26 @@ TEST_CASE("LEAKY: extreme parameters do not overflow") {
   o = Take(p, key, At(0), 1);
   CHECK_FALSE(o.decision.allowed);
   CHECK(o.decision.retry_after_ns == kMaxDurationNs);
-  // The fastest rate and the biggest bucket.
-  LeakyParams q = Params(kMax, 1, kMax - 1, kMax, false);
-  CHECK(q.burst + 1 == kMax);
+  // The fastest rate (1 per ns) and the biggest bucket that rate allows.
+  const int64_t big = kMaxToleranceNs;
+  LeakyParams q = Params(kMaxDurationNs, kMaxDurationNs, big - 1, kMax, false);
+  CHECK(q.burst + 1 == big);
   FakeKey key2;
-  o = Take(q, key2, At(0), kMax);
+  o = Take(q, key2, At(0), big);
   CHECK(o.decision.allowed);
   CHECK(o.decision.remaining == 0);
-  CHECK(o.decision.reset_after_ns == 1);
+  CHECK(o.decision.reset_after_ns == big);
   CHECK(o.decision.delay_ns == 0);
   o = Take(q, key2, At(0), 1);
   CHECK_FALSE(o.decision.allowed);
   CHECK(o.decision.retry_after_ns == 1);
-  o = Take(q, key2, At(0) + 1, kMax);
+  o = Take(q, key2, At(0) + 1, 1);
   CHECK(o.decision.allowed);
   // A long idle time with a fast rate must not overflow the drain.
   StoredState old{key2.value(), -1};
   o = LeakyTake(q, &old, kMax, 1);
   CHECK(o.decision.allowed);
-  CHECK(o.decision.remaining == kMax - 1);
+  CHECK(o.decision.remaining == big - 1);
 }
 
 TEST_CASE("LEAKY: corrupt or truncated state is reported, never trusted") {
@@ -272,6 +273,8 @@ TEST_CASE("MakeLeakyParams errors name the argument") {
     std::string want;
   };
   const std::string kPeriod = "invalid period: must be a positive duration of at most 10 years";
+  const std::string kRateTooHigh =
+      "invalid rate: above 1 per nanosecond (rate / period > 1 per ns)";
   std::vector<Row> rows = {
       {0, kNsPerSecond, 0, 0, "invalid rate: must be a positive integer"},
       {-1, kNsPerSecond, 0, 0, "invalid rate: must be a positive integer"},
@@ -286,7 +289,10 @@ TEST_CASE("MakeLeakyParams errors name the argument") {
       {1, kNsPerSecond, kMax - 1, 0,
        "invalid BURST: too large for the rate ((burst + 1) * period / rate above 100 years)"},
       {1, kMaxDurationNs, 9, 0, ""},
-      {kMax, 1, 0, kMax, ""},
+      {kMax, 1, 0, kMax, kRateTooHigh},
+      {2000000, kNsPerMs, 0, 0, kRateTooHigh},  // 2 per ns
+      {1001, 1000, 0, 0, kRateTooHigh},
+      {1000, 1000, 0, kMax, ""},  // exactly 1 per ns
   };
   for (const Row& r : rows) {
     CAPTURE(r.rate);

@@ -79,9 +79,13 @@ TEST_CASE("ParseInt64 follows Redis string2ll") {
 TEST_CASE("ParseLongDouble follows Redis string2ld") {
   CHECK(ParseLongDouble("1.5") == 1.5L);
   CHECK(ParseLongDouble("5.0e3") == 5000.0L);
+  // The whole value must parse: a NUL byte does not end it early.
+  CHECK_FALSE(ParseLongDouble(std::string_view("\0abc", 4)).has_value());
+  CHECK_FALSE(ParseLongDouble(std::string_view("1.5\0", 4)).has_value());
   CHECK(ParseLongDouble("0x10") == 16.0L);  // strtold reads hex, as Redis does
   CHECK(ParseLongDouble("1.") == 1.0L);
-  CHECK(ParseLongDouble(std::string_view("2\0junk", 6)) == 2.0L);  // C-string semantics
+  // Redis 7.0.15 rejects a NUL inside the value (checked: INCRBYFLOAT on "2\x00junk").
+  CHECK_FALSE(ParseLongDouble(std::string_view("2\0junk", 6)).has_value());
   CHECK(ParseLongDouble("inf").has_value());
   for (const char* bad : {"", " 1", "1 ", "abc", "nan", "1e5000", "-1e5000", "1e-5000"}) {
     CHECK_MESSAGE(!ParseLongDouble(bad).has_value(), bad);

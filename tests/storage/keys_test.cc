@@ -51,6 +51,95 @@ TEST_CASE("EXPIREAT conditions follow Redis 7 (no TTL = infinite for GT/LT)") {
   CHECK_FALSE(*f.store->ExpireAt(0, "missing", kT0Ms + 700, C::kAlways));
 }
 
+// Every accepted set of conditions, on a key without TTL and on a key with one, at five
+// times. The expected outcomes are redis-server 7.0.15's replies to PEXPIREAT (checked with
+// redis-cli): 'D' = 1 and the key is deleted, 'S' = 1 and the expiry is the new time,
+// '0' = 0 and nothing changes. A missing key always gives 0.
+TEST_CASE("EXPIREAT every accepted condition set matches Redis 7, checked in one step") {
+  using C = ExpireCondition;
+  constexpr int64_t kTtl = kT0Ms + 10'000;  // the existing expiry
+  // Columns: a past time, a negative time, before kTtl, equal to kTtl, after kTtl.
+  const int64_t times[] = {kT0Ms - 1000, -5, kTtl - 1000, kTtl, kTtl + 1000};
+  struct Row {
+    const char* name;
+    C cond;
+    const char* no_ttl;    // outcomes on a key without TTL, one per column
+    const char* with_ttl;  // outcomes on a key whose expiry is kTtl
+  };
+  const Row rows[] = {
+      {"none", C::kAlways, "DDSSS", "DDSSS"},
+      {"NX", C::kNX, "DDSSS", "00000"},
+      {"XX", C::kXX, "00000", "DDSSS"},
+      {"GT", C::kGT, "00000", "0000S"},  // no TTL = infinite: never greater
+      {"LT", C::kLT, "DDSSS", "DDS00"},  // no TTL = infinite: always less
+      {"XX GT", C::kXX | C::kGT, "00000", "0000S"},
+      {"XX LT", C::kXX | C::kLT, "00000", "DDS00"},  // XX wins over "infinite"
+      {"GT XX", C::kGT | C::kXX, "00000", "0000S"},
+      {"LT XX", C::kLT | C::kXX, "00000", "DDS00"},
+  };
+  Fixture f;
+  for (const Row& row : rows) {
+    for (int col = 0; col < 5; ++col) {
+      const int64_t at = times[col];
+      CAPTURE(row.name);
+      CAPTURE(at);
+      REQUIRE(*f.store->Del(0, Keys{"k"}) <= 1);
+      CHECK_FALSE(*f.store->ExpireAt(0, "k", at, row.cond));  // missing key
+      CHECK(*f.store->ExpireTimeMs(0, "k") == -2);
+      for (bool with_ttl : {false, true}) {
+        CAPTURE(with_ttl);
+        REQUIRE(f.store->Set(0, "k", "v", with_ttl ? SetAt(kTtl) : SetPlain()).ok());
+        const char expected = (with_ttl ? row.with_ttl : row.no_ttl)[col];
+        const int64_t before = with_ttl ? kTtl : -1;
+        CHECK(*f.store->ExpireAt(0, "k", at, row.cond) == (expected != '0'));
+        const int64_t after = expected == 'D' ? -2 : expected == 'S' ? at : before;
+        CHECK(*f.store->ExpireTimeMs(0, "k") == after);
+        if (expected != 'D') CHECK(*f.store->Get(0, "k") == "v");
+      }
+    }
+  }
+}
+
+TEST_CASE("EXPIREAT XX|LT never gives a TTL to a key without one; LT alone does") {
+  Fixture f;
+  using C = ExpireCondition;
+  Put(*f.store, "k");
+  CHECK_FALSE(*f.store->ExpireAt(0, "k", kT0Ms + 100, C::kXX | C::kLT));
+  CHECK(*f.store->PTtl(0, "k") == -1);
+  CHECK(*f.store->ExpireAt(0, "k", kT0Ms + 100, C::kLT));
+  CHECK(*f.store->PTtl(0, "k") == 100);
+  CHECK(*f.store->ExpireAt(0, "k", kT0Ms + 50, C::kXX | C::kLT));
+  CHECK(*f.store->PTtl(0, "k") == 50);
+  CHECK(*f.store->Persist(0, "k"));  // what the old two-step emulation could race with
+  CHECK_FALSE(*f.store->ExpireAt(0, "k", kT0Ms + 10, C::kXX | C::kLT));
+  CHECK(*f.store->PTtl(0, "k") == -1);
+  CHECK_FALSE(*f.store->ExpireAt(0, "k", kT0Ms + 10, C::kXX | C::kGT));
+  CHECK(*f.store->PTtl(0, "k") == -1);
+}
+
+TEST_CASE("EXPIREAT rejects the condition sets Redis rejects, before looking at the key") {
+  Fixture f;
+  using C = ExpireCondition;
+  Put(*f.store, "k");
+  REQUIRE(f.store->Set(0, "t", "v", SetAt(kT0Ms + 1000)).ok());
+  const C bad[] = {C::kNX | C::kXX,   C::kNX | C::kGT,          C::kNX | C::kLT,
+                   C::kGT | C::kLT,   C::kXX | C::kGT | C::kLT, C::kNX | C::kXX | C::kGT | C::kLT,
+                   static_cast<C>(16)};
+  for (C cond : bad) {
+    CAPTURE(static_cast<unsigned>(cond));
+    for (SV key : {SV("k"), SV("t"), SV("missing")}) {
+      CAPTURE(key);
+      auto r = f.store->ExpireAt(0, key, kT0Ms + 500, cond);
+      CHECK(r.status().code() == Code::kInvalidArgument);
+      r = f.store->ExpireAt(0, key, kT0Ms - 500, cond);  // a past time deletes nothing either
+      CHECK(r.status().code() == Code::kInvalidArgument);
+    }
+  }
+  CHECK(*f.store->ExpireTimeMs(0, "k") == -1);
+  CHECK(*f.store->ExpireTimeMs(0, "t") == kT0Ms + 1000);
+  CHECK(*f.store->ExpireTimeMs(0, "missing") == -2);
+}
+
 TEST_CASE("EXPIREAT at or before now deletes and returns true") {
   Fixture f;
   Put(*f.store, "k");

@@ -70,7 +70,24 @@ struct SetReply {
   std::optional<std::string> old_value;  // only with return_old
 };
 
-enum class ExpireCondition { kAlways, kNX, kXX, kGT, kLT };
+// The conditions of ExpireAt, Redis 7's EXPIRE options NX|XX|GT|LT, as bit flags combined with
+// `|` (e.g. ExpireCondition::kXX | ExpireCondition::kLT). Every flag given must hold:
+//   kAlways (no flag): always;   kNX: the key has no TTL;   kXX: the key has a TTL;
+//   kGT: at_ms > the current expiry;   kLT: at_ms < the current expiry.
+// A key without a TTL counts as an infinite TTL: kGT never holds for it, kLT always does (so
+// kXX | kLT does not set a TTL on a key that has none, while kLT alone does).
+// Accepted sets, as Redis accepts them: kAlways, kNX, kXX, kGT, kLT, kXX|kGT, kXX|kLT. NX with
+// any other flag, GT with LT, or an unknown bit is kInvalidArgument.
+enum class ExpireCondition : unsigned { kAlways = 0, kNX = 1, kXX = 2, kGT = 4, kLT = 8 };
+constexpr ExpireCondition operator|(ExpireCondition a, ExpireCondition b) {
+  return static_cast<ExpireCondition>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
+}
+constexpr ExpireCondition& operator|=(ExpireCondition& a, ExpireCondition b) { return a = a | b; }
+// True when every flag of `flags` is in `set`.
+constexpr bool HasAll(ExpireCondition set, ExpireCondition flags) {
+  return (static_cast<unsigned>(set) & static_cast<unsigned>(flags)) ==
+         static_cast<unsigned>(flags);
+}
 
 struct ScanPage {
   uint64_t next_cursor = 0;  // 0 when the iteration is complete
@@ -140,8 +157,10 @@ class Store {
   // ---- Keys
   Result<int64_t> Del(int db, std::span<const std::string_view> keys);     // keys removed
   Result<int64_t> Exists(int db, std::span<const std::string_view> keys);  // repeats count
-  // Sets an absolute expiry; a time at or before now deletes the key. False when the key is
-  // missing or the condition did not hold.
+  // Sets an absolute expiry; a time at or before now deletes the key (and returns true). False
+  // when the key is missing or the conditions (see ExpireCondition) do not hold. The check and
+  // the write are one atomic step under the key's lock. kInvalidArgument for a set of
+  // conditions Redis rejects (NX with another flag, GT with LT), whatever the key holds.
   Result<bool> ExpireAt(int db, std::string_view key, int64_t at_ms, ExpireCondition cond);
   Result<int64_t> PTtl(int db, std::string_view key);          // -2 missing, -1 no TTL, else ms
   Result<int64_t> ExpireTimeMs(int db, std::string_view key);  // -2 missing, -1 no TTL, else ms

@@ -20,6 +20,8 @@ struct ClientState {
   std::string lib_ver;         // CLIENT SETINFO LIB-VER
   std::string addr;            // "ip:port" of the peer
   std::string laddr;           // "ip:port" of our side
+  int fd = -1;                 // socket descriptor, for CLIENT LIST fd=; -1 when none
+  // Real wall-clock ms since the epoch (never the DEBUG CLOCK): age=, idle= and the idle timeout.
   int64_t created_ms = 0;
   int64_t last_interaction_ms = 0;
   std::string last_command;                 // lower-case name, for CLIENT LIST cmd=

@@ -2,6 +2,7 @@
 // reply with a Status (engine errors and argument errors alike) or one of the helpers below.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -17,19 +18,50 @@ namespace sluice::server {
 //   kOverflow        -> "ERR increment or decrement would overflow"
 //   kNoSuchKey       -> "ERR no such key"
 //   kInvalidArgument -> "ERR " + message   (a message may carry its own code, e.g. "NOAUTH ...",
-//                                            when it starts with an upper-case word and a space)
+//                                            when it starts with an upper-case word and a space;
+//                                            so a message whose first word is all upper case but
+//                                            is not a code must spell "ERR " itself)
 //   kIOError/kCorruption -> "ERR " + message
 void ReplyError(protocol::ReplyWriter& out, const Status& status);
 
 // Common argument errors, as Status, so handlers return them through ReplyError.
 Status SyntaxError();                         // "ERR syntax error"
 Status WrongArity(std::string_view command);  // "ERR wrong number of arguments for 'get' command"
+// `args` are the arguments after the name. Redis's text, incl. truncation to 128 characters:
+// "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
 Status UnknownCommand(std::string_view name, std::span<const std::string_view> args);
+// "ERR unknown subcommand 'foo'. Try CONFIG HELP." (command upper-cased)
 Status UnknownSubcommand(std::string_view command, std::string_view sub);
 Status InvalidExpireTime(std::string_view command);  // "ERR invalid expire time in 'set' command"
 Status NotAnInteger();                               // kNotInteger
 Status NotAFloat();                                  // kNotFloat
 Status NoAuth();                                     // "NOAUTH Authentication required."
 Status WrongPass();  // "WRONGPASS invalid username-password pair or user is disabled."
+
+// Server-core errors (connection, server and config commands). Each message carries its code.
+Status DbIndexOutOfRange();    // "ERR DB index is out of range"
+Status NoProto();              // "NOPROTO unsupported protocol version"
+Status AuthWithoutPassword();  // "ERR AUTH <password> called without any password ..."
+Status DebugNotAllowed();      // "ERR DEBUG command not allowed. If the ..."
+Status MaxClientsReached();    // "ERR max number of clients reached"
+Status NoSuchClient();         // "ERR No such client"
+Status ClientIdNotPositive();  // "ERR client-id should be greater than 0"
+Status BadClientName();        // "ERR Client names cannot contain spaces, ..."
+Status BadClientInfo(std::string_view field);         // "ERR lib-name cannot contain spaces, ..."
+Status ProtocolError(std::string_view parser_error);  // "ERR Protocol error: ..."
+Status HelloNoAuth();         // "NOAUTH HELLO must be called with the client ..."
+Status BadProtocolVersion();  // "ERR Protocol version is not an integer or out of range"
+Status HelloSyntax(std::string_view option);      // "ERR Syntax error in HELLO option 'FOO'"
+Status UnknownClientType(std::string_view type);  // "ERR Unknown client type 'x'"
+Status InvalidClientId();                         // "ERR Invalid client ID"
+Status NoSuchUser(std::string_view user);         // "ERR No such user 'x'"
+Status UnrecognizedOption(std::string_view opt);  // "ERR Unrecognized option 'x'"
+Status NotSupported(std::string_view what);       // "ERR <what> is not supported by Sluice"
+Status InternalError(std::string_view what);      // "ERR internal error: <what>"
+// "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config"
+Status ConfigSetFailed(std::string_view name, std::string_view reason);
+Status ConfigSetImmutable(std::string_view name);
+// "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'"
+Status ConfigSetUnknown(std::string_view name);
 
 }  // namespace sluice::server

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "glob.h"
+#include "sluice/glob.h"
 #include "store_impl.h"
 
 namespace sluice {
@@ -54,7 +54,7 @@ bool Live(const std::optional<internal::EntryView>& v, int64_t now_ms) {
 // Redis treats the pattern "*" as "everything" without matching.
 bool Matches(std::optional<std::string_view> pattern, std::string_view key) {
   if (!pattern || *pattern == "*") return true;
-  return internal::GlobMatch(*pattern, key);
+  return GlobMatch(*pattern, key);
 }
 
 bool TypeMatches(std::optional<std::string_view> type,
@@ -99,7 +99,7 @@ std::optional<CursorTable::Position> CursorTable::Find(uint64_t id) const {
 
 Result<std::vector<std::string>> Store::Keys(int db, std::string_view pattern) {
   const int64_t now = NowMs();
-  const std::string_view literal = internal::GlobLiteralPrefix(pattern);
+  const std::string_view literal = GlobLiteralPrefix(pattern);
   DbIterator it(impl_->db(), db);
   std::vector<std::string> keys;
   for (it->Seek(EncodeKey(db, literal)); it->Valid(); it->Next()) {

@@ -1,8 +1,8 @@
 // Pure codecs: key/value encoding, Redis number rules, glob matching.
 #include <doctest/doctest.h>
 
+#include "sluice/glob.h"
 #include "storage/encoding.h"
-#include "storage/glob.h"
 #include "storage/numeric.h"
 
 namespace sluice::internal {
@@ -153,6 +153,13 @@ TEST_CASE("GlobMatch: pathological patterns stay fast") {
   for (int i = 0; i < 30; ++i) p += "a*";
   p += "b";
   CHECK_FALSE(GlobMatch(p, s));
+}
+
+TEST_CASE("GlobMatch: nocase folds ASCII case (CONFIG GET, COMMAND LIST)") {
+  CHECK(GlobMatch("MAX*", "maxclients", true));
+  CHECK_FALSE(GlobMatch("MAX*", "maxclients"));
+  CHECK(GlobMatch("[A-C]x", "bX", true));
+  CHECK(GlobMatch("?ppendfsync", "APPENDFSYNC", true));
 }
 
 TEST_CASE("GlobLiteralPrefix") {

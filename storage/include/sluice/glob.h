@@ -1,4 +1,5 @@
-// Redis glob-style matching (KEYS, SCAN MATCH), byte for byte as Redis's stringmatchlen:
+// Redis glob-style matching (KEYS, SCAN MATCH, CONFIG GET, COMMAND LIST), byte for byte as
+// Redis's stringmatchlen:
 //   *  any run of bytes          ?  any one byte
 //   [abc] [^abc] [a-z]  sets, negated sets, ranges (a reversed range z-a works the same)
 //   \x  the byte x itself (also inside sets)
@@ -9,12 +10,13 @@
 
 #include <string_view>
 
-namespace sluice::internal {
+namespace sluice {
 
-bool GlobMatch(std::string_view pattern, std::string_view str);
+// nocase: ASCII case-insensitive (CONFIG GET and COMMAND LIST patterns, as in Redis).
+bool GlobMatch(std::string_view pattern, std::string_view str, bool nocase = false);
 
 // The bytes every match must start with (the pattern up to its first special character), so
 // a scan can seek straight to them.
 std::string_view GlobLiteralPrefix(std::string_view pattern);
 
-}  // namespace sluice::internal
+}  // namespace sluice

@@ -1,0 +1,51 @@
+#include "server/command.h"
+
+#include <cassert>
+#include <cctype>
+#include <utility>
+
+namespace sluice::server {
+
+namespace {
+
+// Lower-cases `name` into a per-thread buffer whose capacity is kept, so a lookup allocates
+// only until the buffer has grown to the longest name seen on this thread.
+const std::string& LowerScratch(std::string_view name) {
+  thread_local std::string scratch;
+  scratch.assign(name);
+  for (char& c : scratch) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return scratch;
+}
+
+}  // namespace
+
+void CommandTable::Add(CommandSpec spec) {
+  std::string key = LowerScratch(spec.name);
+  spec.name = key;
+  assert(index_.find(key) == index_.end() && "command registered twice");
+  index_.emplace(std::move(key), specs_.size());
+  specs_.push_back(std::move(spec));
+}
+
+const CommandSpec* CommandTable::Find(std::string_view name) const {
+  // Longer than any command name: unknown, and no need to copy it.
+  constexpr size_t kMaxNameLen = 64;
+  if (name.empty() || name.size() > kMaxNameLen) return nullptr;
+  auto it = index_.find(LowerScratch(name));
+  return it == index_.end() ? nullptr : &specs_[it->second];
+}
+
+bool ArityOk(const CommandSpec& spec, size_t argc) {
+  if (spec.arity >= 0) return argc == static_cast<size_t>(spec.arity);
+  return argc >= static_cast<size_t>(-spec.arity);
+}
+
+void RegisterAllCommands(CommandTable& table) {
+  RegisterServerCommands(table);
+  RegisterConnectionCommands(table);
+  RegisterStringCommands(table);
+  RegisterKeyCommands(table);
+  RegisterLimiterCommands(table);
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,82 @@
+// Server configuration: defaults, the redis.conf-style file, command-line flags, and the option
+// table behind --help, CONFIG GET and CONFIG SET. One table describes every option (name,
+// default, meaning, how to parse and print it, whether CONFIG SET may change it at run time), so
+// the file, the flags, the help text and CONFIG never disagree.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/store.h"
+
+namespace sluice::server {
+
+// A plain value type; fields state their defaults.
+struct Config {
+  int port = 6379;                                 // TCP port
+  std::vector<std::string> bind = {"127.0.0.1"};   // listen addresses
+  std::string dir = "./data";                      // data directory
+  int threads = 0;                                 // I/O threads; 0: hardware cores
+  Durability appendfsync = Durability::kEverySec;  // always|everysec|no
+  std::string requirepass;                         // empty: no password
+  int64_t maxclients = 10000;                      // connected clients at most
+  int64_t timeout = 0;                             // idle seconds before closing; 0: never
+  int64_t proto_max_bulk_len = 512LL << 20;        // bytes in one bulk argument
+  bool enable_debug_command = false;               // DEBUG allowed
+  std::string config_file;                         // absolute path of the file read, if any
+
+  // threads with 0 resolved to the number of hardware cores (at least 1).
+  int EffectiveThreads() const;
+};
+
+// One configurable option.
+struct ConfigOption {
+  const char* name;          // "port", as in redis.conf and CONFIG GET
+  const char* default_text;  // shown in --help
+  const char* meaning;       // shown in --help
+  bool mutable_at_runtime;   // CONFIG SET allowed
+  bool multi_arg;            // "bind": several values on one line / flag
+  // Parses `value` into `config`; returns an error reason (Redis's wording where it exists,
+  // e.g. "argument couldn't be parsed into an integer") or nullopt on success.
+  std::optional<std::string> (*set)(Config& config, std::string_view value);
+  std::string (*get)(const Config& config);
+};
+
+// Every option, in --help order.
+const std::vector<ConfigOption>& ConfigOptions();
+const ConfigOption* FindConfigOption(std::string_view name);  // case-insensitive
+
+// Values CONFIG GET shows for Redis options Sluice does not implement but clients ask about
+// ("save" -> "", "appendonly" -> "yes", "databases" -> "16", ...). name -> value.
+const std::vector<std::pair<const char*, const char*>>& CompatConfigValues();
+
+// Redis memory units: "512mb", "1gb", "100k", "42" (bytes). nullopt when malformed.
+std::optional<int64_t> ParseMemory(std::string_view text);
+
+struct ParsedCommandLine {
+  Config config;
+  bool show_help = false;
+  bool show_version = false;
+};
+
+// `sluice-server [path/to/sluice.conf] [--name value ...]`: file first, flags override it.
+// Flags are `--name value` (bind takes every value up to the next `--flag`). Returns an error
+// message (for stderr, exit code 1) on an unknown option, a bad value or an unreadable file.
+struct CommandLineResult {
+  std::optional<ParsedCommandLine> parsed;
+  std::string error;
+};
+CommandLineResult ParseCommandLine(int argc, const char* const* argv);
+
+// Applies redis.conf-style text: lines `name value...`, `#` comments, blank lines, values in
+// double or single quotes (with \n, \t, \", \\ escapes in double quotes). `source` names the
+// file in error messages. Returns an error message, or empty on success.
+std::string ApplyConfigText(Config& config, std::string_view text, std::string_view source);
+
+// Usage text: every option, its default and meaning.
+std::string UsageText(std::string_view program);
+
+}  // namespace sluice::server

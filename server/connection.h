@@ -1,0 +1,86 @@
+// One client connection. Reads into a buffer, parses every complete command of the read
+// (pipelining), dispatches them in order with their replies appended to one output buffer, all
+// inside one Store::SyncScope (so appendfsync always fsyncs once per batch, before any reply
+// leaves), then writes the batch's replies with one async write and reads again only once it
+// completes (natural backpressure). Buffers are reused: no heap allocation per command in
+// steady state.
+//
+// Threading: a Connection lives on one io_context (one I/O thread); every method except
+// RequestClose() must run on that thread. Owned by shared_ptr: pending asio handlers keep it
+// alive.
+#pragma once
+
+#include <asio.hpp>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/reply_writer.h"
+#include "protocol/request_parser.h"
+#include "server/client_state.h"
+#include "server/dispatcher.h"
+
+namespace sluice {
+class Store;
+}
+
+namespace sluice::server {
+
+class ServerState;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  // Redis's client-query-buffer-limit: a client whose pending, unparsed input exceeds this is
+  // closed.
+  static constexpr size_t kQueryBufferLimit = size_t{1} << 30;
+
+  Connection(asio::ip::tcp::socket socket, Store& store, ServerState& server,
+             const Dispatcher& dispatcher);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Registers the client (CLIENT LIST/KILL, counted for maxclients at once) and starts reading
+  // on the connection's own thread. Call once, from any thread, before anything else.
+  void Start();
+
+  // Thread-safe. Closes the connection on its own thread once the write in flight (if any) has
+  // completed, so replies already produced are delivered. Used by CLIENT KILL, the idle
+  // timeout and shutdown.
+  void RequestClose();
+
+  ClientState& client() { return client_; }
+
+ private:
+  void Read();
+  void OnRead(const std::error_code& ec, size_t n);
+  // Runs every complete command in the read buffer; appends replies to out_.
+  void ProcessBatch();
+  void UpdateParserLimits();
+  // Dispatches the parser's current command; its reply goes to `out`.
+  void RunCommand(protocol::ReplyWriter& out);
+  void CompactReadBuffer();
+  void Write();
+  void OnWrite(const std::error_code& ec, size_t n);
+  void CloseNow();
+
+  asio::ip::tcp::socket socket_;
+  Store& store_;
+  ServerState& server_;
+  const Dispatcher& dispatcher_;
+  ClientState client_;
+  protocol::RequestParser parser_;
+  bool limits_unauthenticated_ = false;
+  int64_t limits_max_bulk_ = 0;
+
+  std::vector<char> in_;  // read buffer: [0, in_len_) holds unparsed bytes
+  size_t in_len_ = 0;
+  std::string out_;  // replies of the current batch
+  bool writing_ = false;
+  bool close_when_idle_ = false;  // RequestClose() arrived while a write was in flight
+  bool registered_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace sluice::server

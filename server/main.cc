@@ -1,0 +1,112 @@
+// sluice-server [path/to/sluice.conf] [--option value ...]
+// Exit codes: 0 after a clean shutdown (or --help/--version), 1 on a configuration, data
+// directory or listening error (the reason is on stderr).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "server/command.h"
+#include "server/config.h"
+#include "server/logging.h"
+#include "server/server.h"
+#include "server/server_state.h"
+#include "sluice/store.h"
+
+#ifndef SLUICE_VERSION
+#define SLUICE_VERSION "unknown"
+#endif
+
+namespace {
+
+using sluice::server::Config;
+
+const char* DurabilityName(sluice::Durability d) {
+  switch (d) {
+    case sluice::Durability::kAlways:
+      return "always";
+    case sluice::Durability::kEverySec:
+      return "everysec";
+    case sluice::Durability::kNo:
+      return "no";
+  }
+  return "everysec";
+}
+
+std::string ExecutablePath(const char* argv0) {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(argv0) : path.string();
+}
+
+int Fail(const std::string& message) {
+  sluice::server::LogError(message);
+  return 1;
+}
+
+int Serve(const Config& config, const char* argv0) {
+  std::error_code ec;
+  std::filesystem::create_directories(config.dir, ec);
+  if (ec) return Fail("cannot use data directory '" + config.dir + "': " + ec.message());
+
+  auto clock = std::make_shared<sluice::AdjustableClock>();
+  sluice::Options options;
+  options.path = config.dir;
+  options.durability = config.appendfsync;
+  options.clock = clock;
+  options.max_value_bytes = config.proto_max_bulk_len;
+  auto opened = sluice::Store::Open(options);
+  if (!opened.ok()) {
+    return Fail("cannot open data directory '" + config.dir + "': " + opened.status().ToString());
+  }
+  std::unique_ptr<sluice::Store> store = std::move(opened).value();
+
+  sluice::server::ServerState state(config, clock);
+  state.set_executable(ExecutablePath(argv0));
+  sluice::server::CommandTable table;
+  sluice::server::RegisterAllCommands(table);
+  state.set_commands(&table);
+
+  {
+    sluice::server::Server server(*store, state, table);
+    sluice::Status listening = server.Listen();
+    if (!listening.ok()) return Fail(listening.message());
+    std::string addresses;
+    for (const std::string& a : server.ListeningAddresses()) {
+      addresses += (addresses.empty() ? "" : " ") + a;
+    }
+    sluice::server::LogInfo(std::string("Sluice ") + SLUICE_VERSION + " ready: listening on " +
+                            addresses + ", data dir " + config.dir + ", appendfsync " +
+                            DurabilityName(config.appendfsync) + ", " +
+                            std::to_string(config.EffectiveThreads()) + " I/O threads, pid " +
+                            std::to_string(getpid()));
+    server.Run();
+  }
+  sluice::server::LogInfo("connections closed; closing the store");
+  store.reset();  // stops background work and syncs the write-ahead log
+  sluice::server::LogInfo("Sluice is now ready to exit, bye bye...");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sluice::server::CommandLineResult result = sluice::server::ParseCommandLine(argc, argv);
+  if (!result.parsed) {
+    std::cerr << "sluice-server: " << result.error << "\n"
+              << "Try 'sluice-server --help' for the options.\n";
+    return 1;
+  }
+  if (result.parsed->show_help) {
+    std::cout << sluice::server::UsageText("sluice-server");
+    return 0;
+  }
+  if (result.parsed->show_version) {
+    std::cout << "sluice-server " << SLUICE_VERSION << " (Redis protocol 7.0.15)\n";
+    return 0;
+  }
+  return Serve(result.parsed->config, argv[0]);
+}

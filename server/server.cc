@@ -1,0 +1,199 @@
+#include "server/server.h"
+
+#include <csignal>
+#include <utility>
+
+#include "protocol/reply_writer.h"
+#include "server/connection.h"
+#include "server/errors.h"
+#include "server/logging.h"
+#include "server/server_state.h"
+
+namespace sluice::server {
+
+namespace {
+
+std::vector<std::unique_ptr<asio::io_context>> MakeContexts(int n) {
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  for (int i = 0; i < n; ++i) contexts.push_back(std::make_unique<asio::io_context>(1));
+  return contexts;
+}
+
+// redis.conf spellings: "*" is every IPv4 address, "::*" every IPv6 address.
+std::string NormalizeAddress(std::string address) {
+  if (address == "*") return "0.0.0.0";
+  if (address == "::*") return "::";
+  return address;
+}
+
+std::string EndpointText(const asio::ip::tcp::endpoint& ep) {
+  std::string host = ep.address().to_string();
+  if (ep.address().is_v6()) host = "[" + host + "]";
+  return host + ":" + std::to_string(ep.port());
+}
+
+}  // namespace
+
+Server::Server(Store& store, ServerState& state, const CommandTable& table)
+    : store_(store),
+      state_(state),
+      dispatcher_(table),
+      contexts_(MakeContexts(state.config().EffectiveThreads())),
+      signals_(*contexts_[0]),
+      sweep_timer_(*contexts_[0]),
+      shutdown_timer_(*contexts_[0]) {
+  for (auto& context : contexts_) guards_.push_back(asio::make_work_guard(*context));
+}
+
+// Members go in reverse order: timers and acceptors before the io_contexts they use; the
+// io_contexts last, destroying the connections their pending handlers still hold.
+Server::~Server() = default;
+
+Status Server::Listen() {
+  Config config = state_.config();
+  for (const std::string& configured : config.bind) {
+    bool optional = !configured.empty() && configured[0] == '-';
+    std::string address = NormalizeAddress(optional ? configured.substr(1) : configured);
+    std::error_code ec;
+    asio::ip::address ip = asio::ip::make_address(address, ec);
+    if (ec) {
+      if (optional) continue;
+      return Status::IOError("invalid bind address '" + configured + "'");
+    }
+    asio::ip::tcp::endpoint endpoint(
+        ip, static_cast<uint16_t>(bound_port_ != 0 ? bound_port_ : config.port));
+    auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(*contexts_[0]);
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+    if (!ec && ip.is_v6()) acceptor->set_option(asio::ip::v6_only(true), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      if (optional) continue;
+      return Status::IOError("cannot listen on " + EndpointText(endpoint) + ": " + ec.message());
+    }
+    // With port 0 the first listener picks a free port; the others use the same one.
+    bound_port_ = acceptor->local_endpoint().port();
+    acceptors_.push_back(std::move(acceptor));
+  }
+  if (acceptors_.empty()) return Status::IOError("no address to listen on");
+  state_.set_tcp_port(bound_port_);
+  return Status::Ok();
+}
+
+std::vector<std::string> Server::ListeningAddresses() const {
+  std::vector<std::string> out;
+  for (const auto& acceptor : acceptors_) {
+    std::error_code ec;
+    auto ep = acceptor->local_endpoint(ec);
+    if (!ec) out.push_back(EndpointText(ep));
+  }
+  return out;
+}
+
+void Server::Run() {
+  state_.set_shutdown_hook([this] { Stop(); });
+  signals_.add(SIGINT);
+  signals_.add(SIGTERM);
+  signals_.async_wait([this](const std::error_code& ec, int signo) {
+    if (ec) return;
+    LogInfo(std::string("received ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
+            ", shutting down");
+    Stop();
+  });
+  std::signal(SIGPIPE, SIG_IGN);
+  for (auto& acceptor : acceptors_) Accept(*acceptor);
+  ScheduleSweep();
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < contexts_.size(); ++i) {
+    threads.emplace_back([context = contexts_[i].get()] { context->run(); });
+  }
+  contexts_[0]->run();
+  for (std::thread& t : threads) t.join();
+  state_.set_shutdown_hook(nullptr);
+}
+
+void Server::Accept(asio::ip::tcp::acceptor& acceptor) {
+  asio::io_context& target = *contexts_[next_context_];
+  next_context_ = (next_context_ + 1) % contexts_.size();
+  acceptor.async_accept(target,
+                        [this, &acceptor](const std::error_code& ec, asio::ip::tcp::socket socket) {
+                          OnAccepted(acceptor, ec, std::move(socket));
+                        });
+}
+
+void Server::OnAccepted(asio::ip::tcp::acceptor& acceptor, const std::error_code& ec,
+                        asio::ip::tcp::socket socket) {
+  if (stopping_.load(std::memory_order_acquire) || ec == asio::error::operation_aborted) return;
+  if (ec) {
+    LogError("accept failed: " + ec.message());
+  } else if (static_cast<int64_t>(state_.clients().size()) >= state_.maxclients()) {
+    Reject(std::move(socket));
+  } else {
+    auto connection = std::make_shared<Connection>(std::move(socket), store_, state_, dispatcher_);
+    connection->Start();
+  }
+  Accept(acceptor);
+}
+
+void Server::Reject(asio::ip::tcp::socket socket) {
+  state_.stats().rejected_connections.fetch_add(1, std::memory_order_relaxed);
+  std::string reply;
+  protocol::ReplyWriter out(&reply);
+  ReplyError(out, MaxClientsReached());
+  std::error_code ec;
+  asio::write(socket, asio::buffer(reply), ec);  // a few bytes into a fresh socket buffer
+  socket.close(ec);
+}
+
+void Server::ScheduleSweep() {
+  sweep_timer_.expires_after(std::chrono::seconds(1));
+  sweep_timer_.async_wait([this](const std::error_code& ec) {
+    if (ec || stopping_.load(std::memory_order_acquire)) return;
+    SweepIdleClients();
+    ScheduleSweep();
+  });
+}
+
+void Server::SweepIdleClients() {
+  int64_t timeout_s = state_.timeout_seconds();
+  if (timeout_s <= 0) return;
+  int64_t now = ServerState::RealNowMs();
+  state_.clients().ForEachLocked([&](ClientRegistry::Entry& e) {
+    if (now - e.client->last_interaction_ms > timeout_s * 1000 && e.kill) e.kill();
+  });
+}
+
+void Server::Stop() {
+  if (stopping_.exchange(true)) return;
+  asio::post(*contexts_[0], [this] { BeginShutdown(); });
+}
+
+void Server::BeginShutdown() {
+  LogInfo("shutdown: no longer accepting connections");
+  std::error_code ec;
+  for (auto& acceptor : acceptors_) acceptor->close(ec);
+  signals_.cancel(ec);
+  sweep_timer_.cancel();
+  state_.clients().ForEachLocked([](ClientRegistry::Entry& e) {
+    if (e.kill) e.kill();
+  });
+  WaitForClients(std::chrono::steady_clock::now() + kShutdownGrace);
+}
+
+// Polls until every connection has closed (their last replies written) or the grace period
+// ends, then lets the I/O threads finish.
+void Server::WaitForClients(std::chrono::steady_clock::time_point deadline) {
+  bool done = state_.clients().size() == 0;
+  if (done || std::chrono::steady_clock::now() >= deadline) {
+    if (!done) LogError("shutdown: closing clients that did not finish in time");
+    for (auto& guard : guards_) guard.reset();
+    for (auto& context : contexts_) context->stop();
+    return;
+  }
+  shutdown_timer_.expires_after(std::chrono::milliseconds(10));
+  shutdown_timer_.async_wait(
+      [this, deadline](const std::error_code&) { WaitForClients(deadline); });
+}
+
+}  // namespace sluice::server

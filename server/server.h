@@ -1,0 +1,76 @@
+// The network server: N I/O threads, one asio::io_context each; listeners on every configured
+// address (accepting on thread 0, connections handed to the threads round robin); maxclients;
+// the idle-timeout sweep; SIGINT/SIGTERM; clean shutdown.
+//
+// Shutdown (signal, SHUTDOWN or Stop()): stop accepting, ask every connection to close once
+// its in-flight reply has been written, wait for them (at most kShutdownGrace), then stop the
+// threads. Run() returns after that; the caller then closes the Store (which syncs).
+#pragma once
+
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/dispatcher.h"
+#include "sluice/status.h"
+
+namespace sluice {
+class Store;
+}
+
+namespace sluice::server {
+
+class ServerState;
+
+class Server {
+ public:
+  static constexpr std::chrono::seconds kShutdownGrace{5};
+
+  // All referenced objects must outlive the Server.
+  Server(Store& store, ServerState& state, const CommandTable& table);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds every address of the configuration (a "-" prefix marks an address as optional, as
+  // in redis.conf). On failure returns kIOError with a message naming the address.
+  Status Listen();
+  // The addresses actually bound ("127.0.0.1:6379"), after Listen().
+  std::vector<std::string> ListeningAddresses() const;
+  int bound_port() const { return bound_port_; }
+
+  // Serves until stopped; uses the calling thread as I/O thread 0. Installs SIGINT/SIGTERM
+  // handlers.
+  void Run();
+  // Thread-safe and idempotent: begins the shutdown described above.
+  void Stop();
+
+ private:
+  void Accept(asio::ip::tcp::acceptor& acceptor);
+  void OnAccepted(asio::ip::tcp::acceptor& acceptor, const std::error_code& ec,
+                  asio::ip::tcp::socket socket);
+  void Reject(asio::ip::tcp::socket socket);
+  void ScheduleSweep();
+  void SweepIdleClients();
+  void BeginShutdown();
+  void WaitForClients(std::chrono::steady_clock::time_point deadline);
+
+  Store& store_;
+  ServerState& state_;
+  Dispatcher dispatcher_;
+  std::vector<std::unique_ptr<asio::io_context>> contexts_;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
+  std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
+  asio::signal_set signals_;
+  asio::steady_timer sweep_timer_;
+  asio::steady_timer shutdown_timer_;
+  size_t next_context_ = 0;
+  int bound_port_ = 0;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace sluice::server

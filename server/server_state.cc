@@ -1,0 +1,92 @@
+#include "server/server_state.h"
+
+#include <utility>
+
+namespace sluice::server {
+
+void ServerStats::Reset() {
+  total_connections_received.store(0, std::memory_order_relaxed);
+  total_commands_processed.store(0, std::memory_order_relaxed);
+  rejected_connections.store(0, std::memory_order_relaxed);
+  total_net_input_bytes.store(0, std::memory_order_relaxed);
+  total_net_output_bytes.store(0, std::memory_order_relaxed);
+  total_error_replies.store(0, std::memory_order_relaxed);
+}
+
+void ClientRegistry::Add(ClientState* client, KillFn kill) {
+  std::lock_guard lock(mu_);
+  clients_[client->id] = Entry{client, std::move(kill)};
+}
+
+void ClientRegistry::Remove(ClientState* client) {
+  std::lock_guard lock(mu_);
+  clients_.erase(client->id);
+}
+
+size_t ClientRegistry::size() const {
+  std::lock_guard lock(mu_);
+  return clients_.size();
+}
+
+void ClientRegistry::ForEachLocked(const std::function<void(Entry&)>& fn) {
+  std::lock_guard lock(mu_);
+  for (auto& [id, entry] : clients_) fn(entry);
+}
+
+ServerState::ServerState(Config config, std::shared_ptr<AdjustableClock> clock)
+    : clock_(std::move(clock)) {
+  set_config(config);
+}
+
+Config ServerState::config() const {
+  std::lock_guard lock(config_mu_);
+  return config_;
+}
+
+void ServerState::set_config(const Config& config) {
+  std::lock_guard lock(config_mu_);
+  config_ = config;
+  requirepass_set_.store(!config.requirepass.empty(), std::memory_order_release);
+  maxclients_.store(config.maxclients, std::memory_order_relaxed);
+  timeout_s_.store(config.timeout, std::memory_order_relaxed);
+  max_bulk_len_.store(config.proto_max_bulk_len, std::memory_order_relaxed);
+  debug_enabled_.store(config.enable_debug_command, std::memory_order_relaxed);
+}
+
+bool ServerState::CheckPassword(std::string_view password) const {
+  std::lock_guard lock(config_mu_);
+  // Compare every byte regardless of where the first difference is (no early exit), as Redis's
+  // time-independent comparison does.
+  const std::string& want = config_.requirepass;
+  unsigned diff = want.size() != password.size() ? 1u : 0u;
+  for (size_t i = 0; i < password.size(); ++i) {
+    char w = i < want.size() ? want[i] : 0;
+    diff |= static_cast<unsigned>(static_cast<unsigned char>(w ^ password[i]));
+  }
+  return diff == 0 && !want.empty();
+}
+
+int64_t ServerState::uptime_seconds() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                          started_)
+      .count();
+}
+
+int64_t ServerState::RealNowMs() { return WallClock().NowMs(); }
+
+void ServerState::set_shutdown_hook(std::function<void()> hook) {
+  std::lock_guard lock(shutdown_mu_);
+  shutdown_hook_ = std::move(hook);
+}
+
+void ServerState::RequestShutdown() {
+  shutdown_requested_.store(true, std::memory_order_release);
+  std::function<void()> hook;
+  {
+    std::lock_guard lock(shutdown_mu_);
+    hook = shutdown_hook_;
+  }
+  if (hook) hook();
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,129 @@
+// ServerState: what every connection shares. The live configuration, the stats counters behind
+// INFO, the client registry behind CLIENT LIST/KILL, the AdjustableClock shared with the Store
+// (DEBUG CLOCK), the limiter counters, the command table (COMMAND) and the shutdown request.
+// Thread-safe: every method may be called from any I/O thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/client_state.h"
+#include "server/config.h"
+#include "server/limiter_stats.h"
+#include "sluice/clock.h"
+
+namespace sluice::server {
+
+class CommandTable;
+
+// Counters for INFO stats. Relaxed atomics: they are statistics, not synchronisation.
+struct ServerStats {
+  std::atomic<int64_t> total_connections_received{0};
+  std::atomic<int64_t> total_commands_processed{0};
+  std::atomic<int64_t> rejected_connections{0};
+  std::atomic<int64_t> total_net_input_bytes{0};
+  std::atomic<int64_t> total_net_output_bytes{0};
+  std::atomic<int64_t> total_error_replies{0};
+  void Reset();  // CONFIG RESETSTAT
+};
+
+// The connected clients. Its mutex guards the fields of every registered ClientState that other
+// threads read (name, lib_name, lib_ver, db, resp, last_command, last_interaction_ms): the
+// owning connection writes them only while holding mutex(), and readers (CLIENT LIST) hold it
+// too. Ids are unique for the life of the process and start at 1.
+class ClientRegistry {
+ public:
+  // Called with the registry lock held, from any thread: must only post work to the client's
+  // own thread (close its socket), never take the registry lock.
+  using KillFn = std::function<void()>;
+  struct Entry {
+    ClientState* client;
+    KillFn kill;  // may be empty (tests): then only kill_requested is set
+  };
+
+  uint64_t NextId() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+  // `client` must stay valid until Remove(client). Not owned.
+  void Add(ClientState* client, KillFn kill);
+  void Remove(ClientState* client);
+  size_t size() const;
+  std::mutex& mutex() const { return mu_; }
+  // Calls fn for each client in id order with mutex() held. fn must not call back into the
+  // registry.
+  void ForEachLocked(const std::function<void(Entry&)>& fn);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<uint64_t, Entry> clients_;
+  std::atomic<uint64_t> next_id_{1};
+};
+
+class ServerState {
+ public:
+  ServerState(Config config, std::shared_ptr<AdjustableClock> clock);
+
+  // A copy of the current configuration (CONFIG GET, INFO).
+  Config config() const;
+  // Replaces the configuration (CONFIG SET). The caller applies Store-side effects itself.
+  void set_config(const Config& config);
+  // Lock-free reads of the live values checked on every command or read.
+  bool requirepass_set() const { return requirepass_set_.load(std::memory_order_acquire); }
+  bool CheckPassword(std::string_view password) const;
+  int64_t maxclients() const { return maxclients_.load(std::memory_order_relaxed); }
+  int64_t timeout_seconds() const { return timeout_s_.load(std::memory_order_relaxed); }
+  int64_t proto_max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
+  bool debug_enabled() const { return debug_enabled_.load(std::memory_order_relaxed); }
+
+  AdjustableClock& clock() { return *clock_; }
+  const std::shared_ptr<AdjustableClock>& shared_clock() const { return clock_; }
+  ServerStats& stats() { return stats_; }
+  ClientRegistry& clients() { return clients_; }
+  LimiterStats& limiter_stats() { return limiter_stats_; }
+
+  // The full command table (for COMMAND). Not owned; set once before serving.
+  void set_commands(const CommandTable* table) { commands_ = table; }
+  const CommandTable& commands() const { return *commands_; }
+
+  // Process facts for INFO server. Set once by main before serving.
+  void set_executable(std::string path) { executable_ = std::move(path); }
+  const std::string& executable() const { return executable_; }
+  void set_tcp_port(int port) { tcp_port_.store(port, std::memory_order_relaxed); }
+  int tcp_port() const { return tcp_port_.load(std::memory_order_relaxed); }
+  int64_t uptime_seconds() const;
+  // Real wall-clock ms since the epoch, never the DEBUG CLOCK: client age/idle and timeouts.
+  static int64_t RealNowMs();
+
+  // SHUTDOWN / signals: the hook (set by the Server) stops it asynchronously. Idempotent.
+  void set_shutdown_hook(std::function<void()> hook);
+  void RequestShutdown();
+  bool shutdown_requested() const { return shutdown_requested_.load(std::memory_order_acquire); }
+
+ private:
+  mutable std::mutex config_mu_;
+  Config config_;
+  std::atomic<bool> requirepass_set_{false};
+  std::atomic<int64_t> maxclients_{0};
+  std::atomic<int64_t> timeout_s_{0};
+  std::atomic<int64_t> max_bulk_len_{0};
+  std::atomic<bool> debug_enabled_{false};
+
+  std::shared_ptr<AdjustableClock> clock_;
+  ServerStats stats_;
+  ClientRegistry clients_;
+  LimiterStats limiter_stats_;
+  const CommandTable* commands_ = nullptr;
+  std::string executable_;
+  std::atomic<int> tcp_port_{0};
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+
+  std::mutex shutdown_mu_;
+  std::function<void()> shutdown_hook_;
+  std::atomic<bool> shutdown_requested_{false};
+};
+
+}  // namespace sluice::server

@@ -1,0 +1,72 @@
+// Test harness for server commands: runs commands through the real Dispatcher and command table
+// against a real Store in a fresh temporary directory, and returns the exact reply bytes.
+// Plus builders for expected replies. Not thread-safe; one Harness per test.
+// harness.cc also defines doctest's main() for test_server: test files must not define it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/client_state.h"
+#include "server/command.h"
+#include "server/dispatcher.h"
+#include "server/server_state.h"
+#include "sluice/clock.h"
+#include "sluice/store.h"
+
+namespace sluice::server::testing {
+
+// A Store in a fresh temp dir, a ServerState with defaults (debug command enabled, no password),
+// one ClientState, and the full command table. The clock is an AdjustableClock set to manual
+// time 1'700'000'000'000 ms. Destructor closes the store and removes the temp dir.
+class Harness {
+ public:
+  Harness();
+  ~Harness();
+  Harness(const Harness&) = delete;
+  Harness& operator=(const Harness&) = delete;
+
+  std::string Run(std::vector<std::string> args);  // raw reply bytes of one command
+  std::string Cmd(std::string_view line);          // splits `line` on single spaces, then Run
+  void Resp3();                                    // this client now speaks RESP3
+  void AdvanceMs(int64_t ms);
+
+  Store& store() { return *store_; }
+  ServerState& server() { return *server_; }
+  ClientState& client() { return client_; }
+  AdjustableClock& clock() { return *clock_; }
+  const std::string& dir() const { return dir_; }
+  const CommandTable& table() const { return table_; }
+
+ private:
+  std::string dir_;
+  std::shared_ptr<AdjustableClock> clock_;
+  std::unique_ptr<ServerState> server_;
+  std::unique_ptr<Store> store_;
+  CommandTable table_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+  ClientState client_;
+};
+
+// Makes a fresh empty directory under $TMPDIR (or /tmp); the caller removes it.
+std::string MakeTempDir();
+
+// Expected-reply builders.
+std::string Ok();                                 // "+OK\r\n"
+std::string Int(int64_t v);                       // ":5\r\n"
+std::string Bulk(std::string_view s);             // "$1\r\nx\r\n"
+std::string Nil();                                // "$-1\r\n"
+std::string NilArray();                           // "*-1\r\n"
+std::string Err(std::string_view msg);            // "-ERR x\r\n"
+std::string Simple(std::string_view s);           // "+PONG\r\n"
+std::string Arr(std::vector<std::string> items);  // "*2\r\n" + items
+// RESP3
+std::string Null();                                  // "_\r\n"
+std::string Map(std::vector<std::string> kv_items);  // "%N\r\n" + items (N = items / 2)
+std::string Double(double v);                        // ",1.5\r\n"
+std::string Bool(bool v);                            // "#t\r\n"
+
+}  // namespace sluice::server::testing

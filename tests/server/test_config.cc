@@ -1,0 +1,250 @@
+// Configuration: the file format, flags, --help, memory units, CONFIG GET/SET/RESETSTAT.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "server/config.h"
+#include "tests/server/harness.h"
+
+namespace sluice::server::testing {
+
+namespace {
+
+CommandLineResult Parse(std::vector<std::string> args) {
+  std::vector<const char*> argv = {"sluice-server"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  return ParseCommandLine(static_cast<int>(argv.size()), argv.data());
+}
+
+// A config file in its own temp dir, removed with the object.
+struct TempConfigFile {
+  explicit TempConfigFile(const std::string& text) : dir(MakeTempDir()) {
+    path = dir + "/sluice.conf";
+    std::ofstream(path) << text;
+  }
+  ~TempConfigFile() { std::filesystem::remove_all(dir); }
+  std::string dir, path;
+};
+
+}  // namespace
+
+TEST_CASE("defaults") {
+  CommandLineResult r = Parse({});
+  REQUIRE(r.parsed);
+  const Config& c = r.parsed->config;
+  CHECK(c.port == 6379);
+  CHECK(c.bind == std::vector<std::string>{"127.0.0.1"});
+  CHECK(c.dir == "./data");
+  CHECK(c.threads == 0);
+  CHECK(c.EffectiveThreads() >= 1);
+  CHECK(c.appendfsync == Durability::kEverySec);
+  CHECK(c.requirepass.empty());
+  CHECK(c.maxclients == 10000);
+  CHECK(c.timeout == 0);
+  CHECK(c.proto_max_bulk_len == 512LL * 1024 * 1024);
+  CHECK(!c.enable_debug_command);
+}
+
+TEST_CASE("flags") {
+  CommandLineResult r = Parse({"--port", "7000",
+                               "--bind", "127.0.0.1",
+                               "::1",    "--dir",
+                               "/x",     "--threads",
+                               "3",      "--appendfsync",
+                               "always", "--requirepass",
+                               "pw",     "--maxclients",
+                               "5",      "--timeout",
+                               "30",     "--proto-max-bulk-len",
+                               "1gb",    "--enable-debug-command",
+                               "yes"});
+  REQUIRE(r.parsed);
+  const Config& c = r.parsed->config;
+  CHECK(c.port == 7000);
+  CHECK(c.bind == std::vector<std::string>{"127.0.0.1", "::1"});
+  CHECK(c.dir == "/x");
+  CHECK(c.threads == 3);
+  CHECK(c.appendfsync == Durability::kAlways);
+  CHECK(c.requirepass == "pw");
+  CHECK(c.maxclients == 5);
+  CHECK(c.timeout == 30);
+  CHECK(c.proto_max_bulk_len == 1024LL * 1024 * 1024);
+  CHECK(c.enable_debug_command);
+  CHECK(Parse({"--help"}).parsed->show_help);
+  CHECK(Parse({"--version"}).parsed->show_version);
+}
+
+TEST_CASE("bad flags are clear errors") {
+  CHECK(Parse({"--nosuch", "1"}).error == "unknown option '--nosuch'");
+  CHECK(Parse({"--port"}).error == "option '--port' needs a value");
+  CHECK(Parse({"--port", "x"}).error ==
+        "bad value 'x' for 'port': argument couldn't be parsed into an integer");
+  CHECK(Parse({"--port", "70000"}).error ==
+        "bad value '70000' for 'port': argument must be between 0 and 65535 inclusive");
+  CHECK(Parse({"--appendfsync", "sometimes"}).error ==
+        "bad value 'sometimes' for 'appendfsync': argument(s) must be one of the following: "
+        "everysec, always, no");
+  CHECK(Parse({"--enable-debug-command", "maybe"}).error ==
+        "bad value 'maybe' for 'enable-debug-command': argument(s) must be one of the following: "
+        "no, yes");
+  CHECK(Parse({"--proto-max-bulk-len", "1x"}).error ==
+        "bad value '1x' for 'proto-max-bulk-len': argument must be a memory value");
+  CHECK(Parse({"/no/such/file.conf"}).error == "cannot read config file '/no/such/file.conf'");
+  CHECK(Parse({"--port", "1", "stray"}).error.find("unexpected argument 'stray'") == 0);
+}
+
+TEST_CASE("config file: comments, quotes, and flags override it") {
+  TempConfigFile file(
+      "# a comment\n"
+      "\n"
+      "port 7001\n"
+      "  bind 127.0.0.1 -::1   \n"
+      "requirepass \"pa ss\\\"word\"\n"
+      "dir '/tmp/it\\'s'\n"
+      "appendfsync no\r\n"
+      "maxclients 100\n");
+  CommandLineResult r = Parse({file.path, "--port", "7002"});
+  REQUIRE(r.parsed);
+  const Config& c = r.parsed->config;
+  CHECK(c.port == 7002);
+  CHECK(c.bind == std::vector<std::string>{"127.0.0.1", "-::1"});
+  CHECK(c.requirepass == "pa ss\"word");
+  CHECK(c.dir == "/tmp/it's");
+  CHECK(c.appendfsync == Durability::kNo);
+  CHECK(c.maxclients == 100);
+  CHECK(c.config_file == std::filesystem::absolute(file.path).string());
+}
+
+TEST_CASE("config file errors name the line") {
+  TempConfigFile bad("port 7001\nfrobnicate yes\n");
+  CHECK(Parse({bad.path}).error == bad.path + ":2: unknown option 'frobnicate'");
+  TempConfigFile quotes("requirepass \"open\n");
+  CHECK(Parse({quotes.path}).error == quotes.path + ":1: unbalanced quotes");
+  TempConfigFile arity("port 1 2\n");
+  CHECK(Parse({arity.path}).error == arity.path + ":1: wrong number of arguments for 'port'");
+}
+
+TEST_CASE("escapes in double quotes") {
+  Config c;
+  CHECK(ApplyConfigText(c, "requirepass \"a\\x41\\n\\tb\"\n", "t") == "");
+  CHECK(c.requirepass == "aA\n\tb");
+}
+
+TEST_CASE("memory units as Redis") {
+  CHECK(ParseMemory("42") == 42);
+  CHECK(ParseMemory("100k") == 100000);
+  CHECK(ParseMemory("100kb") == 102400);
+  CHECK(ParseMemory("2m") == 2000000);
+  CHECK(ParseMemory("512mb") == 512LL << 20);
+  CHECK(ParseMemory("1GB") == 1LL << 30);
+  CHECK(ParseMemory("1g") == 1000000000);
+  CHECK(!ParseMemory(""));
+  CHECK(!ParseMemory("mb"));
+  CHECK(!ParseMemory("-1"));
+  CHECK(!ParseMemory("1tb"));
+  CHECK(!ParseMemory("99999999999999999999"));
+}
+
+TEST_CASE("--help lists every option with its default") {
+  std::string usage = UsageText("sluice-server");
+  for (const ConfigOption& o : ConfigOptions()) {
+    CAPTURE(o.name);
+    CHECK(usage.find(std::string("--") + o.name) != std::string::npos);
+    CHECK(usage.find(o.default_text) != std::string::npos);
+  }
+}
+
+TEST_CASE("CONFIG GET: exact names, globs, several patterns, RESP2 and RESP3") {
+  Harness h;
+  CHECK(h.Cmd("CONFIG GET maxclients") == Arr({Bulk("maxclients"), Bulk("10000")}));
+  CHECK(h.Cmd("CONFIG GET Port") == Arr({Bulk("Port"), Bulk("6379")}));
+  CHECK(h.Cmd("CONFIG GET nosuch") == Arr({}));
+  CHECK(h.Cmd("CONFIG GET save appendonly databases maxmemory") ==
+        Arr({Bulk("save"), Bulk(""), Bulk("appendonly"), Bulk("yes"), Bulk("databases"), Bulk("16"),
+             Bulk("maxmemory"), Bulk("0")}));
+  CHECK(
+      h.Cmd("CONFIG GET proto* appendfsync proto-max-bulk-len") ==
+      Arr({Bulk("proto-max-bulk-len"), Bulk("536870912"), Bulk("appendfsync"), Bulk("everysec")}));
+  CHECK(h.Cmd("CONFIG GET *debug*") == Arr({Bulk("enable-debug-command"), Bulk("yes")}));
+  h.Resp3();
+  CHECK(h.Cmd("CONFIG GET timeout") == Map({Bulk("timeout"), Bulk("0")}));
+}
+
+TEST_CASE("CONFIG SET live options take effect") {
+  Harness h;
+  CHECK(h.Cmd("CONFIG SET appendfsync always") == Ok());
+  CHECK(h.store().durability() == Durability::kAlways);
+  CHECK(h.Cmd("CONFIG GET appendfsync") == Arr({Bulk("appendfsync"), Bulk("always")}));
+  CHECK(h.Cmd("CONFIG SET maxclients 7 timeout 60") == Ok());
+  CHECK(h.server().maxclients() == 7);
+  CHECK(h.server().timeout_seconds() == 60);
+  CHECK(h.Cmd("CONFIG SET proto-max-bulk-len 2mb") == Ok());
+  CHECK(h.server().proto_max_bulk_len() == 2 * 1024 * 1024);
+  CHECK(h.Cmd("CONFIG GET proto-max-bulk-len") ==
+        Arr({Bulk("proto-max-bulk-len"), Bulk("2097152")}));
+  CHECK(h.Cmd("CONFIG SET requirepass pw") == Ok());
+  CHECK(h.server().requirepass_set());
+  h.client().authenticated = false;
+  CHECK(h.Cmd("GET x") == Err("NOAUTH Authentication required."));
+  CHECK(h.Cmd("AUTH pw") == Ok());
+  CHECK(h.Run({"CONFIG", "SET", "requirepass", ""}) == Ok());
+  CHECK(!h.server().requirepass_set());
+}
+
+TEST_CASE("CONFIG SET errors as Redis words them, and nothing changes on error") {
+  Harness h;
+  CHECK(h.Cmd("CONFIG SET port 1") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable "
+            "config"));
+  CHECK(h.Cmd("CONFIG SET databases 3") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'databases') - can't set "
+            "immutable config"));
+  CHECK(h.Cmd("CONFIG SET nosuch 1") ==
+        Err("ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'"));
+  CHECK(h.Cmd("CONFIG SET maxclients abc") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument "
+            "couldn't be parsed into an integer"));
+  CHECK(h.Cmd("CONFIG SET maxclients 0") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument must "
+            "be between 1 and 4294967295 inclusive"));
+  CHECK(h.Cmd("CONFIG SET appendfsync foo") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) "
+            "must be one of the following: everysec, always, no"));
+  CHECK(h.Cmd("CONFIG SET timeout -1") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'timeout') - argument must be "
+            "between 0 and 2147483647 inclusive"));
+  CHECK(h.Cmd("CONFIG SET proto-max-bulk-len 1k") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'proto-max-bulk-len') - "
+            "argument must be between 1048576 and 9223372036854775807 inclusive"));
+  CHECK(h.Cmd("CONFIG SET proto-max-bulk-len 1x") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'proto-max-bulk-len') - "
+            "argument must be a memory value"));
+  CHECK(h.Cmd("CONFIG SET timeout 1 timeout 2") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'timeout') - duplicate "
+            "parameter"));
+  CHECK(h.Cmd("CONFIG SET maxclients 10 timeout") == Err("ERR syntax error"));
+  CHECK(h.Cmd("CONFIG SET maxclients") ==
+        Err("ERR wrong number of arguments for 'config|set' command"));
+  // All or nothing: the valid first pair is not applied when the second fails.
+  CHECK(h.Cmd("CONFIG SET timeout 5 maxclients x").rfind("-ERR CONFIG SET failed", 0) == 0);
+  CHECK(h.server().timeout_seconds() == 0);
+  CHECK(h.Cmd("CONFIG SET enable-debug-command no") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'enable-debug-command') - "
+            "can't set immutable config"));
+}
+
+TEST_CASE("CONFIG RESETSTAT and HELP") {
+  Harness h;
+  h.Cmd("PING");
+  h.server().limiter_stats().Record(LimiterCommand::kLeakyTake, true);
+  CHECK(h.Cmd("CONFIG RESETSTAT") == Ok());
+  CHECK(h.server().stats().total_commands_processed.load() == 0);
+  CHECK(h.Cmd("INFO limiters").find("leaky_take_calls:0\r\n") != std::string::npos);
+  CHECK(h.Cmd("CONFIG HELP").rfind("*9\r\n+CONFIG <subcommand>", 0) == 0);
+  CHECK(h.Cmd("CONFIG RESETSTAT x") ==
+        Err("ERR wrong number of arguments for 'config|resetstat' command"));
+}
+
+}  // namespace sluice::server::testing

@@ -59,7 +59,8 @@ Outcome WindowTake(const WindowParams& p, const StoredState* state, int64_t now_
     d.allowed = true;
     d.remaining = remaining(new_count);
     d.retry_after_ns = 0;
-    d.reset_after_ns = until_end;
+    // Fresh state (no counter before or after this call) resets in 0, as the key's PTTL says.
+    d.reset_after_ns = (counting || cost > 0) ? until_end : 0;
     if (cost > 0) {
       o.write = Outcome::Write::kPut;
       o.value = std::to_string(static_cast<int64_t>(new_count));
@@ -71,7 +72,7 @@ Outcome WindowTake(const WindowParams& p, const StoredState* state, int64_t now_
   d.remaining = remaining(count);
   // Denied until the window ends (at least 1 ns: the store's ms clock may lag the expiry).
   d.retry_after_ns = cost > p.limit ? -1 : (until_end > 0 ? until_end : 1);
-  d.reset_after_ns = until_end;
+  d.reset_after_ns = counting ? until_end : 0;
   if (counting && !has_expiry && cost > 0) {  // TTL repair, see the top of this file.
     o.write = Outcome::Write::kPut;
     o.value = std::string(state->value);

@@ -80,12 +80,14 @@ TEST_CASE("WINDOW: cost 0 on a fresh key peeks, cost above the limit is -1") {
   Outcome o = WindowTake(p, nullptr, At(0), 0);
   CHECK(o.decision.allowed);
   CHECK(o.decision.remaining == 5);
+  CHECK(o.decision.reset_after_ns == 0);  // still fresh: no key, PTTL -2
   CHECK(o.write == kNone);
   for (int64_t cost : {int64_t{6}, kMax}) {
     o = WindowTake(p, nullptr, At(0), cost);
     CHECK_FALSE(o.decision.allowed);
     CHECK(o.decision.retry_after_ns == -1);
     CHECK(o.decision.remaining == 5);
+    CHECK(o.decision.reset_after_ns == 0);
     CHECK(o.write == kNone);
   }
 }

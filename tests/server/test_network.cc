@@ -1,11 +1,16 @@
 // The real Server and Connection over TCP on 127.0.0.1 (an ephemeral port): pipelining,
 // commands split across reads, protocol errors, QUIT, maxclients, CLIENT KILL, the
 // unauthenticated limits, the idle timeout, large values and SHUTDOWN. Reads use a generous
-// socket timeout so a broken server fails the test instead of hanging it.
+// read deadline so a broken server fails the test instead of hanging it.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
-#include <asio.hpp>
+#include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -67,37 +72,68 @@ class LiveServer {
   std::thread thread_;
 };
 
+// A blocking test client on plain POSIX sockets. Every read waits at most kReadTimeoutMs (with
+// poll), so a broken server fails the test instead of hanging it. (asio's synchronous reads
+// ignore SO_RCVTIMEO and would wait forever.)
 class Client {
  public:
-  explicit Client(int port) : socket_(io_) {
-    socket_.connect({asio::ip::make_address("127.0.0.1"), static_cast<uint16_t>(port)});
-    timeval tv{20, 0};  // generous: only a broken server hits it
-    setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  static constexpr int kReadTimeoutMs = 20000;  // generous: only a broken server hits it
+
+  explicit Client(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    REQUIRE(fd_ >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
   }
-  void Send(std::string_view bytes) { asio::write(socket_, asio::buffer(bytes)); }
-  // Reads exactly n bytes (fewer if the server closes first).
+  ~Client() { ::close(fd_); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  void Send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      REQUIRE(n > 0);
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+  // Reads exactly n bytes (fewer if the server closes first or the read times out).
   std::string Read(size_t n) {
-    std::string out(n, '\0');
-    std::error_code ec;
-    size_t got = asio::read(socket_, asio::buffer(out), ec);
-    out.resize(got);
+    std::string out;
+    char buf[64 * 1024];
+    while (out.size() < n) {
+      ssize_t got = ReadSome(buf, std::min(sizeof(buf), n - out.size()));
+      if (got <= 0) break;
+      out.append(buf, static_cast<size_t>(got));
+    }
     return out;
   }
   std::string Roundtrip(std::string_view request, size_t reply_len) {
     Send(request);
     return Read(reply_len);
   }
-  // True when the server closed the connection (EOF) rather than the read timing out.
+  // True when the server closed the connection (EOF or reset) rather than the read timing out.
   bool ClosedByServer() {
     char c;
-    std::error_code ec;
-    size_t n = socket_.read_some(asio::buffer(&c, 1), ec);
-    return n == 0 && (ec == asio::error::eof || ec == asio::error::connection_reset);
+    errno = 0;
+    ssize_t n = ReadSome(&c, 1);
+    return n == 0 || (n < 0 && errno == ECONNRESET);
   }
 
  private:
-  asio::io_context io_;
-  asio::ip::tcp::socket socket_;
+  // recv after waiting for data; -1 with errno ETIMEDOUT when nothing came in time.
+  ssize_t ReadSome(char* buf, size_t len) {
+    pollfd p{fd_, POLLIN, 0};
+    int ready = ::poll(&p, 1, kReadTimeoutMs);
+    if (ready <= 0) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    return ::recv(fd_, buf, len, 0);
+  }
+
+  int fd_;
 };
 
 std::string Expect(Client& c, std::string_view request, const std::string& reply) {

@@ -374,17 +374,7 @@ void ClientHelp(CommandContext& ctx, Args) {
 
 CommandSpec Spec(const char* name, int arity, uint32_t flags, Handler handler, const char* summary,
                  const char* since, const char* hint) {
-  return CommandSpec{.name = name,
-                     .arity = arity,
-                     .flags = flags,
-                     .first_key = 0,
-                     .last_key = 0,
-                     .key_step = 0,
-                     .handler = handler,
-                     .group = "connection",
-                     .summary = summary,
-                     .since = since,
-                     .arguments_hint = hint};
+  return MakeSpec("connection", name, arity, flags, {}, handler, summary, since, hint);
 }
 
 }  // namespace

@@ -35,18 +35,6 @@ void Field(std::string& out, std::string_view name, int64_t value) {
   Field(out, name, std::to_string(value));
 }
 
-const char* DurabilityName(Durability d) {
-  switch (d) {
-    case Durability::kAlways:
-      return "always";
-    case Durability::kEverySec:
-      return "everysec";
-    case Durability::kNo:
-      return "no";
-  }
-  return "everysec";
-}
-
 std::string OsName() {
   utsname u{};
   if (uname(&u) != 0) return "unknown";

@@ -205,19 +205,9 @@ void RandomKeyCommand(CommandContext& ctx, Args) {
 
 void Add(CommandTable& table, std::string name, int arity, uint32_t flags, int first_key,
          int last_key, Handler handler, std::string summary, std::string since, std::string hint) {
-  CommandSpec spec;
-  spec.name = std::move(name);
-  spec.arity = arity;
-  spec.flags = flags;
-  spec.first_key = first_key;
-  spec.last_key = last_key;
-  spec.key_step = first_key == 0 ? 0 : 1;
-  spec.handler = handler;
-  spec.group = "generic";
-  spec.summary = std::move(summary);
-  spec.since = std::move(since);
-  spec.arguments_hint = std::move(hint);
-  table.Add(std::move(spec));
+  const KeyRange keys{first_key, last_key, first_key == 0 ? 0 : 1};
+  table.Add(MakeSpec("generic", std::move(name), arity, flags, keys, handler, std::move(summary),
+                     std::move(since), std::move(hint)));
 }
 
 }  // namespace

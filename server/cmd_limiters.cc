@@ -167,19 +167,8 @@ void ConcReleaseCommand(CommandContext& ctx, Args args) {
 
 CommandSpec LimiterSpec(std::string name, int arity, uint32_t flags, Handler handler,
                         std::string summary, std::string hint) {
-  CommandSpec spec;
-  spec.name = std::move(name);
-  spec.arity = arity;
-  spec.flags = flags;
-  spec.first_key = 1;
-  spec.last_key = 1;
-  spec.key_step = 1;
-  spec.handler = handler;
-  spec.group = "rate-limit";
-  spec.summary = std::move(summary);
-  spec.since = "0.1.0";
-  spec.arguments_hint = std::move(hint);
-  return spec;
+  return MakeSpec("rate-limit", std::move(name), arity, flags, {1, 1, 1}, handler,
+                  std::move(summary), "0.1.0", std::move(hint));
 }
 
 }  // namespace

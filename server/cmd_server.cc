@@ -140,17 +140,7 @@ void Debug(CommandContext& ctx, Args args) {
 CommandSpec ServerSpec(const char* name, int arity, uint32_t flags, Handler handler,
                        const char* summary, const char* since, const char* hint,
                        const char* group) {
-  return CommandSpec{.name = name,
-                     .arity = arity,
-                     .flags = flags,
-                     .first_key = 0,
-                     .last_key = 0,
-                     .key_step = 0,
-                     .handler = handler,
-                     .group = group,
-                     .summary = summary,
-                     .since = since,
-                     .arguments_hint = hint};
+  return MakeSpec(group, name, arity, flags, {}, handler, summary, since, hint);
 }
 
 void RegisterServerCommands(CommandTable& table) {

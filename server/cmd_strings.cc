@@ -230,19 +230,8 @@ void SetRangeCommand(CommandContext& ctx, Args args) {
 void Add(CommandTable& table, std::string name, int arity, uint32_t flags, int first_key,
          int last_key, int key_step, Handler handler, std::string summary, std::string since,
          std::string hint) {
-  CommandSpec spec;
-  spec.name = std::move(name);
-  spec.arity = arity;
-  spec.flags = flags;
-  spec.first_key = first_key;
-  spec.last_key = last_key;
-  spec.key_step = key_step;
-  spec.handler = handler;
-  spec.group = "string";
-  spec.summary = std::move(summary);
-  spec.since = std::move(since);
-  spec.arguments_hint = std::move(hint);
-  table.Add(std::move(spec));
+  table.Add(MakeSpec("string", std::move(name), arity, flags, {first_key, last_key, key_step},
+                     handler, std::move(summary), std::move(since), std::move(hint)));
 }
 
 }  // namespace

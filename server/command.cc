@@ -19,6 +19,21 @@ const std::string& LowerScratch(std::string_view name) {
 
 }  // namespace
 
+CommandSpec MakeSpec(std::string group, std::string name, int arity, uint32_t flags, KeyRange keys,
+                     Handler handler, std::string summary, std::string since, std::string hint) {
+  return CommandSpec{.name = std::move(name),
+                     .arity = arity,
+                     .flags = flags,
+                     .first_key = keys.first,
+                     .last_key = keys.last,
+                     .key_step = keys.step,
+                     .handler = handler,
+                     .group = std::move(group),
+                     .summary = std::move(summary),
+                     .since = std::move(since),
+                     .arguments_hint = std::move(hint)};
+}
+
 void CommandTable::Add(CommandSpec spec) {
   std::string key = LowerScratch(spec.name);
   spec.name = key;

@@ -63,6 +63,17 @@ struct CommandSpec {
   std::string arguments_hint;  // e.g. "key value [NX|XX] [GET] [EX seconds|PX milliseconds]"
 };
 
+// Key positions as Redis gives them: first, last (-1: the last argument), step. {} = no keys.
+struct KeyRange {
+  int first = 0;
+  int last = 0;
+  int step = 0;
+};
+
+// Builds a spec in one line; every family registers its commands through this.
+CommandSpec MakeSpec(std::string group, std::string name, int arity, uint32_t flags, KeyRange keys,
+                     Handler handler, std::string summary, std::string since, std::string hint);
+
 class CommandTable {
  public:
   void Add(CommandSpec spec);

@@ -12,6 +12,18 @@
 
 namespace sluice::server {
 
+const char* DurabilityName(Durability d) {
+  switch (d) {
+    case Durability::kAlways:
+      return "always";
+    case Durability::kEverySec:
+      return "everysec";
+    case Durability::kNo:
+      return "no";
+  }
+  return "everysec";
+}
+
 namespace {
 
 using Error = std::optional<std::string>;
@@ -40,18 +52,6 @@ Error ParseYesNo(std::string_view value, bool* out) {
     return std::string("argument(s) must be one of the following: no, yes");
   }
   return std::nullopt;
-}
-
-const char* DurabilityName(Durability d) {
-  switch (d) {
-    case Durability::kAlways:
-      return "always";
-    case Durability::kEverySec:
-      return "everysec";
-    case Durability::kNo:
-      return "no";
-  }
-  return "everysec";
 }
 
 Error SetPort(Config& c, std::string_view v) {

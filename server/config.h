@@ -14,6 +14,9 @@
 
 namespace sluice::server {
 
+// The appendfsync name of a durability mode: "always", "everysec" or "no".
+const char* DurabilityName(Durability d);
+
 // A plain value type; fields state their defaults.
 struct Config {
   int port = 6379;                                 // TCP port

@@ -23,18 +23,7 @@
 namespace {
 
 using sluice::server::Config;
-
-const char* DurabilityName(sluice::Durability d) {
-  switch (d) {
-    case sluice::Durability::kAlways:
-      return "always";
-    case sluice::Durability::kEverySec:
-      return "everysec";
-    case sluice::Durability::kNo:
-      return "no";
-  }
-  return "everysec";
-}
+using sluice::server::DurabilityName;
 
 std::string ExecutablePath(const char* argv0) {
   std::error_code ec;

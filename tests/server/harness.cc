@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "protocol/reply_writer.h"
+#include "sluice/limiter.h"
 
 namespace sluice::server::testing {
 
@@ -118,5 +119,24 @@ std::string Double(double v) {
 }
 
 std::string Bool(bool v) { return v ? "#t\r\n" : "#f\r\n"; }
+
+std::string WrongTypeErr() {
+  return Err("WRONGTYPE Operation against a key holding the wrong kind of value");
+}
+std::string NotIntegerErr() { return Err("ERR value is not an integer or out of range"); }
+std::string NotFloatErr() { return Err("ERR value is not a valid float"); }
+std::string SyntaxErr() { return Err("ERR syntax error"); }
+std::string ArityErr(std::string_view command) {
+  return Err("ERR wrong number of arguments for '" + std::string(command) + "' command");
+}
+std::string BadExpireErr(std::string_view cmd) {
+  return Err("ERR invalid expire time in '" + std::string(cmd) + "' command");
+}
+
+void MakeNonString(Harness& h, std::string_view key) {
+  limiter::ConcParams p;
+  REQUIRE(limiter::MakeConcParams(3, 60 * limiter::kNsPerSecond, &p) == "");
+  REQUIRE(h.store().ConcAcquire(h.client().db, key, p, "holder").ok());
+}
 
 }  // namespace sluice::server::testing

@@ -69,4 +69,15 @@ std::string Map(std::vector<std::string> kv_items);  // "%N\r\n" + items (N = it
 std::string Double(double v);                        // ",1.5\r\n"
 std::string Bool(bool v);                            // "#t\r\n"
 
+// Redis error replies that many command tests expect.
+std::string WrongTypeErr();                      // -WRONGTYPE Operation against ...
+std::string NotIntegerErr();                     // -ERR value is not an integer or out of range
+std::string NotFloatErr();                       // -ERR value is not a valid float
+std::string SyntaxErr();                         // -ERR syntax error
+std::string ArityErr(std::string_view command);  // -ERR wrong number of arguments for 'get' ...
+std::string BadExpireErr(std::string_view cmd);  // -ERR invalid expire time in 'set' command
+
+// Makes `key` hold something other than a string (a CONC limiter's state), through the Store.
+void MakeNonString(Harness& h, std::string_view key);
+
 }  // namespace sluice::server::testing

@@ -15,25 +15,14 @@ namespace {
 
 constexpr int64_t kNow = 1'700'000'000'000;  // the harness's manual clock, in ms
 
-const std::string kNotInt = Err("ERR value is not an integer or out of range");
-const std::string kSyntax = Err("ERR syntax error");
+const std::string kNotInt = NotIntegerErr();
+const std::string kSyntax = SyntaxErr();
 const std::string kNxAndOthers =
     Err("ERR NX and XX, GT or LT options at the same time are not compatible");
 const std::string kGtAndLt = Err("ERR GT and LT options at the same time are not compatible");
 
-std::string Arity(const std::string& cmd) {
-  return Err("ERR wrong number of arguments for '" + cmd + "' command");
-}
-std::string BadExpire(const std::string& cmd) {
-  return Err("ERR invalid expire time in '" + cmd + "' command");
-}
-
-// A key of another type than string: a CONC limiter's state, made through the Store API.
-void MakeNonString(Harness& h, std::string_view key) {
-  limiter::ConcParams p;
-  REQUIRE(limiter::MakeConcParams(3, 60 * limiter::kNsPerSecond, &p) == "");
-  REQUIRE(h.store().ConcAcquire(h.client().db, key, p, "holder").ok());
-}
+std::string Arity(const std::string& cmd) { return ArityErr(cmd); }
+std::string BadExpire(const std::string& cmd) { return BadExpireErr(cmd); }
 
 // Splits a raw RESP2 reply "*N\r\n$len\r\nkey\r\n..." of bulk strings into the keys (tests only
 // use keys without CR/LF).

@@ -12,25 +12,13 @@ namespace sluice::server::testing {
 
 namespace {
 
-const std::string kWrongType =
-    Err("WRONGTYPE Operation against a key holding the wrong kind of value");
-const std::string kNotInt = Err("ERR value is not an integer or out of range");
-const std::string kNotFloat = Err("ERR value is not a valid float");
-const std::string kSyntax = Err("ERR syntax error");
+const std::string kWrongType = WrongTypeErr();
+const std::string kNotInt = NotIntegerErr();
+const std::string kNotFloat = NotFloatErr();
+const std::string kSyntax = SyntaxErr();
 
-std::string Arity(const std::string& cmd) {
-  return Err("ERR wrong number of arguments for '" + cmd + "' command");
-}
-std::string BadExpire(const std::string& cmd) {
-  return Err("ERR invalid expire time in '" + cmd + "' command");
-}
-
-// A key of another type than string: a CONC limiter's state, made through the Store API.
-void MakeNonString(Harness& h, std::string_view key) {
-  limiter::ConcParams p;
-  REQUIRE(limiter::MakeConcParams(3, 60 * limiter::kNsPerSecond, &p) == "");
-  REQUIRE(h.store().ConcAcquire(h.client().db, key, p, "holder").ok());
-}
+std::string Arity(const std::string& cmd) { return ArityErr(cmd); }
+std::string BadExpire(const std::string& cmd) { return BadExpireErr(cmd); }
 
 }  // namespace
 

@@ -118,7 +118,8 @@ void Connection::UpdateParserLimits() {
 void Connection::ProcessBatch() {
   size_t offset = 0;
   {
-    // appendfsync always: one fsync for the whole batch, before any of its replies is written.
+    // The batch's writes only buffer their WAL bytes; the scope's end hands them to the OS with
+    // one write(2) (appendfsync always: and one fsync) before any reply of the batch is written.
     Store::SyncScope sync(store_);
     while (offset < in_len_) {
       if (client_.close_after_reply || client_.kill_requested.load(std::memory_order_acquire)) {
@@ -138,6 +139,15 @@ void Connection::ProcessBatch() {
       }
       if (!parser_.args().empty()) RunCommand(out);
       offset += consumed;
+    }
+    Status flushed = sync.Finish();
+    if (!flushed.ok()) {
+      // The batch's writes may not survive a crash: acknowledge none of them. Drop every reply
+      // of the batch and close the connection (the store refuses further writes meanwhile).
+      LogError("closing client id=" + std::to_string(client_.id) +
+               ": write-ahead log flush failed: " + flushed.ToString());
+      out_.clear();
+      client_.close_after_reply = true;
     }
   }
   if (offset > 0) {

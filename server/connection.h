@@ -1,8 +1,10 @@
 // One client connection. Reads into a buffer, parses every complete command of the read
 // (pipelining), dispatches them in order with their replies appended to one output buffer, all
-// inside one Store::SyncScope (so appendfsync always fsyncs once per batch, before any reply
-// leaves), then writes the batch's replies with one async write and reads again only once it
-// completes (natural backpressure). Buffers are reused: no heap allocation per command in
+// inside one Store::SyncScope (so the batch's writes reach the OS with one write(2) - and, with
+// appendfsync always, one fsync - after the last command and before any reply leaves; if that
+// flush fails, the batch's replies are dropped and the connection closed), then writes the
+// batch's replies with one async write and reads again only once it completes (natural
+// backpressure). Buffers are reused: no heap allocation per command in
 // steady state.
 //
 // Threading: a Connection lives on one io_context (one I/O thread); every method except

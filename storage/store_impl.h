@@ -81,8 +81,11 @@ class Store::Impl {
   // Applies `batch` atomically following the durability policy (see store.h). Callers hold
   // the stripes of every key the batch touches. An empty batch is not written. durable=false
   // never fsyncs (for removing expired keys: losing such a removal changes nothing visible).
+  // RocksDB runs with manual_wal_flush, so db()->Write() only appends to the WAL's buffer:
+  // outside a SyncScope this flushes (and with kAlways fsyncs) before returning; inside one
+  // the outermost scope's end does it. Nothing else may write to db() directly.
   Status Write(rocksdb::WriteBatch* batch, bool durable = true);
-  Status SyncWal();
+  Status SyncWal();  // flush + fsync
   void AddExpired(int64_t n) { expired_keys_.fetch_add(n, std::memory_order_relaxed); }
 
   // Lock-free point reads. ReadEntry returns whatever is stored (expired or not);
@@ -97,9 +100,10 @@ class Store::Impl {
 
   Store::Stats GetStats() const;
 
-  // SyncScope bookkeeping (store.cc).
+  // SyncScope bookkeeping (store.cc). LeaveScope returns the status of the outermost scope's
+  // flush (OK for an inner scope or a scope without writes).
   void EnterScope();
-  void LeaveScope();
+  Status LeaveScope();
 
   internal::CursorTable& cursors() { return cursors_; }
 
@@ -109,6 +113,8 @@ class Store::Impl {
   int64_t RemoveIfExpired(const std::vector<std::string>& raw_keys);
   void StopThreads();
   void NoteSynced();
+  // Hands the WAL's buffered bytes to the OS; sync: also fsyncs them.
+  Status FlushWal(bool sync);
 
   Options options_;
   std::shared_ptr<const Clock> clock_;

@@ -61,9 +61,18 @@ Result<SetReply> Store::Set(int db, std::string_view key, std::string_view value
   const std::string raw = EncodeKey(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
-  auto cur = txn.Read(raw);
-  if (!cur.ok()) return cur.status();
-  const Entry* current = cur->has_value() ? &**cur : nullptr;
+  // A plain SET (with or without EX/PX/EXAT/PXAT) depends on nothing stored: it overwrites
+  // without reading, as MSET does (so an expired value it replaces is not counted in
+  // Stats::expired_keys). It still holds the key's lock, so it orders with read-modify-writes.
+  const bool blind = options.condition == SetCondition::kAlways && !options.return_old &&
+                     options.expiry.kind != ExpiryChange::Kind::kKeep;
+  std::optional<Entry> cur;
+  if (!blind) {
+    auto read = txn.Read(raw);
+    if (!read.ok()) return read.status();
+    cur = std::move(*read);
+  }
+  const Entry* current = cur ? &*cur : nullptr;
   SetReply reply;
   if (options.return_old && current) {
     if (current->kind != ValueKind::kString) return Status::WrongType();

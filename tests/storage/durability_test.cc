@@ -1,11 +1,16 @@
-// Durability: every mode keeps acknowledged writes across close and across SIGKILL; kAlways
-// fsyncs per write except inside SyncScope; everysec syncs in the background; open errors.
+// Durability: every mode keeps acknowledged writes across close and across SIGKILL (with and
+// without SyncScopes); a scope's WAL bytes reach the OS when the outermost scope ends, other
+// writes before they return; kAlways fsyncs per write except inside SyncScope; everysec syncs
+// in the background; open errors.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "test_util.h"
@@ -84,6 +89,82 @@ TEST_CASE("every mode keeps acknowledged writes when the process is killed (SIGK
     CHECK(WTERMSIG(status) == SIGKILL);
     auto s = OpenStore(dir.path());
     ExpectChildWrites(*s);
+  }
+}
+
+TEST_CASE("every mode keeps writes acknowledged by a SyncScope's end when killed (SIGKILL)") {
+  for (const std::string mode : kModes) {
+    CAPTURE(mode);
+    TempDir dir;
+    int status = RunChild("scoped", dir.path(), mode);
+    REQUIRE(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGKILL);
+    auto s = OpenStore(dir.path());
+    ExpectChildWrites(*s);
+    CHECK(*s->Get(0, "outside") == "y");  // made outside any scope: flushed before returning
+  }
+}
+
+// Bytes of the store's write-ahead log files on disk (what has reached the OS).
+int64_t WalBytesOnDisk(const std::string& dir) {
+  int64_t total = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".log") total += static_cast<int64_t>(e.file_size());
+  }
+  return total;
+}
+
+TEST_CASE("a SyncScope buffers its writes' WAL bytes until the outermost scope ends") {
+  // Not kEverySec: its background sync may flush the buffer at any moment (which is allowed).
+  for (const std::string mode : {"always", "no"}) {
+    CAPTURE(mode);
+    TempDir dir;
+    auto s = OpenStore(dir.path(), nullptr, false, ModeOf(mode));
+    REQUIRE(s->Set(0, "a", "1", SetPlain()).ok());
+    const int64_t after_plain = WalBytesOnDisk(dir.path());
+    CHECK(after_plain > 0);  // no scope: on disk (in the OS) when Set returns
+    {
+      Store::SyncScope outer(*s);
+      {
+        Store::SyncScope inner(*s);
+        REQUIRE(s->Set(0, "b", std::string(100, 'x'), SetPlain()).ok());
+        CHECK(*s->Get(0, "b") == std::string(100, 'x'));  // applied at once
+        CHECK(inner.Finish().ok());                       // inner: nothing yet
+        CHECK(inner.Finish().ok());                       // idempotent
+      }
+      CHECK(WalBytesOnDisk(dir.path()) == after_plain);
+      CHECK(outer.Finish().ok());
+      CHECK(WalBytesOnDisk(dir.path()) > after_plain + 100);  // the outermost end flushed
+    }
+    const int64_t after_scope = WalBytesOnDisk(dir.path());
+    {
+      // A scope on another thread keeps its bytes buffered; this thread's write outside any
+      // scope flushes the buffer before returning (whatever it holds).
+      std::mutex mu;
+      std::condition_variable cv;
+      bool written = false, release = false;
+      std::thread holder([&] {
+        Store::SyncScope scope(*s);
+        REQUIRE(s->Set(0, "c", std::string(100, 'y'), SetPlain()).ok());
+        std::unique_lock<std::mutex> l(mu);
+        written = true;
+        cv.notify_all();
+        cv.wait(l, [&] { return release; });
+      });
+      {
+        std::unique_lock<std::mutex> l(mu);
+        cv.wait(l, [&] { return written; });
+      }
+      CHECK(WalBytesOnDisk(dir.path()) == after_scope);
+      REQUIRE(s->Set(0, "d", std::string(100, 'z'), SetPlain()).ok());
+      CHECK(WalBytesOnDisk(dir.path()) > after_scope + 200);
+      {
+        std::lock_guard<std::mutex> l(mu);
+        release = true;
+      }
+      cv.notify_all();
+      holder.join();
+    }
   }
 }
 

@@ -309,3 +309,28 @@ TEST_CASE("corrupt stored bytes are reported, not misread") {
 }
 
 }  // namespace sluice::testing
+
+namespace sluice::testing {
+
+TEST_CASE("plain SET (no NX/XX/GET/KEEPTTL) overwrites without reading, same results") {
+  Fixture f;
+  REQUIRE(f.store->Set(0, "k", "v1", SetAt(kT0Ms + 100))->written);
+  CHECK(*f.store->PTtl(0, "k") == 100);
+  REQUIRE(f.store->Set(0, "k", "v2", SetPlain())->written);  // clears the TTL
+  CHECK(*f.store->Get(0, "k") == "v2");
+  CHECK(*f.store->PTtl(0, "k") == -1);
+  REQUIRE(f.store->Set(0, "k", "v3", SetAt(kT0Ms + 50))->written);
+  CHECK(*f.store->PTtl(0, "k") == 50);
+  f.AdvanceMs(51);
+  CHECK(*f.store->Get(0, "k") == std::nullopt);
+  REQUIRE(f.store->Set(0, "k", "v4", SetPlain())->written);  // over an expired value
+  CHECK(*f.store->Get(0, "k") == "v4");
+  CHECK(*f.store->PTtl(0, "k") == -1);
+  REQUIRE(f.store->Set(0, "k", "v5", SetAt(kT0Ms))->written);  // already past: deleted
+  CHECK(*f.store->Get(0, "k") == std::nullopt);
+  CHECK(*f.store->PTtl(0, "k") == -2);
+  f.Reopen();
+  CHECK(*f.store->PTtl(0, "k") == -2);
+}
+
+}  // namespace sluice::testing

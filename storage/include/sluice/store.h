@@ -11,10 +11,12 @@
 // Unix epoch; an expired key is invisible to every read, is removed by a background expiry
 // cycle and by a RocksDB compaction filter, and keeps its TTL across restarts.
 //
-// Durability (Options::durability, named after Redis's appendfsync): every acknowledged
-// (returned) write has reached the operating system, so it survives a crash of the process.
-// kAlways also fsyncs before returning (or before SyncScope ends, see below), so it survives
-// power loss; kEverySec fsyncs once a second in the background; kNo leaves it to the OS.
+// Durability (Options::durability, named after Redis's appendfsync): every acknowledged write
+// has reached the operating system (its write-ahead-log bytes were handed over with write(2)),
+// so it survives a crash of the process. "Acknowledged" means returned, or, for a write made
+// inside a SyncScope, the scope ended (see SyncScope). kAlways also fsyncs before that point,
+// so it survives power loss; kEverySec fsyncs once a second in the background; kNo leaves it
+// to the OS. A write that fails with kIOError may have been applied without being durable.
 #pragma once
 
 #include <cstdint>
@@ -119,9 +121,23 @@ class Store {
   void set_durability(Durability d);        // CONFIG SET appendfsync
   void set_max_value_bytes(int64_t bytes);  // CONFIG SET proto-max-bulk-len
 
-  // With kAlways, writes made by this thread while a SyncScope lives are not fsynced one by
-  // one; the scope's destructor fsyncs once if any write happened (the server groups a read
-  // batch this way before replying). No effect in the other modes. Scopes may nest.
+  // Groups the durability work of many writes. Without a scope, every write hands its WAL
+  // bytes to the OS (one write(2)) and, with kAlways, fsyncs, before it returns. While a
+  // SyncScope lives, writes made by *this thread* to this store are applied (visible to every
+  // reader at once) but their WAL bytes are only buffered; when the outermost scope ends, one
+  // write(2) hands everything buffered so far to the OS and, if any of the scope's writes was
+  // made under kAlways, one fsync follows. So results of writes made inside a scope must not be
+  // acknowledged to anyone who expects durability before the scope has ended: the server runs
+  // a whole read batch in one scope and writes the replies only after it (one write(2) and at
+  // most one fsync per batch instead of one per command).
+  // Other threads see a scope's writes at once; so that no result they return reveals data
+  // still in the buffer, the end of every outermost scope flushes the buffer (a no-op when it
+  // is empty), writes or not: a thread that reads inside a scope only acknowledges what it saw
+  // after that flush. Scopes may nest (only the outermost one flushes); a scope never defers
+  // other threads' writes. Use the scope on the thread that created it. Finish() ends the scope
+  // early and reports whether the flush succeeded; on failure the scope's writes may be lost in a
+  // crash (and the store refuses further writes), so their results must not be acknowledged. The
+  // destructor calls Finish() if it was not called (and drops the status).
   class SyncScope {
    public:
     explicit SyncScope(Store& store);
@@ -129,10 +145,15 @@ class Store {
     SyncScope(const SyncScope&) = delete;
     SyncScope& operator=(const SyncScope&) = delete;
 
+    // Ends the scope now (at most once; later calls return OK and do nothing). OK for a nested
+    // scope and for a scope without writes.
+    Status Finish();
+
    private:
     Store& store_;
+    bool finished_ = false;
   };
-  Status SyncWal();  // fsyncs the write-ahead log now
+  Status SyncWal();  // hands buffered WAL bytes to the OS and fsyncs the write-ahead log now
 
   // ---- Strings. db is 0..kNumDatabases-1 (callers validate it).
   Result<std::optional<std::string>> Get(int db, std::string_view key);

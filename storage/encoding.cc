@@ -8,10 +8,6 @@ constexpr unsigned char kVersionMask = 0x70;
 constexpr unsigned char kHasExpiry = 0x80;
 constexpr size_t kExpiryBytes = 8;
 
-void PutFixed64(std::string* out, uint64_t v) {
-  for (size_t i = 0; i < kExpiryBytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-
 uint64_t GetFixed64(const char* p) {
   uint64_t v = 0;
   for (size_t i = 0; i < kExpiryBytes; ++i) {
@@ -26,10 +22,15 @@ bool ValidKind(unsigned char k) { return k <= static_cast<unsigned char>(ValueKi
 
 std::string EncodeKey(int db, std::string_view user_key) {
   std::string out;
-  out.reserve(1 + user_key.size());
-  out.push_back(static_cast<char>(db));
-  out.append(user_key);
+  EncodeKeyTo(db, user_key, &out);
   return out;
+}
+
+void EncodeKeyTo(int db, std::string_view user_key, std::string* out) {
+  out->clear();
+  out->reserve(1 + user_key.size());
+  out->push_back(static_cast<char>(db));
+  out->append(user_key);
 }
 
 std::string DbPrefix(int db) { return std::string(1, static_cast<char>(db)); }
@@ -44,14 +45,23 @@ bool DecodeKey(std::string_view raw, int* db, std::string_view* user_key) {
   return true;
 }
 
-std::string EncodeValue(ValueKind kind, int64_t expire_at_ms, std::string_view payload) {
-  std::string out;
+size_t EncodeValueHeader(ValueKind kind, int64_t expire_at_ms, char (&out)[kMaxValueHeader]) {
   bool expires = expire_at_ms != kNoExpiry;
-  out.reserve(1 + (expires ? kExpiryBytes : 0) + payload.size());
   unsigned char tag = static_cast<unsigned char>(kind);
   if (expires) tag |= kHasExpiry;
-  out.push_back(static_cast<char>(tag));
-  if (expires) PutFixed64(&out, static_cast<uint64_t>(expire_at_ms));
+  out[0] = static_cast<char>(tag);
+  if (!expires) return 1;
+  const auto v = static_cast<uint64_t>(expire_at_ms);
+  for (size_t i = 0; i < kExpiryBytes; ++i) out[1 + i] = static_cast<char>(v >> (8 * i));
+  return 1 + kExpiryBytes;
+}
+
+std::string EncodeValue(ValueKind kind, int64_t expire_at_ms, std::string_view payload) {
+  char header[kMaxValueHeader];
+  const size_t n = EncodeValueHeader(kind, expire_at_ms, header);
+  std::string out;
+  out.reserve(n + payload.size());
+  out.append(header, n);
   out.append(payload);
   return out;
 }

@@ -41,6 +41,8 @@ inline bool IsExpired(int64_t expire_at_ms, int64_t now_ms) {
 }
 
 std::string EncodeKey(int db, std::string_view user_key);
+// EncodeKey into *out (replacing its contents; keeps its capacity, so reuse does not allocate).
+void EncodeKeyTo(int db, std::string_view user_key, std::string* out);
 // The first byte of db's range, and the first byte after it (an exclusive upper bound).
 std::string DbPrefix(int db);
 std::string DbEnd(int db);
@@ -48,6 +50,9 @@ std::string DbEnd(int db);
 bool DecodeKey(std::string_view raw, int* db, std::string_view* user_key);
 
 std::string EncodeValue(ValueKind kind, int64_t expire_at_ms, std::string_view payload);
+// The bytes EncodeValue puts before the payload, written to out[0..n); returns n (1 or 9).
+inline constexpr size_t kMaxValueHeader = 9;
+size_t EncodeValueHeader(ValueKind kind, int64_t expire_at_ms, char (&out)[kMaxValueHeader]);
 // nullopt when the bytes are not a value of a known format (corruption).
 std::optional<EntryView> DecodeValue(std::string_view raw);
 // Reads only the header: the expiry, or nullopt when undecodable. Cheap (compaction filter).

@@ -2,12 +2,13 @@
 #include <cstdio>
 #include <mutex>
 
+#include "scratch.h"
 #include "store_impl.h"
 #include "txn.h"
 
 namespace sluice {
 
-using internal::EncodeKey;
+using internal::RawKey;
 using internal::Txn;
 
 namespace {
@@ -23,11 +24,11 @@ constexpr StateKind kTextState{ValueKind::kString, true};
 template <typename Fn>
 Result<limiter::Outcome> RunTake(Store::Impl& impl, int db, std::string_view key, StateKind sk,
                                  Fn&& take) {
-  const std::string raw = EncodeKey(db, key);
+  const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl.locks().ForKey(raw));
   const int64_t now_ns = impl.clock().NowNs();
   Txn txn(impl, now_ns / limiter::kNsPerMs);
-  auto cur = txn.Read(raw);
+  auto cur = txn.ReadView(raw);  // viewed by `state` until the take has run
   if (!cur.ok()) return cur.status();
   limiter::StoredState state;
   const limiter::StoredState* state_ptr = nullptr;

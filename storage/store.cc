@@ -229,14 +229,25 @@ Store::Stats Store::Impl::GetStats() const {
 
 // ---- Reads shared by every command
 
-Result<std::optional<internal::Entry>> Store::Impl::ReadEntry(const std::string& raw_key,
-                                                              const rocksdb::Snapshot* snapshot) {
+Status Store::Impl::ReadRaw(std::string_view raw_key, rocksdb::PinnableSlice* value, bool* found,
+                            const rocksdb::Snapshot* snapshot) {
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot;
+  value->Reset();
+  auto s = db_->Get(ro, db_->DefaultColumnFamily(), rocksdb::Slice(raw_key.data(), raw_key.size()),
+                    value);
+  *found = s.ok();
+  if (s.ok() || s.IsNotFound()) return Status::Ok();
+  return FromRocks(s);
+}
+
+Result<std::optional<internal::Entry>> Store::Impl::ReadEntry(const std::string& raw_key,
+                                                              const rocksdb::Snapshot* snapshot) {
   rocksdb::PinnableSlice raw;
-  auto s = db_->Get(ro, db_->DefaultColumnFamily(), raw_key, &raw);
-  if (s.IsNotFound()) return std::optional<internal::Entry>();
-  if (!s.ok()) return FromRocks(s);
+  bool found = false;
+  Status s = ReadRaw(raw_key, &raw, &found, snapshot);
+  if (!s.ok()) return s;
+  if (!found) return std::optional<internal::Entry>();
   auto view = internal::DecodeValue(raw.ToStringView());
   if (!view) return Status::Corruption("invalid value encoding");
   return std::optional<internal::Entry>(

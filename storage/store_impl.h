@@ -94,6 +94,11 @@ class Store::Impl {
                                                    const rocksdb::Snapshot* snapshot = nullptr);
   Result<std::optional<internal::Entry>> ReadLive(const std::string& raw_key, int64_t now_ms,
                                                   const rocksdb::Snapshot* snapshot = nullptr);
+  // The stored bytes of raw_key into *value (Reset first; reusing one PinnableSlice, a memtable
+  // hit copies into its kept buffer and a block cache hit pins the block until the next Reset).
+  // *found is false when missing. Non-OK only for a RocksDB error.
+  Status ReadRaw(std::string_view raw_key, rocksdb::PinnableSlice* value, bool* found,
+                 const rocksdb::Snapshot* snapshot = nullptr);
 
   // One pass of the active expiry cycle (expiry.cc); returns the keys it removed.
   int64_t RunExpiryCycle(int64_t budget_us);

@@ -1,10 +1,12 @@
 // String commands with Redis 7 semantics: GET, SET, GETDEL, GETEX, MGET, MSET, MSETNX,
 // INCRBY, INCRBYFLOAT, APPEND, STRLEN, GETRANGE, SETRANGE.
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <mutex>
 
 #include "numeric.h"
+#include "scratch.h"
 #include "store_impl.h"
 #include "txn.h"
 
@@ -12,7 +14,9 @@ namespace sluice {
 
 using internal::EncodeKey;
 using internal::Entry;
+using internal::EntryView;
 using internal::kNoExpiry;
+using internal::RawKey;
 using internal::Txn;
 
 namespace {
@@ -34,7 +38,7 @@ std::vector<std::string> RawKeys(int db, Pairs pairs) {
 }
 
 // The expiry a SET leaves on the key, given the key's current entry (nullptr when absent).
-int64_t ExpiryAfterSet(const ExpiryChange& change, const Entry* current) {
+int64_t ExpiryAfterSet(const ExpiryChange& change, const EntryView* current) {
   switch (change.kind) {
     case ExpiryChange::Kind::kKeep:
       return current ? current->expire_at_ms : kNoExpiry;
@@ -49,16 +53,34 @@ int64_t ExpiryAfterSet(const ExpiryChange& change, const Entry* current) {
 }  // namespace
 
 Result<std::optional<std::string>> Store::Get(int db, std::string_view key) {
-  auto e = impl_->ReadLive(EncodeKey(db, key), NowMs());
-  if (!e.ok()) return e.status();
-  if (!e->has_value()) return std::optional<std::string>();
-  if ((*e)->kind != ValueKind::kString) return Status::WrongType();
-  return std::optional<std::string>(std::move((*e)->payload));
+  std::string value;
+  bool found = false;
+  Status s = GetInto(db, key, &value, &found);
+  if (!s.ok()) return s;
+  if (!found) return std::optional<std::string>();
+  return std::optional<std::string>(std::move(value));
+}
+
+Status Store::GetInto(int db, std::string_view key, std::string* value, bool* found) {
+  *found = false;
+  const int64_t now = NowMs();
+  const RawKey raw(db, key);
+  internal::ScratchRead read;
+  bool present = false;
+  Status s = impl_->ReadRaw(raw, read.get(), &present);
+  if (!s.ok() || !present) return s;
+  auto view = internal::DecodeValue(read.get()->ToStringView());
+  if (!view) return Status::Corruption("invalid value encoding");
+  if (internal::IsExpired(view->expire_at_ms, now)) return Status::Ok();
+  if (view->kind != ValueKind::kString) return Status::WrongType();
+  value->assign(view->payload);
+  *found = true;
+  return Status::Ok();
 }
 
 Result<SetReply> Store::Set(int db, std::string_view key, std::string_view value,
                             const SetOptions& options) {
-  const std::string raw = EncodeKey(db, key);
+  const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
   // A plain SET (with or without EX/PX/EXAT/PXAT) depends on nothing stored: it overwrites
@@ -66,17 +88,17 @@ Result<SetReply> Store::Set(int db, std::string_view key, std::string_view value
   // Stats::expired_keys). It still holds the key's lock, so it orders with read-modify-writes.
   const bool blind = options.condition == SetCondition::kAlways && !options.return_old &&
                      options.expiry.kind != ExpiryChange::Kind::kKeep;
-  std::optional<Entry> cur;
+  std::optional<EntryView> cur;  // views the txn's read buffer: valid until its next read
   if (!blind) {
-    auto read = txn.Read(raw);
+    auto read = txn.ReadView(raw);
     if (!read.ok()) return read.status();
-    cur = std::move(*read);
+    cur = *read;
   }
-  const Entry* current = cur ? &*cur : nullptr;
+  const EntryView* current = cur ? &*cur : nullptr;
   SetReply reply;
   if (options.return_old && current) {
     if (current->kind != ValueKind::kString) return Status::WrongType();
-    reply.old_value = current->payload;
+    reply.old_value = std::string(current->payload);
   }
   bool blocked = (options.condition == SetCondition::kIfAbsent && current) ||
                  (options.condition == SetCondition::kIfPresent && !current);
@@ -95,7 +117,7 @@ Result<SetReply> Store::Set(int db, std::string_view key, std::string_view value
 }
 
 Result<std::optional<std::string>> Store::GetDel(int db, std::string_view key) {
-  const std::string raw = EncodeKey(db, key);
+  const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
   auto cur = txn.Read(raw);
@@ -112,7 +134,7 @@ Result<std::optional<std::string>> Store::GetDel(int db, std::string_view key) {
 }
 
 Result<std::optional<std::string>> Store::GetEx(int db, std::string_view key, ExpiryChange change) {
-  const std::string raw = EncodeKey(db, key);
+  const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
   auto cur = txn.Read(raw);
@@ -194,10 +216,10 @@ Result<bool> Store::MSetNx(int db, Pairs pairs) {
 }
 
 Result<int64_t> Store::IncrBy(int db, std::string_view key, int64_t delta) {
-  const std::string raw = EncodeKey(db, key);
+  const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
-  auto cur = txn.Read(raw);
+  auto cur = txn.ReadView(raw);
   if (!cur.ok()) return cur.status();
   int64_t old = 0;
   int64_t expire = kNoExpiry;  // INCR keeps the key's TTL
@@ -215,14 +237,16 @@ Result<int64_t> Store::IncrBy(int db, std::string_view key, int64_t delta) {
     return Status::Overflow();
   }
   const int64_t result = old + delta;
-  txn.Put(raw, ValueKind::kString, expire, std::to_string(result));
+  char text[24];  // an int64 in decimal, as std::to_string writes it, without a string
+  const auto printed = std::to_chars(text, text + sizeof(text), result);
+  txn.Put(raw, ValueKind::kString, expire, std::string_view(text, printed.ptr - text));
   Status s = txn.Commit();
   if (!s.ok()) return s;
   return result;
 }
 
 Result<std::string> Store::IncrByFloat(int db, std::string_view key, long double delta) {
-  const std::string raw = EncodeKey(db, key);
+  const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
   auto cur = txn.Read(raw);
@@ -248,7 +272,7 @@ Result<std::string> Store::IncrByFloat(int db, std::string_view key, long double
 }
 
 Result<int64_t> Store::Append(int db, std::string_view key, std::string_view value) {
-  const std::string raw = EncodeKey(db, key);
+  const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
   auto cur = txn.Read(raw);
@@ -297,7 +321,7 @@ Result<std::string> Store::GetRange(int db, std::string_view key, int64_t start,
 Result<int64_t> Store::SetRange(int db, std::string_view key, int64_t offset,
                                 std::string_view value) {
   if (offset < 0) return Status::InvalidArgument("offset is out of range");
-  const std::string raw = EncodeKey(db, key);
+  const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
   auto cur = txn.Read(raw);

@@ -157,6 +157,10 @@ class Store {
 
   // ---- Strings. db is 0..kNumDatabases-1 (callers validate it).
   Result<std::optional<std::string>> Get(int db, std::string_view key);
+  // Get into a caller's buffer: *found tells whether the key holds a live string, whose bytes
+  // then replace *value (reusing its capacity: no allocation once it is large enough). Errors
+  // as Get's (kWrongType, ...); *value is unspecified after an error or when not found.
+  Status GetInto(int db, std::string_view key, std::string* value, bool* found);
   Result<SetReply> Set(int db, std::string_view key, std::string_view value,
                        const SetOptions& options);
   Result<std::optional<std::string>> GetDel(int db, std::string_view key);

@@ -65,10 +65,9 @@ bool IsCompatName(std::string_view name) {
   return false;
 }
 
-// Applies the live effects of a new configuration: the Store's durability and value limit.
-// Parser limits and the other values are read from ServerState by each connection.
-void ApplyLive(CommandContext& ctx, const Config& config) {
-  ctx.server.set_config(config);
+// Applies the Store-side effects of a new configuration: durability and value limit. Parser
+// limits and the other values are read from ServerState by each connection.
+void ApplyToStore(CommandContext& ctx, const Config& config) {
   ctx.store.set_durability(config.appendfsync);
   ctx.store.set_max_value_bytes(config.proto_max_bulk_len);
 }
@@ -92,14 +91,21 @@ void ConfigSet(CommandContext& ctx, Args args) {
     }
     options.push_back(option);
   }
-  Config config = ctx.server.config();
-  for (size_t i = 2; i < args.size(); i += 2) {
-    const ConfigOption* option = options[(i - 2) / 2];
-    if (std::optional<std::string> error = option->set(config, args[i + 1])) {
-      return ReplyError(ctx.out, ConfigSetFailed(args[i], *error));
+  // One atomic read-modify-write: a CONFIG SET of another option on another connection can
+  // neither be undone by this one nor reorder the Store's settings against CONFIG GET.
+  Status failed = Status::Ok();
+  bool applied = ctx.server.UpdateConfig([&](Config& config) {
+    for (size_t i = 2; i < args.size(); i += 2) {
+      const ConfigOption* option = options[(i - 2) / 2];
+      if (std::optional<std::string> error = option->set(config, args[i + 1])) {
+        failed = ConfigSetFailed(args[i], *error);
+        return false;
+      }
     }
-  }
-  ApplyLive(ctx, config);
+    ApplyToStore(ctx, config);
+    return true;
+  });
+  if (!applied) return ReplyError(ctx.out, failed);
   ctx.out.Simple("OK");
 }
 

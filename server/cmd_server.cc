@@ -90,6 +90,13 @@ void DebugClock(CommandContext& ctx, Args args) {
     if (*ms < 0) return ReplyError(ctx.out, NotAnInteger());
     clock.SetManualNs(*ms * 1'000'000);
   } else if (EqualsIgnoreCase(op, "ADVANCE")) {
+    // The clock must stay in [0, kMaxMs] like DEBUG CLOCK SET's: an advance past it would
+    // overflow int64 nanoseconds (AdjustableClock::AdvanceNs adds unchecked).
+    int64_t target_ns = 0;
+    if (__builtin_add_overflow(clock.NowNs(), *ms * 1'000'000, &target_ns) || target_ns < 0 ||
+        target_ns > kMaxMs * 1'000'000) {
+      return ReplyError(ctx.out, NotAnInteger());
+    }
     clock.AdvanceNs(*ms * 1'000'000);
   } else {
     return ReplyError(ctx.out, SyntaxError());

@@ -46,11 +46,24 @@ Config ServerState::config() const {
 void ServerState::set_config(const Config& config) {
   std::lock_guard lock(config_mu_);
   config_ = config;
-  requirepass_set_.store(!config.requirepass.empty(), std::memory_order_release);
-  maxclients_.store(config.maxclients, std::memory_order_relaxed);
-  timeout_s_.store(config.timeout, std::memory_order_relaxed);
-  max_bulk_len_.store(config.proto_max_bulk_len, std::memory_order_relaxed);
-  debug_enabled_.store(config.enable_debug_command, std::memory_order_relaxed);
+  PublishLocked();
+}
+
+bool ServerState::UpdateConfig(const std::function<bool(Config&)>& edit) {
+  std::lock_guard lock(config_mu_);
+  Config updated = config_;
+  if (!edit(updated)) return false;
+  config_ = std::move(updated);
+  PublishLocked();
+  return true;
+}
+
+void ServerState::PublishLocked() {
+  requirepass_set_.store(!config_.requirepass.empty(), std::memory_order_release);
+  maxclients_.store(config_.maxclients, std::memory_order_relaxed);
+  timeout_s_.store(config_.timeout, std::memory_order_relaxed);
+  max_bulk_len_.store(config_.proto_max_bulk_len, std::memory_order_relaxed);
+  debug_enabled_.store(config_.enable_debug_command, std::memory_order_relaxed);
 }
 
 bool ServerState::CheckPassword(std::string_view password) const {

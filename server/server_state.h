@@ -69,8 +69,14 @@ class ServerState {
 
   // A copy of the current configuration (CONFIG GET, INFO).
   Config config() const;
-  // Replaces the configuration (CONFIG SET). The caller applies Store-side effects itself.
+  // Replaces the configuration (startup, tests). Not for CONFIG SET: see UpdateConfig.
   void set_config(const Config& config);
+  // CONFIG SET's atomic read-modify-write: calls edit(copy of the configuration) with the
+  // configuration lock held; when edit returns true the copy becomes the configuration, else
+  // nothing changes. edit may also apply the change's side effects (the Store's durability) so
+  // that they happen in the same order as the configuration changes. Concurrent updates never
+  // undo each other. edit must not call back into the configuration methods.
+  bool UpdateConfig(const std::function<bool(Config&)>& edit);
   // Lock-free reads of the live values checked on every command or read.
   bool requirepass_set() const { return requirepass_set_.load(std::memory_order_acquire); }
   bool CheckPassword(std::string_view password) const;
@@ -104,6 +110,8 @@ class ServerState {
   bool shutdown_requested() const { return shutdown_requested_.load(std::memory_order_acquire); }
 
  private:
+  void PublishLocked();  // copies config_'s live values to the atomics below
+
   mutable std::mutex config_mu_;
   Config config_;
   std::atomic<bool> requirepass_set_{false};

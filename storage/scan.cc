@@ -17,14 +17,20 @@ using internal::IsExpired;
 
 namespace {
 
-// An iterator confined to one database's key range [db, db + 1).
+// An iterator confined to one database's key range [db, db + 1), in both directions: without
+// the lower bound, SeekToLast on an empty db would land on the last key of a lower db.
+// Not copyable or movable: the bounds' slices point into the strings beside them.
 class DbIterator {
  public:
-  DbIterator(rocksdb::DB* rdb, int db) : end_(DbEnd(db)), end_slice_(end_), prefix_(DbPrefix(db)) {
+  DbIterator(rocksdb::DB* rdb, int db)
+      : end_(DbEnd(db)), end_slice_(end_), prefix_(DbPrefix(db)), prefix_slice_(prefix_) {
     rocksdb::ReadOptions ro;
+    ro.iterate_lower_bound = &prefix_slice_;
     ro.iterate_upper_bound = &end_slice_;
     it_.reset(rdb->NewIterator(ro));
   }
+  DbIterator(const DbIterator&) = delete;
+  DbIterator& operator=(const DbIterator&) = delete;
   rocksdb::Iterator* operator->() { return it_.get(); }
   void SeekToFirst() { it_->Seek(prefix_); }
   // Positions at the first key strictly after user_key.
@@ -44,6 +50,7 @@ class DbIterator {
   std::string end_;
   rocksdb::Slice end_slice_;
   std::string prefix_;
+  rocksdb::Slice prefix_slice_;
   std::unique_ptr<rocksdb::Iterator> it_;
 };
 
@@ -154,6 +161,11 @@ Result<std::optional<std::string>> Store::RandomKey(int db) {
   }
   const std::string last_key(it.user_key());
   it.SeekToFirst();
+  if (!it->Valid()) {  // cannot happen on the iterator's snapshot; never read an invalid key()
+    Status s = it.status();
+    if (!s.ok()) return s;
+    return std::optional<std::string>();
+  }
   const std::string first_key(it.user_key());
   std::string target = CommonPrefix(first_key, last_key);
   const size_t n = target.size();

@@ -10,6 +10,7 @@ killed when the test that started it ends, even on failure.
 """
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -44,6 +45,27 @@ def server_binary():
 def sluice_only(obj):
     """Decorator: skip a test or class when the target is redis-server."""
     return unittest.skipIf(IS_REDIS, "Sluice-only behaviour")(obj)
+
+
+# A report of AddressSanitizer, LeakSanitizer, UndefinedBehaviorSanitizer or ThreadSanitizer
+# in a sanitizer build of the server (tools/sanitize.sh): any of them fails the test.
+SANITIZER_REPORT = re.compile(r"==\d+==ERROR: \w*Sanitizer|WARNING: ThreadSanitizer|"
+                              r"SUMMARY: \w*Sanitizer|: runtime error: ")
+
+
+def sanitizer_report(text):
+    """The sanitizer report in a server's stderr (from its first line on), or None."""
+    m = SANITIZER_REPORT.search(text or "")
+    if m is None:
+        return None
+    start = text.rfind("\n", 0, m.start()) + 1
+    return text[start:start + 8000]
+
+
+def assert_no_sanitizer_report(text, what="sluice-server"):
+    report = sanitizer_report(text)
+    if report is not None:
+        raise AssertionError("%s printed a sanitizer report:\n%s" % (what, report))
 
 
 def free_port():
@@ -244,6 +266,7 @@ class Server:
         self.proc = None
         self.log_path = None
         self.stdout_path = None
+        self.log_paths = []  # stderr of every run, checked for sanitizer reports by stop()
         self.runs = 0
 
     # -- lifecycle
@@ -268,6 +291,7 @@ class Server:
         self.runs += 1
         self.log_path = os.path.join(self.workdir, "stderr.%d.log" % self.runs)
         self.stdout_path = os.path.join(self.workdir, "stdout.%d.log" % self.runs)
+        self.log_paths.append(self.log_path)
         with open(self.log_path, "wb") as err, open(self.stdout_path, "wb") as out:
             self.proc = subprocess.Popen(self.argv() + list(extra_args), stdout=out, stderr=err,
                                          stdin=subprocess.DEVNULL, cwd=self.workdir)
@@ -318,7 +342,8 @@ class Server:
         return self.start()
 
     def stop(self):
-        """Always succeeds: used in cleanups."""
+        """Stops the server and removes its directory; used in cleanups. Raises (after cleaning
+        up) only if a run of the server printed a sanitizer report."""
         if self.proc is not None and self.proc.poll() is None:
             try:
                 self.proc.send_signal(signal.SIGTERM)
@@ -326,8 +351,20 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        reports = []
+        for path in self.log_paths:
+            try:
+                with open(path, "rb") as f:
+                    report = sanitizer_report(f.read().decode(errors="replace"))
+            except OSError:
+                continue
+            if report is not None:
+                reports.append("%s:\n%s" % (os.path.basename(path), report))
+        self.log_paths = []
         if self.own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
+        if reports:
+            raise AssertionError("sluice-server printed a sanitizer report:\n" + "\n".join(reports))
 
     def log(self):
         """What the server printed: stderr for Sluice; Redis logs to stdout, so both for it."""

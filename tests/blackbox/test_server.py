@@ -9,8 +9,9 @@ import socket
 import subprocess
 import unittest
 
-from harness import (IS_REDIS, BlackboxTestCase, ConnectionClosed, RespError, Server, encode_command, free_port,
-                     server_binary, sluice_only)
+from harness import (IS_REDIS, BlackboxTestCase, ConnectionClosed, RespError, Server,
+                     assert_no_sanitizer_report, encode_command, free_port, server_binary,
+                     sluice_only)
 
 RUN_DEADLINE = 60
 
@@ -20,6 +21,7 @@ def run_binary(args, cwd=None):
     res = subprocess.run([server_binary()] + args, capture_output=True, text=True,
                           timeout=RUN_DEADLINE, cwd=cwd, stdin=subprocess.DEVNULL)
     res.log = res.stderr + (res.stdout if IS_REDIS else "")
+    assert_no_sanitizer_report(res.stderr)
     return res
 
 

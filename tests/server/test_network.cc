@@ -10,11 +10,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "server/command.h"
 #include "server/server.h"
@@ -240,6 +243,59 @@ TEST_CASE("SHUTDOWN stops the server after closing its clients") {
   CHECK(b.ClosedByServer());
   server->Join();
   CHECK(server->state().shutdown_requested());
+}
+
+// For the sanitizer sweep (tools/sanitize.sh tsan): the fields CLIENT LIST reads from other
+// threads, CLIENT KILL, CONFIG SET, the idle-timeout sweep and shutdown, all at once on several
+// I/O threads. Each worker connects up front (no connect can fail after shutdown) and moves to
+// its next connection when one is killed; every client only checks it got its replies.
+TEST_CASE("CLIENT LIST/KILL/SETNAME, CONFIG SET, idle sweep and shutdown race cleanly") {
+  Config config;
+  config.timeout = 1;
+  auto server = std::make_unique<LiveServer>(config);
+  const int port = server->port();
+  Client idle(port);  // closed by the idle sweep meanwhile
+  CHECK(Expect(idle, "CLIENT SETNAME idle\r\n", Ok()) == Ok());
+  constexpr int kWorkers = 4, kConnectionsEach = 6;
+  std::vector<std::vector<std::unique_ptr<Client>>> clients(kWorkers);
+  for (auto& own : clients) {
+    for (int i = 0; i < kConnectionsEach; ++i) own.push_back(std::make_unique<Client>(port));
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kWorkers; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string name = "w" + std::to_string(t);
+      for (auto& c : clients[t]) {
+        for (int i = 0;; ++i) {  // until this connection is killed or the server stops
+          // Every 10th round kills one of the workers' connections (maybe this one).
+          std::string kill =
+              i % 10 == 9
+                  ? "CLIENT KILL ID " +
+                        std::to_string(2 + (i / 10 * 7 + t) % (kWorkers * kConnectionsEach)) +
+                        "\r\n"
+                  : "";
+          c->Send("CLIENT SETNAME " + name + "\r\nSELECT " + std::to_string(i % 16) + "\r\nHELLO " +
+                  std::to_string(2 + i % 2) +
+                  "\r\nCLIENT LIST\r\nCLIENT INFO\r\nCONFIG SET maxclients " +
+                  std::to_string(1000 + i % 100) + "\r\n" + kill + "INFO clients\r\nSET k" + name +
+                  " v\r\nPING\r\n");
+          std::string got;
+          while (got.find("+PONG\r\n") == std::string::npos) {
+            std::string more = c->Read(1);
+            if (more.empty()) break;
+            got += more;
+          }
+          if (got.find("+PONG\r\n") == std::string::npos) break;
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  server->state().RequestShutdown();  // as SIGTERM or SHUTDOWN would, with clients busy
+  server->Join();
+  for (std::thread& t : threads) t.join();
+  CHECK(server->state().shutdown_requested());
+  CHECK(idle.ClosedByServer());
 }
 
 }  // namespace sluice::server::testing

@@ -1,6 +1,7 @@
 // PING, ECHO, TIME, DBSIZE, FLUSHDB, FLUSHALL, SHUTDOWN, DEBUG, INFO and COMMAND, byte for byte.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "server/command.h"
@@ -96,6 +97,32 @@ TEST_CASE("DEBUG errors") {
         Err("ERR value is not an integer or out of range"));
   CHECK(h.Cmd("DEBUG CLOCK") == Err("ERR syntax error"));
   CHECK(h.Cmd("DEBUG CLOCK JUMP 5") == Err("ERR syntax error"));
+}
+
+// Regression (UBSan: signed integer overflow in AdjustableClock::AdvanceNs): an advance that
+// would take the clock past int64 nanoseconds, or before the epoch, is refused and changes
+// nothing, in manual and in real mode alike.
+TEST_CASE("DEBUG CLOCK ADVANCE cannot overflow the clock") {
+  Harness h;
+  const std::string out_of_range = Err("ERR value is not an integer or out of range");
+  constexpr int64_t kMaxMs = INT64_MAX / 1'000'000;  // 9223372036854
+  CHECK(h.Cmd("DEBUG CLOCK SET " + std::to_string(kMaxMs)) == Ok());
+  CHECK(h.Cmd("DEBUG CLOCK ADVANCE " + std::to_string(kMaxMs)) == out_of_range);
+  CHECK(h.Cmd("DEBUG CLOCK ADVANCE 1") == out_of_range);
+  CHECK(h.Cmd("DEBUG CLOCK GET") == Int(kMaxMs));
+  CHECK(h.Cmd("DEBUG CLOCK ADVANCE -" + std::to_string(kMaxMs)) == Ok());
+  CHECK(h.Cmd("DEBUG CLOCK GET") == Int(0));
+  CHECK(h.Cmd("DEBUG CLOCK ADVANCE -1") == out_of_range);
+  CHECK(h.Cmd("DEBUG CLOCK REAL") == Ok());
+  CHECK(h.Cmd("DEBUG CLOCK ADVANCE " + std::to_string(kMaxMs)) == out_of_range);
+  CHECK(h.Cmd("DEBUG CLOCK ADVANCE -" + std::to_string(kMaxMs)) == out_of_range);
+  CHECK(!h.clock().manual());
+  CHECK(h.Cmd("DEBUG CLOCK ADVANCE 1000") == Ok());
+  CHECK(h.clock().manual());
+}
+
+TEST_CASE("DEBUG errors, continued") {
+  Harness h;
   CHECK(h.Cmd("DEBUG JMAP") == Err("ERR unknown subcommand 'JMAP'. Try DEBUG HELP."));
   CHECK(h.Cmd("DEBUG") == Err("ERR wrong number of arguments for 'debug' command"));
   CHECK(h.Cmd("DEBUG SLEEP x") == Err("ERR value is not a valid float"));

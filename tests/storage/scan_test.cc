@@ -163,6 +163,27 @@ TEST_CASE("RANDOMKEY: empty db, only expired keys, finds every key eventually") 
   CHECK(seen == all);
 }
 
+// Regression: RANDOMKEY's iterator was bounded above only, so on an empty db its SeekToLast
+// landed on the last key of a lower db; the SeekToFirst that followed was then invalid and its
+// key() read (RocksDB assertion `valid_` with Debian's librocksdb; undefined behaviour with a
+// release build, possibly a key of another db).
+TEST_CASE("RANDOMKEY on an empty db never sees the keys of the other dbs") {
+  Fixture f;
+  Put(*f.store, "zero", 0);
+  Put(*f.store, "two", 2);
+  Put(*f.store, "fifteen", 15);
+  for (int db : {1, 3, 14}) {
+    auto k = f.store->RandomKey(db);
+    REQUIRE(k.ok());
+    CHECK(*k == std::nullopt);
+  }
+  for (int i = 0; i < 20; ++i) {
+    CHECK(*f.store->RandomKey(0) == std::optional<std::string>("zero"));
+    CHECK(*f.store->RandomKey(2) == std::optional<std::string>("two"));
+    CHECK(*f.store->RandomKey(15) == std::optional<std::string>("fifteen"));
+  }
+}
+
 TEST_CASE("DBSIZE and Keyspace count live keys and keys with TTL") {
   Fixture f;
   Put(*f.store, "a");

@@ -28,9 +28,10 @@ class AdjustableClock final : public Clock {
  public:
   int64_t NowNs() const override;
   void SetManualNs(int64_t unix_ns);  // freezes time at unix_ns
-  void AdvanceNs(
-      int64_t delta_ns);  // manual mode: moves time; real mode: switches to manual at now+delta
-  void UseReal();         // back to the wall clock
+  // Manual mode: moves time by delta_ns; real mode: switches to manual at now + delta_ns.
+  // Saturates at the int64 range rather than overflowing.
+  void AdvanceNs(int64_t delta_ns);
+  void UseReal();  // back to the wall clock
   bool manual() const { return manual_.load(std::memory_order_acquire); }
 
  private:

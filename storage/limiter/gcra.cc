@@ -68,15 +68,20 @@ std::string MakeCellParams(int64_t max_burst, int64_t count, int64_t period_s, G
                           out);
 }
 
-Outcome GcraTake(const GcraParams& p, const StoredState* state, int64_t now_ns, int64_t cost) {
-  Outcome o = internal::OutcomeWithLimit(p.capacity);
+void GcraTakeInto(const GcraParams& p, const StoredState* state, int64_t now_ns, int64_t cost,
+                  Outcome* out) {
+  Outcome& o = *out;
+  internal::ResetOutcome(&o, p.capacity);
   if (cost < 0) cost = 0;
   i128 now = now_ns;
   i128 tat = now;
   if (state != nullptr) {
     int64_t stored = 0;
     if (!internal::ParseDecimal(state->value, &stored) || stored < 0) {
-      return internal::CorruptOutcome(p.capacity);
+      {
+        o.corrupt = true;
+        return;
+      }
     }
     if (stored > tat) tat = stored;
   }
@@ -95,7 +100,7 @@ Outcome GcraTake(const GcraParams& p, const StoredState* state, int64_t now_ns, 
     d.remaining = remaining(tat);
     d.retry_after_ns = -1;
     d.reset_after_ns = ClampNonNeg(tat - now);
-    return o;
+    return;
   }
   // cost <= capacity, so T * cost <= tau fits; tat fits in int64, so new_tat fits in i128.
   i128 new_tat = tat + t * cost;
@@ -107,7 +112,7 @@ Outcome GcraTake(const GcraParams& p, const StoredState* state, int64_t now_ns, 
     if (cost > 0) {
       int64_t stored = ClampNonNeg(new_tat);
       o.write = Outcome::Write::kPut;
-      o.value = std::to_string(stored);
+      internal::AssignDecimal(&o.value, stored);
       o.expire_at_ms = internal::ExpireAtMs(stored);
     }
   } else {
@@ -116,6 +121,11 @@ Outcome GcraTake(const GcraParams& p, const StoredState* state, int64_t now_ns, 
     d.retry_after_ns = ClampNonNeg(new_tat - tau - now);
     d.reset_after_ns = ClampNonNeg(tat - now);
   }
+}
+
+Outcome GcraTake(const GcraParams& p, const StoredState* state, int64_t now_ns, int64_t cost) {
+  Outcome o;
+  GcraTakeInto(p, state, now_ns, cost, &o);
   return o;
 }
 

@@ -2,6 +2,7 @@
 // and varint codecs. Not part of the public interface; everything here is pure.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -61,6 +62,23 @@ inline Outcome OutcomeWithLimit(int64_t limit) {
   Outcome o;
   o.decision.limit = limit;
   return o;
+}
+
+// Resets *o for a new take, keeping o->value's capacity (so the hot path does not allocate).
+inline void ResetOutcome(Outcome* o, int64_t limit) {
+  o->decision = Decision{};
+  o->decision.limit = limit;
+  o->write = Outcome::Write::kNone;
+  o->value.clear();
+  o->expire_at_ms = -1;
+  o->corrupt = false;
+}
+
+// *s = decimal text of v, within s's existing capacity when it fits (no allocation once warm).
+inline void AssignDecimal(std::string* s, int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  s->assign(buf, static_cast<size_t>(end - buf));
 }
 
 inline Outcome CorruptOutcome(int64_t limit) {

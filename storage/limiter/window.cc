@@ -28,15 +28,20 @@ std::string MakeWindowParams(int64_t limit, int64_t window_ns, WindowParams* out
   return "";
 }
 
-Outcome WindowTake(const WindowParams& p, const StoredState* state, int64_t now_ns, int64_t cost) {
-  Outcome o = internal::OutcomeWithLimit(p.limit);
+void WindowTakeInto(const WindowParams& p, const StoredState* state, int64_t now_ns, int64_t cost,
+                    Outcome* out) {
+  Outcome& o = *out;
+  internal::ResetOutcome(&o, p.limit);
   if (cost < 0) cost = 0;
   const i128 now = now_ns;
   int64_t count = 0;
   int64_t expire_ms = -1;
   bool counting = false;  // a live counter exists (else this call starts a new window)
   if (state != nullptr) {
-    if (!internal::ParseDecimal(state->value, &count)) return internal::CorruptOutcome(p.limit);
+    if (!internal::ParseDecimal(state->value, &count)) {
+      o.corrupt = true;
+      return;
+    }
     expire_ms = state->expire_at_ms;
     counting = true;
     // The window ends exactly at the key's expiry instant, even while the store still shows the
@@ -63,10 +68,10 @@ Outcome WindowTake(const WindowParams& p, const StoredState* state, int64_t now_
     d.reset_after_ns = (counting || cost > 0) ? until_end : 0;
     if (cost > 0) {
       o.write = Outcome::Write::kPut;
-      o.value = std::to_string(static_cast<int64_t>(new_count));
+      internal::AssignDecimal(&o.value, static_cast<int64_t>(new_count));
       o.expire_at_ms = end_ms;
     }
-    return o;
+    return;
   }
   d.allowed = false;
   d.remaining = remaining(count);
@@ -75,9 +80,14 @@ Outcome WindowTake(const WindowParams& p, const StoredState* state, int64_t now_
   d.reset_after_ns = counting ? until_end : 0;
   if (counting && !has_expiry && cost > 0) {  // TTL repair, see the top of this file.
     o.write = Outcome::Write::kPut;
-    o.value = std::string(state->value);
+    o.value.assign(state->value);
     o.expire_at_ms = end_ms;
   }
+}
+
+Outcome WindowTake(const WindowParams& p, const StoredState* state, int64_t now_ns, int64_t cost) {
+  Outcome o;
+  WindowTakeInto(p, state, now_ns, cost, &o);
   return o;
 }
 

@@ -80,6 +80,10 @@ std::string MakeGcraParams(int64_t quota, int64_t period_ns, int64_t capacity, G
 // Errors: max_burst < 0; count < 1; period_s < 1 or above 10 years; T < 1 ns; tau too large.
 std::string MakeCellParams(int64_t max_burst, int64_t count, int64_t period_s, GcraParams* out);
 Outcome GcraTake(const GcraParams& p, const StoredState* state, int64_t now_ns, int64_t cost);
+// The same take, overwriting *out and reusing out->value's capacity, so a caller that keeps one
+// Outcome per thread takes without allocating (the engine's hot path).
+void GcraTakeInto(const GcraParams& p, const StoredState* state, int64_t now_ns, int64_t cost,
+                  Outcome* out);
 
 // CL.THROTTLE's reply, redis-cell's five integers, mapped from a GcraTake decision made with
 // MakeCellParams: limited = !allowed; retry_after_s = -1 when allowed or never allowable, else
@@ -119,6 +123,9 @@ struct WindowParams {
 };
 std::string MakeWindowParams(int64_t limit, int64_t window_ns, WindowParams* out);
 Outcome WindowTake(const WindowParams& p, const StoredState* state, int64_t now_ns, int64_t cost);
+// As GcraTakeInto: overwrites *out, reusing its capacity.
+void WindowTakeInto(const WindowParams& p, const StoredState* state, int64_t now_ns, int64_t cost,
+                    Outcome* out);
 
 // ---- SLIDING (exact sliding log). State: binary, kind kSliding: version byte, run count, runs of
 // (timestamp delta varint, units varint) oldest first. Expiry: newest entry + window.

@@ -404,15 +404,14 @@ class BlackboxTestCase(unittest.TestCase):
         self.assertEqual(client.read_raw(len(expected)), expected)
 
 
-class ServerTestCase(BlackboxTestCase):
-    """One shared server per test class (started in setUpClass), flushed before every test.
+class SharedServerTestCase(BlackboxTestCase):
+    """One shared server per test class (started in setUpClass, stopped in tearDownClass).
 
-    Subclasses set `options`, `need_sluice` (skip in redis mode) and `test_clock`.
+    Subclasses set `options` and `need_sluice` (skip in redis mode).
     """
 
     options = {}
     need_sluice = False
-    test_clock = False  # set the DEBUG test clock to T0_MS before every test (Sluice only)
 
     @classmethod
     def setUpClass(cls):
@@ -428,6 +427,15 @@ class ServerTestCase(BlackboxTestCase):
     @classmethod
     def tearDownClass(cls):
         cls.server.stop()
+
+
+class ServerTestCase(SharedServerTestCase):
+    """A shared server, flushed before every test, with a client in `self.c`.
+
+    Subclasses may also set `test_clock`.
+    """
+
+    test_clock = False  # set the DEBUG test clock to T0_MS before every test (Sluice only)
 
     def setUp(self):
         self.c = self.server.client()

@@ -5,7 +5,8 @@ import threading
 import time
 import unittest
 
-from harness import BlackboxTestCase, RespError, Server, ServerTestCase, Verbatim, encode_command
+from harness import (BlackboxTestCase, RespError, ServerTestCase, SharedServerTestCase,
+                     Verbatim, encode_command)
 
 
 class PipelineTest(ServerTestCase):
@@ -313,19 +314,8 @@ class Resp3Test(ServerTestCase):
         self.assertEqual(self.c.call("CLIENT", "GETNAME"), b"bb-client")
 
 
-class AuthTest(BlackboxTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server(options={"requirepass": "s3cret"})
-        try:
-            cls.server.start()
-        except BaseException:
-            cls.server.stop()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
+class AuthTest(SharedServerTestCase):
+    options = {"requirepass": "s3cret"}
 
     def test_auth_flow(self):
         with self.server.client() as c:

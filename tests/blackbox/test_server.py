@@ -10,6 +10,7 @@ import subprocess
 import unittest
 
 from harness import (IS_REDIS, BlackboxTestCase, ConnectionClosed, RespError, Server,
+                     SharedServerTestCase,
                      assert_no_sanitizer_report, encode_command, free_port, server_binary,
                      sluice_only)
 
@@ -164,19 +165,8 @@ class StartupTest(BlackboxTestCase):
             self.assertEqual(c.call("CONFIG", "GET", "threads"), [b"threads", b"3"])
 
 
-class ConfigCommandTest(BlackboxTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server(options={"appendfsync": "no"})
-        try:
-            cls.server.start()
-        except BaseException:
-            cls.server.stop()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
+class ConfigCommandTest(SharedServerTestCase):
+    options = {"appendfsync": "no"}
 
     def test_config_get_patterns_and_several(self):
         with self.server.client() as c:

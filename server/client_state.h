@@ -23,8 +23,12 @@ struct ClientState {
   int fd = -1;                 // socket descriptor, for CLIENT LIST fd=; -1 when none
   // Real wall-clock ms since the epoch (never the DEBUG CLOCK): age=, idle= and the idle timeout.
   int64_t created_ms = 0;
-  int64_t last_interaction_ms = 0;
-  std::string last_command;                 // lower-case name, for CLIENT LIST cmd=
+  // Written by the connection's thread on every command, read by CLIENT LIST and the idle sweep
+  // from other threads: atomics, so the command hot path takes no shared lock.
+  std::atomic<int64_t> last_interaction_ms{0};
+  // The last command's lower-case name ("client|list" for subcommands), for CLIENT LIST cmd=;
+  // points into the CommandTable, which outlives every connection. nullptr before any command.
+  std::atomic<const std::string*> last_command{nullptr};
   bool close_after_reply = false;           // QUIT, protocol error: close once replies are written
   std::atomic<bool> kill_requested{false};  // CLIENT KILL from another connection
 };

@@ -156,7 +156,7 @@ std::string ClientLine(const ClientState& c, int64_t now_ms) {
   num("fd", c.fd);
   field("name", c.name);
   num("age", (now_ms - c.created_ms) / 1000);
-  num("idle", (now_ms - c.last_interaction_ms) / 1000);
+  num("idle", (now_ms - c.last_interaction_ms.load(std::memory_order_relaxed)) / 1000);
   field("flags", "N");
   num("db", c.db);
   for (const char* zero : {"sub", "psub", "ssub"}) num(zero, 0);
@@ -166,7 +166,8 @@ std::string ClientLine(const ClientState& c, int64_t now_ms) {
     num(zero, 0);
   }
   field("events", "r");
-  field("cmd", c.last_command.empty() ? "NULL" : c.last_command);
+  const std::string* cmd = c.last_command.load(std::memory_order_relaxed);
+  field("cmd", cmd == nullptr ? "NULL" : *cmd);
   field("user", "default");
   num("redir", -1);
   num("resp", c.resp);

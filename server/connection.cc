@@ -45,7 +45,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
   if (!ec) client_.laddr = EndpointText(local);
   client_.fd = socket_.native_handle();
   client_.created_ms = ServerState::RealNowMs();
-  client_.last_interaction_ms = client_.created_ms;
+  client_.last_interaction_ms.store(client_.created_ms, std::memory_order_relaxed);
   client_.authenticated = !server_.requirepass_set();
   socket_.set_option(asio::ip::tcp::no_delay(true), ec);
 }

@@ -1,7 +1,5 @@
 #include "server/dispatcher.h"
 
-#include <mutex>
-
 #include "server/client_state.h"
 #include "server/errors.h"
 #include "server/server_state.h"
@@ -26,10 +24,9 @@ bool IsContainer(const CommandSpec& spec) { return spec.handler == nullptr; }
 // `count`: false for a subcommand run by its parent's handler (already counted).
 void RecordCommand(CommandContext& ctx, const CommandSpec& spec, bool count) {
   if (count) ctx.server.stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
-  // CLIENT LIST reads these from other threads under the registry lock.
-  std::lock_guard lock(ctx.server.clients().mutex());
-  ctx.client.last_command.assign(spec.name);
-  ctx.client.last_interaction_ms = ServerState::RealNowMs();
+  // Atomics read by CLIENT LIST and the idle sweep: no shared lock on the hot path.
+  ctx.client.last_command.store(&spec.name, std::memory_order_relaxed);
+  ctx.client.last_interaction_ms.store(ServerState::RealNowMs(), std::memory_order_relaxed);
 }
 
 // Arity, authentication, bookkeeping, handler: the common tail once `spec` is resolved.

@@ -34,7 +34,8 @@ struct ServerStats {
 };
 
 // The connected clients. Its mutex guards the fields of every registered ClientState that other
-// threads read (name, lib_name, lib_ver, db, resp, last_command, last_interaction_ms): the
+// threads read (name, lib_name, lib_ver, db, resp; last_command and last_interaction_ms are
+// atomics instead, written on every command without this lock): the
 // owning connection writes them only while holding mutex(), and readers (CLIENT LIST) hold it
 // too. Ids are unique for the life of the process and start at 1.
 class ClientRegistry {

@@ -50,7 +50,7 @@ Harness::Harness() : dir_(MakeTempDir()), clock_(std::make_shared<AdjustableCloc
   client_.addr = "127.0.0.1:50000";
   client_.laddr = "127.0.0.1:6379";
   client_.created_ms = ServerState::RealNowMs();
-  client_.last_interaction_ms = client_.created_ms;
+  client_.last_interaction_ms.store(client_.created_ms, std::memory_order_relaxed);
   server_->clients().Add(&client_, nullptr);
 }
 

@@ -47,6 +47,8 @@ int Serve(const Config& config, const char* argv0) {
   options.durability = config.appendfsync;
   options.clock = clock;
   options.max_value_bytes = config.proto_max_bulk_len;
+  options.on_progress = [](const std::string& line) { sluice::server::LogInfo(line); };
+  sluice::server::LogInfo("loading: opening data dir " + config.dir);
   auto opened = sluice::Store::Open(options);
   if (!opened.ok()) {
     return Fail("cannot open data directory '" + config.dir + "': " + opened.status().ToString());

@@ -3,6 +3,8 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
+#include <rocksdb/wal_filter.h>
+#include <rocksdb/write_batch.h>
 
 #include <algorithm>
 #include <chrono>
@@ -82,14 +84,71 @@ Store::Impl::Impl(Options options)
       durability_(options_.durability),
       max_value_bytes_(options_.max_value_bytes) {}
 
+namespace {
+
+// Counts the write-ahead log records RocksDB replays while opening and reports progress through
+// Options::on_progress at most once a second, so a long recovery is visible. Used only by Open,
+// on the opening thread.
+class RecoveryProgress final : public rocksdb::WalFilter {
+ public:
+  explicit RecoveryProgress(std::function<void(const std::string&)> report)
+      : report_(std::move(report)), last_report_(std::chrono::steady_clock::now()) {}
+
+  WalProcessingOption LogRecordFound(unsigned long long /*log_number*/,
+                                     const std::string& /*log_file_name*/,
+                                     const rocksdb::WriteBatch& batch,
+                                     rocksdb::WriteBatch* /*new_batch*/,
+                                     bool* batch_changed) override {
+    *batch_changed = false;
+    ++records_;
+    updates_ += batch.Count();
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_report_ >= std::chrono::seconds(1)) {
+      last_report_ = now;
+      report_("loading: replayed " + Summary() + " so far");
+    }
+    return WalProcessingOption::kContinueProcessing;
+  }
+  const char* Name() const override { return "SluiceRecoveryProgress"; }
+
+  std::string Summary() const {
+    return std::to_string(records_) + " write-ahead log records (" + std::to_string(updates_) +
+           " updates)";
+  }
+
+ private:
+  std::function<void(const std::string&)> report_;
+  std::chrono::steady_clock::time_point last_report_;
+  int64_t records_ = 0;
+  int64_t updates_ = 0;
+};
+
+}  // namespace
+
 Status Store::Impl::Open() {
   if (options_.path.empty()) return Status::IOError("no data directory given");
   std::error_code ec;
   std::filesystem::create_directories(options_.path, ec);  // RocksDB reports what still fails
+  const auto started = std::chrono::steady_clock::now();
+  rocksdb::Options rocks = internal::MakeRocksOptions(options_, clock_);
+  RecoveryProgress* progress = nullptr;
+  if (options_.on_progress) {
+    auto filter = std::make_unique<RecoveryProgress>(options_.on_progress);
+    progress = filter.get();
+    rocks.wal_filter = filter.get();
+    recovery_progress_ = std::move(filter);
+  }
   rocksdb::DB* raw = nullptr;
-  auto s = rocksdb::DB::Open(internal::MakeRocksOptions(options_, clock_), options_.path, &raw);
+  auto s = rocksdb::DB::Open(rocks, options_.path, &raw);
   if (!s.ok()) return FromRocks(s);
   db_.reset(raw);
+  if (progress != nullptr) {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count();
+    options_.on_progress("loaded " + options_.path + " in " + std::to_string(ms) +
+                         " ms, replayed " + progress->Summary());
+  }
   everysec_thread_ = std::thread([this] { EverySecLoop(); });
   if (options_.active_expiry && options_.active_expiry_hz > 0) {
     expiry_thread_ = std::thread([this] { ExpiryLoop(); });

@@ -13,6 +13,7 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/wal_filter.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -123,6 +124,9 @@ class Store::Impl {
 
   Options options_;
   std::shared_ptr<const Clock> clock_;
+  // Reports WAL replay progress during Open (Options::on_progress). RocksDB keeps a pointer to
+  // it, so it is declared before db_ and outlives the database.
+  std::unique_ptr<rocksdb::WalFilter> recovery_progress_;
   std::unique_ptr<rocksdb::DB> db_;
   internal::LockPool locks_;
   internal::CursorTable cursors_;

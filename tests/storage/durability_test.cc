@@ -266,3 +266,36 @@ TEST_CASE("GetStats reports disk and memtable usage") {
 }
 
 }  // namespace sluice::testing
+
+namespace sluice::testing {
+namespace {
+
+TEST_CASE("Open reports write-ahead log replay through on_progress") {
+  TempDir dir;
+  {
+    Options options;
+    options.path = dir.path();
+    auto store = Store::Open(options);
+    REQUIRE(store.ok());
+    for (int i = 0; i < 500; ++i) {
+      REQUIRE((*store)->Set(0, "k" + std::to_string(i), "v", SetOptions()).ok());
+    }
+  }  // closed without a memtable flush: the next Open replays the WAL
+  std::vector<std::string> lines;
+  Options options;
+  options.path = dir.path();
+  options.on_progress = [&](const std::string& line) { lines.push_back(line); };
+  auto store = Store::Open(options);
+  REQUIRE(store.ok());
+  REQUIRE(!lines.empty());
+  const std::string& summary = lines.back();
+  CAPTURE(summary);
+  CHECK(summary.rfind("loaded " + dir.path() + " in ", 0) == 0);
+  CHECK(summary.find("replayed 500 write-ahead log records (500 updates)") != std::string::npos);
+  auto got = (*store)->Get(0, "k499");
+  REQUIRE(got.ok());
+  CHECK(*got == std::optional<std::string>("v"));
+}
+
+}  // namespace
+}  // namespace sluice::testing

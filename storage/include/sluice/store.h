@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -46,6 +47,10 @@ struct Options {
   int active_expiry_hz = 10;              // expiry cycles per second
   int64_t max_value_bytes = 512LL << 20;  // APPEND/SETRANGE beyond this fail (Redis: 512 MB)
   size_t block_cache_bytes = 64 << 20;    // RocksDB block cache
+  // Progress of long work, as human-readable lines: while Open replays the write-ahead log (after
+  // a crash or an unflushed close, this can take seconds), at most one line a second, then one
+  // summary line when Open has finished. Called on the thread calling Open. nullptr: silent.
+  std::function<void(const std::string&)> on_progress;
 };
 
 // What a key holds. TypeName() gives the name TYPE replies with.

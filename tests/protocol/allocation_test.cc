@@ -1,27 +1,15 @@
 // Steady-state allocation checks: parsing pipelined commands and writing replies into a
 // reserved buffer must not touch the heap. This file replaces the global operator new for the
-// whole test binary with a counting version (malloc underneath).
+// whole test binary with the counting version of tests/common/counting_new.h.
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <new>
 #include <string>
 
 #include "protocol/reply_writer.h"
 #include "protocol/request_parser.h"
-
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+#include "tests/common/counting_new.h"
 
 namespace sluice::protocol {
 namespace {
@@ -44,12 +32,12 @@ TEST_CASE("parsing pipelined commands does not allocate once the parser is warm"
     pipeline += "PING \"quoted arg\" x\r\n";
   }
   RequestParser parser;
-  const long cold = g_allocations.load();
+  testing::AllocationCounter cold;
   REQUIRE(ParseAll(parser, pipeline) == 2000);  // warms the reused vectors and strings
-  REQUIRE(g_allocations.load() > cold);         // the counter does see the parser's allocations
-  const long before = g_allocations.load();
+  REQUIRE(cold.Stop() > 0);                     // the counter does see the parser's allocations
+  testing::AllocationCounter warm;
   const int commands = ParseAll(parser, pipeline);
-  const long allocations = g_allocations.load() - before;
+  const long allocations = warm.Stop();
   CHECK(commands == 2000);
   CHECK(allocations == 0);
 }
@@ -58,7 +46,7 @@ TEST_CASE("writing replies into a reserved buffer does not allocate") {
   std::string out;
   out.reserve(1 << 16);
   ReplyWriter writer(&out, 3);
-  const long before = g_allocations.load();
+  testing::AllocationCounter counter;
   for (int i = 0; i < 100; ++i) {
     writer.Array(3);
     writer.Integer(-1234567890123LL * i);
@@ -71,7 +59,7 @@ TEST_CASE("writing replies into a reserved buffer does not allocate") {
     writer.NullBulk();
     writer.Verbatim("txt", "info");
   }
-  const long allocations = g_allocations.load() - before;
+  const long allocations = counter.Stop();
   CHECK(allocations == 0);
   CHECK(out.size() < out.capacity());
 }

@@ -26,13 +26,10 @@
 #include "server/dispatcher.h"
 #include "sluice/limiter.h"
 #include "sluice/store.h"
+#include "tests/common/counting_new.h"
 #include "tests/server/harness.h"
 
 namespace {
-
-thread_local bool t_counting = false;
-thread_local bool t_in_hook = false;
-thread_local long t_allocations = 0;
 
 constexpr int kMaxTraces = 256;
 int g_max_traces = 8;  // SLUICE_ALLOC_TRACE=N: N stacks
@@ -45,58 +42,21 @@ struct Trace {
 Trace g_traces[kMaxTraces];
 int g_traced = 0;  // touched only by the counting thread
 
-void Count(size_t size) {
-  if (!t_counting || t_in_hook) return;
-  ++t_allocations;
-  if (g_traced < g_max_traces) {
-    t_in_hook = true;
-    Trace& t = g_traces[g_traced++];
-    t.size = size;
-    t.frames = backtrace(t.pcs, kMaxFrames);
-    t_in_hook = false;
-  }
-}
-
-void* Allocate(size_t size) {
-  Count(size);
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-
-void* AllocateAligned(size_t size, std::align_val_t align) {
-  Count(size);
-  const auto a = static_cast<size_t>(align);
-  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
-  throw std::bad_alloc();
+// The counting allocator's hook: records the stacks of the first counted allocations.
+void TraceAllocation(size_t size) {
+  if (g_traced >= g_max_traces) return;
+  Trace& t = g_traces[g_traced++];
+  t.size = size;
+  t.frames = backtrace(t.pcs, kMaxFrames);
 }
 
 }  // namespace
 
-// operator new[] and the nothrow forms call these in libstdc++.
-void* operator new(size_t size) { return Allocate(size); }
-void* operator new(size_t size, std::align_val_t align) { return AllocateAligned(size, align); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-
 namespace sluice::server::testing {
 namespace {
 
-// Counts this thread's allocations between construction and Stop().
-class AllocationCounter {
- public:
-  AllocationCounter() {
-    g_traced = 0;
-    t_allocations = 0;
-    t_counting = true;
-  }
-  long Stop() {
-    t_counting = false;
-    return t_allocations;
-  }
-  ~AllocationCounter() { t_counting = false; }
-};
+using sluice::testing::AllocationCounter;
+using sluice::testing::g_allocation_hook;
 
 void PrintTraces(const char* what) {
   std::fprintf(stderr, "%s: stacks of the first %d counted allocations:\n", what, g_traced);
@@ -155,6 +115,8 @@ std::string KeyName(std::string_view kind, int i) {
 // reused reply buffer as a Connection runs a read batch; returns the allocations counted.
 template <typename Fn>
 long RunBatches(Harness& h, std::string& reply, int n, bool count, Fn&& one) {
+  g_traced = 0;
+  g_allocation_hook = &TraceAllocation;
   AllocationCounter counter;
   if (!count) counter.Stop();
   for (int done = 0; done < n;) {

@@ -21,34 +21,8 @@
 #include "sluice/limiter.h"
 #include "storage/encoding.h"
 #include "storage/store_impl.h"
+#include "tests/common/counting_new.h"
 #include "tests/storage/test_util.h"
-
-namespace {
-
-thread_local bool t_counting = false;
-thread_local long t_allocations = 0;
-
-void* Allocate(size_t size) {
-  if (t_counting) ++t_allocations;
-  if (void* p = std::malloc(size ? size : 1)) return p;
-  throw std::bad_alloc();
-}
-
-void* AllocateAligned(size_t size, std::align_val_t align) {
-  if (t_counting) ++t_allocations;
-  const auto a = static_cast<size_t>(align);
-  if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
-  throw std::bad_alloc();
-}
-
-}  // namespace
-
-void* operator new(size_t size) { return Allocate(size); }
-void* operator new(size_t size, std::align_val_t align) { return AllocateAligned(size, align); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace sluice::testing {
 namespace {
@@ -79,11 +53,9 @@ long Measure(One&& one, EndBatch&& end_batch) {
     }
   };
   run(kWarmup);
-  t_allocations = 0;
-  t_counting = true;
+  AllocationCounter counter;
   run(kMeasured);
-  t_counting = false;
-  return t_allocations;
+  return counter.Stop();
 }
 
 // The bare RocksDB calls the Store makes, with reused buffers: nothing of Sluice in between.

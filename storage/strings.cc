@@ -30,6 +30,16 @@ bool FitsMax(int64_t size, int64_t append, int64_t max_bytes) {
   return size <= max_bytes && append <= max_bytes - size;
 }
 
+// The key's current value for a string read-modify-write (the caller holds the key's lock):
+// nullopt when the key is missing or expired, WrongType when it holds another kind.
+Result<std::optional<Entry>> ReadString(Txn& txn, const RawKey& raw) {
+  auto cur = txn.Read(raw);
+  if (cur.ok() && cur->has_value() && (*cur)->kind != ValueKind::kString) {
+    return Status::WrongType();
+  }
+  return cur;
+}
+
 std::vector<std::string> RawKeys(int db, Pairs pairs) {
   std::vector<std::string> raw;
   raw.reserve(pairs.size());
@@ -120,11 +130,10 @@ Result<std::optional<std::string>> Store::GetDel(int db, std::string_view key) {
   const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
-  auto cur = txn.Read(raw);
+  auto cur = ReadString(txn, raw);
   if (!cur.ok()) return cur.status();
   std::optional<std::string> old;
   if (cur->has_value()) {
-    if ((*cur)->kind != ValueKind::kString) return Status::WrongType();
     old = std::move((*cur)->payload);
     txn.Delete(raw);
   }
@@ -137,7 +146,7 @@ Result<std::optional<std::string>> Store::GetEx(int db, std::string_view key, Ex
   const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
-  auto cur = txn.Read(raw);
+  auto cur = ReadString(txn, raw);
   if (!cur.ok()) return cur.status();
   if (!cur->has_value()) {
     Status s = txn.Commit();
@@ -145,7 +154,6 @@ Result<std::optional<std::string>> Store::GetEx(int db, std::string_view key, Ex
     return std::optional<std::string>();
   }
   Entry& e = **cur;
-  if (e.kind != ValueKind::kString) return Status::WrongType();
   if (change.kind == ExpiryChange::Kind::kPersist && e.expire_at_ms != kNoExpiry) {
     txn.Put(raw, e.kind, kNoExpiry, e.payload);
   } else if (change.kind == ExpiryChange::Kind::kSetAt) {
@@ -249,12 +257,11 @@ Result<std::string> Store::IncrByFloat(int db, std::string_view key, long double
   const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
-  auto cur = txn.Read(raw);
+  auto cur = ReadString(txn, raw);
   if (!cur.ok()) return cur.status();
   long double value = 0;
   int64_t expire = kNoExpiry;
   if (cur->has_value()) {
-    if ((*cur)->kind != ValueKind::kString) return Status::WrongType();
     auto parsed = internal::ParseLongDouble((*cur)->payload);
     if (!parsed) return Status::NotFloat();
     value = *parsed;
@@ -275,12 +282,11 @@ Result<int64_t> Store::Append(int db, std::string_view key, std::string_view val
   const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
-  auto cur = txn.Read(raw);
+  auto cur = ReadString(txn, raw);
   if (!cur.ok()) return cur.status();
   Entry e;
   if (cur->has_value()) {
     e = std::move(**cur);
-    if (e.kind != ValueKind::kString) return Status::WrongType();
     auto size = static_cast<int64_t>(e.payload.size());
     if (!FitsMax(size, static_cast<int64_t>(value.size()), impl_->max_value_bytes())) {
       return Status::InvalidArgument(kTooBig);
@@ -324,13 +330,10 @@ Result<int64_t> Store::SetRange(int db, std::string_view key, int64_t offset,
   const RawKey raw(db, key);
   std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
   Txn txn(*impl_);
-  auto cur = txn.Read(raw);
+  auto cur = ReadString(txn, raw);
   if (!cur.ok()) return cur.status();
   Entry e;
-  if (cur->has_value()) {
-    e = std::move(**cur);
-    if (e.kind != ValueKind::kString) return Status::WrongType();
-  }
+  if (cur->has_value()) e = std::move(**cur);
   if (value.empty()) {  // sets nothing: the length as it is (0 creates no key)
     Status s = txn.Commit();
     if (!s.ok()) return s;

@@ -3,6 +3,8 @@
 // applies an Outcome the way the engine does (kPut sets value and expiry, kDelete removes the key).
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,5 +55,15 @@ class FakeKey {
   int64_t expire_at_ms_ = -1;
   StoredState state_;
 };
+
+// Checks the take contract on a take's outcome (the state decoded; a denied call and COST 0 write
+// nothing; an allowed call with a cost writes) and applies it to `key`, as the engine would.
+inline Outcome CheckAndApply(FakeKey& key, Outcome o, int64_t cost) {
+  REQUIRE_FALSE(o.corrupt);
+  CHECK(o.write ==
+        ((o.decision.allowed && cost > 0) ? Outcome::Write::kPut : Outcome::Write::kNone));
+  key.Apply(o);
+  return o;
+}
 
 }  // namespace sluice::limiter::testing

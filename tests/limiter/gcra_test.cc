@@ -42,13 +42,7 @@ std::ostream& operator<<(std::ostream& os, const TakeReply& r) {
 
 // Runs one call against the fake key and applies its write.
 Outcome Take(const GcraParams& p, FakeKey& key, int64_t now_ns, int64_t cost) {
-  Outcome o = GcraTake(p, key.Get(now_ns), now_ns, cost);
-  REQUIRE_FALSE(o.corrupt);
-  // The contract: denied and COST 0 never write; allowed with cost writes.
-  CHECK(o.write ==
-        ((o.decision.allowed && cost > 0) ? Outcome::Write::kPut : Outcome::Write::kNone));
-  key.Apply(o);
-  return o;
+  return testing::CheckAndApply(key, GcraTake(p, key.Get(now_ns), now_ns, cost), cost);
 }
 
 struct CellRow {

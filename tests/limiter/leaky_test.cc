@@ -27,12 +27,7 @@ LeakyParams Params(int64_t rate, int64_t period_ns, int64_t burst, int64_t delay
 }
 
 Outcome Take(const LeakyParams& p, FakeKey& key, int64_t now_ns, int64_t cost = 1) {
-  Outcome o = LeakyTake(p, key.Get(now_ns), now_ns, cost);
-  REQUIRE_FALSE(o.corrupt);
-  CHECK(o.write ==
-        ((o.decision.allowed && cost > 0) ? Outcome::Write::kPut : Outcome::Write::kNone));
-  key.Apply(o);
-  return o;
+  return testing::CheckAndApply(key, LeakyTake(p, key.Get(now_ns), now_ns, cost), cost);
 }
 
 // One row: when, cost, and the expected allowed, remaining, retry_after, reset_after (ns) and

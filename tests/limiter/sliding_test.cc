@@ -28,12 +28,7 @@ SlidingParams Params(int64_t limit, int64_t window_ns) {
 }
 
 Outcome Take(const SlidingParams& p, FakeKey& key, int64_t now_ns, int64_t cost) {
-  Outcome o = SlidingTake(p, key.Get(now_ns), now_ns, cost);
-  REQUIRE_FALSE(o.corrupt);
-  CHECK(o.write ==
-        ((o.decision.allowed && cost > 0) ? Outcome::Write::kPut : Outcome::Write::kNone));
-  key.Apply(o);
-  return o;
+  return testing::CheckAndApply(key, SlidingTake(p, key.Get(now_ns), now_ns, cost), cost);
 }
 
 struct Row {

@@ -55,6 +55,14 @@ bool ArityOk(const CommandSpec& spec, size_t argc) {
   return argc >= static_cast<size_t>(-spec.arity);
 }
 
+void CommandKeyPositions(const CommandSpec& spec, Args args, std::vector<int>* positions) {
+  if (spec.find_keys != nullptr) return spec.find_keys(args, positions);
+  if (spec.first_key <= 0 || spec.key_step <= 0) return;
+  const int argc = static_cast<int>(args.size());
+  const int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
+  for (int i = spec.first_key; i <= last && i < argc; i += spec.key_step) positions->push_back(i);
+}
+
 void RegisterAllCommands(CommandTable& table) {
   RegisterServerCommands(table);
   RegisterConnectionCommands(table);

@@ -34,6 +34,11 @@ struct CommandContext {
 
 using Handler = void (*)(CommandContext& ctx, Args args);
 
+// For commands whose keys a (first, last, step) range cannot describe (LIMITS.TAKE, EVAL,
+// ZUNIONSTORE, ...): appends the positions in `args` of every key argument. Must accept any
+// args that passed the arity check (bad input: append nothing; the handler reports the error).
+using KeyFinder = void (*)(Args args, std::vector<int>* positions);
+
 // Flags, as COMMAND INFO names them.
 enum CommandFlag : uint32_t {
   kWrite = 1u << 0,       // "write"
@@ -56,6 +61,7 @@ struct CommandSpec {
   int last_key = 0;   // -1: the last argument
   int key_step = 0;
   Handler handler = nullptr;
+  KeyFinder find_keys = nullptr;  // set for variable key positions; overrides the range above
   // For COMMAND DOCS and redis-cli hints.
   std::string group;  // "string", "generic", "server", "connection", "rate-limit", ...
   std::string summary;
@@ -88,6 +94,10 @@ class CommandTable {
 
 // Arity check: true when args.size() fits spec.arity.
 bool ArityOk(const CommandSpec& spec, size_t argc);
+
+// The positions in `args` of the command's key arguments (spec.find_keys, or the spec's
+// first/last/step range clipped to args), appended to *positions in argument order.
+void CommandKeyPositions(const CommandSpec& spec, Args args, std::vector<int>* positions);
 
 // Families (one file each under server/).
 void RegisterServerCommands(CommandTable& table);  // cmd_server.cc: PING, INFO, CONFIG, ...

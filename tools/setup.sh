@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make librocksdb-dev libasio-dev doctest-dev libxxhash-dev
-          redis-tools clang libclang-rt-14-dev python3)
+          redis-tools redis-server clang libclang-rt-14-dev python3 python3-redis)
 build_type=RelWithDebInfo
 case "${1:-}" in
   --release) build_type=Release ;;

@@ -51,6 +51,7 @@ void ReplyError(protocol::ReplyWriter& out, const Status& status) {
       return;
     case Code::kIOError:
     case Code::kCorruption:
+    case Code::kLockConflict:
       out.Error("ERR " + status.message());
       return;
   }

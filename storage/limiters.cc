@@ -1,6 +1,5 @@
 // Limiter takes: each one atomic read -> pure limiter math -> write under the key's lock.
 #include <cstdio>
-#include <mutex>
 
 #include "scratch.h"
 #include "store_impl.h"
@@ -21,17 +20,15 @@ struct StateKind {
 };
 constexpr StateKind kTextState{ValueKind::kString, true};
 
-// Runs one take: lock the key, read its state, call `take(state, now_ns, &outcome)`, write what
-// the outcome says. The outcome lives per thread and is reused, so takes that fill it in place
-// (GcraTakeInto, WindowTakeInto) allocate nothing once warm.
+// Runs one take in the unit: claim the key, read its state, call `take(state, now_ns, &outcome)`,
+// write what the outcome says. The outcome lives per thread and is reused, so takes that fill it in
+// place (GcraTakeInto, WindowTakeInto) allocate nothing once warm.
 template <typename Fn>
-Result<limiter::Decision> RunTake(Store::Impl& impl, int db, std::string_view key, StateKind sk,
-                                  Fn&& take) {
+Result<limiter::Decision> RunTake(Txn& txn, int db, std::string_view key, StateKind sk, Fn&& take) {
   thread_local limiter::Outcome out;
   const RawKey raw(db, key);
-  std::lock_guard<std::mutex> lock(impl.locks().ForKey(raw));
-  const int64_t now_ns = impl.clock().NowNs();
-  Txn txn(impl, now_ns / limiter::kNsPerMs);
+  if (Status c = txn.ClaimWrite(raw); !c.ok()) return c;
+  const int64_t now_ns = txn.now_ns();
   auto cur = txn.ReadView(raw);  // viewed by `state` until the take has run
   if (!cur.ok()) return cur.status();
   limiter::StoredState state;
@@ -51,8 +48,6 @@ Result<limiter::Decision> RunTake(Store::Impl& impl, int db, std::string_view ke
   } else if (out.write == limiter::Outcome::Write::kDelete) {
     txn.Delete(raw);
   }
-  Status s = txn.Commit();
-  if (!s.ok()) return s;
   return out.decision;
 }
 
@@ -66,40 +61,44 @@ std::string RandomToken() {
 
 }  // namespace
 
-Result<limiter::Decision> Store::GcraTake(int db, std::string_view key,
-                                          const limiter::GcraParams& p, int64_t cost) {
-  return RunTake(*impl_, db, key, kTextState, [&](auto* st, int64_t now, limiter::Outcome* out) {
+Result<limiter::Decision> Store::Transaction::GcraTake(int db, std::string_view key,
+                                                       const limiter::GcraParams& p, int64_t cost) {
+  return RunTake(*txn_, db, key, kTextState, [&](auto* st, int64_t now, limiter::Outcome* out) {
     limiter::GcraTakeInto(p, st, now, cost, out);
   });
 }
 
-Result<limiter::Decision> Store::LeakyTake(int db, std::string_view key,
-                                           const limiter::LeakyParams& p, int64_t cost) {
-  return RunTake(*impl_, db, key, {ValueKind::kLeaky, false},
+Result<limiter::Decision> Store::Transaction::LeakyTake(int db, std::string_view key,
+                                                        const limiter::LeakyParams& p,
+                                                        int64_t cost) {
+  return RunTake(*txn_, db, key, {ValueKind::kLeaky, false},
                  [&](auto* st, int64_t now, limiter::Outcome* out) {
                    *out = limiter::LeakyTake(p, st, now, cost);
                  });
 }
 
-Result<limiter::Decision> Store::WindowTake(int db, std::string_view key,
-                                            const limiter::WindowParams& p, int64_t cost) {
-  return RunTake(*impl_, db, key, kTextState, [&](auto* st, int64_t now, limiter::Outcome* out) {
+Result<limiter::Decision> Store::Transaction::WindowTake(int db, std::string_view key,
+                                                         const limiter::WindowParams& p,
+                                                         int64_t cost) {
+  return RunTake(*txn_, db, key, kTextState, [&](auto* st, int64_t now, limiter::Outcome* out) {
     limiter::WindowTakeInto(p, st, now, cost, out);
   });
 }
 
-Result<limiter::Decision> Store::SlidingTake(int db, std::string_view key,
-                                             const limiter::SlidingParams& p, int64_t cost) {
-  return RunTake(*impl_, db, key, {ValueKind::kSliding, false},
+Result<limiter::Decision> Store::Transaction::SlidingTake(int db, std::string_view key,
+                                                          const limiter::SlidingParams& p,
+                                                          int64_t cost) {
+  return RunTake(*txn_, db, key, {ValueKind::kSliding, false},
                  [&](auto* st, int64_t now, limiter::Outcome* out) {
                    *out = limiter::SlidingTake(p, st, now, cost);
                  });
 }
 
-Result<ConcAcquireReply> Store::ConcAcquire(int db, std::string_view key,
-                                            const limiter::ConcParams& p, std::string_view token) {
+Result<ConcAcquireReply> Store::Transaction::ConcAcquire(int db, std::string_view key,
+                                                         const limiter::ConcParams& p,
+                                                         std::string_view token) {
   const std::string tok = token.empty() ? RandomToken() : std::string(token);
-  auto r = RunTake(*impl_, db, key, {ValueKind::kConc, false},
+  auto r = RunTake(*txn_, db, key, {ValueKind::kConc, false},
                    [&](auto* st, int64_t now, limiter::Outcome* out) {
                      *out = limiter::ConcAcquire(p, st, now, tok);
                    });
@@ -110,8 +109,8 @@ Result<ConcAcquireReply> Store::ConcAcquire(int db, std::string_view key,
   return reply;
 }
 
-Result<bool> Store::ConcRelease(int db, std::string_view key, std::string_view token) {
-  auto r = RunTake(*impl_, db, key, {ValueKind::kConc, false},
+Result<bool> Store::Transaction::ConcRelease(int db, std::string_view key, std::string_view token) {
+  auto r = RunTake(*txn_, db, key, {ValueKind::kConc, false},
                    [&](auto* st, int64_t now, limiter::Outcome* out) {
                      *out = limiter::ConcRelease(st, now, token);
                    });

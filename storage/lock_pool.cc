@@ -55,4 +55,42 @@ LockPool::MultiGuard::~MultiGuard() {
   for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) pool_->mutexes_[*it].unlock();
 }
 
+void LockSet::Lock(LockPool& pool) {
+  pool_ = &pool;
+  if (all_) {
+    stripes_.resize(LockPool::kStripes);
+    std::iota(stripes_.begin(), stripes_.end(), size_t{0});
+  } else {
+    std::sort(stripes_.begin(), stripes_.end());
+    stripes_.erase(std::unique(stripes_.begin(), stripes_.end()), stripes_.end());
+  }
+  for (size_t s : stripes_) pool.mutexes_[s].lock();
+}
+
+bool LockSet::Holds(std::string_view raw_key) const {
+  if (pool_ == nullptr) return false;
+  if (all_) return true;
+  return std::binary_search(stripes_.begin(), stripes_.end(), LockPool::StripeOf(raw_key));
+}
+
+bool LockSet::TryAcquire(std::string_view raw_key) {
+  if (pool_ == nullptr) return false;
+  if (all_) return true;
+  const size_t stripe = LockPool::StripeOf(raw_key);
+  auto it = std::lower_bound(stripes_.begin(), stripes_.end(), stripe);
+  if (it != stripes_.end() && *it == stripe) return true;
+  if (!pool_->mutexes_[stripe].try_lock()) return false;
+  stripes_.insert(it, stripe);
+  return true;
+}
+
+void LockSet::Unlock() {
+  if (pool_ != nullptr) {
+    for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) pool_->mutexes_[*it].unlock();
+  }
+  pool_ = nullptr;
+  stripes_.clear();
+  all_ = false;
+}
+
 }  // namespace sluice::internal

@@ -37,7 +37,37 @@ class LockPool {
   };
 
  private:
+  friend class LockSet;
   std::mutex mutexes_[kStripes];
+};
+
+// The stripes one unit of work holds (a Store::Transaction). Planned from the unit's keys,
+// locked once in ascending order (so units never deadlock), extended later only by try-lock
+// (never blocking, so still deadlock free). Reusable: Unlock() keeps the vector's capacity.
+// Not thread-safe: one unit, one thread at a time.
+class LockSet {
+ public:
+  LockSet() = default;
+  ~LockSet() { Unlock(); }
+  LockSet(const LockSet&) = delete;
+  LockSet& operator=(const LockSet&) = delete;
+
+  // Planning, before Lock(): the stripe of raw_key, or every stripe.
+  void Plan(std::string_view raw_key) { stripes_.push_back(LockPool::StripeOf(raw_key)); }
+  void PlanAll() { all_ = true; }
+  // Locks the planned stripes in ascending order, blocking until each is free.
+  void Lock(LockPool& pool);
+  bool Holds(std::string_view raw_key) const;
+  // Holds raw_key's stripe afterwards: true if it already did or the stripe was free now.
+  bool TryAcquire(std::string_view raw_key);
+  // Releases every stripe held and forgets the plan.
+  void Unlock();
+  bool holds_all() const { return all_ && pool_ != nullptr; }
+
+ private:
+  LockPool* pool_ = nullptr;     // set while locked
+  std::vector<size_t> stripes_;  // sorted and distinct once locked
+  bool all_ = false;
 };
 
 }  // namespace sluice::internal

@@ -1,11 +1,10 @@
 // Keyspace walks: KEYS, SCAN (with its server-side cursor table), RANDOMKEY, DBSIZE, the
 // INFO keyspace counts, FLUSHDB and FLUSHALL. Each walks one database's prefix range.
-#include <rocksdb/write_batch.h>
-
 #include <memory>
 
 #include "sluice/glob.h"
 #include "store_impl.h"
+#include "txn.h"
 
 namespace sluice {
 
@@ -14,25 +13,19 @@ using internal::DbPrefix;
 using internal::EncodeKey;
 using internal::FromRocks;
 using internal::IsExpired;
+using internal::Txn;
 
 namespace {
 
-// An iterator confined to one database's key range [db, db + 1), in both directions: without
-// the lower bound, SeekToLast on an empty db would land on the last key of a lower db.
-// Not copyable or movable: the bounds' slices point into the strings beside them.
+// An iterator confined to one database's key range [db, db + 1), in both directions (without
+// the lower bound, SeekToLast on an empty db would land on the last key of a lower db), over
+// the unit's own writes merged with what is stored.
 class DbIterator {
  public:
-  DbIterator(rocksdb::DB* rdb, int db)
-      : end_(DbEnd(db)), end_slice_(end_), prefix_(DbPrefix(db)), prefix_slice_(prefix_) {
-    rocksdb::ReadOptions ro;
-    ro.iterate_lower_bound = &prefix_slice_;
-    ro.iterate_upper_bound = &end_slice_;
-    it_.reset(rdb->NewIterator(ro));
-  }
-  DbIterator(const DbIterator&) = delete;
-  DbIterator& operator=(const DbIterator&) = delete;
+  DbIterator(Txn& txn, int db)
+      : it_(txn.NewIterator(txn.impl().db()->DefaultColumnFamily(), DbPrefix(db), DbEnd(db))) {}
   rocksdb::Iterator* operator->() { return it_.get(); }
-  void SeekToFirst() { it_->Seek(prefix_); }
+  void SeekToFirst() { it_->SeekToFirst(); }
   // Positions at the first key strictly after user_key.
   void SeekAfter(std::string_view user_key, int db) {
     const std::string raw = EncodeKey(db, user_key);
@@ -47,10 +40,6 @@ class DbIterator {
   Status status() const { return FromRocks(it_->status()); }
 
  private:
-  std::string end_;
-  rocksdb::Slice end_slice_;
-  std::string prefix_;
-  rocksdb::Slice prefix_slice_;
   std::unique_ptr<rocksdb::Iterator> it_;
 };
 
@@ -104,10 +93,11 @@ std::optional<CursorTable::Position> CursorTable::Find(uint64_t id) const {
 
 }  // namespace internal
 
-Result<std::vector<std::string>> Store::Keys(int db, std::string_view pattern) {
+Result<std::vector<std::string>> Store::Transaction::Keys(int db, std::string_view pattern) {
+  if (Status c = ClaimAll(/*write=*/false); !c.ok()) return c;
   const int64_t now = NowMs();
   const std::string_view literal = GlobLiteralPrefix(pattern);
-  DbIterator it(impl_->db(), db);
+  DbIterator it(*txn_, db);
   std::vector<std::string> keys;
   for (it->Seek(EncodeKey(db, literal)); it->Valid(); it->Next()) {
     std::string_view key = it.user_key();
@@ -122,12 +112,14 @@ Result<std::vector<std::string>> Store::Keys(int db, std::string_view pattern) {
 // Cursor ids map to the last key a page returned (CursorTable). An unknown id (evicted, from
 // before a restart, or made up) restarts the iteration from the beginning, so a client always
 // terminates and sees every key that existed throughout at least once.
-Result<ScanPage> Store::Scan(int db, uint64_t cursor, std::optional<std::string_view> match,
-                             int64_t count, std::optional<std::string_view> type) {
+Result<ScanPage> Store::Transaction::Scan(int db, uint64_t cursor,
+                                          std::optional<std::string_view> match, int64_t count,
+                                          std::optional<std::string_view> type) {
+  if (Status c = ClaimAll(/*write=*/false); !c.ok()) return c;
   const int64_t now = NowMs();
-  DbIterator it(impl_->db(), db);
+  DbIterator it(*txn_, db);
   std::optional<internal::CursorTable::Position> pos;
-  if (cursor != 0) pos = impl_->cursors().Find(cursor);
+  if (cursor != 0) pos = txn_->impl().cursors().Find(cursor);
   if (pos && pos->db == db) {
     it.SeekAfter(pos->last_key, db);
   } else {
@@ -144,15 +136,16 @@ Result<ScanPage> Store::Scan(int db, uint64_t cursor, std::optional<std::string_
   }
   Status s = it.status();
   if (!s.ok()) return s;
-  if (it->Valid()) page.next_cursor = impl_->cursors().Add({db, std::move(last)});
+  if (it->Valid()) page.next_cursor = txn_->impl().cursors().Add({db, std::move(last)});
   return page;
 }
 
 // Seeks to a random point between the db's first and last keys, then takes the first live key
 // from there (wrapping around once). Roughly uniform for evenly spread keys.
-Result<std::optional<std::string>> Store::RandomKey(int db) {
+Result<std::optional<std::string>> Store::Transaction::RandomKey(int db) {
+  if (Status c = ClaimAll(/*write=*/false); !c.ok()) return c;
   const int64_t now = NowMs();
-  DbIterator it(impl_->db(), db);
+  DbIterator it(*txn_, db);
   it->SeekToLast();
   if (!it->Valid()) {
     Status s = it.status();
@@ -190,9 +183,10 @@ Result<std::optional<std::string>> Store::RandomKey(int db) {
 }
 
 // O(N) in the db's keys (expired ones are read too): RocksDB keeps no exact count.
-Result<KeyspaceInfo> Store::Keyspace(int db) {
+Result<KeyspaceInfo> Store::Transaction::Keyspace(int db) {
+  if (Status c = ClaimAll(/*write=*/false); !c.ok()) return c;
   const int64_t now = NowMs();
-  DbIterator it(impl_->db(), db);
+  DbIterator it(*txn_, db);
   KeyspaceInfo info;
   for (it.SeekToFirst(); it->Valid(); it->Next()) {
     auto v = it.value();
@@ -205,25 +199,23 @@ Result<KeyspaceInfo> Store::Keyspace(int db) {
   return info;
 }
 
-Result<int64_t> Store::DbSize(int db) {
+Result<int64_t> Store::Transaction::DbSize(int db) {
   auto info = Keyspace(db);
   if (!info.ok()) return info.status();
   return info->keys;
 }
 
-// Both take every stripe so no read-modify-write straddles the flush.
-Status Store::FlushDb(int db) {
-  auto guard = internal::LockPool::MultiGuard::All(impl_->locks());
-  rocksdb::WriteBatch batch;
-  batch.DeleteRange(DbPrefix(db), DbEnd(db));
-  return impl_->Write(&batch);
+// Both need every stripe, so no read-modify-write straddles the flush.
+Status Store::Transaction::FlushDb(int db) {
+  if (Status c = ClaimAll(/*write=*/true); !c.ok()) return c;
+  txn_->DeleteDb(db);
+  return Status::Ok();
 }
 
-Status Store::FlushAll() {
-  auto guard = internal::LockPool::MultiGuard::All(impl_->locks());
-  rocksdb::WriteBatch batch;
-  batch.DeleteRange(DbPrefix(0), DbEnd(kNumDatabases - 1));
-  return impl_->Write(&batch);
+Status Store::Transaction::FlushAll() {
+  if (Status c = ClaimAll(/*write=*/true); !c.ok()) return c;
+  for (int db = 0; db < kNumDatabases; ++db) txn_->DeleteDb(db);
+  return Status::Ok();
 }
 
 }  // namespace sluice

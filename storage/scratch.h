@@ -51,6 +51,36 @@ class Borrowed {
   T* item_;
 };
 
+// Objects of type T kept by each thread for reuse: Acquire() hands out a kept one (or a new
+// one), Release() keeps it again (up to kKeep per thread, the rest are deleted). Unlike
+// Borrowed, acquisitions may end in any order and on any thread, so a unit of work that lives
+// across calls (a Store::Transaction) can hold one. The object keeps its state: callers reset it.
+template <typename T, size_t kKeep = 4>
+class FreeList {
+ public:
+  static T* Acquire() {
+    auto& list = items();
+    if (list.empty()) return new T();
+    T* t = list.back().release();
+    list.pop_back();
+    return t;
+  }
+  static void Release(T* t) {
+    auto& list = items();
+    if (list.size() >= kKeep) {
+      delete t;
+      return;
+    }
+    list.emplace_back(t);
+  }
+
+ private:
+  static std::vector<std::unique_ptr<T>>& items() {
+    thread_local std::vector<std::unique_ptr<T>> list;
+    return list;
+  }
+};
+
 // Gives back a string's memory when it grew past kScratchKeepBytes.
 inline void TrimScratch(std::string* s) {
   if (s->capacity() > kScratchKeepBytes) std::string().swap(*s);

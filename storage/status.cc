@@ -22,6 +22,8 @@ std::string Status::ToString() const {
       return "IO error: " + message_;
     case Code::kCorruption:
       return "corruption: " + message_;
+    case Code::kLockConflict:
+      return "lock conflict: " + message_;
   }
   return "unknown";
 }

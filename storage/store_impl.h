@@ -35,6 +35,8 @@ namespace sluice {
 
 namespace internal {
 
+class Txn;
+
 // The RocksDB options Store::Open uses (tuned for small values, with the expiry compaction
 // filter driven by `clock`). Exposed so tests can drive RocksDB directly with the same setup.
 rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const Clock> clock);
@@ -89,6 +91,11 @@ class Store::Impl {
   Status SyncWal();  // flush + fsync
   void AddExpired(int64_t n) { expired_keys_.fetch_add(n, std::memory_order_relaxed); }
 
+  // Commit observers (transaction.cc). NotifyCommit tells each of them what `txn` wrote; called
+  // by Txn::Commit after a successful write, on the committing thread, with its locks held.
+  Status AddCommitObserver(CommitObserver* observer);
+  void NotifyCommit(const internal::Txn& txn);
+
   // Lock-free point reads. ReadEntry returns whatever is stored (expired or not);
   // ReadLive only a value live at now_ms. nullopt when missing; corrupt bytes: kCorruption.
   Result<std::optional<internal::Entry>> ReadEntry(const std::string& raw_key,
@@ -138,6 +145,12 @@ class Store::Impl {
   std::atomic<bool> unsynced_{false};  // a write not yet fsynced (kEverySec's trigger)
 
   std::string expiry_cursor_;  // encoded key where the next expiry cycle resumes
+
+  // Registered commit observers: slots filled once, in order, under observer_mu_; read without
+  // a lock (observer_count_ is published after its slot).
+  std::mutex observer_mu_;
+  std::atomic<CommitObserver*> observers_[Store::kMaxCommitObservers] = {};
+  std::atomic<int> observer_count_{0};
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;

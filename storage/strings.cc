@@ -3,7 +3,6 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
-#include <mutex>
 
 #include "numeric.h"
 #include "scratch.h"
@@ -62,7 +61,7 @@ int64_t ExpiryAfterSet(const ExpiryChange& change, const EntryView* current) {
 
 }  // namespace
 
-Result<std::optional<std::string>> Store::Get(int db, std::string_view key) {
+Result<std::optional<std::string>> Store::Transaction::Get(int db, std::string_view key) {
   std::string value;
   bool found = false;
   Status s = GetInto(db, key, &value, &found);
@@ -71,28 +70,23 @@ Result<std::optional<std::string>> Store::Get(int db, std::string_view key) {
   return std::optional<std::string>(std::move(value));
 }
 
-Status Store::GetInto(int db, std::string_view key, std::string* value, bool* found) {
+Status Store::Transaction::GetInto(int db, std::string_view key, std::string* value, bool* found) {
   *found = false;
-  const int64_t now = NowMs();
   const RawKey raw(db, key);
-  internal::ScratchRead read;
-  bool present = false;
-  Status s = impl_->ReadRaw(raw, read.get(), &present);
-  if (!s.ok() || !present) return s;
-  auto view = internal::DecodeValue(read.get()->ToStringView());
-  if (!view) return Status::Corruption("invalid value encoding");
-  if (internal::IsExpired(view->expire_at_ms, now)) return Status::Ok();
-  if (view->kind != ValueKind::kString) return Status::WrongType();
-  value->assign(view->payload);
+  if (Status c = txn_->ClaimRead(raw); !c.ok()) return c;
+  auto cur = txn_->ReadView(raw);
+  if (!cur.ok() || !cur->has_value()) return cur.status();
+  if ((*cur)->kind != ValueKind::kString) return Status::WrongType();
+  value->assign((*cur)->payload);
   *found = true;
   return Status::Ok();
 }
 
-Result<SetReply> Store::Set(int db, std::string_view key, std::string_view value,
-                            const SetOptions& options) {
+Result<SetReply> Store::Transaction::Set(int db, std::string_view key, std::string_view value,
+                                         const SetOptions& options) {
   const RawKey raw(db, key);
-  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
-  Txn txn(*impl_);
+  if (Status c = txn_->ClaimWrite(raw); !c.ok()) return c;
+  Txn& txn = *txn_;
   // A plain SET (with or without EX/PX/EXAT/PXAT) depends on nothing stored: it overwrites
   // without reading, as MSET does (so an expired value it replaces is not counted in
   // Stats::expired_keys). It still holds the key's lock, so it orders with read-modify-writes.
@@ -121,15 +115,13 @@ Result<SetReply> Store::Set(int db, std::string_view key, std::string_view value
     }
     reply.written = true;
   }
-  Status s = txn.Commit();
-  if (!s.ok()) return s;
   return reply;
 }
 
-Result<std::optional<std::string>> Store::GetDel(int db, std::string_view key) {
+Result<std::optional<std::string>> Store::Transaction::GetDel(int db, std::string_view key) {
   const RawKey raw(db, key);
-  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
-  Txn txn(*impl_);
+  if (Status c = txn_->ClaimWrite(raw); !c.ok()) return c;
+  Txn& txn = *txn_;
   auto cur = ReadString(txn, raw);
   if (!cur.ok()) return cur.status();
   std::optional<std::string> old;
@@ -137,22 +129,17 @@ Result<std::optional<std::string>> Store::GetDel(int db, std::string_view key) {
     old = std::move((*cur)->payload);
     txn.Delete(raw);
   }
-  Status s = txn.Commit();
-  if (!s.ok()) return s;
   return old;
 }
 
-Result<std::optional<std::string>> Store::GetEx(int db, std::string_view key, ExpiryChange change) {
+Result<std::optional<std::string>> Store::Transaction::GetEx(int db, std::string_view key,
+                                                             ExpiryChange change) {
   const RawKey raw(db, key);
-  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
-  Txn txn(*impl_);
+  if (Status c = txn_->ClaimWrite(raw); !c.ok()) return c;
+  Txn& txn = *txn_;
   auto cur = ReadString(txn, raw);
   if (!cur.ok()) return cur.status();
-  if (!cur->has_value()) {
-    Status s = txn.Commit();
-    if (!s.ok()) return s;
-    return std::optional<std::string>();
-  }
+  if (!cur->has_value()) return std::optional<std::string>();
   Entry& e = **cur;
   if (change.kind == ExpiryChange::Kind::kPersist && e.expire_at_ms != kNoExpiry) {
     txn.Put(raw, e.kind, kNoExpiry, e.payload);
@@ -163,70 +150,64 @@ Result<std::optional<std::string>> Store::GetEx(int db, std::string_view key, Ex
       txn.Put(raw, e.kind, change.at_ms, e.payload);
     }
   }
-  Status s = txn.Commit();
-  if (!s.ok()) return s;
   return std::optional<std::string>(std::move(e.payload));
 }
 
-Result<std::vector<std::optional<std::string>>> Store::MGet(
+Result<std::vector<std::optional<std::string>>> Store::Transaction::MGet(
     int db, std::span<const std::string_view> keys) {
-  // One snapshot: an MSET is seen entirely or not at all, as Redis's MGET would.
-  const rocksdb::Snapshot* snap = impl_->db()->GetSnapshot();
-  const int64_t now = NowMs();
+  for (std::string_view k : keys) {
+    if (Status c = ClaimRead(db, k); !c.ok()) return c;
+  }
+  // One state for every key: an MSET is seen entirely or not at all, as Redis's MGET would.
+  Txn::SnapshotReads one_state(*txn_);
   std::vector<std::optional<std::string>> out;
   out.reserve(keys.size());
-  Status error;
   for (std::string_view k : keys) {
-    auto e = impl_->ReadLive(EncodeKey(db, k), now, snap);
-    if (!e.ok()) {
-      error = e.status();
-      break;
-    }
-    if (e->has_value() && (*e)->kind == ValueKind::kString) {
-      out.emplace_back(std::move((*e)->payload));
+    auto cur = txn_->ReadView(EncodeKey(db, k));
+    if (!cur.ok()) return cur.status();
+    if (cur->has_value() && (*cur)->kind == ValueKind::kString) {
+      out.emplace_back(std::string((*cur)->payload));
     } else {
       out.emplace_back(std::nullopt);
     }
   }
-  impl_->db()->ReleaseSnapshot(snap);
-  if (!error.ok()) return error;
   return out;
 }
 
-Status Store::MSet(int db, Pairs pairs) {
+Status Store::Transaction::MSet(int db, Pairs pairs) {
   auto raw = RawKeys(db, pairs);
-  internal::LockPool::MultiGuard guard(impl_->locks(), raw);
-  Txn txn(*impl_);
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    txn.Put(raw[i], ValueKind::kString, kNoExpiry, pairs[i].second);  // later pairs win
+  for (const auto& k : raw) {
+    if (Status c = txn_->ClaimWrite(k); !c.ok()) return c;
   }
-  return txn.Commit();
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    txn_->Put(raw[i], ValueKind::kString, kNoExpiry, pairs[i].second);  // later pairs win
+  }
+  return Status::Ok();
 }
 
-Result<bool> Store::MSetNx(int db, Pairs pairs) {
+Result<bool> Store::Transaction::MSetNx(int db, Pairs pairs) {
   auto raw = RawKeys(db, pairs);
-  internal::LockPool::MultiGuard guard(impl_->locks(), raw);
-  Txn txn(*impl_);
+  for (const auto& k : raw) {
+    if (Status c = txn_->ClaimWrite(k); !c.ok()) return c;
+  }
   bool any_exists = false;
   for (const auto& k : raw) {
-    auto cur = txn.Read(k);
+    auto cur = txn_->ReadView(k);
     if (!cur.ok()) return cur.status();
     any_exists = any_exists || cur->has_value();
   }
   if (!any_exists) {
     for (size_t i = 0; i < pairs.size(); ++i) {
-      txn.Put(raw[i], ValueKind::kString, kNoExpiry, pairs[i].second);
+      txn_->Put(raw[i], ValueKind::kString, kNoExpiry, pairs[i].second);
     }
   }
-  Status s = txn.Commit();
-  if (!s.ok()) return s;
   return !any_exists;
 }
 
-Result<int64_t> Store::IncrBy(int db, std::string_view key, int64_t delta) {
+Result<int64_t> Store::Transaction::IncrBy(int db, std::string_view key, int64_t delta) {
   const RawKey raw(db, key);
-  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
-  Txn txn(*impl_);
+  if (Status c = txn_->ClaimWrite(raw); !c.ok()) return c;
+  Txn& txn = *txn_;
   auto cur = txn.ReadView(raw);
   if (!cur.ok()) return cur.status();
   int64_t old = 0;
@@ -248,15 +229,14 @@ Result<int64_t> Store::IncrBy(int db, std::string_view key, int64_t delta) {
   char text[24];  // an int64 in decimal, as std::to_string writes it, without a string
   const auto printed = std::to_chars(text, text + sizeof(text), result);
   txn.Put(raw, ValueKind::kString, expire, std::string_view(text, printed.ptr - text));
-  Status s = txn.Commit();
-  if (!s.ok()) return s;
   return result;
 }
 
-Result<std::string> Store::IncrByFloat(int db, std::string_view key, long double delta) {
+Result<std::string> Store::Transaction::IncrByFloat(int db, std::string_view key,
+                                                    long double delta) {
   const RawKey raw(db, key);
-  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
-  Txn txn(*impl_);
+  if (Status c = txn_->ClaimWrite(raw); !c.ok()) return c;
+  Txn& txn = *txn_;
   auto cur = ReadString(txn, raw);
   if (!cur.ok()) return cur.status();
   long double value = 0;
@@ -273,45 +253,43 @@ Result<std::string> Store::IncrByFloat(int db, std::string_view key, long double
   }
   std::string text = internal::FormatLongDouble(value);
   txn.Put(raw, ValueKind::kString, expire, text);
-  Status s = txn.Commit();
-  if (!s.ok()) return s;
   return text;
 }
 
-Result<int64_t> Store::Append(int db, std::string_view key, std::string_view value) {
+Result<int64_t> Store::Transaction::Append(int db, std::string_view key, std::string_view value) {
   const RawKey raw(db, key);
-  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
-  Txn txn(*impl_);
+  if (Status c = txn_->ClaimWrite(raw); !c.ok()) return c;
+  Txn& txn = *txn_;
   auto cur = ReadString(txn, raw);
   if (!cur.ok()) return cur.status();
   Entry e;
   if (cur->has_value()) {
     e = std::move(**cur);
     auto size = static_cast<int64_t>(e.payload.size());
-    if (!FitsMax(size, static_cast<int64_t>(value.size()), impl_->max_value_bytes())) {
+    if (!FitsMax(size, static_cast<int64_t>(value.size()), txn_->impl().max_value_bytes())) {
       return Status::InvalidArgument(kTooBig);
     }
   }
   e.payload.append(value);
   txn.Put(raw, e);
-  Status s = txn.Commit();
-  if (!s.ok()) return s;
   return static_cast<int64_t>(e.payload.size());
 }
 
-Result<int64_t> Store::StrLen(int db, std::string_view key) {
-  auto e = impl_->ReadLive(EncodeKey(db, key), NowMs());
-  if (!e.ok()) return e.status();
-  if (!e->has_value()) return int64_t{0};
-  if ((*e)->kind != ValueKind::kString) return Status::WrongType();
-  return static_cast<int64_t>((*e)->payload.size());
+Result<int64_t> Store::Transaction::StrLen(int db, std::string_view key) {
+  const RawKey raw(db, key);
+  if (Status c = txn_->ClaimRead(raw); !c.ok()) return c;
+  auto cur = ReadString(*txn_, raw);
+  if (!cur.ok()) return cur.status();
+  return cur->has_value() ? static_cast<int64_t>((*cur)->payload.size()) : int64_t{0};
 }
 
-Result<std::string> Store::GetRange(int db, std::string_view key, int64_t start, int64_t end) {
-  auto e = impl_->ReadLive(EncodeKey(db, key), NowMs());
+Result<std::string> Store::Transaction::GetRange(int db, std::string_view key, int64_t start,
+                                                 int64_t end) {
+  const RawKey raw(db, key);
+  if (Status c = txn_->ClaimRead(raw); !c.ok()) return c;
+  auto e = ReadString(*txn_, raw);
   if (!e.ok()) return e.status();
   if (!e->has_value()) return std::string();
-  if ((*e)->kind != ValueKind::kString) return Status::WrongType();
   if (start < 0 && end < 0 && start > end) return std::string();
   const std::string& str = (*e)->payload;
   const auto len = static_cast<int64_t>(str.size());
@@ -324,30 +302,24 @@ Result<std::string> Store::GetRange(int db, std::string_view key, int64_t start,
   return str.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1));
 }
 
-Result<int64_t> Store::SetRange(int db, std::string_view key, int64_t offset,
-                                std::string_view value) {
+Result<int64_t> Store::Transaction::SetRange(int db, std::string_view key, int64_t offset,
+                                             std::string_view value) {
   if (offset < 0) return Status::InvalidArgument("offset is out of range");
   const RawKey raw(db, key);
-  std::lock_guard<std::mutex> lock(impl_->locks().ForKey(raw));
-  Txn txn(*impl_);
+  if (Status c = txn_->ClaimWrite(raw); !c.ok()) return c;
+  Txn& txn = *txn_;
   auto cur = ReadString(txn, raw);
   if (!cur.ok()) return cur.status();
   Entry e;
   if (cur->has_value()) e = std::move(**cur);
-  if (value.empty()) {  // sets nothing: the length as it is (0 creates no key)
-    Status s = txn.Commit();
-    if (!s.ok()) return s;
-    return static_cast<int64_t>(e.payload.size());
-  }
-  if (!FitsMax(offset, static_cast<int64_t>(value.size()), impl_->max_value_bytes())) {
+  if (value.empty()) return static_cast<int64_t>(e.payload.size());  // sets nothing (0: no key)
+  if (!FitsMax(offset, static_cast<int64_t>(value.size()), txn_->impl().max_value_bytes())) {
     return Status::InvalidArgument(kTooBig);
   }
   const size_t needed = static_cast<size_t>(offset) + value.size();
   if (e.payload.size() < needed) e.payload.resize(needed, '\0');
   e.payload.replace(static_cast<size_t>(offset), value.size(), value);
   txn.Put(raw, e);
-  Status s = txn.Commit();
-  if (!s.ok()) return s;
   return static_cast<int64_t>(e.payload.size());
 }
 

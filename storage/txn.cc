@@ -7,49 +7,151 @@ namespace sluice::internal {
 namespace {
 // Key lists longer than this (a many-key command) are given back after the Txn.
 constexpr size_t kKeepKeySlots = 64;
+// Scratch objects a thread keeps for reuse (one per unit alive at once on that thread).
+constexpr size_t kKeepScratch = 4;
+
+// A list of keys kept in reused strings: clearing it keeps every string's capacity.
+struct KeyList {
+  std::vector<std::string> slots;
+  size_t n = 0;
+  void Add(std::string_view k) {
+    if (n == slots.size()) slots.emplace_back();
+    slots[n++].assign(k);
+  }
+  bool Contains(std::string_view k, size_t from = 0) const {
+    const auto end = slots.begin() + static_cast<std::ptrdiff_t>(n);
+    return std::find(slots.begin() + static_cast<std::ptrdiff_t>(from), end, k) != end;
+  }
+  void Trim() {
+    if (slots.size() > kKeepKeySlots) {  // a many-key command (MSET): not kept
+      std::vector<std::string>().swap(slots);
+    } else {
+      for (size_t i = 0; i < n; ++i) TrimScratch(&slots[i]);
+    }
+    n = 0;
+  }
+};
+
+int DbOf(std::string_view raw_key) {
+  return raw_key.empty() ? -1 : static_cast<unsigned char>(raw_key[0]);
+}
+
 }  // namespace
 
-void Txn::KeyList::Add(std::string_view k) {
-  if (n == slots.size()) slots.emplace_back();
-  slots[n++].assign(k);
-}
+struct Txn::Scratch {
+  rocksdb::WriteBatchWithIndex batch{rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/true};
+  rocksdb::PinnableSlice read;
+  std::string value;     // an encoded value on its way into the batch
+  KeyList expired;       // expired values Read found, each once
+  KeyList written;       // keys this txn wrote or touched, in order (repeats allowed)
+  uint32_t flushed = 0;  // bit d: DeleteDb(d) ran in this unit
+  size_t written_at_flush[kNumDatabases] = {};  // written.n when db d was last emptied
 
-bool Txn::KeyList::Contains(std::string_view k) const {
-  return std::find(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(n), k) !=
-         slots.begin() + static_cast<std::ptrdiff_t>(n);
-}
+  void Reset() {
+    batch.Clear();
+    read.Reset();
+    expired.n = 0;
+    written.n = 0;
+    flushed = 0;
+  }
+  void Trim() {
+    read.Reset();
+    TrimScratch(read.GetSelf());
+    TrimScratch(&value);
+    if (batch.GetWriteBatch()->GetDataSize() > kScratchKeepBytes) {
+      batch = rocksdb::WriteBatchWithIndex(rocksdb::BytewiseComparator(), 0, true);
+    }
+    expired.Trim();
+    written.Trim();
+  }
+};
 
-Txn::Txn(Store::Impl& impl, int64_t now_ms) : impl_(impl), now_ms_(now_ms), s_(scratch_.get()) {
-  s_->batch.Clear();
-  s_->read.Reset();
-  s_->expired.n = 0;
-  s_->written.n = 0;
+using ScratchList = FreeList<Txn::Scratch, kKeepScratch>;
+
+Txn::Txn(Store::Impl& impl, UnitTime now)
+    : impl_(impl), now_ns_(now.ns), now_ms_(now.ns / 1'000'000), s_(ScratchList::Acquire()) {
+  s_->Reset();
 }
 
 Txn::~Txn() {
-  // Releases whatever the last read pinned (a block cache entry) and gives back buffers a huge
-  // value or key made large, so the thread's scratch keeps only modest capacity.
-  s_->read.Reset();
-  TrimScratch(s_->read.GetSelf());
-  if (s_->batch.GetDataSize() > kScratchKeepBytes) s_->batch = rocksdb::WriteBatch();
-  for (KeyList* list : {&s_->expired, &s_->written}) {
-    if (list->slots.size() > kKeepKeySlots) {  // a many-key command (MSET): not kept
-      std::vector<std::string>().swap(list->slots);
-      continue;
-    }
-    for (size_t i = 0; i < list->n; ++i) TrimScratch(&list->slots[i]);
+  s_->Trim();
+  s_->Reset();
+  ScratchList::Release(s_);
+}
+
+Status Txn::ClaimWrite(std::string_view raw_key) {
+  if (locks_ == nullptr || locks_->TryAcquire(raw_key)) return Status::Ok();
+  return Status::LockConflict();
+}
+
+bool Txn::DbFlushed(std::string_view raw_key) const {
+  const int db = DbOf(raw_key);
+  return db >= 0 && db < kNumDatabases && (s_->flushed & (1u << db)) != 0;
+}
+
+Txn::SnapshotReads::SnapshotReads(Txn& txn) : txn_(txn) {
+  if (txn_.locks_ != nullptr && !txn_.lock_reads_ && txn_.snapshot_ == nullptr) {
+    txn_.snapshot_ = txn_.impl_.db()->GetSnapshot();
   }
 }
 
+Txn::SnapshotReads::~SnapshotReads() {
+  if (txn_.snapshot_ != nullptr) txn_.impl_.db()->ReleaseSnapshot(txn_.snapshot_);
+  txn_.snapshot_ = nullptr;
+}
+
+Status Txn::GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
+                   bool* found) {
+  rocksdb::PinnableSlice slice(value);
+  *found = false;
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot_;
+  rocksdb::Status s;
+  if (s_->batch.GetWriteBatch()->Count() == 0) {
+    s = impl_.db()->Get(ro, cf, rocksdb::Slice(key.data(), key.size()), &slice);
+  } else {
+    s = s_->batch.GetFromBatchAndDB(impl_.db(), ro, cf, rocksdb::Slice(key.data(), key.size()),
+                                    &slice);
+  }
+  if (s.IsNotFound()) return Status::Ok();
+  if (!s.ok()) return FromRocks(s);
+  // Unpinned, the value was copied into *value (the slice's buffer) already.
+  if (slice.IsPinned()) value->assign(slice.data(), slice.size());
+  *found = true;
+  return Status::Ok();
+}
+
 Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
+  rocksdb::PinnableSlice* read = &s_->read;
+  read->Reset();
   bool found = false;
-  Status st = impl_.ReadRaw(raw_key, &s_->read, &found);
-  if (!st.ok()) return st;
+  const rocksdb::Slice key(raw_key);
+  if (DbFlushed(raw_key)) {
+    // The db was emptied in this unit: only what the unit wrote there since counts.
+    if (!s_->written.Contains(raw_key, s_->written_at_flush[DbOf(raw_key)])) {
+      return std::optional<EntryView>();
+    }
+    std::unique_ptr<rocksdb::WBWIIterator> it(s_->batch.NewIterator());
+    it->Seek(key);
+    if (it->Valid() && it->Entry().key == key && it->Entry().type == rocksdb::kPutRecord) {
+      read->PinSelf(it->Entry().value);
+      found = true;
+    }
+  } else if (s_->batch.GetWriteBatch()->Count() == 0) {
+    Status st = impl_.ReadRaw(raw_key, read, &found, snapshot_);
+    if (!st.ok()) return st;
+  } else {
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot_;
+    auto s = s_->batch.GetFromBatchAndDB(impl_.db(), ro, key, read);
+    if (!s.ok() && !s.IsNotFound()) return FromRocks(s);
+    found = s.ok();
+  }
   if (!found) return std::optional<EntryView>();
-  auto view = DecodeValue(s_->read.ToStringView());
+  auto view = DecodeValue(read->ToStringView());
   if (!view) return Status::Corruption("invalid value encoding");
   if (!IsExpired(view->expire_at_ms, now_ms_)) return std::optional<EntryView>(*view);
-  if (!s_->expired.Contains(raw_key)) s_->expired.Add(raw_key);
+  if (MayRemoveExpired(raw_key) && !s_->expired.Contains(raw_key)) s_->expired.Add(raw_key);
   return std::optional<EntryView>();
 }
 
@@ -61,32 +163,131 @@ Result<std::optional<Entry>> Txn::Read(const std::string& raw_key) {
   return std::optional<Entry>(Entry{v.kind, v.expire_at_ms, std::string(v.payload)});
 }
 
+void Txn::NoteWritten(std::string_view raw_key) { s_->written.Add(raw_key); }
+
 void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
               std::string_view payload) {
-  // The value is [header][payload] (EncodeValue), handed to the batch in two parts so that it
-  // is copied once, into the batch.
+  // [header][payload] (EncodeValue) assembled in a reused buffer, then copied into the batch.
   char header[kMaxValueHeader];
   const size_t n = EncodeValueHeader(kind, expire_at_ms, header);
-  const rocksdb::Slice key(raw_key);
-  const rocksdb::Slice parts[2] = {rocksdb::Slice(header, n),
-                                   rocksdb::Slice(payload.data(), payload.size())};
-  s_->batch.Put(rocksdb::SliceParts(&key, 1), rocksdb::SliceParts(parts, 2));
-  s_->written.Add(raw_key);
+  s_->value.assign(header, n);
+  s_->value.append(payload);
+  s_->batch.Put(rocksdb::Slice(raw_key), rocksdb::Slice(s_->value));
+  NoteWritten(raw_key);
 }
 
 void Txn::Delete(const std::string& raw_key) {
-  s_->batch.Delete(raw_key);
-  s_->written.Add(raw_key);
+  s_->batch.Delete(rocksdb::Slice(raw_key));
+  NoteWritten(raw_key);
 }
+
+void Txn::Touch(std::string_view raw_key) { NoteWritten(raw_key); }
+
+void Txn::PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value) {
+  s_->batch.Put(cf, rocksdb::Slice(key.data(), key.size()),
+                rocksdb::Slice(value.data(), value.size()));
+}
+
+void Txn::DeleteRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
+  s_->batch.Delete(cf, rocksdb::Slice(key.data(), key.size()));
+}
+
+void Txn::DeleteDb(int db) {
+  const std::string begin = DbPrefix(db);
+  const std::string end = DbEnd(db);
+  // Keys the unit already wrote in the db are deleted in the index too, so the unit's own reads
+  // and iterators stop seeing them; the range deletion then covers what is stored.
+  std::vector<std::string> staged;
+  {
+    std::unique_ptr<rocksdb::WBWIIterator> it(s_->batch.NewIterator());
+    for (it->Seek(begin); it->Valid() && it->Entry().key.compare(end) < 0; it->Next()) {
+      staged.emplace_back(it->Entry().key.ToString());
+    }
+  }
+  for (const auto& k : staged) s_->batch.Delete(rocksdb::Slice(k));
+  // WriteBatchWithIndex cannot index a range deletion: it goes into the underlying batch, in
+  // order, and DbFlushed() masks the stored keys for this unit's reads.
+  s_->batch.GetWriteBatch()->DeleteRange(begin, end);
+  s_->flushed |= 1u << db;
+  s_->written_at_flush[db] = s_->written.n;
+}
+
+namespace {
+
+// An iterator over [lower, upper) that owns its bounds and read options (RocksDB keeps
+// pointers to them) and stops at `upper` even where the batch's delta has entries past it.
+class BoundedIterator : public rocksdb::Iterator {
+ public:
+  BoundedIterator(std::string_view lower, std::string_view upper)
+      : lower_(lower), upper_(upper), lower_slice_(lower_), upper_slice_(upper_) {
+    ro_.iterate_lower_bound = &lower_slice_;
+    ro_.iterate_upper_bound = &upper_slice_;
+  }
+  const rocksdb::ReadOptions* read_options() const { return &ro_; }
+  void set(rocksdb::Iterator* it) { it_.reset(it); }
+
+  bool Valid() const override {
+    return it_->Valid() && it_->key().compare(upper_slice_) < 0 &&
+           it_->key().compare(lower_slice_) >= 0;
+  }
+  void SeekToFirst() override { it_->Seek(lower_slice_); }
+  void SeekToLast() override {
+    it_->SeekForPrev(upper_slice_);  // the greatest key <= upper; upper itself is excluded
+    if (it_->Valid() && it_->key().compare(upper_slice_) >= 0) it_->Prev();
+  }
+  void Seek(const rocksdb::Slice& target) override {
+    it_->Seek(target.compare(lower_slice_) < 0 ? lower_slice_ : target);
+  }
+  void SeekForPrev(const rocksdb::Slice& target) override { it_->SeekForPrev(target); }
+  void Next() override { it_->Next(); }
+  void Prev() override { it_->Prev(); }
+  rocksdb::Slice key() const override { return it_->key(); }
+  rocksdb::Slice value() const override { return it_->value(); }
+  rocksdb::Status status() const override { return it_->status(); }
+
+ private:
+  std::string lower_, upper_;
+  rocksdb::Slice lower_slice_, upper_slice_;
+  rocksdb::ReadOptions ro_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+};
+
+}  // namespace
+
+std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle* cf,
+                                                    std::string_view lower,
+                                                    std::string_view upper) {
+  auto it = std::make_unique<BoundedIterator>(lower, upper);
+  const bool masked = cf == impl_.db()->DefaultColumnFamily() && DbFlushed(lower);
+  // A db emptied in this unit: the stored keys are gone, only the batch's own entries count,
+  // so the base iterates an empty range.
+  rocksdb::ReadOptions base_ro = *it->read_options();
+  rocksdb::Slice empty_upper = *base_ro.iterate_lower_bound;
+  if (masked) base_ro.iterate_upper_bound = &empty_upper;
+  rocksdb::Iterator* base = impl_.db()->NewIterator(base_ro, cf);
+  it->set(s_->batch.NewIteratorWithBase(cf, base, it->read_options()));
+  return it;
+}
+
+int64_t Txn::expired_found() const { return static_cast<int64_t>(s_->expired.n); }
+size_t Txn::written_count() const { return s_->written.n; }
+std::string_view Txn::written_key(size_t i) const { return s_->written.slots[i]; }
+uint32_t Txn::flushed_dbs() const { return s_->flushed; }
 
 Status Txn::Commit(bool durable) {
   for (size_t i = 0; i < s_->expired.n; ++i) {
     const std::string& k = s_->expired.slots[i];
-    if (!s_->written.Contains(k)) s_->batch.Delete(k);
+    if (!s_->written.Contains(k)) s_->batch.Delete(rocksdb::Slice(k));
   }
-  Status s = impl_.Write(&s_->batch, durable);
-  if (s.ok() && s_->expired.n > 0) impl_.AddExpired(static_cast<int64_t>(s_->expired.n));
+  Status s = impl_.Write(s_->batch.GetWriteBatch(), durable);
+  if (s.ok()) {
+    if (s_->expired.n > 0) impl_.AddExpired(static_cast<int64_t>(s_->expired.n));
+    if (s_->written.n > 0 || s_->flushed != 0) impl_.NotifyCommit(*this);
+  }
+  s_->Reset();
   return s;
 }
+
+void Txn::Rollback() { s_->Reset(); }
 
 }  // namespace sluice::internal

@@ -1,42 +1,91 @@
-// Txn: one atomic read-modify-write over keys whose stripes the caller already holds.
-// Read -> compute -> Put/Delete -> Commit writes one rocksdb::WriteBatch. The transaction's
-// time is fixed when it starts (like Redis's command time), so every check in one command sees
-// the same "now". Not thread-safe (one per command, on the caller's stack).
+// Txn: the transaction context every engine operation runs on. It carries one unit of work's
+// time (one `now`, fixed when the unit starts, like Redis's command time), its write batch (a
+// rocksdb::WriteBatchWithIndex, so the unit reads its own writes, point reads and iterators
+// alike), the expired values its reads found, and optionally its key locks (a LockSet owned by
+// a Store::Transaction). Commit writes the whole unit as one RocksDB write and then tells the
+// store's commit observers which keys it wrote.
 //
-// Allocation: the batch, the read buffer and the key lists are this thread's reusable scratch
-// (scratch.h), cleared when the Txn starts, so a Txn in steady state allocates nothing itself.
+// Locks: a Txn never takes a lock itself. With no LockSet (internal callers such as the expiry
+// cycle, which hold their stripes through LockPool guards) the caller guarantees it holds the
+// stripe of every key it writes. A Store::Transaction passes its LockSet, and its operations
+// Claim() their keys before touching them.
+//
+// Allocation: the batch, the read buffer and the key lists are reusable scratch taken from a
+// per-thread free list when the Txn starts and given back when it ends, so a Txn in steady state
+// allocates nothing itself. Not thread-safe (one unit, one thread at a time).
 #pragma once
 
+#include <rocksdb/iterator.h>
 #include <rocksdb/slice.h>
+#include <rocksdb/utilities/write_batch_with_index.h>
 #include <rocksdb/write_batch.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "lock_pool.h"
 #include "scratch.h"
 #include "store_impl.h"
 
 namespace sluice::internal {
 
+// The time of a unit, in ns since the Unix epoch (limiters need ns; expiry works in ms).
+struct UnitTime {
+  int64_t ns;
+};
+
 class Txn {
  public:
-  Txn(Store::Impl& impl, int64_t now_ms);
-  explicit Txn(Store::Impl& impl) : Txn(impl, impl.clock().NowMs()) {}
+  Txn(Store::Impl& impl, UnitTime now);
+  Txn(Store::Impl& impl, int64_t now_ms) : Txn(impl, UnitTime{now_ms * 1'000'000}) {}
+  explicit Txn(Store::Impl& impl) : Txn(impl, UnitTime{impl.clock().NowNs()}) {}
   ~Txn();
   Txn(const Txn&) = delete;
   Txn& operator=(const Txn&) = delete;
 
+  Store::Impl& impl() const { return impl_; }
   int64_t now_ms() const { return now_ms_; }
+  int64_t now_ns() const { return now_ns_; }
   // Redis's checkAlreadyExpired: an expiry at or before now deletes the key at once.
   bool AlreadyExpired(int64_t at_ms) const { return at_ms <= now_ms_; }
 
+  // ---- Locks (see the header comment).
+  void set_locks(LockSet* locks, bool lock_reads) {
+    locks_ = locks;
+    lock_reads_ = lock_reads;
+  }
+  // Makes sure the unit may touch raw_key: OK when the caller manages locks, when the key's
+  // stripe is held, or when it was free and is now held; kLockConflict when another unit holds
+  // it. Reads are claimed only in units that isolate their reads (EXEC, scripts).
+  Status ClaimWrite(std::string_view raw_key);
+  Status ClaimRead(std::string_view raw_key) {
+    return lock_reads_ ? ClaimWrite(raw_key) : Status::Ok();
+  }
+  bool holds_all_locks() const { return locks_ != nullptr && locks_->holds_all(); }
+
+  // While it lives, the Txn's reads of stored data use one RocksDB snapshot, so that several
+  // reads in a unit that does not lock its reads see one state (MGET, EXISTS). A no-op in units
+  // whose reads are locked (they are isolated already). Not nestable.
+  class SnapshotReads {
+   public:
+    explicit SnapshotReads(Txn& txn);
+    ~SnapshotReads();
+    SnapshotReads(const SnapshotReads&) = delete;
+    SnapshotReads& operator=(const SnapshotReads&) = delete;
+
+   private:
+    Txn& txn_;
+  };
+
+  // ---- The default column family (keys and their values with the type/expiry header).
   // The live value of raw_key, or nullopt when missing or expired. An expired value found
   // here is deleted by Commit (and counted in Stats::expired_keys) unless this txn writes
   // the key itself.
   Result<std::optional<Entry>> Read(const std::string& raw_key);
-  // Read without copying: the view is valid until the next Read/ReadView of this Txn or its end.
+  // Read without copying: the view is valid until the next read of this Txn or its end.
   Result<std::optional<EntryView>> ReadView(const std::string& raw_key);
   void Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
            std::string_view payload);
@@ -44,29 +93,53 @@ class Txn {
     Put(raw_key, e.kind, e.expire_at_ms, e.payload);
   }
   void Delete(const std::string& raw_key);
+  // Records raw_key as modified without writing it (for commit observers, e.g. WATCH): for
+  // operations that change a key only through entries stored elsewhere.
+  void Touch(std::string_view raw_key);
+  // Deletes every key of database `db` (FLUSHDB). Reads and iterators of this unit no longer
+  // see the db's stored keys, only what the unit writes there afterwards.
+  void DeleteDb(int db);
+
+  // ---- Any column family, raw bytes, through the unit's batch (reads see its writes).
+  Status GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
+                bool* found);
+  void PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value);
+  void DeleteRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
+  // An iterator over [lower, upper) of cf: the unit's writes merged over the database.
+  // `lower`/`upper` are copied. Valid until this Txn ends; do not write through the Txn while
+  // iterating (the merged view would not follow).
+  std::unique_ptr<rocksdb::Iterator> NewIterator(rocksdb::ColumnFamilyHandle* cf,
+                                                 std::string_view lower, std::string_view upper);
+
   // How many expired values Read found (Commit removes them).
-  int64_t expired_found() const { return static_cast<int64_t>(s_->expired.n); }
-  // Writes the batch; durable=false skips kAlways's fsync (see Store::Impl::Write).
+  int64_t expired_found() const;
+  // Raw keys this unit wrote, touched or deleted so far, and databases it emptied.
+  size_t written_count() const;
+  std::string_view written_key(size_t i) const;
+  uint32_t flushed_dbs() const;  // bit d: database d was emptied
+  // Writes the batch as one RocksDB write; durable=false skips kAlways's fsync (see
+  // Store::Impl::Write). Then notifies the commit observers (if anything was written) and
+  // resets the unit to empty, so it can go on (a new batch, same time and locks).
   Status Commit(bool durable = true);
+  // Drops everything staged so far (same time and locks).
+  void Rollback();
+
+  struct Scratch;  // txn.cc
 
  private:
-  // A list of keys kept in reused strings: clearing it keeps every string's capacity.
-  struct KeyList {
-    std::vector<std::string> slots;
-    size_t n = 0;
-    void Add(std::string_view k);
-    bool Contains(std::string_view k) const;
-  };
-  struct Scratch {
-    rocksdb::WriteBatch batch;
-    rocksdb::PinnableSlice read;
-    KeyList expired;  // expired values Read found, each once
-    KeyList written;  // keys this txn Put or Deleted
-  };
+  bool DbFlushed(std::string_view raw_key) const;
+  // Whether this unit may delete raw_key's expired value: only under the key's lock.
+  bool MayRemoveExpired(std::string_view raw_key) const {
+    return locks_ == nullptr || locks_->Holds(raw_key);
+  }
+  void NoteWritten(std::string_view raw_key);
 
   Store::Impl& impl_;
+  int64_t now_ns_;
   int64_t now_ms_;
-  Borrowed<Scratch> scratch_;
+  LockSet* locks_ = nullptr;
+  bool lock_reads_ = false;
+  const rocksdb::Snapshot* snapshot_ = nullptr;  // SnapshotReads
   Scratch* s_;
 };
 

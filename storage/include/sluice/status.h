@@ -20,6 +20,7 @@ enum class Code : unsigned char {
   kInvalidArgument,  // message() says what was wrong, e.g. "invalid expire time in 'set' command"
   kIOError,          // RocksDB or the filesystem failed; message() has the detail
   kCorruption,       // stored bytes could not be decoded
+  kLockConflict,     // a Store::Transaction touched an undeclared key another unit holds
 };
 
 // Value type. Cheap to copy when OK (no allocation). Thread-compatible.
@@ -38,6 +39,9 @@ class Status {
   }
   static Status IOError(std::string msg) { return Status(Code::kIOError, std::move(msg)); }
   static Status Corruption(std::string msg) { return Status(Code::kCorruption, std::move(msg)); }
+  static Status LockConflict() {
+    return Status(Code::kLockConflict, "key not declared by the transaction is locked by another");
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -106,6 +106,36 @@ struct KeyspaceInfo {
   int64_t expires = 0;  // live keys with a TTL
 };
 
+// A key a unit of work declares: a logical database (0..kNumDatabases-1) and a user key.
+struct KeyRef {
+  int db = 0;
+  std::string_view key;
+};
+
+struct TransactionOptions {
+  // Lock every stripe instead of the declared keys' (for keyspace walks and flushes in a unit).
+  bool all_keys = false;
+  // Reads of undeclared keys lock them too, so a unit's reads are isolated (see transaction.h).
+  bool isolate_reads = true;
+};
+
+// Told of every committed unit of work that wrote something (WATCH uses it; replication and
+// statistics can). Called on the committing thread after its write succeeded and while the unit
+// still holds its locks, so a reader who takes a written key's lock afterwards has already been
+// told. Must be fast, thread-safe, and must not call into the Store.
+class CommitObserver {
+ public:
+  virtual ~CommitObserver() = default;
+  // `written`: the keys the unit put, deleted or touched (repeats possible; the views are valid
+  // only during the call). `flushed_dbs`: bit d set when the unit emptied database d.
+  virtual void OnCommit(std::span<const KeyRef> written, uint32_t flushed_dbs) = 0;
+};
+
+namespace internal {
+class LockSet;
+class Txn;
+}  // namespace internal
+
 struct ConcAcquireReply {
   limiter::Decision decision;
   std::string token;  // the holder's token; empty when denied
@@ -119,6 +149,13 @@ class Store {
   ~Store();  // stops background work, syncs the WAL, closes the database
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
+
+  class Transaction;  // sluice/transaction.h: a unit of work (several operations, one write)
+
+  // Observers are told of every commit (see CommitObserver). At most kMaxCommitObservers; the
+  // observer must outlive the Store. Thread-safe.
+  static constexpr int kMaxCommitObservers = 8;
+  Status AddCommitObserver(CommitObserver* observer);
 
   const Clock& clock() const;
   int64_t NowMs() const { return clock().NowMs(); }
@@ -252,6 +289,7 @@ class Store {
   Stats GetStats() const;
 
   class Impl;
+  Impl& impl() { return *impl_; }  // the engine's own files (storage/) only
 
  private:
   explicit Store(std::unique_ptr<Impl> impl);
@@ -259,3 +297,5 @@ class Store {
 };
 
 }  // namespace sluice
+
+#include "sluice/transaction.h"  // IWYU pragma: export

@@ -1,0 +1,129 @@
+// Store::Transaction: a unit of work on a Store. Its operations run under one set of key locks,
+// see one another's writes, share one `now`, and Commit() writes them as one RocksDB write: all
+// or nothing, also across a crash, and no other thread ever sees a state between two of them.
+// Every Store operation is this class's operation run in a unit of its own (the auto-commit
+// calls in store.h), and the server runs each command, each MULTI/EXEC and each script as one.
+//
+//   sluice::KeyRef keys[] = {{0, "user:42:sec"}, {0, "user:42:day"}};
+//   sluice::Store::Transaction txn(*store, keys);
+//   auto sec = txn.GcraTake(0, "user:42:sec", per_second, 1);
+//   auto day = txn.GcraTake(0, "user:42:day", per_day, 1);
+//   if (!sec->allowed || !day->allowed) txn.Rollback();   // neither is consumed
+//   Status s = txn.Commit();
+//
+// Locks: the constructor locks the stripes of the declared keys in sorted order (blocking until
+// they are free; units never deadlock), then fixes the unit's time. An operation on a key that
+// was not declared locks it on first use if its stripe is free and otherwise fails with
+// kLockConflict, touching nothing: declare every key you write. With
+// TransactionOptions::isolate_reads (the default) reads lock their keys the same way, so nothing
+// a unit read can change under it; without it, reads of undeclared keys see the latest
+// committed state without locking (the server's standalone read commands run so).
+//
+// Operations are exactly the Store operations of the same name (see store.h for each one's
+// contract), except that their time is the unit's and their writes are staged until Commit().
+// An operation that fails stages nothing. Thread-compatible: use a Transaction from one thread
+// at a time; it holds its locks until destroyed, so keep units short.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sluice/store.h"
+
+namespace sluice {
+
+class Store::Transaction {
+ public:
+  Transaction(Store& store, std::span<const KeyRef> keys, TransactionOptions options = {});
+  ~Transaction();  // drops what was staged and not committed, then releases the locks
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  // The unit's time, fixed once its locks were taken.
+  int64_t NowMs() const;
+  int64_t NowNs() const;
+  Store& store() const { return store_; }
+
+  // Writes everything staged since the last Commit/Rollback as one RocksDB write, following the
+  // store's durability policy, then notifies commit observers. The unit stays usable (same locks,
+  // same time). On error nothing staged was written.
+  Status Commit();
+  void Rollback();  // drops everything staged since the last Commit/Rollback
+
+  // ---- Strings
+  Result<std::optional<std::string>> Get(int db, std::string_view key);
+  Status GetInto(int db, std::string_view key, std::string* value, bool* found);
+  Result<SetReply> Set(int db, std::string_view key, std::string_view value,
+                       const SetOptions& options);
+  Result<std::optional<std::string>> GetDel(int db, std::string_view key);
+  Result<std::optional<std::string>> GetEx(int db, std::string_view key, ExpiryChange change);
+  Result<std::vector<std::optional<std::string>>> MGet(int db,
+                                                       std::span<const std::string_view> keys);
+  Status MSet(int db, std::span<const std::pair<std::string_view, std::string_view>> pairs);
+  Result<bool> MSetNx(int db, std::span<const std::pair<std::string_view, std::string_view>> pairs);
+  Result<int64_t> IncrBy(int db, std::string_view key, int64_t delta);
+  Result<std::string> IncrByFloat(int db, std::string_view key, long double delta);
+  Result<int64_t> Append(int db, std::string_view key, std::string_view value);
+  Result<int64_t> StrLen(int db, std::string_view key);
+  Result<std::string> GetRange(int db, std::string_view key, int64_t start, int64_t end);
+  Result<int64_t> SetRange(int db, std::string_view key, int64_t offset, std::string_view value);
+
+  // ---- Keys
+  Result<int64_t> Del(int db, std::span<const std::string_view> keys);
+  Result<int64_t> Exists(int db, std::span<const std::string_view> keys);
+  Result<bool> ExpireAt(int db, std::string_view key, int64_t at_ms, ExpireCondition cond);
+  Result<int64_t> PTtl(int db, std::string_view key);
+  Result<int64_t> ExpireTimeMs(int db, std::string_view key);
+  Result<bool> Persist(int db, std::string_view key);
+  Result<std::optional<ValueKind>> Type(int db, std::string_view key);
+  Result<bool> Rename(int db, std::string_view src, std::string_view dst, bool only_if_absent);
+  Result<bool> Copy(int src_db, std::string_view src, int dst_db, std::string_view dst,
+                    bool replace);
+  // Keyspace walks and flushes see the unit's own writes; inside a unit that isolates reads they
+  // need every stripe (TransactionOptions::all_keys), else kLockConflict.
+  Result<std::vector<std::string>> Keys(int db, std::string_view pattern);
+  Result<ScanPage> Scan(int db, uint64_t cursor, std::optional<std::string_view> match,
+                        int64_t count, std::optional<std::string_view> type);
+  Result<std::optional<std::string>> RandomKey(int db);
+  Result<int64_t> DbSize(int db);
+  Result<KeyspaceInfo> Keyspace(int db);
+  Status FlushDb(int db);
+  Status FlushAll();
+
+  // ---- Limiters
+  Result<limiter::Decision> GcraTake(int db, std::string_view key, const limiter::GcraParams& p,
+                                     int64_t cost);
+  Result<limiter::Decision> LeakyTake(int db, std::string_view key, const limiter::LeakyParams& p,
+                                      int64_t cost);
+  Result<limiter::Decision> WindowTake(int db, std::string_view key, const limiter::WindowParams& p,
+                                       int64_t cost);
+  Result<limiter::Decision> SlidingTake(int db, std::string_view key,
+                                        const limiter::SlidingParams& p, int64_t cost);
+  Result<ConcAcquireReply> ConcAcquire(int db, std::string_view key, const limiter::ConcParams& p,
+                                       std::string_view token);
+  Result<bool> ConcRelease(int db, std::string_view key, std::string_view token);
+
+  // The engine's context for this unit (internal::Txn), for the engine's own files.
+  internal::Txn& txn() { return *txn_; }
+
+ private:
+  Status ClaimWrite(int db, std::string_view key);
+  Status ClaimRead(int db, std::string_view key);
+  // Keyspace walks (write=false) in an isolating unit, and flushes (write=true) in any unit,
+  // need every stripe.
+  Status ClaimAll(bool write);
+  internal::Txn* NewTxn();
+
+  Store& store_;
+  TransactionOptions options_;
+  internal::LockSet* locks_;  // from a per-thread free list; held until destruction
+  internal::Txn* txn_;        // constructed in txn_storage_
+  alignas(16) unsigned char txn_storage_[64];
+};
+
+}  // namespace sluice

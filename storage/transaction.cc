@@ -1,0 +1,92 @@
+// Store::Transaction (a unit of work: its locks, one time, one batch) and the commit observers.
+#include <new>
+
+#include "store_impl.h"
+#include "txn.h"
+
+namespace sluice {
+
+using internal::LockSet;
+using internal::RawKey;
+using internal::Txn;
+
+namespace {
+using LockSets = internal::FreeList<LockSet>;
+static_assert(sizeof(Txn) <= 64 && alignof(Txn) <= 16, "grow Transaction::txn_storage_");
+}  // namespace
+
+Store::Transaction::Transaction(Store& store, std::span<const KeyRef> keys,
+                                TransactionOptions options)
+    : store_(store), options_(options), locks_(LockSets::Acquire()) {
+  if (options.all_keys) {
+    locks_->PlanAll();
+  } else {
+    for (const KeyRef& k : keys) locks_->Plan(RawKey(k.db, k.key));
+  }
+  locks_->Lock(store.impl().locks());
+  // The time is read once the locks are held, so a unit never runs at a time earlier than the
+  // unit it waited for.
+  txn_ = new (txn_storage_) Txn(store.impl(), internal::UnitTime{store.impl().clock().NowNs()});
+  txn_->set_locks(locks_, options.isolate_reads);
+}
+
+Store::Transaction::~Transaction() {
+  txn_->~Txn();  // drops what was staged
+  locks_->Unlock();
+  LockSets::Release(locks_);
+}
+
+int64_t Store::Transaction::NowMs() const { return txn_->now_ms(); }
+int64_t Store::Transaction::NowNs() const { return txn_->now_ns(); }
+Status Store::Transaction::Commit() { return txn_->Commit(); }
+void Store::Transaction::Rollback() { txn_->Rollback(); }
+
+Status Store::Transaction::ClaimWrite(int db, std::string_view key) {
+  return txn_->ClaimWrite(RawKey(db, key));
+}
+
+Status Store::Transaction::ClaimRead(int db, std::string_view key) {
+  if (!options_.isolate_reads) return Status::Ok();
+  return txn_->ClaimWrite(RawKey(db, key));
+}
+
+Status Store::Transaction::ClaimAll(bool write) {
+  if (txn_->holds_all_locks() || (!write && !options_.isolate_reads)) return Status::Ok();
+  return Status::LockConflict();
+}
+
+// ---- Commit observers
+
+Status Store::Impl::AddCommitObserver(CommitObserver* observer) {
+  std::lock_guard<std::mutex> l(observer_mu_);
+  const int n = observer_count_.load(std::memory_order_relaxed);
+  if (n >= Store::kMaxCommitObservers) {
+    return Status::InvalidArgument("too many commit observers");
+  }
+  observers_[n].store(observer, std::memory_order_relaxed);
+  observer_count_.store(n + 1, std::memory_order_release);
+  return Status::Ok();
+}
+
+void Store::Impl::NotifyCommit(const Txn& txn) {
+  const int n = observer_count_.load(std::memory_order_acquire);
+  if (n == 0) return;
+  thread_local std::vector<KeyRef> written;
+  written.clear();
+  for (size_t i = 0; i < txn.written_count(); ++i) {
+    int db = 0;
+    std::string_view user_key;
+    if (internal::DecodeKey(txn.written_key(i), &db, &user_key)) {
+      written.push_back(KeyRef{db, user_key});
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    observers_[i].load(std::memory_order_relaxed)->OnCommit(written, txn.flushed_dbs());
+  }
+}
+
+Status Store::AddCommitObserver(CommitObserver* observer) {
+  return impl_->AddCommitObserver(observer);
+}
+
+}  // namespace sluice

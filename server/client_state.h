@@ -7,8 +7,33 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace sluice::server {
+
+struct CommandSpec;
+
+// A command queued between MULTI and EXEC: its resolved spec and owned copies of its arguments
+// (the read buffer they came from is reused).
+struct QueuedCommand {
+  const CommandSpec* spec = nullptr;
+  std::vector<std::string> args;
+};
+
+// MULTI state (Redis's CLIENT_MULTI and CLIENT_DIRTY_EXEC). Touched only on the client's thread.
+struct MultiState {
+  bool active = false;   // between MULTI and EXEC/DISCARD
+  bool aborted = false;  // a command was rejected while queuing: EXEC replies EXECABORT
+  std::vector<QueuedCommand> queue;
+  size_t queued_bytes = 0;  // argument bytes queued, bounded like a query buffer
+};
+
+// A key this client WATCHes, as it was when watched (server/watch.h).
+struct WatchedKey {
+  int db = 0;
+  std::string key;
+  int64_t expire_at_ms = -2;  // -2: missing when watched; -1: no TTL; else its expiry
+};
 
 struct ClientState {
   uint64_t id = 0;
@@ -29,6 +54,10 @@ struct ClientState {
   // The last command's lower-case name ("client|list" for subcommands), for CLIENT LIST cmd=;
   // points into the CommandTable, which outlives every connection. nullptr before any command.
   std::atomic<const std::string*> last_command{nullptr};
+  MultiState multi;
+  std::vector<WatchedKey> watched;  // WATCH; registered in the server's WatchRegistry
+  // Set by any thread's commit that touches a watched key (Redis's CLIENT_DIRTY_CAS).
+  std::atomic<bool> watch_dirty{false};
   bool close_after_reply = false;           // QUIT, protocol error: close once replies are written
   std::atomic<bool> kill_requested{false};  // CLIENT KILL from another connection
 };

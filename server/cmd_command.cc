@@ -30,9 +30,9 @@ std::vector<const CommandSpec*> SubcommandsOf(const CommandTable& table,
 
 std::vector<const char*> FlagNames(uint32_t flags) {
   static constexpr std::pair<CommandFlag, const char*> kNames[] = {
-      {kWrite, "write"}, {kReadOnly, "readonly"}, {kDenyOom, "denyoom"},
-      {kAdmin, "admin"}, {kNoScript, "noscript"}, {kLoading, "loading"},
-      {kStale, "stale"}, {kFast, "fast"},         {kNoAuth, "no_auth"},
+      {kWrite, "write"},       {kReadOnly, "readonly"}, {kDenyOom, "denyoom"}, {kAdmin, "admin"},
+      {kNoScript, "noscript"}, {kLoading, "loading"},   {kStale, "stale"},     {kFast, "fast"},
+      {kNoAuth, "no_auth"},    {kNoMulti, "no_multi"},
   };
   std::vector<const char*> names;
   for (const auto& [bit, name] : kNames) {

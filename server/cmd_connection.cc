@@ -8,6 +8,7 @@
 
 #include "server/args.h"
 #include "server/client_state.h"
+#include "server/cmd_multi.h"
 #include "server/command.h"
 #include "server/errors.h"
 #include "server/server_state.h"
@@ -126,6 +127,7 @@ void Quit(CommandContext& ctx, Args) {
 // RESET: back to a fresh connection's state (RESP2, db 0, no name, not authenticated when a
 // password is set).
 void Reset(CommandContext& ctx, Args) {
+  EndTransaction(ctx.server, ctx.client);
   Locked(ctx, [&] {
     ctx.client.db = 0;
     ctx.client.resp = 2;
@@ -389,8 +391,10 @@ void RegisterConnectionCommands(CommandTable& table) {
                  "[username] password"));
   table.Add(Spec("select", 2, kLoading | kStale | kFast, Select,
                  "Change the selected database for the current connection.", "1.0.0", "index"));
-  table.Add(Spec("quit", -1, kConnFlags | kNoAuth, Quit, "Close the connection.", "1.0.0", ""));
-  table.Add(Spec("reset", 1, kConnFlags | kNoAuth, Reset, "Reset the connection.", "6.2.0", ""));
+  table.Add(Spec("quit", -1, kConnFlags | kNoAuth | kMultiControl, Quit, "Close the connection.",
+                 "1.0.0", ""));
+  table.Add(Spec("reset", 1, kConnFlags | kNoAuth | kMultiControl, Reset, "Reset the connection.",
+                 "6.2.0", ""));
   table.Add(Spec("client", -2, 0, nullptr, "A container for client connection commands.", "2.4.0",
                  "subcommand"));
   constexpr uint32_t kClientFlags = kNoScript | kLoading | kStale;

@@ -140,7 +140,7 @@ void StatsSection(CommandContext& ctx, std::string& out) {
 void KeyspaceSection(CommandContext& ctx, std::string& out) {
   out += "# Keyspace\r\n";
   for (int db = 0; db < kNumDatabases; ++db) {
-    Result<KeyspaceInfo> info = ctx.store.Keyspace(db);
+    Result<KeyspaceInfo> info = ctx.txn().Keyspace(db);
     if (!info.ok() || info->keys == 0) continue;
     out += "db" + std::to_string(db) + ":keys=" + std::to_string(info->keys) +
            ",expires=" + std::to_string(info->expires) + ",avg_ttl=0\r\n";

@@ -40,11 +40,11 @@ void ReplyKeys(CommandContext& ctx, const std::vector<std::string>& keys) {
 
 // DEL and UNLINK (the engine frees nothing lazily, so they are the same).
 void DelCommand(CommandContext& ctx, Args args) {
-  ReplyInteger(ctx, ctx.store.Del(ctx.client.db, args.subspan(1)));
+  ReplyInteger(ctx, ctx.txn().Del(ctx.client.db, args.subspan(1)));
 }
 
 void ExistsCommand(CommandContext& ctx, Args args) {
-  ReplyInteger(ctx, ctx.store.Exists(ctx.client.db, args.subspan(1)));
+  ReplyInteger(ctx, ctx.txn().Exists(ctx.client.db, args.subspan(1)));
 }
 
 // The shared core of EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT: key time [NX|XX|GT|LT ...].
@@ -57,9 +57,9 @@ void ExpireCore(CommandContext& ctx, Args args, bool seconds, bool relative,
   Status s = ParseExpireOptions(args, 3, &cond);
   if (!s.ok()) return ReplyError(ctx.out, s);
   int64_t at_ms = 0;
-  s = ParseExpireTime(args[2], seconds, relative ? ctx.store.NowMs() : 0, command, &at_ms);
+  s = ParseExpireTime(args[2], seconds, relative ? ctx.txn().NowMs() : 0, command, &at_ms);
   if (!s.ok()) return ReplyError(ctx.out, s);
-  ReplyBool(ctx, ctx.store.ExpireAt(ctx.client.db, args[1], at_ms, cond));
+  ReplyBool(ctx, ctx.txn().ExpireAt(ctx.client.db, args[1], at_ms, cond));
 }
 void ExpireCommand(CommandContext& ctx, Args args) {
   ExpireCore(ctx, args, /*seconds=*/true, /*relative=*/true, "expire");
@@ -80,8 +80,8 @@ int64_t RoundMsToSeconds(int64_t ms) { return ms / 1000 + (ms % 1000 >= 500 ? 1 
 // The shared core of TTL, PTTL, EXPIRETIME and PEXPIRETIME: -2 for a missing key, -1 for one
 // without a TTL, else the remaining (or absolute) time, in seconds rounded to nearest or in ms.
 void TtlCore(CommandContext& ctx, Args args, bool absolute, bool in_ms) {
-  Result<int64_t> r = absolute ? ctx.store.ExpireTimeMs(ctx.client.db, args[1])
-                               : ctx.store.PTtl(ctx.client.db, args[1]);
+  Result<int64_t> r = absolute ? ctx.txn().ExpireTimeMs(ctx.client.db, args[1])
+                               : ctx.txn().PTtl(ctx.client.db, args[1]);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   int64_t v = *r;
   if (v >= 0 && !in_ms) v = RoundMsToSeconds(v);
@@ -93,12 +93,12 @@ void ExpireTimeCommand(CommandContext& ctx, Args args) { TtlCore(ctx, args, true
 void PExpireTimeCommand(CommandContext& ctx, Args args) { TtlCore(ctx, args, true, true); }
 
 void PersistCommand(CommandContext& ctx, Args args) {
-  ReplyBool(ctx, ctx.store.Persist(ctx.client.db, args[1]));
+  ReplyBool(ctx, ctx.txn().Persist(ctx.client.db, args[1]));
 }
 
 // TYPE key: a simple string, "none" when the key is missing.
 void TypeCommand(CommandContext& ctx, Args args) {
-  Result<std::optional<ValueKind>> r = ctx.store.Type(ctx.client.db, args[1]);
+  Result<std::optional<ValueKind>> r = ctx.txn().Type(ctx.client.db, args[1]);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ctx.out.Simple(r->has_value() ? TypeName(**r) : "none");
 }
@@ -106,7 +106,7 @@ void TypeCommand(CommandContext& ctx, Args args) {
 // RENAME src dst -> OK; RENAMENX src dst -> 1/0. A missing src is "ERR no such key" for both;
 // onto itself, RENAME replies OK and RENAMENX 0 (Redis's answers; nothing changes).
 void RenameCore(CommandContext& ctx, Args args, bool nx) {
-  Result<bool> r = ctx.store.Rename(ctx.client.db, args[1], args[2], nx);
+  Result<bool> r = ctx.txn().Rename(ctx.client.db, args[1], args[2], nx);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   if (!nx) return ctx.out.Simple("OK");
   ctx.out.Integer(*r && args[1] != args[2] ? 1 : 0);
@@ -140,11 +140,11 @@ void CopyCommand(CommandContext& ctx, Args args) {
     return ReplyError(ctx.out,
                       Status::InvalidArgument("source and destination objects are the same"));
   }
-  ReplyBool(ctx, ctx.store.Copy(ctx.client.db, args[1], dst_db, args[2], replace));
+  ReplyBool(ctx, ctx.txn().Copy(ctx.client.db, args[1], dst_db, args[2], replace));
 }
 
 void KeysCommand(CommandContext& ctx, Args args) {
-  Result<std::vector<std::string>> r = ctx.store.Keys(ctx.client.db, args[1]);
+  Result<std::vector<std::string>> r = ctx.txn().Keys(ctx.client.db, args[1]);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ReplyKeys(ctx, *r);
 }
@@ -186,7 +186,7 @@ void ScanCommand(CommandContext& ctx, Args args) {
     }
   }
   if (match && *match == "*") match.reset();  // matches everything: skip the matching
-  Result<ScanPage> r = ctx.store.Scan(ctx.client.db, *cursor, match, count, type);
+  Result<ScanPage> r = ctx.txn().Scan(ctx.client.db, *cursor, match, count, type);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ctx.out.Array(2);
   ctx.out.Bulk(std::to_string(r->next_cursor));
@@ -194,7 +194,7 @@ void ScanCommand(CommandContext& ctx, Args args) {
 }
 
 void RandomKeyCommand(CommandContext& ctx, Args) {
-  Result<std::optional<std::string>> r = ctx.store.RandomKey(ctx.client.db);
+  Result<std::optional<std::string>> r = ctx.txn().RandomKey(ctx.client.db);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   if (r->has_value()) {
     ctx.out.Bulk(**r);

@@ -44,7 +44,7 @@ void GcraTakeCommand(CommandContext& ctx, Args args) {
   Status s = GcraTakeArgs(args, &params, &opts);
   if (!s.ok()) return ReplyError(ctx.out, s);
   Finish(ctx, LimiterCommand::kGcraTake,
-         ctx.store.GcraTake(ctx.client.db, args[1], params, opts.cost));
+         ctx.txn().GcraTake(ctx.client.db, args[1], params, opts.cost));
 }
 
 // CL.THROTTLE key max_burst count period [quantity]
@@ -76,7 +76,7 @@ void ClThrottleCommand(CommandContext& ctx, Args args) {
   int64_t quantity = 1;
   Status s = ClThrottleArgs(args, &params, &quantity);
   if (!s.ok()) return ReplyError(ctx.out, s);
-  Result<limiter::Decision> result = ctx.store.GcraTake(ctx.client.db, args[1], params, quantity);
+  Result<limiter::Decision> result = ctx.txn().GcraTake(ctx.client.db, args[1], params, quantity);
   if (!result.ok()) return ReplyError(ctx.out, result.status());
   ctx.server.limiter_stats().Record(LimiterCommand::kClThrottle, result->allowed);
   WriteCellReply(ctx.out, *result);
@@ -101,7 +101,7 @@ void LeakyTakeCommand(CommandContext& ctx, Args args) {
   LimiterOptions opts;
   Status s = LeakyTakeArgs(args, &params, &opts);
   if (!s.ok()) return ReplyError(ctx.out, s);
-  Result<limiter::Decision> result = ctx.store.LeakyTake(ctx.client.db, args[1], params, opts.cost);
+  Result<limiter::Decision> result = ctx.txn().LeakyTake(ctx.client.db, args[1], params, opts.cost);
   int64_t delay_ms = result.ok() ? limiter::CeilMs(result->delay_ns) : 0;
   const ExtraField extras[] = {{"delay_ms", delay_ms, std::nullopt}};
   Finish(ctx, LimiterCommand::kLeakyTake, result, extras);
@@ -123,7 +123,7 @@ void WindowTakeCommand(CommandContext& ctx, Args args) {
   if (s.ok()) s = FromLimiterMessage(limiter::MakeWindowParams(limit, window_ns, &params));
   if (!s.ok()) return ReplyError(ctx.out, s);
   Finish(ctx, LimiterCommand::kWindowTake,
-         ctx.store.WindowTake(ctx.client.db, args[1], params, opts.cost));
+         ctx.txn().WindowTake(ctx.client.db, args[1], params, opts.cost));
 }
 
 void SlidingTakeCommand(CommandContext& ctx, Args args) {
@@ -134,7 +134,7 @@ void SlidingTakeCommand(CommandContext& ctx, Args args) {
   if (s.ok()) s = FromLimiterMessage(limiter::MakeSlidingParams(limit, window_ns, &params));
   if (!s.ok()) return ReplyError(ctx.out, s);
   Finish(ctx, LimiterCommand::kSlidingTake,
-         ctx.store.SlidingTake(ctx.client.db, args[1], params, opts.cost));
+         ctx.txn().SlidingTake(ctx.client.db, args[1], params, opts.cost));
 }
 
 // CONC.ACQUIRE key limit lease [ID token]
@@ -147,7 +147,7 @@ void ConcAcquireCommand(CommandContext& ctx, Args args) {
   if (s.ok()) s = ParseLimiterOptions(args, 4, kOptId, &opts);
   if (s.ok()) s = FromLimiterMessage(limiter::MakeConcParams(limit, lease_ns, &params));
   if (!s.ok()) return ReplyError(ctx.out, s);
-  Result<ConcAcquireReply> result = ctx.store.ConcAcquire(ctx.client.db, args[1], params, opts.id);
+  Result<ConcAcquireReply> result = ctx.txn().ConcAcquire(ctx.client.db, args[1], params, opts.id);
   if (!result.ok()) return ReplyError(ctx.out, result.status());
   const limiter::Decision& d = result->decision;
   ctx.server.limiter_stats().Record(LimiterCommand::kConcAcquire, d.allowed);
@@ -159,7 +159,7 @@ void ConcAcquireCommand(CommandContext& ctx, Args args) {
 
 // CONC.RELEASE key token
 void ConcReleaseCommand(CommandContext& ctx, Args args) {
-  Result<bool> released = ctx.store.ConcRelease(ctx.client.db, args[1], args[2]);
+  Result<bool> released = ctx.txn().ConcRelease(ctx.client.db, args[1], args[2]);
   if (!released.ok()) return ReplyError(ctx.out, released.status());
   ctx.server.limiter_stats().Record(LimiterCommand::kConcRelease, *released);
   ctx.out.Integer(*released ? 1 : 0);

@@ -32,7 +32,7 @@ void Time(CommandContext& ctx, Args) {
 }
 
 void DbSize(CommandContext& ctx, Args) {
-  Result<int64_t> n = ctx.store.DbSize(ctx.client.db);
+  Result<int64_t> n = ctx.txn().DbSize(ctx.client.db);
   if (!n.ok()) return ReplyError(ctx.out, n.status());
   ctx.out.Integer(*n);
 }
@@ -46,14 +46,14 @@ bool FlushModeOk(Args args) {
 
 void FlushDb(CommandContext& ctx, Args args) {
   if (!FlushModeOk(args)) return ReplyError(ctx.out, SyntaxError());
-  Status s = ctx.store.FlushDb(ctx.client.db);
+  Status s = ctx.txn().FlushDb(ctx.client.db);
   if (!s.ok()) return ReplyError(ctx.out, s);
   ctx.out.Simple("OK");
 }
 
 void FlushAll(CommandContext& ctx, Args args) {
   if (!FlushModeOk(args)) return ReplyError(ctx.out, SyntaxError());
-  Status s = ctx.store.FlushAll();
+  Status s = ctx.txn().FlushAll();
   if (!s.ok()) return ReplyError(ctx.out, s);
   ctx.out.Simple("OK");
 }
@@ -163,7 +163,7 @@ void RegisterServerCommands(CommandTable& table) {
                        "Removes all keys from the current database.", "1.0.0", "[ASYNC|SYNC]"));
   table.Add(ServerSpec("flushall", -1, kWrite, FlushAll, "Removes all keys from all databases.",
                        "1.0.0", "[ASYNC|SYNC]"));
-  table.Add(ServerSpec("shutdown", -1, kAdmin | kNoScript | kLoading | kStale, Shutdown,
+  table.Add(ServerSpec("shutdown", -1, kAdmin | kNoScript | kLoading | kStale | kNoMulti, Shutdown,
                        "Stops the server (every write is already durable).", "1.0.0",
                        "[NOSAVE|SAVE] [NOW] [FORCE]"));
   table.Add(

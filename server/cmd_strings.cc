@@ -50,7 +50,7 @@ void ReplyBool(CommandContext& ctx, const Result<bool>& r) {
 // old value with GET) when written and nil when the NX/XX condition failed.
 void SetCore(CommandContext& ctx, std::string_view key, std::string_view value,
              const SetOptions& options) {
-  Result<SetReply> r = ctx.store.Set(ctx.client.db, key, value, options);
+  Result<SetReply> r = ctx.txn().Set(ctx.client.db, key, value, options);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   if (options.return_old) return ReplyOptional(ctx.out, r->old_value);
   if (r->written) {
@@ -68,7 +68,7 @@ void SetCommand(CommandContext& ctx, Args args) {
   SetOptions options;
   options.condition = parsed.condition;
   options.return_old = parsed.get;
-  s = ResolveStringExpiry(parsed, ctx.store.NowMs(), "set", ExpiryChange::Kind::kPersist,
+  s = ResolveStringExpiry(parsed, ctx.txn().NowMs(), "set", ExpiryChange::Kind::kPersist,
                           &options.expiry);
   if (!s.ok()) return ReplyError(ctx.out, s);
   SetCore(ctx, args[1], args[2], options);
@@ -78,7 +78,7 @@ void SetCommand(CommandContext& ctx, Args args) {
 void SetNxCommand(CommandContext& ctx, Args args) {
   SetOptions options;
   options.condition = SetCondition::kIfAbsent;
-  Result<SetReply> r = ctx.store.Set(ctx.client.db, args[1], args[2], options);
+  Result<SetReply> r = ctx.txn().Set(ctx.client.db, args[1], args[2], options);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ctx.out.Integer(r->written ? 1 : 0);
 }
@@ -87,7 +87,7 @@ void SetNxCommand(CommandContext& ctx, Args args) {
 void SetWithTtl(CommandContext& ctx, Args args, bool seconds, std::string_view command) {
   SetOptions options;
   options.expiry.kind = ExpiryChange::Kind::kSetAt;
-  Status s = ParsePositiveExpiry(args[2], seconds, /*relative=*/true, ctx.store.NowMs(), command,
+  Status s = ParsePositiveExpiry(args[2], seconds, /*relative=*/true, ctx.txn().NowMs(), command,
                                  &options.expiry.at_ms);
   if (!s.ok()) return ReplyError(ctx.out, s);
   SetCore(ctx, args[1], args[3], options);
@@ -108,7 +108,7 @@ void GetCommand(CommandContext& ctx, Args args) {
   constexpr size_t kKeepGetBuffer = 64 << 10;
   thread_local std::string value;
   bool found = false;
-  Status s = ctx.store.GetInto(ctx.client.db, args[1], &value, &found);
+  Status s = ctx.txn().GetInto(ctx.client.db, args[1], &value, &found);
   if (!s.ok()) {
     ReplyError(ctx.out, s);
   } else if (found) {
@@ -120,7 +120,7 @@ void GetCommand(CommandContext& ctx, Args args) {
 }
 
 void GetDelCommand(CommandContext& ctx, Args args) {
-  ReplyOptional(ctx, ctx.store.GetDel(ctx.client.db, args[1]));
+  ReplyOptional(ctx, ctx.txn().GetDel(ctx.client.db, args[1]));
 }
 
 // GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST]. Redis reports a syntax error first, then a
@@ -131,20 +131,20 @@ void GetExCommand(CommandContext& ctx, Args args) {
   Status s = ParseStringOptions(args, 2, StringCommandKind::kGetEx, &parsed);
   if (!s.ok()) return ReplyError(ctx.out, s);
   ExpiryChange change;
-  s = ResolveStringExpiry(parsed, ctx.store.NowMs(), "getex", ExpiryChange::Kind::kKeep, &change);
+  s = ResolveStringExpiry(parsed, ctx.txn().NowMs(), "getex", ExpiryChange::Kind::kKeep, &change);
   if (!s.ok()) {
-    Result<std::optional<ValueKind>> type = ctx.store.Type(ctx.client.db, args[1]);
+    Result<std::optional<ValueKind>> type = ctx.txn().Type(ctx.client.db, args[1]);
     if (!type.ok()) return ReplyError(ctx.out, type.status());
     if (!type->has_value()) return ctx.out.NullBulk();
     if (**type != ValueKind::kString) return ReplyError(ctx.out, Status::WrongType());
     return ReplyError(ctx.out, s);
   }
-  ReplyOptional(ctx, ctx.store.GetEx(ctx.client.db, args[1], change));
+  ReplyOptional(ctx, ctx.txn().GetEx(ctx.client.db, args[1], change));
 }
 
 // MGET key [key ...]: nil for missing and non-string keys.
 void MGetCommand(CommandContext& ctx, Args args) {
-  auto r = ctx.store.MGet(ctx.client.db, args.subspan(1));
+  auto r = ctx.txn().MGet(ctx.client.db, args.subspan(1));
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ctx.out.Array(r->size());
   for (const std::optional<std::string>& v : *r) ReplyOptional(ctx.out, v);
@@ -164,7 +164,7 @@ bool CollectPairs(CommandContext& ctx, Args args, std::string_view command, Pair
 void MSetCommand(CommandContext& ctx, Args args) {
   Pairs pairs;
   if (!CollectPairs(ctx, args, "mset", &pairs)) return;
-  Status s = ctx.store.MSet(ctx.client.db, pairs);
+  Status s = ctx.txn().MSet(ctx.client.db, pairs);
   if (!s.ok()) return ReplyError(ctx.out, s);
   ctx.out.Simple("OK");
 }
@@ -172,12 +172,12 @@ void MSetCommand(CommandContext& ctx, Args args) {
 void MSetNxCommand(CommandContext& ctx, Args args) {
   Pairs pairs;
   if (!CollectPairs(ctx, args, "msetnx", &pairs)) return;
-  ReplyBool(ctx, ctx.store.MSetNx(ctx.client.db, pairs));
+  ReplyBool(ctx, ctx.txn().MSetNx(ctx.client.db, pairs));
 }
 
 // The shared core of INCR, DECR, INCRBY and DECRBY.
 void IncrCore(CommandContext& ctx, std::string_view key, int64_t delta) {
-  ReplyInteger(ctx, ctx.store.IncrBy(ctx.client.db, key, delta));
+  ReplyInteger(ctx, ctx.txn().IncrBy(ctx.client.db, key, delta));
 }
 void IncrCommand(CommandContext& ctx, Args args) { IncrCore(ctx, args[1], 1); }
 void DecrCommand(CommandContext& ctx, Args args) { IncrCore(ctx, args[1], -1); }
@@ -202,24 +202,24 @@ void DecrByCommand(CommandContext& ctx, Args args) {
 void IncrByFloatCommand(CommandContext& ctx, Args args) {
   std::optional<long double> delta = ParseLongDouble(args[2]);
   if (!delta) {
-    Result<std::optional<ValueKind>> type = ctx.store.Type(ctx.client.db, args[1]);
+    Result<std::optional<ValueKind>> type = ctx.txn().Type(ctx.client.db, args[1]);
     if (!type.ok()) return ReplyError(ctx.out, type.status());
     if (type->has_value() && **type != ValueKind::kString) {
       return ReplyError(ctx.out, Status::WrongType());
     }
     return ReplyError(ctx.out, NotAFloat());
   }
-  Result<std::string> r = ctx.store.IncrByFloat(ctx.client.db, args[1], *delta);
+  Result<std::string> r = ctx.txn().IncrByFloat(ctx.client.db, args[1], *delta);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ctx.out.Bulk(*r);
 }
 
 void AppendCommand(CommandContext& ctx, Args args) {
-  ReplyInteger(ctx, ctx.store.Append(ctx.client.db, args[1], args[2]));
+  ReplyInteger(ctx, ctx.txn().Append(ctx.client.db, args[1], args[2]));
 }
 
 void StrLenCommand(CommandContext& ctx, Args args) {
-  ReplyInteger(ctx, ctx.store.StrLen(ctx.client.db, args[1]));
+  ReplyInteger(ctx, ctx.txn().StrLen(ctx.client.db, args[1]));
 }
 
 // GETRANGE key start end (and its old name SUBSTR): "" for a missing key.
@@ -227,7 +227,7 @@ void GetRangeCommand(CommandContext& ctx, Args args) {
   std::optional<int64_t> start = ParseInt64(args[2]);
   std::optional<int64_t> end = ParseInt64(args[3]);
   if (!start || !end) return ReplyError(ctx.out, NotAnInteger());
-  Result<std::string> r = ctx.store.GetRange(ctx.client.db, args[1], *start, *end);
+  Result<std::string> r = ctx.txn().GetRange(ctx.client.db, args[1], *start, *end);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ctx.out.Bulk(*r);
 }
@@ -237,7 +237,7 @@ void SetRangeCommand(CommandContext& ctx, Args args) {
   std::optional<int64_t> offset = ParseInt64(args[2]);
   if (!offset) return ReplyError(ctx.out, NotAnInteger());
   if (*offset < 0) return ReplyError(ctx.out, Status::InvalidArgument("offset is out of range"));
-  ReplyInteger(ctx, ctx.store.SetRange(ctx.client.db, args[1], *offset, args[3]));
+  ReplyInteger(ctx, ctx.txn().SetRange(ctx.client.db, args[1], *offset, args[3]));
 }
 
 void Add(CommandTable& table, std::string name, int arity, uint32_t flags, int first_key,

@@ -69,6 +69,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterStringCommands(table);
   RegisterKeyCommands(table);
   RegisterLimiterCommands(table);
+  RegisterTransactionCommands(table);
 }
 
 }  // namespace sluice::server

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12,10 +13,7 @@
 #include <vector>
 
 #include "protocol/reply_writer.h"
-
-namespace sluice {
-class Store;
-}
+#include "sluice/store.h"
 
 namespace sluice::server {
 
@@ -26,10 +24,30 @@ using Args = std::span<const std::string_view>;  // args[0] is the command name
 
 // Everything a handler may touch. Owned by the connection; valid for one call.
 struct CommandContext {
-  Store& store;
+  CommandContext(Store& store_in, ServerState& server_in, ClientState& client_in,
+                 protocol::ReplyWriter& out_in)
+      : store(store_in), server(server_in), client(client_in), out(out_in) {}
+  CommandContext(const CommandContext&) = delete;
+  CommandContext& operator=(const CommandContext&) = delete;
+
+  Store& store;  // for the store's settings and statistics; data goes through txn()
   ServerState& server;
   ClientState& client;
   protocol::ReplyWriter& out;
+  // The unit of work the command's data operations run in. The Dispatcher sets it before the
+  // handler runs: the command's own unit (its keys locked as the command table says), or the
+  // EXEC's or script's unit the command is part of. A command that is not a data command gets,
+  // on its first txn() call, a unit that locks nothing.
+  Store::Transaction* unit = nullptr;
+  std::optional<Store::Transaction> own_unit;  // the command's own unit, when it has one
+
+  Store::Transaction& txn() {
+    if (unit == nullptr) {
+      unit = &own_unit.emplace(store, std::span<const KeyRef>{},
+                               TransactionOptions{.all_keys = false, .isolate_reads = false});
+    }
+    return *unit;
+  }
 };
 
 using Handler = void (*)(CommandContext& ctx, Args args);
@@ -51,6 +69,9 @@ enum CommandFlag : uint32_t {
   kStale = 1u << 7,       // "stale"
   kNoScript = 1u << 8,    // "noscript"
   kConnection = 1u << 9,  // group "connection" helper flag (not shown)
+  kNoMulti = 1u << 10,    // "no_multi": refused inside MULTI
+  // Not queued inside MULTI: runs at once (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET). Not shown.
+  kMultiControl = 1u << 11,
 };
 
 struct CommandSpec {
@@ -106,6 +127,7 @@ void RegisterConnectionCommands(
 void RegisterStringCommands(CommandTable& table);   // cmd_strings.cc
 void RegisterKeyCommands(CommandTable& table);      // cmd_keys.cc
 void RegisterLimiterCommands(CommandTable& table);  // cmd_limiters.cc
+void RegisterTransactionCommands(CommandTable& table);  // cmd_multi.cc: MULTI, EXEC, WATCH, ...
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 

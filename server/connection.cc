@@ -52,6 +52,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
 
 Connection::~Connection() {
   if (registered_) server_.clients().Remove(&client_);
+  server_.watches().UnwatchAll(&client_);
 }
 
 void Connection::Start() {

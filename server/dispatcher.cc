@@ -8,6 +8,9 @@ namespace sluice::server {
 
 namespace {
 
+// A MULTI queue holds at most as many argument bytes as one client's query buffer may.
+constexpr size_t kMaxQueuedBytes = size_t{1} << 30;
+
 // "config" + "|" + "get" into a per-thread buffer (keeps its capacity: no steady-state
 // allocation).
 std::string_view SubcommandName(std::string_view container, std::string_view sub) {
@@ -21,37 +24,118 @@ std::string_view SubcommandName(std::string_view container, std::string_view sub
 // A container command is registered without a handler; its subcommands carry the handlers.
 bool IsContainer(const CommandSpec& spec) { return spec.handler == nullptr; }
 
-// `count`: false for a subcommand run by its parent's handler (already counted).
-void RecordCommand(CommandContext& ctx, const CommandSpec& spec, bool count) {
-  if (count) ctx.server.stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
+void NoteLastCommand(CommandContext& ctx, const CommandSpec& spec) {
   // Atomics read by CLIENT LIST and the idle sweep: no shared lock on the hot path.
   ctx.client.last_command.store(&spec.name, std::memory_order_relaxed);
   ctx.client.last_interaction_ms.store(ServerState::RealNowMs(), std::memory_order_relaxed);
 }
 
-// Arity, authentication, bookkeeping, handler: the common tail once `spec` is resolved.
-void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
-  if (!ArityOk(spec, args.size())) return ReplyError(ctx.out, WrongArity(spec.name));
-  if (!ctx.client.authenticated && !(spec.flags & kNoAuth) && ctx.server.requirepass_set()) {
-    return ReplyError(ctx.out, NoAuth());
+// A command refused at the gate. Inside MULTI it also dooms the transaction (EXEC will reply
+// EXECABORT); an EXEC refused at the gate discards the transaction at once, as Redis's
+// execCommandAbort does.
+void Reject(CommandContext& ctx, const CommandSpec* spec, const Status& error) {
+  ctx.server.stats().total_error_replies.fetch_add(1, std::memory_order_relaxed);
+  if (spec != nullptr && spec->name == "exec") {
+    ctx.client.multi = MultiState{};
+    ctx.server.watches().UnwatchAll(&ctx.client);
+    return ReplyError(ctx.out, ExecAbortedBecause(error));
   }
-  RecordCommand(ctx, spec, count);
+  if (ctx.client.multi.active) ctx.client.multi.aborted = true;
+  ReplyError(ctx.out, error);
+}
+
+void Queue(CommandContext& ctx, const CommandSpec& spec, Args args) {
+  size_t bytes = 0;
+  for (std::string_view a : args) bytes += a.size();
+  MultiState& multi = ctx.client.multi;
+  if (bytes > kMaxQueuedBytes - multi.queued_bytes) {
+    return Reject(ctx, &spec, MultiQueueTooLarge());
+  }
+  multi.queued_bytes += bytes;
+  multi.queue.push_back(QueuedCommand{&spec, std::vector<std::string>(args.begin(), args.end())});
+  ctx.out.Simple("QUEUED");
+}
+
+// Commits the unit the command ran in; on failure its reply becomes the error (nothing it did
+// was written, so nothing of it may be acknowledged).
+void FinishOwnUnit(CommandContext& ctx, size_t reply_start) {
+  Status s = ctx.own_unit->Commit();
+  ctx.own_unit.reset();
+  ctx.unit = nullptr;
+  if (s.ok()) return;
+  ctx.out.buffer()->resize(reply_start);
+  ReplyError(ctx.out, s);
+}
+
+// Runs the handler, in ctx.unit when the caller set one (EXEC, scripts), else in a unit of its
+// own planned from the command table. A command whose own unit hit a key it did not declare
+// (kLockConflict: a key the table cannot name, e.g. COPY's DB destination) runs once more
+// holding every stripe.
+void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
+  if (count) ctx.server.stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
   std::string* buffer = ctx.out.buffer();
-  size_t reply_start = buffer->size();
+  const size_t reply_start = buffer->size();
+  const bool top = ctx.unit == nullptr;
+  if (top) {
+    thread_local std::vector<KeyRef> keys;
+    keys.clear();
+    const UnitPlan plan = PlanUnit(spec, args, ctx.client.db, &keys);
+    if (plan.data) {
+      ctx.unit = &ctx.own_unit.emplace(
+          ctx.store, keys, TransactionOptions{.all_keys = plan.all_keys, .isolate_reads = false});
+    }
+  }
   spec.handler(ctx, args);
+  if (top && ctx.own_unit && ctx.own_unit->conflicted()) {
+    ctx.own_unit.reset();
+    buffer->resize(reply_start);
+    ctx.unit = &ctx.own_unit.emplace(ctx.store, std::span<const KeyRef>{},
+                                     TransactionOptions{.all_keys = true, .isolate_reads = false});
+    spec.handler(ctx, args);
+  }
+  if (top && ctx.own_unit) FinishOwnUnit(ctx, reply_start);
   if (buffer->size() > reply_start && (*buffer)[reply_start] == '-') {
     ctx.server.stats().total_error_replies.fetch_add(1, std::memory_order_relaxed);
   }
 }
 
-void RunSubcommand(CommandContext& ctx, const CommandTable& table, const CommandSpec& container,
-                   Args args, bool count) {
-  const CommandSpec* sub = table.Find(SubcommandName(container.name, args[1]));
-  if (sub == nullptr) return ReplyError(ctx.out, UnknownSubcommand(container.name, args[1]));
-  Run(ctx, *sub, args, count);
+// Arity, authentication and the MULTI rules, then queue or run: the common tail once `spec`
+// is resolved.
+void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
+  if (!ArityOk(spec, args.size())) return Reject(ctx, &spec, WrongArity(spec.name));
+  if (!ctx.client.authenticated && !(spec.flags & kNoAuth) && ctx.server.requirepass_set()) {
+    return Reject(ctx, &spec, NoAuth());
+  }
+  NoteLastCommand(ctx, spec);
+  if (ctx.client.multi.active && ctx.unit == nullptr) {
+    if (spec.flags & kNoMulti) return Reject(ctx, &spec, NotAllowedInMulti());
+    if (!(spec.flags & kMultiControl)) return Queue(ctx, spec, args);
+  }
+  Run(ctx, spec, args, count);
 }
 
 }  // namespace
+
+UnitPlan PlanUnit(const CommandSpec& spec, Args args, int db, std::vector<KeyRef>* keys) {
+  thread_local std::vector<int> positions;
+  positions.clear();
+  CommandKeyPositions(spec, args, &positions);
+  UnitPlan plan;
+  if (spec.flags & kWrite) {
+    plan.data = true;
+    plan.all_keys = positions.empty();
+    plan.lock_keys = !positions.empty();
+  } else if (spec.flags & kReadOnly) {
+    plan.data = true;
+  } else if (!positions.empty()) {
+    plan.data = true;
+    plan.lock_keys = true;
+  }
+  if (plan.lock_keys) {
+    for (int p : positions) keys->push_back(KeyRef{db, args[static_cast<size_t>(p)]});
+  }
+  return plan;
+}
 
 const CommandSpec* Dispatcher::Resolve(Args args) const {
   if (args.empty()) return nullptr;
@@ -63,15 +147,23 @@ const CommandSpec* Dispatcher::Resolve(Args args) const {
 void Dispatcher::Dispatch(CommandContext& ctx, Args args) const {
   if (args.empty()) return;
   const CommandSpec* spec = table_.Find(args[0]);
-  if (spec == nullptr) return ReplyError(ctx.out, UnknownCommand(args[0], args.subspan(1)));
-  if (!IsContainer(*spec)) return Run(ctx, *spec, args, true);
-  if (args.size() < 2) return ReplyError(ctx.out, WrongArity(spec->name));
-  RunSubcommand(ctx, table_, *spec, args, true);
+  if (spec == nullptr) return Reject(ctx, nullptr, UnknownCommand(args[0], args.subspan(1)));
+  if (!IsContainer(*spec)) return Gate(ctx, *spec, args, true);
+  if (args.size() < 2) return Reject(ctx, spec, WrongArity(spec->name));
+  const CommandSpec* sub = table_.Find(SubcommandName(spec->name, args[1]));
+  if (sub == nullptr) return Reject(ctx, spec, UnknownSubcommand(spec->name, args[1]));
+  Gate(ctx, *sub, args, true);
+}
+
+void Dispatcher::RunQueued(CommandContext& ctx, const CommandSpec& spec, Args args) const {
+  Run(ctx, spec, args, true);
 }
 
 void DispatchSubcommand(CommandContext& ctx, const CommandTable& table,
                         const CommandSpec& container, Args args) {
-  RunSubcommand(ctx, table, container, args, false);
+  const CommandSpec* sub = table.Find(SubcommandName(container.name, args[1]));
+  if (sub == nullptr) return Reject(ctx, &container, UnknownSubcommand(container.name, args[1]));
+  Gate(ctx, *sub, args, false);
 }
 
 }  // namespace sluice::server

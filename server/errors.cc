@@ -22,40 +22,59 @@ std::string_view Truncate(std::string_view s, size_t limit) { return s.substr(0,
 
 }  // namespace
 
-void ReplyError(protocol::ReplyWriter& out, const Status& status) {
-  switch (status.code()) {
+namespace {
+
+// The fixed text of codes whose reply never varies; empty for the others.
+std::string_view FixedErrorText(Code code) {
+  switch (code) {
     case Code::kOk:
-      out.Error("ERR internal error: OK status replied as an error");
-      return;
+      return "ERR internal error: OK status replied as an error";
     case Code::kWrongType:
-      out.Error("WRONGTYPE Operation against a key holding the wrong kind of value");
-      return;
+      return "WRONGTYPE Operation against a key holding the wrong kind of value";
     case Code::kNotInteger:
-      out.Error("ERR value is not an integer or out of range");
-      return;
+      return "ERR value is not an integer or out of range";
     case Code::kNotFloat:
-      out.Error("ERR value is not a valid float");
-      return;
+      return "ERR value is not a valid float";
     case Code::kOverflow:
-      out.Error("ERR increment or decrement would overflow");
-      return;
+      return "ERR increment or decrement would overflow";
     case Code::kNoSuchKey:
-      out.Error("ERR no such key");
-      return;
-    case Code::kInvalidArgument:
-      if (HasOwnCode(status.message())) {
-        out.Error(status.message());
-      } else {
-        out.Error("ERR " + status.message());
-      }
-      return;
-    case Code::kIOError:
-    case Code::kCorruption:
-    case Code::kLockConflict:
-      out.Error("ERR " + status.message());
-      return;
+      return "ERR no such key";
+    default:
+      return {};
   }
-  out.Error("ERR unknown error");
+}
+
+}  // namespace
+
+std::string ErrorText(const Status& status) {
+  std::string_view fixed = FixedErrorText(status.code());
+  if (!fixed.empty()) return std::string(fixed);
+  if (status.code() == Code::kInvalidArgument && HasOwnCode(status.message())) {
+    return status.message();
+  }
+  return "ERR " + status.message();
+}
+
+// Fixed texts are written without building a string (no allocation on common error replies).
+void ReplyError(protocol::ReplyWriter& out, const Status& status) {
+  std::string_view fixed = FixedErrorText(status.code());
+  if (!fixed.empty()) return out.Error(fixed);
+  out.Error(ErrorText(status));
+}
+
+Status ExecWithoutMulti() { return Err("ERR EXEC without MULTI"); }
+Status DiscardWithoutMulti() { return Err("ERR DISCARD without MULTI"); }
+Status MultiNested() { return Err("ERR MULTI calls can not be nested"); }
+Status WatchInsideMulti() { return Err("ERR WATCH inside MULTI is not allowed"); }
+Status NotAllowedInMulti() { return Err("ERR Command not allowed inside a transaction"); }
+Status ExecAborted() { return Err("EXECABORT Transaction discarded because of previous errors."); }
+Status ExecAbortedBecause(const Status& error) {
+  std::string text = ErrorText(error);
+  if (text.compare(0, 4, "ERR ") == 0) text.erase(0, 4);
+  return Err("EXECABORT Transaction discarded because of: " + text);
+}
+Status MultiQueueTooLarge() {
+  return Err("ERR MULTI queue exceeds the client query buffer limit (1gb)");
 }
 
 Status SyntaxError() { return Err("ERR syntax error"); }

@@ -58,6 +58,20 @@ Status NoSuchUser(std::string_view user);         // "ERR No such user 'x'"
 Status UnrecognizedOption(std::string_view opt);  // "ERR Unrecognized option 'x'"
 Status NotSupported(std::string_view what);       // "ERR <what> is not supported by Sluice"
 Status InternalError(std::string_view what);      // "ERR internal error: <what>"
+// MULTI/EXEC (Redis 7.0's texts).
+Status ExecWithoutMulti();     // "ERR EXEC without MULTI"
+Status DiscardWithoutMulti();  // "ERR DISCARD without MULTI"
+Status MultiNested();          // "ERR MULTI calls can not be nested"
+Status WatchInsideMulti();     // "ERR WATCH inside MULTI is not allowed"
+Status NotAllowedInMulti();    // "ERR Command not allowed inside a transaction"
+Status ExecAborted();          // "EXECABORT Transaction discarded because of previous errors."
+// An EXEC rejected at the gate: "EXECABORT Transaction discarded because of: <error>", the
+// error's text without its "ERR " code.
+Status ExecAbortedBecause(const Status& error);
+Status MultiQueueTooLarge();  // "ERR MULTI queue exceeds the client query buffer limit (1gb)"
+// The full error line ReplyError writes for `status` ("ERR ...", "WRONGTYPE ...").
+std::string ErrorText(const Status& status);
+
 // "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config"
 Status ConfigSetFailed(std::string_view name, std::string_view reason);
 Status ConfigSetImmutable(std::string_view name);

@@ -42,6 +42,8 @@ int Serve(const Config& config, const char* argv0) {
   if (ec) return Fail("cannot use data directory '" + config.dir + "': " + ec.message());
 
   auto clock = std::make_shared<sluice::AdjustableClock>();
+  // Declared before the store, so it outlives the store, which calls its WatchRegistry.
+  sluice::server::ServerState state(config, clock);
   sluice::Options options;
   options.path = config.dir;
   options.durability = config.appendfsync;
@@ -54,8 +56,8 @@ int Serve(const Config& config, const char* argv0) {
     return Fail("cannot open data directory '" + config.dir + "': " + opened.status().ToString());
   }
   std::unique_ptr<sluice::Store> store = std::move(opened).value();
+  store->AddCommitObserver(&state.watches());
 
-  sluice::server::ServerState state(config, clock);
   state.set_executable(ExecutablePath(argv0));
   sluice::server::CommandTable table;
   sluice::server::RegisterAllCommands(table);

@@ -16,6 +16,7 @@
 #include "server/client_state.h"
 #include "server/config.h"
 #include "server/limiter_stats.h"
+#include "server/watch.h"
 #include "sluice/clock.h"
 
 namespace sluice::server {
@@ -91,6 +92,8 @@ class ServerState {
   ServerStats& stats() { return stats_; }
   ClientRegistry& clients() { return clients_; }
   LimiterStats& limiter_stats() { return limiter_stats_; }
+  // WATCH: register it with the Store as a commit observer before serving.
+  WatchRegistry& watches() { return watches_; }
 
   // The full command table (for COMMAND). Not owned; set once before serving.
   void set_commands(const CommandTable* table) { commands_ = table; }
@@ -125,6 +128,7 @@ class ServerState {
   ServerStats stats_;
   ClientRegistry clients_;
   LimiterStats limiter_stats_;
+  WatchRegistry watches_;
   const CommandTable* commands_ = nullptr;
   std::string executable_;
   std::atomic<int> tcp_port_{0};

@@ -40,6 +40,7 @@ int64_t Store::Transaction::NowMs() const { return txn_->now_ms(); }
 int64_t Store::Transaction::NowNs() const { return txn_->now_ns(); }
 Status Store::Transaction::Commit() { return txn_->Commit(); }
 void Store::Transaction::Rollback() { txn_->Rollback(); }
+bool Store::Transaction::conflicted() const { return txn_->conflicted(); }
 
 Status Store::Transaction::ClaimWrite(int db, std::string_view key) {
   return txn_->ClaimWrite(RawKey(db, key));
@@ -52,7 +53,7 @@ Status Store::Transaction::ClaimRead(int db, std::string_view key) {
 
 Status Store::Transaction::ClaimAll(bool write) {
   if (txn_->holds_all_locks() || (!write && !options_.isolate_reads)) return Status::Ok();
-  return Status::LockConflict();
+  return txn_->ClaimAllFailed();
 }
 
 // ---- Commit observers

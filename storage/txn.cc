@@ -81,6 +81,7 @@ Txn::~Txn() {
 
 Status Txn::ClaimWrite(std::string_view raw_key) {
   if (locks_ == nullptr || locks_->TryAcquire(raw_key)) return Status::Ok();
+  conflicted_ = true;
   return Status::LockConflict();
 }
 
@@ -218,12 +219,16 @@ namespace {
 // pointers to them) and stops at `upper` even where the batch's delta has entries past it.
 class BoundedIterator : public rocksdb::Iterator {
  public:
-  BoundedIterator(std::string_view lower, std::string_view upper)
+  // masked: the stored data is hidden (the base iterates an empty range).
+  BoundedIterator(std::string_view lower, std::string_view upper, bool masked)
       : lower_(lower), upper_(upper), lower_slice_(lower_), upper_slice_(upper_) {
     ro_.iterate_lower_bound = &lower_slice_;
     ro_.iterate_upper_bound = &upper_slice_;
+    base_ro_ = ro_;
+    if (masked) base_ro_.iterate_upper_bound = &lower_slice_;
   }
   const rocksdb::ReadOptions* read_options() const { return &ro_; }
+  const rocksdb::ReadOptions& base_read_options() const { return base_ro_; }
   void set(rocksdb::Iterator* it) { it_.reset(it); }
 
   bool Valid() const override {
@@ -248,7 +253,8 @@ class BoundedIterator : public rocksdb::Iterator {
  private:
   std::string lower_, upper_;
   rocksdb::Slice lower_slice_, upper_slice_;
-  rocksdb::ReadOptions ro_;
+  rocksdb::ReadOptions ro_;       // the merged iterator's (RocksDB keeps a pointer)
+  rocksdb::ReadOptions base_ro_;  // the stored data's iterator's
   std::unique_ptr<rocksdb::Iterator> it_;
 };
 
@@ -257,14 +263,10 @@ class BoundedIterator : public rocksdb::Iterator {
 std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle* cf,
                                                     std::string_view lower,
                                                     std::string_view upper) {
-  auto it = std::make_unique<BoundedIterator>(lower, upper);
+  // A db emptied in this unit: the stored keys are gone, only the batch's own entries count.
   const bool masked = cf == impl_.db()->DefaultColumnFamily() && DbFlushed(lower);
-  // A db emptied in this unit: the stored keys are gone, only the batch's own entries count,
-  // so the base iterates an empty range.
-  rocksdb::ReadOptions base_ro = *it->read_options();
-  rocksdb::Slice empty_upper = *base_ro.iterate_lower_bound;
-  if (masked) base_ro.iterate_upper_bound = &empty_upper;
-  rocksdb::Iterator* base = impl_.db()->NewIterator(base_ro, cf);
+  auto it = std::make_unique<BoundedIterator>(lower, upper, masked);
+  rocksdb::Iterator* base = impl_.db()->NewIterator(it->base_read_options(), cf);
   it->set(s_->batch.NewIteratorWithBase(cf, base, it->read_options()));
   return it;
 }
@@ -288,6 +290,9 @@ Status Txn::Commit(bool durable) {
   return s;
 }
 
-void Txn::Rollback() { s_->Reset(); }
+void Txn::Rollback() {
+  s_->Reset();
+  conflicted_ = false;
+}
 
 }  // namespace sluice::internal

@@ -61,10 +61,18 @@ class Txn {
   // stripe is held, or when it was free and is now held; kLockConflict when another unit holds
   // it. Reads are claimed only in units that isolate their reads (EXEC, scripts).
   Status ClaimWrite(std::string_view raw_key);
+  // For a claim of every stripe that the unit does not hold (they cannot be try-locked).
+  Status ClaimAllFailed() {
+    conflicted_ = true;
+    return Status::LockConflict();
+  }
   Status ClaimRead(std::string_view raw_key) {
     return lock_reads_ ? ClaimWrite(raw_key) : Status::Ok();
   }
   bool holds_all_locks() const { return locks_ != nullptr && locks_->holds_all(); }
+  // Whether a claim failed since the unit started or was last rolled back: the unit's work is
+  // incomplete; run it again declaring more keys (or every stripe).
+  bool conflicted() const { return conflicted_; }
 
   // While it lives, the Txn's reads of stored data use one RocksDB snapshot, so that several
   // reads in a unit that does not lock its reads see one state (MGET, EXISTS). A no-op in units
@@ -139,6 +147,7 @@ class Txn {
   int64_t now_ms_;
   LockSet* locks_ = nullptr;
   bool lock_reads_ = false;
+  bool conflicted_ = false;
   const rocksdb::Snapshot* snapshot_ = nullptr;  // SnapshotReads
   Scratch* s_;
 };

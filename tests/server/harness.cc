@@ -42,6 +42,7 @@ Harness::Harness() : dir_(MakeTempDir()), clock_(std::make_shared<AdjustableCloc
     throw std::runtime_error("Store::Open: " + opened.status().ToString());
   }
   store_ = std::move(opened).value();
+  store_->AddCommitObserver(&server_->watches());
   RegisterAllCommands(table_);
   server_->set_commands(&table_);
   dispatcher_ = std::make_unique<Dispatcher>(table_);

@@ -54,6 +54,9 @@ class Store::Transaction {
   // same time). On error nothing staged was written.
   Status Commit();
   void Rollback();  // drops everything staged since the last Commit/Rollback
+  // True when an operation failed with kLockConflict since the start or the last Rollback: roll
+  // back and run the work again in a unit that declares the missing keys or all_keys.
+  bool conflicted() const;
 
   // ---- Strings
   Result<std::optional<std::string>> Get(int db, std::string_view key);

@@ -33,6 +33,32 @@ void PrintDecision(int call, const sluice::limiter::Decision& d) {
               static_cast<long long>(d.limit));
 }
 
+// A per-user limit and a shared per-service limit, taken together or not at all: one unit of
+// work locks both keys, and a denial of either rolls both back.
+int TwoLimitsAtOnce(sluice::Store& store, const sluice::limiter::GcraParams& params) {
+  const sluice::KeyRef keys[] = {{0, "api:bob"}, {0, "api:service"}};
+  for (int call = 1; call <= 4; ++call) {
+    sluice::Store::Transaction txn(store, keys);
+    auto user = txn.GcraTake(0, "api:bob", params, /*cost=*/1);
+    auto service = txn.GcraTake(0, "api:service", params, /*cost=*/2);
+    if (!user.ok() || !service.ok()) {
+      std::fprintf(stderr, "GcraTake in a transaction failed\n");
+      return 1;
+    }
+    const bool both = user->allowed && service->allowed;
+    if (!both) txn.Rollback();  // neither limit is consumed
+    sluice::Status committed = txn.Commit();
+    if (!committed.ok()) {
+      std::fprintf(stderr, "Commit: %s\n", committed.ToString().c_str());
+      return 1;
+    }
+    std::printf("transaction %d: user %s, service %s -> %s\n", call,
+                user->allowed ? "allowed" : "denied", service->allowed ? "allowed" : "denied",
+                both ? "both taken" : "nothing taken");
+  }
+  return 0;
+}
+
 int Run(const std::string& dir) {
   sluice::Options options;
   options.path = dir;
@@ -68,7 +94,7 @@ int Run(const std::string& dir) {
     std::printf("key api:alice = %s (TAT, ns since the epoch), pttl = %lld ms\n", (*tat)->c_str(),
                 static_cast<long long>(*pttl));
   }
-  return 0;
+  return TwoLimitsAtOnce(*store, params);
 }
 
 }  // namespace

@@ -1,0 +1,905 @@
+"""Transactions (issue 6), black box: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+
+- DifferentialTest: the same command sequences go over raw RESP sockets to sluice-server and to
+  a real redis-server 7.0.15 started here, and every reply is compared byte for byte, in RESP2
+  and in RESP3. Time that must pass (a watched key expiring) passes on Sluice's DEBUG test clock
+  and, only on the Redis side, in real time.
+- ConcurrencyTest: writers' `MULTI INCR a INCR b EXEC` against readers' `MULTI GET a GET b EXEC`
+  from several processes (a == b always), and WATCH-based optimistic increments (the counter
+  ends at the number of successful EXECs).
+- LimitersInMultiTest: limiter commands queued and run inside EXEC, on the test clock.
+- CrashTest: SIGKILL during a pipelined stream of multi-key EXECs, in each appendfsync mode:
+  after the restart every transaction is all there or not at all, and every acknowledged one is.
+- RedisPyTest: redis-py's pipeline(transaction=True) and transaction() with WatchError retries.
+"""
+
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+from harness import (IS_REDIS, T0_MS, BlackboxTestCase, Client, ConnectionClosed, RespError,
+                     Server, ServerTestCase, encode_command, free_port)
+
+WRONGTYPE = RespError("WRONGTYPE Operation against a key holding the wrong kind of value")
+EXECABORT = RespError("EXECABORT Transaction discarded because of previous errors.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Raw replies and the reference redis-server
+# ---------------------------------------------------------------------------------------------
+
+def read_raw_reply(c):
+    """One whole reply from Client `c`, as the exact bytes the server sent."""
+    line = c._line()
+    out = line + b"\r\n"
+    t, rest = line[:1], line[1:]
+    if t in (b"$", b"=", b"!"):
+        n = int(rest)
+        if n >= 0:
+            out += c._exact(n) + b"\r\n"
+    elif t in (b"*", b"~", b">"):
+        for _ in range(max(int(rest), 0)):
+            out += read_raw_reply(c)
+    elif t == b"%":
+        for _ in range(2 * int(rest)):
+            out += read_raw_reply(c)
+    return out
+
+
+def redis_server_binary():
+    return os.environ.get("REDIS_SERVER") or shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if os.access("/usr/bin/redis-server", os.X_OK) else None)
+
+
+class RedisReference:
+    """A real redis-server on a free port, no persistence, in its own temporary directory."""
+
+    def __init__(self, binary):
+        self.binary = binary
+        self.workdir = tempfile.mkdtemp(prefix="sluice-bb-redis-")
+        self.port = free_port()
+        self.proc = None
+
+    def start(self):
+        argv = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no", "--daemonize", "no", "--dir", self.workdir]
+        self.log = open(os.path.join(self.workdir, "redis.log"), "wb")
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, cwd=self.workdir)
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise AssertionError("redis-server exited with %s" % self.proc.returncode)
+            try:
+                with Client(self.port, timeout=5) as c:
+                    if c.call("PING") == "PONG":
+                        return self
+            except (OSError, ConnectionClosed):
+                time.sleep(0.05)
+        raise AssertionError("redis-server did not start")
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenario steps
+# ---------------------------------------------------------------------------------------------
+
+class Step:
+    """One step of a scenario. kind: 'cmd' (reply compared), 'quiet' (sent to both, reply not
+    compared: HELLO, whose reply names the server), 'wait' (time passes), 'quit' (QUIT, then
+    everything until the server closes the connection, compared)."""
+
+    def __init__(self, kind, args=(), conn=0, ms=0, expect=None):
+        self.kind, self.args, self.conn, self.ms, self.expect = kind, args, conn, ms, expect
+
+
+def C(*args, expect=None):
+    """A command on the scenario's main connection. expect: the exact raw reply, or a dict
+    {2: raw, 3: raw} by protocol, asserted on both servers besides their equality."""
+    return Step("cmd", args, expect=expect)
+
+
+def Other(*args):
+    """A command on a second connection (another client)."""
+    return Step("cmd", args, conn=1)
+
+
+def Wait(ms):
+    """ms of time pass: DEBUG CLOCK ADVANCE on Sluice, a real sleep (plus margin) on Redis."""
+    return Step("wait", ms=ms)
+
+
+def Quit(conn=0):
+    return Step("quit", conn=conn)
+
+
+OK = b"+OK\r\n"
+QUEUED = b"+QUEUED\r\n"
+NIL_EXEC = {2: b"*-1\r\n", 3: b"_\r\n"}
+
+SCENARIOS = {
+    "queued": [
+        C("MULTI", expect=OK), C("SET", "a", "1", expect=QUEUED), C("INCR", "a", expect=QUEUED),
+        C("GET", "a", expect=QUEUED), C("MGET", "a", "nope"),
+        C("EXEC", expect={2: b"*4\r\n+OK\r\n:2\r\n$1\r\n2\r\n*2\r\n$1\r\n2\r\n$-1\r\n",
+                          3: b"*4\r\n+OK\r\n:2\r\n$1\r\n2\r\n*2\r\n$1\r\n2\r\n_\r\n"}),
+        C("GET", "a"),
+    ],
+    "unknown_command_aborts": [
+        C("MULTI"), C("SET", "a", "1"), C("NOSUCHCOMMAND", "x", "y"), C("SET", "b", "2"),
+        C("EXEC", expect=b"-EXECABORT Transaction discarded because of previous errors.\r\n"),
+        C("EXISTS", "a", "b", expect=b":0\r\n"), C("EXEC"),
+    ],
+    "bad_arity_aborts": [
+        C("MULTI"), C("SET", "a", "1"), C("GET"), C("SET", "b"), C("EXEC"), C("EXISTS", "a"),
+    ],
+    "unknown_subcommand_aborts": [
+        C("MULTI"), C("SET", "a", "1"), C("CONFIG", "NOSUCH"), C("EXEC"), C("EXISTS", "a"),
+    ],
+    "no_multi_command_aborts": [
+        C("MULTI"), C("SET", "a", "1"),
+        C("SHUTDOWN", expect=b"-ERR Command not allowed inside a transaction\r\n"),
+        C("EXEC"), C("EXISTS", "a"), C("PING"),
+    ],
+    "runtime_errors_do_not_roll_back": [
+        C("SET", "s", "abc"), C("MULTI"), C("SET", "a", "1"), C("INCR", "s"),
+        C("INCRBY", "a", "notanumber"), C("SET", "b", "2", "EX", "0"), C("SET", "c", "3"),
+        C("APPEND", "s", "def"), C("EXEC"), C("MGET", "a", "b", "c", "s"),
+    ],
+    "nested_multi": [
+        C("MULTI"), C("SET", "a", "1"), C("MULTI", expect=b"-ERR MULTI calls can not be nested\r\n"),
+        C("INCR", "a"), C("EXEC"), C("GET", "a"),
+    ],
+    "exec_discard_without_multi": [
+        C("EXEC", expect=b"-ERR EXEC without MULTI\r\n"),
+        C("DISCARD", expect=b"-ERR DISCARD without MULTI\r\n"),
+        C("MULTI"), C("SET", "a", "1"), C("DISCARD", expect=OK), C("EXISTS", "a"),
+        C("EXEC"), C("DISCARD"),
+    ],
+    "watch_inside_multi": [
+        C("MULTI"), C("SET", "a", "1"),
+        C("WATCH", "a", expect=b"-ERR WATCH inside MULTI is not allowed\r\n"),
+        C("EXEC"), C("GET", "a"),
+    ],
+    "unwatch_queued": [
+        C("MULTI"), C("UNWATCH", expect=QUEUED), C("SET", "a", "1"), C("UNWATCH"), C("EXEC"),
+    ],
+    "arity_outside_multi": [
+        C("MULTI", "x"), C("DISCARD", "x"), C("WATCH"), C("UNWATCH", "x"),
+        C("EXEC", "x", expect=b"-EXECABORT Transaction discarded because of: wrong number of "
+                              b"arguments for 'exec' command\r\n"),
+    ],
+    "arity_inside_multi": [
+        C("MULTI"), C("SET", "a", "1"), C("MULTI", "x"), C("WATCH"), C("UNWATCH", "x"),
+        C("DISCARD", "x"), C("EXEC", "x"), C("EXEC"), C("EXISTS", "a"),
+    ],
+    "arity_inside_multi_discard_still_works": [
+        C("MULTI"), C("SET", "a", "1"), C("UNWATCH", "x"), C("DISCARD"), C("EXEC"),
+    ],
+    "select_inside_multi": [
+        C("MULTI"), C("SELECT", "1"), C("SET", "a", "db1"), C("SELECT", "0"), C("SET", "a", "db0"),
+        C("SELECT", "2"), C("EXEC"), C("GET", "a"), C("SELECT", "1"), C("GET", "a"), C("SELECT", "0"),
+        C("GET", "a"), C("MULTI"), C("SELECT", "99"), C("GET", "a"), C("EXEC"), C("GET", "a"),
+    ],
+    "expire_0_then_get": [
+        C("SET", "e", "v"), C("MULTI"), C("EXPIRE", "e", "0"), C("GET", "e"), C("EXISTS", "e"),
+        C("EXEC"), C("EXISTS", "e"),
+    ],
+    "flushdb_then_set_then_keys": [
+        C("SET", "old1", "1"), C("SET", "old2", "2"), C("MULTI"), C("FLUSHDB"), C("SET", "f", "1"),
+        C("KEYS", "*"), C("DBSIZE"), C("EXEC"), C("KEYS", "*"),
+    ],
+    "read_own_writes": [
+        C("MULTI"), C("SET", "k", "1"), C("APPEND", "k", "23"), C("GETRANGE", "k", "0", "-1"),
+        C("RENAME", "k", "k2"), C("EXISTS", "k"), C("GET", "k2"), C("DEL", "k2"), C("GET", "k2"),
+        C("MSET", "m1", "a", "m2", "b"), C("MGET", "m1", "m2", "m3"), C("EXEC"),
+    ],
+    "empty_exec": [
+        C("MULTI"), C("EXEC", expect=b"*0\r\n"), C("EXEC"),
+    ],
+    "reset_inside_multi": [
+        C("SET", "a", "0"), C("WATCH", "a"), C("MULTI"), C("INCR", "a"), C("SELECT", "1"),
+        C("RESET", expect=b"+RESET\r\n"), C("EXEC"), C("GET", "a"), Other("SET", "a", "5"),
+        C("MULTI"), C("INCR", "a"), C("EXEC"),
+    ],
+    "quit_inside_multi": [
+        C("MULTI"), C("SET", "q", "1"), Quit(), C("EXISTS", "q"), C("EXEC"),
+    ],
+    "exec_after_discard_and_multi_again": [
+        C("MULTI"), C("SET", "a", "1"), C("DISCARD"), C("MULTI"), C("SET", "b", "2"), C("EXEC"),
+        C("MGET", "a", "b"),
+    ],
+    "copy_to_another_db_inside_exec": [
+        C("SET", "a", "1"), C("MULTI"), C("COPY", "a", "b", "DB", "1"), C("SET", "c", "2"),
+        C("SELECT", "1"), C("GET", "b"), C("COPY", "b", "a", "DB", "0", "REPLACE"), C("EXEC"),
+        C("GET", "b"), C("SELECT", "0"), C("MGET", "a", "b", "c"),
+    ],
+    "keyless_reads_see_own_writes": [
+        C("SET", "old", "1"), C("MULTI"), C("FLUSHDB"), C("SET", "only", "1"), C("SCAN", "0"),
+        C("RANDOMKEY"), C("DBSIZE"), C("DEL", "only"), C("RANDOMKEY"), C("KEYS", "*"),
+        C("FLUSHALL"), C("SET", "x", "1"), C("EXEC"),
+    ],
+    "ttl_inside_exec": [
+        C("MULTI"), C("SET", "k", "v", "EX", "100"), C("TTL", "k"), C("GETEX", "k", "PERSIST"),
+        C("TTL", "k"), C("SET", "j", "v", "KEEPTTL", "GET"), C("PEXPIRE", "j", "-1"),
+        C("EXISTS", "j"), C("EXEC"),
+    ],
+    "connection_commands_inside_exec": [
+        C("MULTI"), C("PING"), C("ECHO", "hi"), C("CLIENT", "SETNAME", "txn"),
+        C("CLIENT", "GETNAME"), C("AUTH", "pw"), C("EXEC"), C("CLIENT", "GETNAME"),
+    ],
+    "many_queued_commands": [C("MULTI")] + [C("INCR", "n")] * 500 + [C("EXEC"), C("GET", "n")],
+    "discard_of_doomed_transaction": [
+        C("MULTI"), C("NOSUCH"), C("DISCARD"), C("MULTI"), C("SET", "a", "1"), C("EXEC"),
+    ],
+    "exec_of_flushdb_with_watch_of_own_key": [
+        C("SET", "k", "1"), C("WATCH", "k"), C("MULTI"), C("FLUSHDB"), C("SET", "k", "2"),
+        C("EXEC"), C("GET", "k"),
+    ],
+    # WATCH
+    "watch_untouched_runs": [
+        C("SET", "k", "1"), C("WATCH", "k", "missing", expect=OK), Other("GET", "k"),
+        Other("EXISTS", "missing"), C("MULTI"), C("INCR", "k"), C("EXEC"), C("GET", "k"),
+    ],
+    "watch_modified_by_another": [
+        C("SET", "k", "1"), C("WATCH", "k"), Other("SET", "k", "2"), C("MULTI"), C("SET", "k", "3"),
+        C("SET", "z", "1"), C("EXEC", expect=NIL_EXEC), C("MGET", "k", "z"),
+    ],
+    "watch_same_value_still_modified": [
+        C("SET", "k", "1"), C("WATCH", "k"), Other("SET", "k", "1"), C("MULTI"), C("SET", "z", "1"),
+        C("EXEC"), C("EXISTS", "z"),
+    ],
+    "watch_modified_by_same_connection": [
+        C("SET", "k", "1"), C("WATCH", "k"), C("INCR", "k"), C("MULTI"), C("INCR", "k"),
+        C("EXEC", expect=NIL_EXEC), C("GET", "k"),
+    ],
+    "watch_missing_key_created": [
+        C("WATCH", "k"), Other("SET", "k", "x"), C("MULTI"), C("SET", "z", "1"), C("EXEC"),
+        C("EXISTS", "z"),
+    ],
+    "watch_deleted": [
+        C("SET", "k", "1"), C("WATCH", "k"), Other("DEL", "k"), C("MULTI"), C("SET", "z", "1"),
+        C("EXEC", expect=NIL_EXEC), C("EXISTS", "z"),
+    ],
+    "watch_renamed_away_and_onto": [
+        C("SET", "k", "1"), C("SET", "j", "2"), C("WATCH", "k"), Other("RENAME", "k", "k2"),
+        C("MULTI"), C("SET", "z", "1"), C("EXEC"), C("WATCH", "j"), Other("RENAME", "k2", "j"),
+        C("MULTI"), C("SET", "z", "1"), C("EXEC"), C("EXISTS", "z"),
+    ],
+    "watch_expire_set_by_another": [
+        C("SET", "k", "1"), C("WATCH", "k"), Other("EXPIRE", "k", "100"), C("MULTI"),
+        C("SET", "z", "1"), C("EXEC"), C("EXISTS", "z"),
+    ],
+    "watch_failed_write_is_not_a_modification": [
+        C("SET", "k", "abc"), C("WATCH", "k"), Other("INCR", "k"), Other("SETNX", "k", "x"),
+        Other("GET", "k"), C("MULTI"), C("SET", "z", "1"), C("EXEC"), C("EXISTS", "z"),
+    ],
+    "watch_other_db_is_another_key": [
+        C("SET", "k", "1"), C("WATCH", "k"), Other("SELECT", "1"), Other("SET", "k", "2"),
+        C("MULTI"), C("SET", "z", "1"), C("EXEC"), C("SELECT", "1"), C("WATCH", "k"),
+        Other("SET", "k", "3"), C("MULTI"), C("SET", "z", "1"), C("EXEC"),
+    ],
+    "watch_expired_between_watch_and_exec": [
+        C("SET", "k", "v", "PX", "250"), C("WATCH", "k"), Wait(400), C("MULTI"), C("SET", "z", "1"),
+        C("EXEC", expect=NIL_EXEC), C("EXISTS", "z", "k"),
+    ],
+    "watch_ttl_not_reached_runs": [
+        C("SET", "k", "v", "PX", "100000"), C("WATCH", "k"), C("MULTI"), C("SET", "z", "1"),
+        C("EXEC"), C("EXISTS", "z", "k"),
+    ],
+    "watch_flushdb_existing_key_aborts": [
+        C("SET", "k", "1"), C("WATCH", "k"), Other("FLUSHDB"), C("MULTI"), C("SET", "z", "1"),
+        C("EXEC", expect=NIL_EXEC), C("EXISTS", "z"),
+    ],
+    "watch_flushall_existing_key_aborts": [
+        C("SELECT", "3"), C("SET", "k", "1"), C("WATCH", "k"), Other("FLUSHALL"), C("MULTI"),
+        C("SET", "z", "1"), C("EXEC"), C("EXISTS", "z"),
+    ],
+    "watch_flushdb_missing_key_runs": [
+        C("SET", "other", "1"), C("WATCH", "k"), Other("FLUSHDB"), C("MULTI"), C("SET", "z", "1"),
+        C("EXEC", expect=b"*1\r\n+OK\r\n"), C("EXISTS", "z"),
+    ],
+    "watch_flushdb_of_another_db_runs": [
+        C("SET", "k", "1"), C("WATCH", "k"), Other("SELECT", "1"), Other("FLUSHDB"), C("MULTI"),
+        C("SET", "z", "1"), C("EXEC"), C("EXISTS", "z"),
+    ],
+    "unwatch_clears": [
+        C("SET", "k", "1"), C("WATCH", "k"), C("UNWATCH", expect=OK), Other("SET", "k", "2"),
+        C("MULTI"), C("SET", "k", "3"), C("EXEC"), C("GET", "k"),
+    ],
+    "discard_clears_watches": [
+        C("SET", "k", "1"), C("WATCH", "k"), C("MULTI"), C("DISCARD"), Other("SET", "k", "2"),
+        C("MULTI"), C("SET", "k", "3"), C("EXEC"), C("GET", "k"),
+    ],
+    "exec_clears_watches": [
+        C("WATCH", "k"), C("MULTI"), C("EXEC"), Other("SET", "k", "2"), C("MULTI"),
+        C("SET", "k", "3"), C("EXEC"), C("GET", "k"),
+    ],
+    "aborted_exec_clears_watches": [
+        C("WATCH", "k"), Other("SET", "k", "2"), C("MULTI"), C("EXEC"), Other("SET", "k", "4"),
+        C("MULTI"), C("SET", "k", "3"), C("EXEC"), C("GET", "k"),
+    ],
+    "execabort_clears_watches": [
+        C("WATCH", "k"), C("MULTI"), C("NOSUCH"), C("EXEC"), Other("SET", "k", "2"), C("MULTI"),
+        C("SET", "k", "3"), C("EXEC"), C("GET", "k"),
+    ],
+    "exec_arity_clears_watches": [
+        C("WATCH", "k"), C("EXEC", "x"), Other("SET", "k", "2"), C("MULTI"), C("SET", "k", "3"),
+        C("EXEC"), C("GET", "k"),
+    ],
+    "watch_twice_and_several_keys": [
+        C("WATCH", "a", "b", "a"), C("WATCH", "b", "c"), Other("SET", "c", "1"), C("MULTI"),
+        C("SET", "z", "1"), C("EXEC"), C("WATCH", "a"), Other("DEL", "nothing"), C("MULTI"),
+        C("SET", "z", "1"), C("EXEC"),
+    ],
+    "watch_queued_unwatch_does_not_save_exec": [
+        C("SET", "k", "1"), C("WATCH", "k"), C("MULTI"), Other("SET", "k", "2"), C("UNWATCH"),
+        C("SET", "z", "1"), C("EXEC"), C("EXISTS", "z"),
+    ],
+    "watch_key_written_by_anothers_exec": [
+        C("WATCH", "k"), Other("MULTI"), Other("SET", "k", "1"), Other("EXEC"), C("MULTI"),
+        C("SET", "z", "1"), C("EXEC"), C("WATCH", "k"), Other("MULTI"), Other("GET", "k"),
+        Other("EXEC"), C("MULTI"), C("SET", "z", "2"), C("EXEC"), C("GET", "z"),
+    ],
+    "watch_no_op_writes": [
+        # Commands that change nothing are no modification in Redis.
+        C("SET", "k", "v"), C("WATCH", "k"), Other("SET", "k", "x", "NX"),
+        Other("RENAME", "k", "k"), Other("SETRANGE", "k", "0", ""), Other("PERSIST", "k"),
+        Other("GETEX", "k"), Other("EXPIRE", "nope", "10"), Other("MSETNX", "k", "1", "n", "1"),
+        C("MULTI"), C("SET", "z", "1"), C("EXEC"),
+    ],
+    "watch_append_empty": [
+        C("SET", "k", "v"), C("WATCH", "k"), Other("APPEND", "k", ""), C("MULTI"),
+        C("SET", "z", "1"), C("EXEC"),
+    ],
+    "watch_incrby_0": [
+        C("SET", "k", "1"), C("WATCH", "k"), Other("INCRBY", "k", "0"), C("MULTI"),
+        C("SET", "z", "1"), C("EXEC"),
+    ],
+    "watch_getex_persist": [
+        C("SET", "k", "v", "EX", "100"), C("WATCH", "k"), Other("GETEX", "k", "PERSIST"), C("MULTI"),
+        C("SET", "z", "1"), C("EXEC"),
+    ],
+    "watch_getdel": [
+        C("SET", "k", "v"), C("WATCH", "k"), Other("GETDEL", "k"), C("MULTI"), C("SET", "z", "1"),
+        C("EXEC"),
+    ],
+    "watch_copy_onto": [
+        C("SET", "src", "v"), C("WATCH", "k"), Other("COPY", "src", "k"), C("MULTI"),
+        C("SET", "z", "1"), C("EXEC"),
+    ],
+    "watch_mset": [
+        C("WATCH", "k"), Other("MSET", "a", "1", "k", "2"), C("MULTI"), C("SET", "z", "1"), C("EXEC"),
+    ],
+    "watch_already_expired_key": [
+        C("SET", "k", "v", "PX", "100"), Wait(300), C("WATCH", "k"), C("MULTI"), C("SET", "z", "1"),
+        C("EXEC"), C("EXISTS", "z"),
+    ],
+    "watch_already_expired_key_then_set": [
+        C("SET", "k", "v", "PX", "100"), Wait(300), C("WATCH", "k"), Other("SET", "k", "w"),
+        C("MULTI"), C("SET", "z", "1"), C("EXEC"), C("EXISTS", "z"),
+    ],
+    "two_watchers_one_wins": [
+        C("SET", "k", "1"), C("WATCH", "k"), Other("WATCH", "k"), Other("MULTI"),
+        Other("INCR", "k"), Other("EXEC"), C("MULTI"), C("INCR", "k"), C("EXEC"), C("GET", "k"),
+    ],
+    "watch_selected_db": [
+        C("SELECT", "2"), C("SET", "k", "1"), C("WATCH", "k"), C("SELECT", "0"), Other("SELECT", "2"),
+        Other("DEL", "k"), C("MULTI"), C("SET", "z", "1"), C("EXEC"), C("EXISTS", "z"),
+    ],
+}
+
+
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class DifferentialTest(BlackboxTestCase):
+    """Each scenario runs on both servers, on fresh connections after FLUSHALL; every reply
+    (raw bytes) must be Redis's."""
+
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        binary = redis_server_binary()
+        if binary is None:
+            raise unittest.SkipTest("redis-server (7.0.15) is not installed: no reference to "
+                                    "compare with (tools/setup.sh installs it)")
+        cls.redis = RedisReference(binary)
+        try:
+            cls.redis.start()
+        except BaseException:
+            cls.redis.stop()
+            raise
+        cls.sluice = Server()
+        try:
+            cls.sluice.start()
+        except BaseException:
+            cls.sluice.stop()
+            cls.redis.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.redis.stop()
+        cls.sluice.stop()
+
+    def play(self, steps, port, is_sluice, proto):
+        """Runs `steps` on one server; returns [(step text, raw reply)] for compared steps."""
+        with Client(port) as admin:
+            self.assertEqual(admin.call("FLUSHALL"), "OK")
+            if is_sluice:
+                self.assertEqual(admin.call("DEBUG", "CLOCK", "SET", T0_MS), "OK")
+        conns = {}
+
+        def conn(i):
+            if i not in conns:
+                conns[i] = Client(port)
+                if proto == 3:  # the reply names the server: not compared
+                    self.assertEqual(conns[i].call("HELLO", "3")[b"proto"], 3)
+            return conns[i]
+
+        out = []
+        try:
+            for step in steps:
+                if step.kind == "wait":
+                    if is_sluice:
+                        with Client(port) as admin:
+                            self.assertEqual(admin.call("DEBUG", "CLOCK", "ADVANCE", step.ms), "OK")
+                    else:
+                        time.sleep(step.ms / 1000.0)
+                    continue
+                c = conn(step.conn)
+                if step.kind == "quit":
+                    c.send(encode_command("QUIT"))
+                    out.append(("c%d QUIT" % step.conn, c.read_until_closed()))
+                    c.close()
+                    del conns[step.conn]
+                    continue
+                c.send(encode_command(*step.args))
+                raw = read_raw_reply(c)
+                text = "c%d %s" % (step.conn, " ".join(str(a) for a in step.args))
+                if step.expect is not None:
+                    want = step.expect[proto] if isinstance(step.expect, dict) else step.expect
+                    self.assertEqual(raw, want, "%s on %s (RESP%d)"
+                                     % (text, "sluice" if is_sluice else "redis", proto))
+                out.append((text, raw))
+        finally:
+            for c in conns.values():
+                c.close()
+        return out
+
+    def check(self, name, proto):
+        steps = SCENARIOS[name]
+        want = self.play(steps, self.redis.port, False, proto)
+        got = self.play(steps, self.sluice.port, True, proto)
+        self.assertEqual(got, want, "scenario %s, RESP%d (left: sluice, right: redis)"
+                         % (name, proto))
+
+    def test_scenarios_resp2(self):
+        for name in SCENARIOS:
+            with self.subTest(scenario=name):
+                self.check(name, 2)
+
+    def test_scenarios_resp3(self):
+        for name in SCENARIOS:
+            with self.subTest(scenario=name):
+                self.check(name, 3)
+
+    def test_pipelined_transactions(self):
+        """A whole transaction in one write, twice, with an error queued in the second."""
+        cmds = [("MULTI",), ("SET", "p", "1"), ("INCR", "p"), ("EXEC",),
+                ("MULTI",), ("INCR", "p"), ("NOSUCH",), ("EXEC",), ("GET", "p")]
+        replies = {}
+        for name, port in (("redis", self.redis.port), ("sluice", self.sluice.port)):
+            with Client(port) as c:
+                c.call("FLUSHALL")
+                c.send(b"".join(encode_command(*a) for a in cmds))
+                replies[name] = [read_raw_reply(c) for _ in cmds]
+        self.assertEqual(replies["sluice"], replies["redis"])
+        self.assertEqual(replies["sluice"][3], b"*2\r\n+OK\r\n:2\r\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Concurrency
+# ---------------------------------------------------------------------------------------------
+
+WRITERS = 4
+TXNS_PER_WRITER = 300
+READERS = 2
+OPTIMISTS = 4
+SUCCESSES_PER_OPTIMIST = 100
+
+
+def incr_both_worker(port):
+    """TXNS_PER_WRITER `MULTI INCR a INCR b EXEC`, each sent in one write. Returns the EXEC
+    replies where a != b (none expected) and the number of EXECs."""
+    bad = []
+    with Client(port) as c:
+        for _ in range(TXNS_PER_WRITER):
+            r = c.pipeline([("MULTI",), ("INCR", "a"), ("INCR", "b"), ("EXEC",)])
+            if r[:3] != ["OK", "QUEUED", "QUEUED"] or not isinstance(r[3], list) \
+                    or len(r[3]) != 2 or r[3][0] != r[3][1]:
+                bad.append(r)
+    return bad
+
+
+def read_both_worker(args):
+    """`MULTI GET a GET b EXEC` until `done` is set (and at least 50 times). Returns the
+    replies where a != b and the number of reads."""
+    port, done = args
+    bad, reads = [], 0
+    with Client(port) as c:
+        while not done.is_set() or reads < 50:
+            r = c.pipeline([("MULTI",), ("GET", "a"), ("GET", "b"), ("EXEC",)])
+            reads += 1
+            if r[:3] != ["OK", "QUEUED", "QUEUED"] or not isinstance(r[3], list) \
+                    or len(r[3]) != 2 or r[3][0] != r[3][1]:
+                bad.append(r)
+    return bad, reads
+
+
+def optimistic_worker(port):
+    """WATCH c; GET c; MULTI; SET c v+1; EXEC until SUCCESSES_PER_OPTIMIST EXECs succeeded.
+    Returns (successes, aborted EXECs, unexpected replies)."""
+    ok = aborted = 0
+    odd = []
+    with Client(port) as c:
+        while ok < SUCCESSES_PER_OPTIMIST:
+            if c.call("WATCH", "c") != "OK":
+                odd.append("WATCH")
+            v = c.call("GET", "c")
+            n = int(v) if v is not None else 0
+            r = c.pipeline([("MULTI",), ("SET", "c", n + 1), ("EXEC",)])
+            if r[2] is None:
+                aborted += 1
+            elif r == ["OK", "QUEUED", ["OK"]]:
+                ok += 1
+            else:
+                odd.append(r)
+                break
+    return ok, aborted, odd
+
+
+class ConcurrencyTest(ServerTestCase):
+    def pool(self, n):
+        ctx = multiprocessing.get_context("fork")
+        pool = ctx.Pool(n)
+        self.addCleanup(pool.terminate)
+        return ctx, pool
+
+    def test_readers_never_see_half_a_transaction(self):
+        ctx, pool = self.pool(WRITERS + READERS)
+        manager = ctx.Manager()
+        self.addCleanup(manager.shutdown)
+        done = manager.Event()
+        readers = pool.map_async(read_both_worker, [(self.server.port, done)] * READERS)
+        writers = pool.map_async(incr_both_worker, [self.server.port] * WRITERS)
+        writer_bad = writers.get(timeout=120)
+        done.set()
+        reader_results = readers.get(timeout=120)
+        self.assertEqual(writer_bad, [[]] * WRITERS)
+        self.assertEqual([bad for bad, _ in reader_results], [[]] * READERS)
+        self.assertTrue(all(reads > 0 for _, reads in reader_results))
+        total = WRITERS * TXNS_PER_WRITER
+        self.assertEqual(self.c.call("MGET", "a", "b"), [b"%d" % total, b"%d" % total])
+
+    def test_watch_optimistic_increments(self):
+        _, pool = self.pool(OPTIMISTS)
+        results = pool.map(optimistic_worker, [self.server.port] * OPTIMISTS)
+        self.assertEqual([odd for _, _, odd in results], [[]] * OPTIMISTS)
+        successes = sum(ok for ok, _, _ in results)
+        aborted = sum(a for _, a, _ in results)
+        self.assertEqual(successes, OPTIMISTS * SUCCESSES_PER_OPTIMIST)
+        self.assertEqual(self.c.call("GET", "c"), b"%d" % successes)
+        sys.stderr.write("\n[optimistic increments: %d successful EXECs, %d aborted (retried)] "
+                         % (successes, aborted))
+
+
+# ---------------------------------------------------------------------------------------------
+# Limiters inside MULTI (Sluice only), on the test clock
+# ---------------------------------------------------------------------------------------------
+
+def ns(ms_from_t0):
+    return (T0_MS + ms_from_t0) * 1_000_000
+
+
+class LimitersInMultiTest(ServerTestCase):
+    need_sluice = True
+    test_clock = True
+    maxDiff = None
+
+    def test_gcra_takes_in_one_exec(self):
+        c = self.c
+        self.assertEqual(c.call("MULTI"), "OK")
+        for _ in range(3):
+            self.assertEqual(c.call("GCRA.TAKE", "k", "2", "1s"), "QUEUED")
+        self.assertEqual(c.call("EXEC"), [[1, 1, 0, 500, 2], [1, 0, 0, 1000, 2],
+                                          [0, 0, 500, 1000, 2]])
+        # The state after EXEC is the state after two allowed takes at T0.
+        self.assertEqual(c.call("GET", "k"), str(ns(1000)).encode())
+        self.assertEqual(c.call("PTTL", "k"), 1000)
+        self.assertEqual(c.call("GCRA.TAKE", "k", "2", "1s"), [0, 0, 500, 1000, 2])
+        self.assertEqual(c.call("DEBUG", "CLOCK", "ADVANCE", "500"), "OK")
+        self.assertEqual(c.call("GCRA.TAKE", "k", "2", "1s"), [1, 0, 0, 1000, 2])
+
+    def test_limiters_mixed_with_plain_commands(self):
+        c = self.c
+        replies = c.pipeline([("MULTI",), ("SET", "plain", "1"), ("LEAKY.TAKE", "l", "1", "1s"),
+                              ("LEAKY.TAKE", "l", "1", "1s"), ("INCR", "plain"),
+                              ("WINDOW.TAKE", "w", "1", "10s"), ("WINDOW.TAKE", "w", "1", "10s"),
+                              ("CONC.ACQUIRE", "cc", "1", "10s", "ID", "me"),
+                              ("CONC.RELEASE", "cc", "me"), ("TYPE", "l"), ("EXEC",)])
+        self.assertEqual(replies[:10], ["OK"] + ["QUEUED"] * 9)
+        self.assertEqual(replies[10], [
+            "OK", [1, 0, 0, 1000, 1, 0], [0, 0, 1000, 1000, 1, 0], 2,
+            [1, 0, 0, 10000, 1], [0, 0, 10000, 10000, 1], [1, 0, 0, 10000, 1, b"me"], 1, "leaky"])
+
+    def test_wrongtype_inside_exec_does_not_roll_back(self):
+        c = self.c
+        self.assertEqual(c.call("LEAKY.TAKE", "lk", "1", "1s"), [1, 0, 0, 1000, 1, 0])
+        self.assertEqual(c.call("SET", "s", "x"), "OK")
+        replies = c.pipeline([("MULTI",), ("SET", "a", "1"), ("GET", "lk"), ("APPEND", "lk", "x"),
+                              ("GCRA.TAKE", "lk", "1", "1s"), ("LEAKY.TAKE", "s", "1", "1s"),
+                              ("INCR", "a"), ("EXEC",)])
+        self.assertEqual(replies[7], ["OK", WRONGTYPE, WRONGTYPE, WRONGTYPE, WRONGTYPE, 2])
+        self.assertEqual(c.call("MGET", "a", "s"), [b"2", b"x"])
+        self.assertEqual(c.call("TYPE", "lk"), "leaky")
+
+    def test_limiter_argument_error_while_queuing_is_a_runtime_error(self):
+        # Arity is checked while queuing (EXECABORT); argument values only when EXEC runs it.
+        c = self.c
+        self.assertEqual(c.pipeline([("MULTI",), ("GCRA.TAKE", "k", "2"), ("SET", "a", "1"),
+                                     ("EXEC",)]),
+                         ["OK", RespError("ERR wrong number of arguments for 'gcra.take' command"),
+                          "QUEUED", EXECABORT])
+        replies = c.pipeline([("MULTI",), ("GCRA.TAKE", "k", "0", "1s"), ("SET", "a", "1"),
+                              ("EXEC",)])
+        self.assertEqual(replies[:3], ["OK", "QUEUED", "QUEUED"])
+        self.assertIsInstance(replies[3][0], RespError)
+        self.assertTrue(replies[3][0].startswith("ERR "), replies[3][0])
+        self.assertEqual(replies[3][1], "OK")
+        self.assertEqual(c.call("EXISTS", "k"), 0)
+
+    def test_watch_and_limiters(self):
+        c = self.c
+        with self.server.client() as other:
+            # An allowed take writes the key: a modification.
+            self.assertEqual(c.call("WATCH", "k"), "OK")
+            self.assertEqual(other.call("GCRA.TAKE", "k", "1", "1s"), [1, 0, 0, 1000, 1])
+            self.assertEqual(c.pipeline([("MULTI",), ("GCRA.TAKE", "k", "1", "1s"), ("EXEC",)]),
+                             ["OK", "QUEUED", None])
+            # A denied take writes nothing: not a modification.
+            self.assertEqual(c.call("WATCH", "k"), "OK")
+            self.assertEqual(other.call("GCRA.TAKE", "k", "1", "1s"), [0, 0, 1000, 1000, 1])
+            self.assertEqual(c.pipeline([("MULTI",), ("SET", "z", "1"), ("EXEC",)]),
+                             ["OK", "QUEUED", ["OK"]])
+            # A limiter key that expires on the test clock between WATCH and EXEC.
+            self.assertEqual(c.call("WATCH", "k"), "OK")
+            self.assertEqual(c.call("DEBUG", "CLOCK", "ADVANCE", "1001"), "OK")
+            self.assertEqual(c.pipeline([("MULTI",), ("GCRA.TAKE", "k", "1", "1s"), ("EXEC",)]),
+                             ["OK", "QUEUED", None])
+            self.assertEqual(c.call("EXISTS", "k"), 0)
+
+    def test_resp3_exec_of_limiters(self):
+        # Each EXEC element is the command's own RESP3 reply (a map), as outside MULTI.
+        c = self.c
+        self.assertEqual(c.call("HELLO", "3")[b"proto"], 3)
+        c.send(encode_command("GCRA.TAKE", "solo", "10", "1s"))
+        solo = read_raw_reply(c)
+        c.send(b"".join(encode_command(*a) for a in
+                        [("MULTI",), ("GCRA.TAKE", "k", "10", "1s"), ("GET", "nothing"),
+                         ("EXEC",)]))
+        self.assertEqual([read_raw_reply(c) for _ in range(4)],
+                         [b"+OK\r\n", b"+QUEUED\r\n", b"+QUEUED\r\n",
+                          b"*2\r\n" + solo + b"_\r\n"])
+        self.assertTrue(solo.startswith(b"%5\r\n"), solo)
+
+
+# ---------------------------------------------------------------------------------------------
+# Crash: SIGKILL during a stream of transactions
+# ---------------------------------------------------------------------------------------------
+
+class CrashTest(BlackboxTestCase):
+    """Two writers pipeline `MULTI; SET x:w:i i; SET y:w:i i; INCR total; EXEC` in batches; the
+    server is SIGKILLed while they run. After the restart each transaction is all or nothing,
+    total counts the transactions present, and every acknowledged EXEC is present."""
+
+    WRITERS = 2
+    BATCH = 50  # transactions per write
+    KILL_AFTER = 1500  # acknowledged transactions (all writers) before the kill
+
+    def check_mode(self, mode):
+        server = Server(options={"appendfsync": mode})
+        self.addCleanup(server.stop)
+        server.start()
+        acked = [0] * self.WRITERS  # per writer: transactions 0..acked-1 acknowledged
+        sent = [0] * self.WRITERS
+        errors = []
+
+        def writer(w):
+            try:
+                with Client(server.port) as c:
+                    i = 0
+                    while True:
+                        cmds = []
+                        for j in range(i, i + self.BATCH):
+                            cmds += [("MULTI",), ("SET", "x:%d:%d" % (w, j), j),
+                                     ("SET", "y:%d:%d" % (w, j), j), ("INCR", "total"), ("EXEC",)]
+                        c.send(b"".join(encode_command(*a) for a in cmds))
+                        sent[w] = i + self.BATCH
+                        for j in range(i, i + self.BATCH):
+                            r = [c.read() for _ in range(5)]
+                            if r[:4] != ["OK", "QUEUED", "QUEUED", "QUEUED"] or \
+                                    not isinstance(r[4], list) or r[4][:2] != ["OK", "OK"]:
+                                errors.append(r)
+                                return
+                            acked[w] = j + 1
+                        i += self.BATCH
+            except (ConnectionClosed, OSError):
+                return
+
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(self.WRITERS)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 60
+        while sum(acked) < self.KILL_AFTER and time.monotonic() < deadline and not errors:
+            time.sleep(0.005)
+        server.kill9()
+        for t in threads:
+            t.join(timeout=60)
+        self.assertEqual(errors, [])
+        self.assertGreater(sum(acked), 0)
+        server.start()
+        with server.client() as c:
+            present_total = 0
+            for w in range(self.WRITERS):
+                n = sent[w]
+                xs = c.call("MGET", *["x:%d:%d" % (w, j) for j in range(n)])
+                ys = c.call("MGET", *["y:%d:%d" % (w, j) for j in range(n)])
+                present = [j for j in range(n) if xs[j] is not None]
+                for j in range(n):
+                    want = b"%d" % j if xs[j] is not None else None
+                    self.assertEqual((xs[j], ys[j]), (want, want),
+                                     "%s: half a transaction for writer %d, i=%d" % (mode, w, j))
+                # One connection's transactions commit in order: what is there is a prefix.
+                self.assertEqual(present, list(range(len(present))), "%s: writer %d" % (mode, w))
+                self.assertGreaterEqual(len(present), acked[w],
+                                        "%s: writer %d lost acknowledged EXECs" % (mode, w))
+                present_total += len(present)
+            total = c.call("GET", "total")
+            self.assertEqual(int(total or 0), present_total, mode)
+            self.assertEqual(c.call("DBSIZE"), 2 * present_total + (1 if present_total else 0))
+
+    def test_kill9_always(self):
+        self.check_mode("always")
+
+    def test_kill9_everysec(self):
+        self.check_mode("everysec")
+
+    def test_kill9_no(self):
+        self.check_mode("no")
+
+
+# ---------------------------------------------------------------------------------------------
+# redis-py
+# ---------------------------------------------------------------------------------------------
+
+def import_redis_py():
+    """redis-py, from this Python or else from Debian's python3-redis (dist-packages of
+    /usr/bin/python3, which is not the Python on PATH here); None when neither has it."""
+    try:
+        import redis  # noqa: F401
+        return redis
+    except ImportError:
+        pass
+    debian = "/usr/lib/python3/dist-packages"
+    if os.path.isdir(os.path.join(debian, "redis")):
+        if debian not in sys.path:
+            sys.path.append(debian)  # last: never shadow this Python's own modules
+        try:
+            import redis  # noqa: F811
+            return redis
+        except ImportError:
+            return None
+    return None
+
+
+class RedisPyTest(ServerTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.redis = import_redis_py()
+        if cls.redis is None:
+            raise unittest.SkipTest("redis-py is not installed (Debian package python3-redis, "
+                                    "installed by tools/setup.sh)")
+        super().setUpClass()
+
+    def client(self):
+        r = self.redis.Redis(host="127.0.0.1", port=self.server.port, socket_timeout=30)
+        self.addCleanup(r.close)
+        return r
+
+    def test_pipeline_transaction_with_an_error_in_the_middle(self):
+        r = self.client()
+        self.assertTrue(r.set("s", "abc"))
+        p = r.pipeline(transaction=True)
+        p.set("a", 1).incr("s").set("b", 2).get("a")
+        with self.assertRaises(self.redis.exceptions.ResponseError) as cm:
+            p.execute()
+        self.assertEqual(str(cm.exception), "Command # 2 (INCRBY s 1) of pipeline caused error: "
+                                            "value is not an integer or out of range")
+        self.assertEqual(r.mget("a", "b", "s"), [b"1", b"2", b"abc"])
+        # raise_on_error=False: the error in its place, the others applied.
+        p = r.pipeline(transaction=True)
+        p.incr("a").incr("s").get("a")
+        res = p.execute(raise_on_error=False)
+        self.assertEqual(res[0], 2)
+        self.assertIsInstance(res[1], self.redis.exceptions.ResponseError)
+        self.assertEqual(res[2], b"2")
+
+    def test_pipeline_transaction_results(self):
+        r = self.client()
+        with r.pipeline(transaction=True) as p:
+            p.set("k", "v").get("k").incr("n").incrby("n", 10).exists("k", "n", "none").delete("k")
+            self.assertEqual(p.execute(), [True, b"v", 1, 11, 2, 1])
+        self.assertEqual(r.mget("k", "n"), [None, b"11"])
+
+    def test_pipeline_transaction_execabort(self):
+        r = self.client()
+        p = r.pipeline(transaction=True)
+        p.set("a", 1).execute_command("NOSUCHCOMMAND", "x").set("b", 2)
+        with self.assertRaises(self.redis.exceptions.ResponseError) as cm:
+            p.execute()
+        self.assertIn("unknown command", str(cm.exception))
+        self.assertEqual(r.exists("a", "b"), 0)
+
+    def test_transaction_helper_retries_on_watch_error(self):
+        r = self.client()
+        other = self.client()
+        r.set("c", 10)
+        calls = []
+
+        def incr(pipe):
+            v = int(pipe.get("c"))
+            calls.append(v)
+            if len(calls) == 1:
+                other.set("c", 100)  # another client writes: this EXEC must fail
+            pipe.multi()
+            pipe.set("c", v + 1)
+
+        self.assertEqual(r.transaction(incr, "c"), [True])
+        self.assertEqual(calls, [10, 100])
+        self.assertEqual(r.get("c"), b"101")
+
+    def test_watch_error_raised_by_execute(self):
+        r = self.client()
+        other = self.client()
+        with r.pipeline() as p:
+            p.watch("w")
+            self.assertIsNone(p.get("w"))
+            other.set("w", "x")
+            p.multi()
+            p.set("w", "mine")
+            with self.assertRaises(self.redis.exceptions.WatchError):
+                p.execute()
+        self.assertEqual(r.get("w"), b"x")
+        with r.pipeline() as p:  # untouched: runs
+            p.watch("w")
+            p.multi()
+            p.set("w", "mine")
+            self.assertEqual(p.execute(), [True])
+        self.assertEqual(r.get("w"), b"mine")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -143,7 +143,8 @@ SCENARIOS = {
         C("EXISTS", "a", "b", expect=b":0\r\n"), C("EXEC"),
     ],
     "bad_arity_aborts": [
-        C("MULTI"), C("SET", "a", "1"), C("GET"), C("SET", "b"), C("EXEC"), C("EXISTS", "a"),
+        C("MULTI"), C("SET", "a", "1"), C("GET"), C("SET", "b"), C("CLIENT"), C("EXEC"),
+        C("EXISTS", "a"),
     ],
     "unknown_subcommand_aborts": [
         C("MULTI"), C("SET", "a", "1"), C("CONFIG", "NOSUCH"), C("EXEC"), C("EXISTS", "a"),
@@ -360,6 +361,20 @@ SCENARIOS = {
         Other("GETEX", "k"), Other("EXPIRE", "nope", "10"), Other("MSETNX", "k", "1", "n", "1"),
         C("MULTI"), C("SET", "z", "1"), C("EXEC"),
     ],
+    "watch_no_op_writes_on_missing_key": [
+        C("SET", "e", "v"), C("WATCH", "m"), Other("DEL", "m"), Other("UNLINK", "m"),
+        Other("GETDEL", "m"), Other("PERSIST", "m"), Other("EXPIRE", "m", "10"),
+        Other("SET", "m", "x", "XX"), Other("GETEX", "m", "EX", "10"), Other("SETRANGE", "m", "0", ""),
+        Other("RENAME", "m", "n"), Other("COPY", "m", "n"), Other("INCRBYFLOAT", "e", "x"),
+        Other("RENAMENX", "e", "e"), Other("DEL", "nothing"),
+        C("MULTI"), C("SET", "z", "1"), C("EXEC"),
+    ],
+    "watch_no_op_ttl_changes": [
+        C("SET", "k", "v"), C("SET", "t", "v", "EX", "100"), C("WATCH", "k", "t"),
+        Other("EXPIRE", "k", "100", "XX"), Other("EXPIRE", "t", "200", "NX"),
+        Other("EXPIRE", "t", "50", "GT"), Other("RENAMENX", "k", "t"), Other("COPY", "k", "t"),
+        Other("SETNX", "t", "x"), C("MULTI"), C("SET", "z", "1"), C("EXEC"),
+    ],
     "watch_append_empty": [
         C("SET", "k", "v"), C("WATCH", "k"), Other("APPEND", "k", ""), C("MULTI"),
         C("SET", "z", "1"), C("EXEC"),
@@ -571,6 +586,69 @@ def optimistic_worker(port):
     return ok, aborted, odd
 
 
+# Transfers between BANK_KEYS accounts keep their sum at BANK_TOTAL; readers check it.
+BANK_KEYS = ["acct:%d" % i for i in range(10)]
+BANK_START = 100
+BANK_TOTAL = BANK_START * len(BANK_KEYS)
+BANK_WRITERS = 3
+BANK_TXNS = 500
+BANK_READERS = 2
+
+
+def bank_writer(args):
+    """BANK_TXNS transactions over random overlapping accounts, in random key orders: transfers
+    (DECRBY/INCRBY), swaps (three RENAMEs through a private key) and WATCH-checked MSETs.
+    Returns unexpected replies (none expected)."""
+    port, seed = args
+    import random
+    rng = random.Random(seed)
+    odd = []
+    tmp = "tmp:%d" % seed
+    with Client(port) as c:
+        for _ in range(BANK_TXNS):
+            i, j = rng.sample(BANK_KEYS, 2)
+            kind = rng.randrange(3)
+            if kind == 0:
+                d = rng.randrange(1, 20)
+                r = c.pipeline([("MULTI",), ("DECRBY", i, d), ("INCRBY", j, d), ("EXEC",)])
+                ok = isinstance(r[3], list) and len(r[3]) == 2 and \
+                    all(isinstance(v, int) for v in r[3])
+            elif kind == 1:
+                r = c.pipeline([("MULTI",), ("RENAME", i, tmp), ("RENAME", j, i),
+                                ("RENAME", tmp, j), ("EXEC",)])
+                ok = r[4] == ["OK", "OK", "OK"]
+            else:
+                if c.call("WATCH", i, j) != "OK":
+                    odd.append("WATCH")
+                vi, vj = c.call("MGET", i, j)
+                r = c.pipeline([("MULTI",), ("MSET", i, int(vi) - 1, j, int(vj) + 1), ("EXEC",)])
+                ok = r[2] is None or r[2] == ["OK"]
+            if not ok:
+                odd.append(r)
+    return odd
+
+
+def bank_reader(args):
+    """Until `done`: plain MGET, MULTI/MGET/EXEC and MULTI/GET.../EXEC of every account; returns
+    the reads whose sum is not BANK_TOTAL."""
+    port, done = args
+    bad, reads = [], 0
+    with Client(port) as c:
+        while not done.is_set() or reads < 30:
+            reads += 1
+            mode = reads % 3
+            if mode == 0:
+                values = c.call("MGET", *BANK_KEYS)
+            elif mode == 1:
+                values = c.pipeline([("MULTI",), ("MGET",) + tuple(BANK_KEYS), ("EXEC",)])[2][0]
+            else:
+                cmds = [("MULTI",)] + [("GET", k) for k in BANK_KEYS] + [("EXEC",)]
+                values = c.pipeline(cmds)[-1]
+            if None in values or sum(int(v) for v in values) != BANK_TOTAL:
+                bad.append(values)
+    return bad, reads
+
+
 class ConcurrencyTest(ServerTestCase):
     def pool(self, n):
         ctx = multiprocessing.get_context("fork")
@@ -604,6 +682,71 @@ class ConcurrencyTest(ServerTestCase):
         self.assertEqual(self.c.call("GET", "c"), b"%d" % successes)
         sys.stderr.write("\n[optimistic increments: %d successful EXECs, %d aborted (retried)] "
                          % (successes, aborted))
+
+    def test_multi_key_transactions_are_isolated_and_do_not_deadlock(self):
+        self.assertEqual(self.c.call("MSET", *[x for k in BANK_KEYS for x in (k, BANK_START)]), "OK")
+        ctx, pool = self.pool(BANK_WRITERS + BANK_READERS)
+        manager = ctx.Manager()
+        self.addCleanup(manager.shutdown)
+        done = manager.Event()
+        readers = pool.map_async(bank_reader, [(self.server.port, done)] * BANK_READERS)
+        writers = pool.map_async(bank_writer, [(self.server.port, s) for s in range(BANK_WRITERS)])
+        self.assertEqual(writers.get(timeout=120), [[]] * BANK_WRITERS)
+        done.set()
+        self.assertEqual([bad for bad, _ in readers.get(timeout=120)], [[]] * BANK_READERS)
+        values = self.c.call("MGET", *BANK_KEYS)
+        self.assertEqual(sum(int(v) for v in values), BANK_TOTAL)
+        self.assertEqual(self.c.call("DBSIZE"), len(BANK_KEYS))
+
+
+class WatchLifecycleTest(ServerTestCase):
+    """Watching clients that go away (close, QUIT, CLIENT KILL) leave nothing behind that a
+    later write of their keys could touch."""
+
+    def connected_clients(self):
+        info = self.c.call("INFO", "clients").decode()
+        return int(info.split("connected_clients:")[1].split("\r\n")[0])
+
+    def wait_clients(self, n):
+        end = time.monotonic() + 30
+        while self.connected_clients() != n:
+            self.assertLess(time.monotonic(), end, "clients did not go away")
+            time.sleep(0.01)
+
+    def test_watchers_that_disconnect(self):
+        for _ in range(3):
+            clients = [self.server.client() for _ in range(40)]
+            for i, c in enumerate(clients):
+                self.assertEqual(c.call("WATCH", "k", "k%d" % i), "OK")
+                if i % 2:
+                    self.assertEqual(c.pipeline([("MULTI",), ("SET", "k", "x")]), ["OK", "QUEUED"])
+            for c in clients:
+                c.close()
+            # Writes racing with the disconnects, then after them.
+            for i in range(40):
+                self.assertEqual(self.c.call("SET", "k%d" % i, i), "OK")
+            self.wait_clients(1)
+            self.assertEqual(self.c.call("SET", "k", "y"), "OK")
+            self.assertEqual(self.c.call("FLUSHALL"), "OK")
+        self.assertEqual(self.c.call("EXISTS", "k"), 0)
+        self.assertEqual(self.c.call("PING"), "PONG")
+
+    def test_killed_and_quitting_watchers(self):
+        a = self.server.client()
+        self.addCleanup(a.close)
+        a_id = a.call("CLIENT", "ID")
+        self.assertEqual(a.pipeline([("WATCH", "k"), ("MULTI",), ("SET", "k", "a")]),
+                         ["OK", "OK", "QUEUED"])
+        self.assertEqual(self.c.call("CLIENT", "KILL", "ID", a_id), 1)
+        self.assertEqual(a.read_until_closed(), b"")
+        b = self.server.client()
+        self.addCleanup(b.close)
+        self.assertEqual(b.call("WATCH", "k"), "OK")
+        b.send(encode_command("QUIT"))
+        self.assertEqual(b.read_until_closed(), b"+OK\r\n")
+        self.wait_clients(1)
+        self.assertEqual(self.c.call("SET", "k", "c"), "OK")
+        self.assertEqual(self.c.call("GET", "k"), b"c")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@
 
 import multiprocessing
 import os
+import random
+import re
 import shutil
 import subprocess
 import sys
@@ -97,9 +99,10 @@ class RedisReference:
 # ---------------------------------------------------------------------------------------------
 
 class Step:
-    """One step of a scenario. kind: 'cmd' (reply compared), 'quiet' (sent to both, reply not
-    compared: HELLO, whose reply names the server), 'wait' (time passes), 'quit' (QUIT, then
-    everything until the server closes the connection, compared)."""
+    """One step of a scenario. kind: 'cmd' (reply compared), 'wait' (time passes), 'quit'
+    (QUIT, then everything until the server closes the connection, compared), 'setup' (a
+    different command on each server, reply not compared). Every connection of a RESP3 run
+    starts with HELLO 3, whose reply (it names the server) is not compared."""
 
     def __init__(self, kind, args=(), conn=0, ms=0, expect=None):
         self.kind, self.args, self.conn, self.ms, self.expect = kind, args, conn, ms, expect
@@ -123,6 +126,16 @@ def Wait(ms):
 
 def Quit(conn=0):
     return Step("quit", conn=conn)
+
+
+def Setup(redis_args, sluice_args):
+    """A command that differs between the servers (reply not compared): e.g. making a key of a
+    non-string type, LPUSH on Redis, a limiter of its own kind on Sluice."""
+    return Step("setup", (redis_args, sluice_args))
+
+
+# A key holding another type than string on each server.
+OTHER_TYPE = Setup(("RPUSH", "other", "x"), ("LEAKY.TAKE", "other", "1", "1s"))
 
 
 OK = b"+OK\r\n"
@@ -158,6 +171,18 @@ SCENARIOS = {
         C("SET", "s", "abc"), C("MULTI"), C("SET", "a", "1"), C("INCR", "s"),
         C("INCRBY", "a", "notanumber"), C("SET", "b", "2", "EX", "0"), C("SET", "c", "3"),
         C("APPEND", "s", "def"), C("EXEC"), C("MGET", "a", "b", "c", "s"),
+    ],
+    "wrongtype_inside_exec_does_not_roll_back": [
+        OTHER_TYPE, C("MULTI"), C("SET", "a", "1"), C("GET", "other"), C("APPEND", "other", "x"),
+        C("INCR", "other"), C("GETRANGE", "other", "0", "1"), C("STRLEN", "other"),
+        C("MGET", "a", "other"), C("INCR", "a"), C("EXISTS", "other"), C("SET", "other", "s"),
+        C("GET", "other"),
+        C("EXEC", expect={
+            2: b"*11\r\n+OK\r\n" + b"-WRONGTYPE Operation against a key holding the wrong kind "
+               b"of value\r\n" * 5 + b"*2\r\n$1\r\n1\r\n$-1\r\n:2\r\n:1\r\n+OK\r\n$1\r\ns\r\n",
+            3: b"*11\r\n+OK\r\n" + b"-WRONGTYPE Operation against a key holding the wrong kind "
+               b"of value\r\n" * 5 + b"*2\r\n$1\r\n1\r\n_\r\n:2\r\n:1\r\n+OK\r\n$1\r\ns\r\n"}),
+        C("MGET", "a", "other"),
     ],
     "nested_multi": [
         C("MULTI"), C("SET", "a", "1"), C("MULTI", expect=b"-ERR MULTI calls can not be nested\r\n"),
@@ -406,6 +431,11 @@ SCENARIOS = {
         C("SET", "k", "v", "PX", "100"), Wait(300), C("WATCH", "k"), Other("SET", "k", "w"),
         C("MULTI"), C("SET", "z", "1"), C("EXEC"), C("EXISTS", "z"),
     ],
+    "anothers_aborted_exec_is_no_modification": [
+        C("SET", "k", "1"), C("WATCH", "k"), Other("WATCH", "j"), Other("SET", "j", "1"),
+        Other("MULTI"), Other("SET", "k", "2"), Other("EXEC"), Other("MULTI"), Other("SET", "k", "3"),
+        Other("NOSUCH"), Other("EXEC"), C("MULTI"), C("INCR", "k"), C("EXEC"),
+    ],
     "two_watchers_one_wins": [
         C("SET", "k", "1"), C("WATCH", "k"), Other("WATCH", "k"), Other("MULTI"),
         Other("INCR", "k"), Other("EXEC"), C("MULTI"), C("INCR", "k"), C("EXEC"), C("GET", "k"),
@@ -475,6 +505,11 @@ class DifferentialTest(BlackboxTestCase):
                         time.sleep(step.ms / 1000.0)
                     continue
                 c = conn(step.conn)
+                if step.kind == "setup":
+                    c.send(encode_command(*step.args[1 if is_sluice else 0]))
+                    reply = read_raw_reply(c)
+                    self.assertFalse(reply.startswith(b"-"), reply)
+                    continue
                 if step.kind == "quit":
                     c.send(encode_command("QUIT"))
                     out.append(("c%d QUIT" % step.conn, c.read_until_closed()))
@@ -510,6 +545,37 @@ class DifferentialTest(BlackboxTestCase):
         for name in SCENARIOS:
             with self.subTest(scenario=name):
                 self.check(name, 3)
+
+    def test_stats_counters(self):
+        """INFO's total_commands_processed and total_error_replies move as Redis's do: queued
+        commands count when EXEC runs them, refused ones count as errors."""
+        seqs = [
+            [("MULTI",), ("SET", "a", "1"), ("INCR", "a"), ("EXEC",)],
+            [("MULTI",), ("NOSUCH",), ("SET", "a", "1"), ("EXEC",)],
+            [("SET", "s", "x"), ("MULTI",), ("INCR", "s"), ("GET", "s"), ("EXEC",)],
+            [("MULTI",), ("COPY", "a", "b", "DB", "1"), ("SELECT", "1"), ("GET", "b"), ("EXEC",)],
+            [("EXEC",), ("DISCARD",), ("EXEC", "x")],
+            [("WATCH", "a"), ("SET", "a", "2"), ("MULTI",), ("GET", "a"), ("EXEC",)],
+            [("MULTI",), ("GET",), ("EXEC",)],
+            [("MULTI",), ("MULTI",), ("WATCH", "x"), ("SHUTDOWN",), ("DISCARD",)],
+        ]
+
+        def counters(c):
+            info = c.call("INFO", "stats").decode()
+            fields = dict(line.split(":", 1) for line in info.split("\r\n") if ":" in line)
+            return int(fields["total_commands_processed"]), int(fields["total_error_replies"])
+
+        for seq in seqs:
+            deltas = []
+            for port in (self.redis.port, self.sluice.port):
+                with Client(port) as c, Client(port) as admin:
+                    self.assertEqual(c.call("FLUSHALL"), "OK")
+                    before = counters(admin)
+                    for cmd in seq:
+                        c.call(*cmd)
+                    after = counters(admin)
+                    deltas.append((after[0] - before[0], after[1] - before[1]))
+            self.assertEqual(deltas[1], deltas[0], "sluice vs redis after %s" % (seq,))
 
     def test_pipelined_transactions(self):
         """A whole transaction in one write, twice, with an error queued in the second."""
@@ -600,7 +666,6 @@ def bank_writer(args):
     (DECRBY/INCRBY), swaps (three RENAMEs through a private key) and WATCH-checked MSETs.
     Returns unexpected replies (none expected)."""
     port, seed = args
-    import random
     rng = random.Random(seed)
     odd = []
     tmp = "tmp:%d" % seed
@@ -853,51 +918,76 @@ class LimitersInMultiTest(ServerTestCase):
 # Crash: SIGKILL during a stream of transactions
 # ---------------------------------------------------------------------------------------------
 
+# The whole reply to one `MULTI; SET; SET; INCR total; EXEC` of the crash test.
+TXN_REPLY = re.compile(rb"\+OK\r\n\+QUEUED\r\n\+QUEUED\r\n\+QUEUED\r\n\*3\r\n\+OK\r\n\+OK\r\n:\d+\r\n")
+
+
 class CrashTest(BlackboxTestCase):
-    """Two writers pipeline `MULTI; SET x:w:i i; SET y:w:i i; INCR total; EXEC` in batches; the
-    server is SIGKILLed while they run. After the restart each transaction is all or nothing,
-    total counts the transactions present, and every acknowledged EXEC is present."""
+    """Two writers stream `MULTI; SET x:w:i i; SET y:w:i i; INCR total; EXEC` (a sender thread
+    pipelines batches, a receiver thread counts the replies); the server is SIGKILLed while
+    they run. After the restart each transaction is all or nothing, total counts the
+    transactions present, and every acknowledged EXEC is present."""
 
     WRITERS = 2
-    BATCH = 50  # transactions per write
-    KILL_AFTER = 1500  # acknowledged transactions (all writers) before the kill
+    BATCH = 100  # transactions per write
+    TXNS = 100_000  # per writer: more than can run before the kill
+    KILL_AFTER = 3000  # acknowledged transactions (all writers) before the kill
 
     def check_mode(self, mode):
         server = Server(options={"appendfsync": mode})
         self.addCleanup(server.stop)
         server.start()
         acked = [0] * self.WRITERS  # per writer: transactions 0..acked-1 acknowledged
-        sent = [0] * self.WRITERS
+        sent = [0] * self.WRITERS  # per writer: transactions 0..sent-1 written to the socket
         errors = []
 
-        def writer(w):
+        def sender(w, sock):
             try:
-                with Client(server.port) as c:
-                    i = 0
-                    while True:
-                        cmds = []
-                        for j in range(i, i + self.BATCH):
-                            cmds += [("MULTI",), ("SET", "x:%d:%d" % (w, j), j),
-                                     ("SET", "y:%d:%d" % (w, j), j), ("INCR", "total"), ("EXEC",)]
-                        c.send(b"".join(encode_command(*a) for a in cmds))
-                        sent[w] = i + self.BATCH
-                        for j in range(i, i + self.BATCH):
-                            r = [c.read() for _ in range(5)]
-                            if r[:4] != ["OK", "QUEUED", "QUEUED", "QUEUED"] or \
-                                    not isinstance(r[4], list) or r[4][:2] != ["OK", "OK"]:
-                                errors.append(r)
-                                return
-                            acked[w] = j + 1
-                        i += self.BATCH
-            except (ConnectionClosed, OSError):
+                for i in range(0, self.TXNS, self.BATCH):
+                    cmds = []
+                    for j in range(i, i + self.BATCH):
+                        cmds += [encode_command("MULTI"), encode_command("SET", "x:%d:%d" % (w, j), j),
+                                 encode_command("SET", "y:%d:%d" % (w, j), j),
+                                 encode_command("INCR", "total"), encode_command("EXEC")]
+                    sock.sendall(b"".join(cmds))
+                    sent[w] = i + self.BATCH
+            except OSError:
                 return
 
-        threads = [threading.Thread(target=writer, args=(w,)) for w in range(self.WRITERS)]
+        def receiver(w, sock):
+            buf = b""
+            try:
+                while True:
+                    chunk = sock.recv(1 << 16)
+                    if not chunk:
+                        return
+                    buf += chunk
+                    pos = 0
+                    while True:
+                        m = TXN_REPLY.match(buf, pos)
+                        if m is None:
+                            break
+                        pos = m.end()
+                        acked[w] += 1
+                    buf = buf[pos:]
+                    if b"-" in buf or len(buf) > 256:  # an error, or not a transaction's reply
+                        errors.append(buf[:256])
+                        return
+            except OSError:
+                return
+
+        clients = [Client(server.port) for _ in range(self.WRITERS)]
+        threads = []
+        for w, c in enumerate(clients):
+            self.addCleanup(c.close)
+            threads += [threading.Thread(target=sender, args=(w, c.sock)),
+                        threading.Thread(target=receiver, args=(w, c.sock))]
         for t in threads:
             t.start()
         deadline = time.monotonic() + 60
         while sum(acked) < self.KILL_AFTER and time.monotonic() < deadline and not errors:
-            time.sleep(0.005)
+            time.sleep(0.002)
+        time.sleep(random.uniform(0, 0.005))  # anywhere in a batch
         server.kill9()
         for t in threads:
             t.join(timeout=60)
@@ -908,8 +998,11 @@ class CrashTest(BlackboxTestCase):
             present_total = 0
             for w in range(self.WRITERS):
                 n = sent[w]
-                xs = c.call("MGET", *["x:%d:%d" % (w, j) for j in range(n)])
-                ys = c.call("MGET", *["y:%d:%d" % (w, j) for j in range(n)])
+                xs, ys = [], []
+                for lo in range(0, n, 1000):
+                    keys = range(lo, min(n, lo + 1000))
+                    xs += c.call("MGET", *["x:%d:%d" % (w, j) for j in keys])
+                    ys += c.call("MGET", *["y:%d:%d" % (w, j) for j in keys])
                 present = [j for j in range(n) if xs[j] is not None]
                 for j in range(n):
                     want = b"%d" % j if xs[j] is not None else None
@@ -919,7 +1012,10 @@ class CrashTest(BlackboxTestCase):
                 self.assertEqual(present, list(range(len(present))), "%s: writer %d" % (mode, w))
                 self.assertGreaterEqual(len(present), acked[w],
                                         "%s: writer %d lost acknowledged EXECs" % (mode, w))
+                self.assertLess(len(present), self.TXNS, "the kill came after the stream ended")
                 present_total += len(present)
+                sys.stderr.write("[%s, writer %d: %d sent, %d acknowledged, %d present] "
+                                 % (mode, w, sent[w], acked[w], len(present)))
             total = c.call("GET", "total")
             self.assertEqual(int(total or 0), present_total, mode)
             self.assertEqual(c.call("DBSIZE"), 2 * present_total + (1 if present_total else 0))

@@ -30,7 +30,7 @@ def Other(*args):
 
 def Wait(ms):
     """ms of time pass: DEBUG CLOCK ADVANCE on Sluice, a real sleep on Redis (so scenarios leave
-    a margin: a key set with PX 250 is looked at after Wait(400))."""
+    a margin: a key set with PX 600 is looked at after Wait(800))."""
     return Step("wait", ms=ms)
 
 
@@ -228,7 +228,7 @@ SCENARIOS = {
         Other("SET", "k", "3"), C("MULTI"), C("SET", "z", "1"), C("EXEC"),
     ],
     "watch_expired_between_watch_and_exec": [
-        C("SET", "k", "v", "PX", "250"), C("WATCH", "k"), Wait(400), C("MULTI"), C("SET", "z", "1"),
+        C("SET", "k", "v", "PX", "600"), C("WATCH", "k"), Wait(800), C("MULTI"), C("SET", "z", "1"),
         C("EXEC", expect=NIL_EXEC), C("EXISTS", "z", "k"),
     ],
     "watch_ttl_not_reached_runs": [

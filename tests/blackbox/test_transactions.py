@@ -342,14 +342,20 @@ def bank_writer(args):
 
 
 def bank_reader(args):
-    """Until `done`: plain MGET, MULTI/MGET/EXEC and MULTI/GET.../EXEC of every account; returns
-    the reads whose sum is not BANK_TOTAL."""
+    """Until `done`: plain MGET, MULTI/MGET/EXEC and MULTI/GET.../EXEC of every account, and
+    DBSIZE/KEYS/EXISTS; returns the reads that saw a state between two commands of an EXEC."""
     port, done = args
     bad, reads = [], 0
     with Client(port) as c:
         while not done.is_set() or reads < 30:
             reads += 1
-            mode = reads % 3
+            mode = reads % 4
+            if mode == 3:
+                # Key-less reads: a swap's private key is never visible, nor a missing account.
+                r = c.pipeline([("DBSIZE",), ("KEYS", "tmp:*"), ("EXISTS",) + tuple(BANK_KEYS)])
+                if r != [len(BANK_KEYS), [], len(BANK_KEYS)]:
+                    bad.append(r)
+                continue
             if mode == 0:
                 values = c.call("MGET", *BANK_KEYS)
             elif mode == 1:
@@ -475,13 +481,23 @@ class LimitersInMultiTest(ServerTestCase):
     test_clock = True
     maxDiff = None
 
+    def gcra_stats(self):
+        with self.server.client() as admin:  # self.c may be inside MULTI
+            info = admin.call("INFO", "limiters").decode()
+        fields = dict(line.split(":", 1) for line in info.split("\r\n") if ":" in line)
+        return [int(fields["gcra_take_" + f]) for f in ("calls", "allowed", "denied")]
+
     def test_gcra_takes_in_one_exec(self):
         c = self.c
+        before = self.gcra_stats()
         self.assertEqual(c.call("MULTI"), "OK")
         for _ in range(3):
             self.assertEqual(c.call("GCRA.TAKE", "k", "2", "1s"), "QUEUED")
+        self.assertEqual(self.gcra_stats(), before)  # queued, not run
         self.assertEqual(c.call("EXEC"), [[1, 1, 0, 500, 2], [1, 0, 0, 1000, 2],
                                           [0, 0, 500, 1000, 2]])
+        # INFO limiters counts each queued take once, when EXEC runs it.
+        self.assertEqual([a - b for a, b in zip(self.gcra_stats(), before)], [3, 2, 1])
         # The state after EXEC is the state after two allowed takes at T0.
         self.assertEqual(c.call("GET", "k"), str(ns(1000)).encode())
         self.assertEqual(c.call("PTTL", "k"), 1000)

@@ -684,6 +684,65 @@ class CrashTest(BlackboxTestCase):
             self.assertEqual(int(total or 0), present_total, mode)
             self.assertEqual(c.call("DBSIZE"), 2 * present_total + (1 if present_total else 0))
 
+    def test_kill9_during_big_transactions(self):
+        """EXECs of BIG SETs each (one large write batch), sent back to back by a sender thread;
+        the kill comes while the server runs one: every transaction is wholly there or absent."""
+        big, txns = 5000, 200
+        server = Server(options={"appendfsync": "everysec"})
+        self.addCleanup(server.stop)
+        server.start()
+        c = Client(server.port)
+        self.addCleanup(c.close)
+        acked = [0]
+
+        def sender():
+            try:
+                for t in range(txns):
+                    c.sock.sendall(b"".join(
+                        [encode_command("MULTI")] +
+                        [encode_command("SET", "big:%d:%d" % (t, i), t) for i in range(big)] +
+                        [encode_command("EXEC")]))
+            except OSError:
+                return
+
+        def receiver():
+            try:
+                while True:
+                    for _ in range(big + 1):
+                        c.read()  # +OK, +QUEUED...
+                    r = c.read()
+                    if not isinstance(r, list) or len(r) != big:
+                        return
+                    acked[0] += 1
+            except (ConnectionClosed, OSError):
+                return
+
+        threads = [threading.Thread(target=sender), threading.Thread(target=receiver)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 60
+        while acked[0] < 3 and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(random.uniform(0, 0.02))
+        server.kill9()
+        for t in threads:
+            t.join(timeout=60)
+        self.assertGreaterEqual(acked[0], 3)
+        server.start()
+        with server.client() as c2:
+            counts = {}
+            for key in c2.call("KEYS", "big:*"):
+                t = int(key.split(b":")[1])
+                counts[t] = counts.get(t, 0) + 1
+            present = sorted(counts)
+            self.assertEqual(present, list(range(len(present))))
+            self.assertEqual({t: n for t, n in counts.items() if n != big}, {},
+                             "transactions partly on disk")
+            self.assertGreaterEqual(len(present), acked[0])
+            self.assertLess(len(present), txns)
+            sys.stderr.write("[big transactions: %d acknowledged, %d present] "
+                             % (acked[0], len(present)))
+
     def test_kill9_always(self):
         self.check_mode("always")
 

@@ -435,6 +435,35 @@ class ConcurrencyTest(ServerTestCase):
         self.assertEqual(self.c.call("DBSIZE"), len(BANK_KEYS))
 
 
+class QueuedArgumentsTest(ServerTestCase):
+    """Queued commands keep their own copies of their arguments: the read buffer they arrived
+    in is reused and moved while more of the transaction arrives."""
+
+    def check(self, chunk_sizes):
+        rng = random.Random(7)
+        values = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 6000)))
+                  for _ in range(150)]
+        cmds = [("MULTI",)] + [("SET", "q:%d" % i, v) for i, v in enumerate(values)] + \
+            [("APPEND", "q:0", values[1]), ("EXEC",)]
+        data = b"".join(encode_command(*a) for a in cmds)
+        pos = 0
+        while pos < len(data):  # writes cut anywhere, in arguments too
+            n = rng.choice(chunk_sizes)
+            self.c.send(data[pos:pos + n])
+            pos += n
+        replies = [self.c.read() for _ in cmds]
+        self.assertEqual(replies[:-1], ["OK"] + ["QUEUED"] * (len(values) + 1))
+        self.assertEqual(replies[-1], ["OK"] * len(values) + [len(values[0]) + len(values[1])])
+        got = self.c.call("MGET", *["q:%d" % i for i in range(len(values))])
+        self.assertEqual(got, [values[0] + values[1]] + values[1:])
+
+    def test_one_write(self):
+        self.check([1 << 30])
+
+    def test_cut_writes(self):
+        self.check([1, 7, 100, 1500, 9000, 70000])
+
+
 class WatchLifecycleTest(ServerTestCase):
     """Watching clients that go away (close, QUIT, CLIENT KILL) leave nothing behind that a
     later write of their keys could touch."""

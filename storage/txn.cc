@@ -48,7 +48,9 @@ struct Txn::Scratch {
   size_t written_at_flush[kNumDatabases] = {};  // written.n when db d was last emptied
 
   void Reset() {
-    batch.Clear();
+    // Clearing rebuilds the index's arena: only worth it when something was staged (a read-only
+    // unit, the common case, stages nothing).
+    if (batch.GetWriteBatch()->Count() > 0) batch.Clear();
     read.Reset();
     expired.n = 0;
     written.n = 0;

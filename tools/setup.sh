@@ -27,6 +27,25 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >&2
 fi
 
+# Node.js and npm for the Node client tests (tests/node): any recent Node will do, so Debian's
+# packages are installed only when no node/npm is on PATH (a NodeSource node bundles its own npm,
+# and Debian's npm package would conflict with it).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "setup: installing nodejs npm" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq nodejs npm >&2
+fi
+# The client libraries, exactly as package-lock.json pins them; reinstalled when the lockfile
+# changes (npm records the installed tree in node_modules/.package-lock.json).
+node_dir=tests/node
+if [ ! -f "$node_dir/node_modules/.package-lock.json" ] ||
+   [ "$node_dir/package-lock.json" -nt "$node_dir/node_modules/.package-lock.json" ]; then
+  echo "setup: installing the Node test clients (npm ci in $node_dir)" >&2
+  (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
+
 jobs=$(nproc)
 echo "setup: configuring ($build_type) and building with $jobs jobs" >&2
 cmake -S . -B build -DCMAKE_BUILD_TYPE="$build_type" >/dev/null

@@ -1,0 +1,114 @@
+// Starts real servers for the Node.js black-box tests: sluice-server (SLUICE_SERVER) and the
+// reference redis-server 7.0.x (REDIS_SERVER or redis-server on PATH), each on a free loopback
+// port in its own temporary directory, stopped (and the directory removed) by stop().
+
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+const START_DEADLINE_MS = 60_000;  // generous: the machine may be busy building
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function canConnect(port) {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.once('connect', () => {
+      sock.write('*1\r\n$4\r\nPING\r\n');
+    });
+    sock.once('data', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+function sluiceBinary() {
+  const bin = process.env.SLUICE_SERVER;
+  if (!bin) throw new Error('SLUICE_SERVER is not set (run through ctest)');
+  fs.accessSync(bin, fs.constants.X_OK);
+  return bin;
+}
+
+function redisBinary() { return process.env.REDIS_SERVER || 'redis-server'; }
+
+// The reference's version ("7.0.15"), or null when no redis-server can be run.
+export function redisVersion() {
+  try {
+    const out = execFileSync(redisBinary(), ['--version'], { encoding: 'utf8' });
+    const m = /v=(\S+)/.exec(out);
+    return m ? m[1] : null;
+  } catch {
+    return null;
+  }
+}
+
+// Why the side-by-side comparison cannot run here, or null when it can.
+export function referenceMissing() {
+  const v = redisVersion();
+  if (v === null) return 'redis-server is not installed: no reference';
+  if (!v.startsWith('7.0.')) return `redis-server ${v} is not 7.0.x: not the reference`;
+  return null;
+}
+
+// kind: 'sluice' | 'redis'. Resolves to { kind, port, stop() } once the server answers PING.
+export async function startServer(kind, extraArgs = []) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `sluice-node-${kind}-`));
+  const port = await freePort();
+  const args = kind === 'sluice'
+    ? ['--port', `${port}`, '--bind', '127.0.0.1', '--dir', path.join(dir, 'data'),
+       '--enable-debug-command', 'yes', ...extraArgs]
+    : ['--port', `${port}`, '--bind', '127.0.0.1', '--dir', dir, '--save', '',
+       '--appendonly', 'no', '--daemonize', 'no', ...extraArgs];
+  const log = fs.openSync(path.join(dir, 'stderr.log'), 'w');
+  const proc = spawn(kind === 'sluice' ? sluiceBinary() : redisBinary(), args,
+                     { stdio: ['ignore', log, log] });
+  let exited = null;
+  proc.once('exit', (code, signal) => { exited = code ?? signal; });
+  const logText = () => fs.readFileSync(path.join(dir, 'stderr.log'), 'utf8');
+  const deadline = Date.now() + START_DEADLINE_MS;
+  while (!(await canConnect(port))) {
+    if (exited !== null) throw new Error(`${kind} exited (${exited}) during start:\n${logText()}`);
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`${kind} did not start within ${START_DEADLINE_MS} ms:\n${logText()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    kind,
+    port,
+    log: logText,
+    async stop() {
+      if (exited === null) {
+        const done = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        const timer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
+        await done;
+        clearTimeout(timer);
+      }
+      fs.closeSync(log);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// Makes client results comparable across servers: errors become { error: message }.
+export function plain(value) {
+  if (value instanceof Error) return { error: value.message };
+  if (Array.isArray(value)) return value.map(plain);
+  if (Buffer.isBuffer(value)) return value.toString('latin1');
+  return value;
+}

@@ -101,8 +101,8 @@ void Exec(CommandContext& ctx, Args) {
   // A queued command that touches a key the table cannot name (kLockConflict) makes the whole
   // transaction run again, holding every stripe.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    Store::Transaction unit(
-        ctx.store, keys, TransactionOptions{.all_keys = all || attempt > 0, .isolate_reads = true});
+    Store::Transaction unit(ctx.store, keys,
+                            UnitOptions(/*all_keys=*/all || attempt > 0, /*isolate_reads=*/true));
     if (WatchBroken(ctx.client, unit.NowMs())) {
       ctx.out.NullArray();
       break;

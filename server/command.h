@@ -23,6 +23,14 @@ struct ClientState;
 using Args = std::span<const std::string_view>;  // args[0] is the command name
 
 // Everything a handler may touch. Owned by the connection; valid for one call.
+// The options of every unit of work the server runs: its durability is deferred, because the
+// connection makes each read batch durable at once before any of its replies leaves
+// (Connection::FinishBatch: one write(2), and under appendfsync always one group fsync).
+inline TransactionOptions UnitOptions(bool all_keys, bool isolate_reads) {
+  return TransactionOptions{
+      .all_keys = all_keys, .isolate_reads = isolate_reads, .defer_durability = true};
+}
+
 struct CommandContext {
   CommandContext(Store& store_in, ServerState& server_in, ClientState& client_in,
                  protocol::ReplyWriter& out_in)
@@ -44,7 +52,7 @@ struct CommandContext {
   Store::Transaction& txn() {
     if (unit == nullptr) {
       unit = &own_unit.emplace(store, std::span<const KeyRef>{},
-                               TransactionOptions{.all_keys = false, .isolate_reads = false});
+                               UnitOptions(/*all_keys=*/false, /*isolate_reads=*/false));
     }
     return *unit;
   }

@@ -67,7 +67,7 @@ void Connection::Start() {
 
 void Connection::RequestClose() {
   asio::post(socket_.get_executor(), [self = shared_from_this()] {
-    if (self->writing_) {
+    if (self->writing_ || self->awaiting_durable_) {
       self->close_when_idle_ = true;
     } else {
       self->CloseNow();
@@ -98,8 +98,37 @@ void Connection::OnRead(const std::error_code& ec, size_t n) {
   server_.stats().total_net_input_bytes.fetch_add(static_cast<int64_t>(n),
                                                   std::memory_order_relaxed);
   ProcessBatch();
+  FinishBatch();
+}
+
+void Connection::FinishBatch() {
+  if (store_.durability() != Durability::kAlways) return AfterDurable(store_.FlushLog());
+  // The ticket is taken after the batch: it covers the batch's own writes and every write its
+  // reads could have seen, so no reply reveals anything a power loss could still erase.
+  const uint64_t ticket = store_.DurabilityTicket();
+  awaiting_durable_ = true;
+  store_.WhenDurable(ticket, [self = shared_from_this()](Status s) {
+    // On the store's syncer thread (or inline): continue on the connection's own thread. Other
+    // connections of this thread are served meanwhile; this one reads nothing more until then.
+    asio::post(self->socket_.get_executor(),
+               [self, s = std::move(s)]() mutable { self->AfterDurable(std::move(s)); });
+  });
+}
+
+void Connection::AfterDurable(Status flushed) {
+  awaiting_durable_ = false;
+  if (closed_) return;
+  if (!flushed.ok()) {
+    // The batch's writes may not survive a crash: acknowledge none of them. Drop every reply
+    // of the batch and close the connection.
+    LogError("closing client id=" + std::to_string(client_.id) +
+             ": write-ahead log flush failed: " + flushed.ToString());
+    out_.clear();
+    client_.close_after_reply = true;
+  }
   if (!out_.empty()) return Write();
-  if (client_.close_after_reply || client_.kill_requested.load(std::memory_order_acquire)) {
+  if (close_when_idle_ || client_.close_after_reply ||
+      client_.kill_requested.load(std::memory_order_acquire)) {
     return CloseNow();
   }
   Read();
@@ -119,9 +148,8 @@ void Connection::UpdateParserLimits() {
 void Connection::ProcessBatch() {
   size_t offset = 0;
   {
-    // The batch's writes only buffer their WAL bytes; the scope's end hands them to the OS with
-    // one write(2) (appendfsync always: and one fsync) before any reply of the batch is written.
-    Store::SyncScope sync(store_);
+    // The batch's units defer their durability (UnitOptions): FinishBatch makes them durable
+    // with one write(2) (appendfsync always: a share of one group fsync) before any reply.
     while (offset < in_len_) {
       if (client_.close_after_reply || client_.kill_requested.load(std::memory_order_acquire)) {
         break;
@@ -140,15 +168,6 @@ void Connection::ProcessBatch() {
       }
       if (!parser_.args().empty()) RunCommand(out);
       offset += consumed;
-    }
-    Status flushed = sync.Finish();
-    if (!flushed.ok()) {
-      // The batch's writes may not survive a crash: acknowledge none of them. Drop every reply
-      // of the batch and close the connection (the store refuses further writes meanwhile).
-      LogError("closing client id=" + std::to_string(client_.id) +
-               ": write-ahead log flush failed: " + flushed.ToString());
-      out_.clear();
-      client_.close_after_reply = true;
     }
   }
   if (offset > 0) {

@@ -1,11 +1,11 @@
 // One client connection. Reads into a buffer, parses every complete command of the read
-// (pipelining), dispatches them in order with their replies appended to one output buffer, all
-// inside one Store::SyncScope (so the batch's writes reach the OS with one write(2) - and, with
-// appendfsync always, one fsync - after the last command and before any reply leaves; if that
-// flush fails, the batch's replies are dropped and the connection closed), then writes the
-// batch's replies with one async write and reads again only once it completes (natural
-// backpressure). Buffers are reused: no heap allocation per command in
-// steady state.
+// (pipelining), dispatches them in order with their replies appended to one output buffer, then
+// makes the batch durable (its units defer durability: one write(2) hands the batch's WAL bytes
+// to the OS; with appendfsync always the connection then waits, without blocking its thread,
+// for the store's group fsync through the batch's durability ticket; if that fails, the
+// batch's replies are dropped and the connection closed), then writes the batch's replies with
+// one async write and reads again only once it completes (natural backpressure). Buffers are
+// reused: no heap allocation per command in steady state.
 //
 // Threading: a Connection lives on one io_context (one I/O thread); every method except
 // RequestClose() must run on that thread. Owned by shared_ptr: pending asio handlers keep it
@@ -22,6 +22,7 @@
 #include "protocol/request_parser.h"
 #include "server/client_state.h"
 #include "server/dispatcher.h"
+#include "sluice/status.h"
 
 namespace sluice {
 class Store;
@@ -59,6 +60,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnRead(const std::error_code& ec, size_t n);
   // Runs every complete command in the read buffer; appends replies to out_.
   void ProcessBatch();
+  // Makes the batch durable, then continues in AfterDurable (inline, or posted back to this
+  // thread by the store's syncer under appendfsync always).
+  void FinishBatch();
+  void AfterDurable(Status flushed);
   void UpdateParserLimits();
   // Dispatches the parser's current command; its reply goes to `out`.
   void RunCommand(protocol::ReplyWriter& out);
@@ -80,7 +85,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t in_len_ = 0;
   std::string out_;  // replies of the current batch
   bool writing_ = false;
-  bool close_when_idle_ = false;  // RequestClose() arrived while a write was in flight
+  bool awaiting_durable_ = false;  // FinishBatch waits for the group fsync
+  bool close_when_idle_ = false;   // RequestClose() arrived while a write was in flight
   bool registered_ = false;
   bool closed_ = false;
 };

@@ -81,8 +81,8 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     keys.clear();
     const UnitPlan plan = PlanUnit(spec, args, ctx.client.db, &keys);
     if (plan.data) {
-      ctx.unit = &ctx.own_unit.emplace(
-          ctx.store, keys, TransactionOptions{.all_keys = plan.all_keys, .isolate_reads = false});
+      ctx.unit = &ctx.own_unit.emplace(ctx.store, keys,
+                                       UnitOptions(plan.all_keys, /*isolate_reads=*/false));
     }
   }
   spec.handler(ctx, args);
@@ -90,7 +90,7 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     ctx.own_unit.reset();
     buffer->resize(reply_start);
     ctx.unit = &ctx.own_unit.emplace(ctx.store, std::span<const KeyRef>{},
-                                     TransactionOptions{.all_keys = true, .isolate_reads = false});
+                                     UnitOptions(/*all_keys=*/true, /*isolate_reads=*/false));
     spec.handler(ctx, args);
   }
   if (top && ctx.own_unit) FinishOwnUnit(ctx, reply_start);

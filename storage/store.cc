@@ -142,6 +142,7 @@ Status Store::Impl::Open() {
   auto s = rocksdb::DB::Open(rocks, options_.path, &raw);
   if (!s.ok()) return FromRocks(s);
   db_.reset(raw);
+  group_ = std::make_unique<internal::GroupCommit>(db_.get(), [this] { NoteSynced(); });
   if (progress != nullptr) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                   std::chrono::steady_clock::now() - started)
@@ -164,6 +165,7 @@ void Store::Impl::StopThreads() {
   bg_cv_.notify_all();
   if (everysec_thread_.joinable()) everysec_thread_.join();
   if (expiry_thread_.joinable()) expiry_thread_.join();
+  if (group_) group_->Stop();  // serves every waiter with a last fsync
 }
 
 Store::Impl::~Impl() {
@@ -177,71 +179,40 @@ Store::Impl::~Impl() {
 // ---- Durability
 
 namespace {
-
-// Live SyncScopes of this thread, per store (a thread may hold scopes on several stores).
-struct ScopeState {
-  const Store::Impl* impl;
-  int depth;
-  bool need_sync;  // a write was made under kAlways: fsync at the end
-};
-thread_local std::vector<ScopeState> tls_scopes;
-
-ScopeState* FindScope(const Store::Impl* impl) {
-  for (auto& s : tls_scopes) {
-    if (s.impl == impl) return &s;
-  }
-  return nullptr;
-}
-
 int64_t WallMs() { return WallClock().NowMs(); }
-
 }  // namespace
 
-void Store::Impl::EnterScope() {
-  if (ScopeState* s = FindScope(this)) {
-    ++s->depth;
-    return;
-  }
-  tls_scopes.push_back({this, 1, false});
-}
-
-Status Store::Impl::LeaveScope() {
-  ScopeState* s = FindScope(this);
-  if (s == nullptr || --s->depth > 0) return Status::Ok();
-  const bool sync = s->need_sync;
-  tls_scopes.erase(tls_scopes.begin() + (s - tls_scopes.data()));
-  // Flush even without writes of our own: the scope's reads may have seen other threads'
-  // writes that are applied but still buffered (their scopes have not ended yet), and what a
-  // reply reveals must have reached the OS too. A flush of an empty buffer makes no syscall.
-  return FlushWal(sync);
-}
-
-Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable) {
+Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer) {
   if (batch->Count() == 0) return Status::Ok();
   // manual_wal_flush: this appends the batch to the WAL's in-memory buffer (and applies it to
   // the memtable); nothing has reached the OS yet.
   auto s = db_->Write(rocksdb::WriteOptions(), batch);
   if (!s.ok()) return FromRocks(s);
-  const bool sync = durable && durability() == Durability::kAlways;
-  if (!sync) unsynced_.store(true, std::memory_order_release);
-  if (ScopeState* scope = FindScope(this)) {
-    scope->need_sync = scope->need_sync || sync;  // the outermost scope's end flushes
-    return Status::Ok();
-  }
-  // No scope: hand it to the OS before returning. FlushWAL writes out whatever the buffer
-  // holds, other threads' records included, so this covers our record even if another
+  unsynced_.store(true, std::memory_order_release);
+  if (defer) return Status::Ok();
+  // The fsync also hands the buffer to the OS. Either way the flush covers whatever the buffer
+  // holds, other threads' records included, so our record is covered even if another
   // thread's flush (or a WAL switch) got there first.
-  return FlushWal(sync);
+  if (durable && durability() == Durability::kAlways) return AwaitDurable(DurabilityTicket());
+  return FlushLog();
 }
 
-Status Store::Impl::FlushWal(bool sync) {
-  if (sync) unsynced_.store(false, std::memory_order_release);  // writes after this set it again
-  auto s = db_->FlushWAL(sync);
-  if (s.ok() && sync) NoteSynced();
-  return FromRocks(s);
+Status Store::Impl::FlushLog() { return FromRocks(db_->FlushWAL(/*sync=*/false)); }
+
+Status Store::Impl::SyncWal() {
+  unsynced_.store(false, std::memory_order_release);  // writes after this set it again
+  return group_->SyncNow();
 }
 
-Status Store::Impl::SyncWal() { return FlushWal(/*sync=*/true); }
+void Store::Impl::WhenDurable(uint64_t ticket, std::function<void(Status)> done) {
+  if (durability() == Durability::kAlways) return group_->Request(ticket, std::move(done));
+  done(FlushLog());
+}
+
+Status Store::Impl::AwaitDurable(uint64_t ticket) {
+  if (durability() == Durability::kAlways) return group_->Await(ticket);
+  return FlushLog();
+}
 
 void Store::Impl::NoteSynced() {
   last_sync_unix_ms_.store(WallMs(), std::memory_order_relaxed);
@@ -342,13 +313,11 @@ void Store::set_max_value_bytes(int64_t bytes) { impl_->set_max_value_bytes(byte
 Status Store::SyncWal() { return impl_->SyncWal(); }
 Store::Stats Store::GetStats() const { return impl_->GetStats(); }
 
-Store::SyncScope::SyncScope(Store& store) : store_(store) { store_.impl_->EnterScope(); }
-Store::SyncScope::~SyncScope() { Finish(); }
-
-Status Store::SyncScope::Finish() {
-  if (finished_) return Status::Ok();
-  finished_ = true;
-  return store_.impl_->LeaveScope();
+uint64_t Store::DurabilityTicket() const { return impl_->DurabilityTicket(); }
+Status Store::FlushLog() { return impl_->FlushLog(); }
+void Store::WhenDurable(uint64_t ticket, std::function<void(Status)> done) {
+  impl_->WhenDurable(ticket, std::move(done));
 }
+Status Store::AwaitDurable(uint64_t ticket) { return impl_->AwaitDurable(ticket); }
 
 }  // namespace sluice

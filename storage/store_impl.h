@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "encoding.h"
+#include "group_commit.h"
 #include "lock_pool.h"
 #include "sluice/store.h"
 
@@ -85,10 +87,15 @@ class Store::Impl {
   // the stripes of every key the batch touches. An empty batch is not written. durable=false
   // never fsyncs (for removing expired keys: losing such a removal changes nothing visible).
   // RocksDB runs with manual_wal_flush, so db()->Write() only appends to the WAL's buffer:
-  // outside a SyncScope this flushes (and with kAlways fsyncs) before returning; inside one
-  // the outermost scope's end does it. Nothing else may write to db() directly.
-  Status Write(rocksdb::WriteBatch* batch, bool durable = true);
-  Status SyncWal();  // flush + fsync
+  // unless `defer` (the caller then makes it durable: FlushLog / WhenDurable), this hands it to
+  // the OS and, under kAlways, waits for the group fsync through it before returning. Nothing
+  // else may write to db() directly.
+  Status Write(rocksdb::WriteBatch* batch, bool durable = true, bool defer = false);
+  Status SyncWal();   // flush + fsync now, through everything applied
+  Status FlushLog();  // hands the WAL's buffered bytes to the OS (no fsync)
+  uint64_t DurabilityTicket() const { return db_->GetLatestSequenceNumber(); }
+  void WhenDurable(uint64_t ticket, std::function<void(Status)> done);
+  Status AwaitDurable(uint64_t ticket);
   void AddExpired(int64_t n) { expired_keys_.fetch_add(n, std::memory_order_relaxed); }
 
   // Commit observers (transaction.cc). NotifyCommit tells each of them what `txn` wrote; called
@@ -113,11 +120,6 @@ class Store::Impl {
 
   Store::Stats GetStats() const;
 
-  // SyncScope bookkeeping (store.cc). LeaveScope returns the status of the outermost scope's
-  // flush (OK for an inner scope or a scope without writes).
-  void EnterScope();
-  Status LeaveScope();
-
   internal::CursorTable& cursors() { return cursors_; }
 
  private:
@@ -126,8 +128,6 @@ class Store::Impl {
   int64_t RemoveIfExpired(const std::vector<std::string>& raw_keys);
   void StopThreads();
   void NoteSynced();
-  // Hands the WAL's buffered bytes to the OS; sync: also fsyncs them.
-  Status FlushWal(bool sync);
 
   Options options_;
   std::shared_ptr<const Clock> clock_;
@@ -135,6 +135,7 @@ class Store::Impl {
   // it, so it is declared before db_ and outlives the database.
   std::unique_ptr<rocksdb::WalFilter> recovery_progress_;
   std::unique_ptr<rocksdb::DB> db_;
+  std::unique_ptr<internal::GroupCommit> group_;  // after db_: stopped and destroyed first
   internal::LockPool locks_;
   internal::CursorTable cursors_;
   std::atomic<Durability> durability_;

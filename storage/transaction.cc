@@ -38,7 +38,9 @@ Store::Transaction::~Transaction() {
 
 int64_t Store::Transaction::NowMs() const { return txn_->now_ms(); }
 int64_t Store::Transaction::NowNs() const { return txn_->now_ns(); }
-Status Store::Transaction::Commit() { return txn_->Commit(); }
+Status Store::Transaction::Commit() {
+  return txn_->Commit(/*durable=*/true, options_.defer_durability);
+}
 void Store::Transaction::Rollback() { txn_->Rollback(); }
 bool Store::Transaction::conflicted() const { return txn_->conflicted(); }
 

@@ -278,12 +278,12 @@ size_t Txn::written_count() const { return s_->written.n; }
 std::string_view Txn::written_key(size_t i) const { return s_->written.slots[i]; }
 uint32_t Txn::flushed_dbs() const { return s_->flushed; }
 
-Status Txn::Commit(bool durable) {
+Status Txn::Commit(bool durable, bool defer_durability) {
   for (size_t i = 0; i < s_->expired.n; ++i) {
     const std::string& k = s_->expired.slots[i];
     if (!s_->written.Contains(k)) s_->batch.Delete(rocksdb::Slice(k));
   }
-  Status s = impl_.Write(s_->batch.GetWriteBatch(), durable);
+  Status s = impl_.Write(s_->batch.GetWriteBatch(), durable, defer_durability);
   if (s.ok()) {
     if (s_->expired.n > 0) impl_.AddExpired(static_cast<int64_t>(s_->expired.n));
     if (s_->written.n > 0 || s_->flushed != 0) impl_.NotifyCommit(*this);

@@ -128,7 +128,7 @@ class Txn {
   // Writes the batch as one RocksDB write; durable=false skips kAlways's fsync (see
   // Store::Impl::Write). Then notifies the commit observers (if anything was written) and
   // resets the unit to empty, so it can go on (a new batch, same time and locks).
-  Status Commit(bool durable = true);
+  Status Commit(bool durable = true, bool defer_durability = false);
   // Drops everything staged so far (same time and locks).
   void Rollback();
 

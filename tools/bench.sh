@@ -2,10 +2,11 @@
 # Side-by-side redis-benchmark of sluice-server and a local redis-server on this machine.
 #
 #   tools/bench.sh [--quick] [--sluice PATH] [--redis-server PATH] [--clients N]
+#                  [--appendfsync always|everysec|no]
 #
 # Both servers run on 127.0.0.1, free ports, fresh temporary data directories, with the same
-# durability (Sluice appendfsync everysec; Redis appendonly yes, appendfsync everysec, no RDB
-# snapshots). Measured, 50 clients, pipeline 1 and 16:
+# durability (Sluice appendfsync MODE; Redis appendonly yes, appendfsync MODE, no RDB
+# snapshots; MODE is everysec unless --appendfsync says). Measured, 50 clients, pipeline 1, 16:
 #   PING, SET, GET, INCR                         on both servers;
 #   GCRA.TAKE and CL.THROTTLE on 100k keys       on Sluice, against redis-server running the
 #                                                equivalent GCRA Lua script (tools/bench/gcra.lua)
@@ -21,14 +22,17 @@ benchmark=$(command -v redis-benchmark || true)
 cli=$(command -v redis-cli || true)
 clients=50
 quick=0
+fsync_mode=everysec
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
     --sluice) sluice_bin=$2; shift ;;
     --redis-server) redis_bin=$2; shift ;;
     --clients) clients=$2; shift ;;
+    --appendfsync) fsync_mode=$2; shift
+      case "$fsync_mode" in always|everysec|no) ;; *) echo "bench: --appendfsync always|everysec|no" >&2; exit 2 ;; esac ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -69,11 +73,11 @@ wait_ready() {  # port pid name
 sluice_port=$(free_port)
 mkdir -p "$workdir/sluice-data" "$workdir/redis-data"
 "$sluice_bin" --port "$sluice_port" --bind 127.0.0.1 --dir "$workdir/sluice-data" \
-  --appendfsync everysec >"$workdir/sluice.log" 2>&1 &
+  --appendfsync "$fsync_mode" >"$workdir/sluice.log" 2>&1 &
 sluice_pid=$!
 redis_port=$(free_port)
 "$redis_bin" --port "$redis_port" --bind 127.0.0.1 --dir "$workdir/redis-data" --save "" \
-  --appendonly yes --appendfsync everysec --daemonize no >"$workdir/redis.log" 2>&1 &
+  --appendonly yes --appendfsync "$fsync_mode" --daemonize no >"$workdir/redis.log" 2>&1 &
 redis_pid=$!
 wait_ready "$sluice_port" "$sluice_pid" sluice
 wait_ready "$redis_port" "$redis_pid" redis
@@ -119,8 +123,8 @@ done
 
 echo
 echo "redis-benchmark, $clients clients, keys from 100000 (-r 100000), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "sluice-server: $("$sluice_bin" --version 2>/dev/null | head -n 1 || echo "$sluice_bin"), appendfsync everysec"
-echo "redis-server:  $("$redis_bin" --version | cut -d' ' -f3), appendonly yes, appendfsync everysec"
+echo "sluice-server: $("$sluice_bin" --version 2>/dev/null | head -n 1 || echo "$sluice_bin"), appendfsync $fsync_mode"
+echo "redis-server:  $("$redis_bin" --version | cut -d' ' -f3), appendonly yes, appendfsync $fsync_mode"
 echo
 printf '%-34s %8s %14s %14s %8s\n' "test (requests/second)" "pipeline" "sluice" "redis" "ratio"
 printf '%s\n' "${rows[@]}"

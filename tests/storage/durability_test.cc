@@ -1,7 +1,8 @@
-// Durability: every mode keeps acknowledged writes across close and across SIGKILL (with and
-// without SyncScopes); a scope's WAL bytes reach the OS when the outermost scope ends, other
-// writes before they return; kAlways fsyncs per write except inside SyncScope; everysec syncs
-// in the background; open errors.
+// Durability: every mode keeps acknowledged writes across close and across SIGKILL (ordinary
+// writes, and deferred units acknowledged through their durability ticket); a deferred unit's
+// WAL bytes reach the OS only when its caller flushes, other writes before they return; kAlways
+// groups concurrent writers into shared fsyncs and tells a waiter only once its ticket is
+// synced; everysec syncs in the background; open errors.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "test_util.h"
 
@@ -92,16 +94,16 @@ TEST_CASE("every mode keeps acknowledged writes when the process is killed (SIGK
   }
 }
 
-TEST_CASE("every mode keeps writes acknowledged by a SyncScope's end when killed (SIGKILL)") {
+TEST_CASE("every mode keeps deferred writes acknowledged through their ticket (SIGKILL)") {
   for (const std::string mode : kModes) {
     CAPTURE(mode);
     TempDir dir;
-    int status = RunChild("scoped", dir.path(), mode);
+    int status = RunChild("deferred", dir.path(), mode);
     REQUIRE(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == SIGKILL);
     auto s = OpenStore(dir.path());
     ExpectChildWrites(*s);
-    CHECK(*s->Get(0, "outside") == "y");  // made outside any scope: flushed before returning
+    CHECK(*s->Get(0, "outside") == "y");  // an ordinary write: flushed before returning
   }
 }
 
@@ -114,7 +116,9 @@ int64_t WalBytesOnDisk(const std::string& dir) {
   return total;
 }
 
-TEST_CASE("a SyncScope buffers its writes' WAL bytes until the outermost scope ends") {
+constexpr TransactionOptions kDeferred{.defer_durability = true};
+
+TEST_CASE("a deferred unit's WAL bytes stay buffered until the caller flushes") {
   // Not kEverySec: its background sync may flush the buffer at any moment (which is allowed).
   for (const std::string mode : {"always", "no"}) {
     CAPTURE(mode);
@@ -122,53 +126,30 @@ TEST_CASE("a SyncScope buffers its writes' WAL bytes until the outermost scope e
     auto s = OpenStore(dir.path(), nullptr, false, ModeOf(mode));
     REQUIRE(s->Set(0, "a", "1", SetPlain()).ok());
     const int64_t after_plain = WalBytesOnDisk(dir.path());
-    CHECK(after_plain > 0);  // no scope: on disk (in the OS) when Set returns
+    CHECK(after_plain > 0);  // an ordinary write: on disk (in the OS) when Set returns
     {
-      Store::SyncScope outer(*s);
-      {
-        Store::SyncScope inner(*s);
-        REQUIRE(s->Set(0, "b", std::string(100, 'x'), SetPlain()).ok());
-        CHECK(*s->Get(0, "b") == std::string(100, 'x'));  // applied at once
-        CHECK(inner.Finish().ok());                       // inner: nothing yet
-        CHECK(inner.Finish().ok());                       // idempotent
-      }
-      CHECK(WalBytesOnDisk(dir.path()) == after_plain);
-      CHECK(outer.Finish().ok());
-      CHECK(WalBytesOnDisk(dir.path()) > after_plain + 100);  // the outermost end flushed
+      Store::Transaction unit(*s, {}, kDeferred);
+      REQUIRE(unit.Set(0, "b", std::string(100, 'x'), SetPlain()).ok());
+      REQUIRE(unit.Commit().ok());
     }
-    const int64_t after_scope = WalBytesOnDisk(dir.path());
+    CHECK(*s->Get(0, "b") == std::string(100, 'x'));   // applied (visible) at once
+    CHECK(WalBytesOnDisk(dir.path()) == after_plain);  // but not handed to the OS
+    CHECK(s->FlushLog().ok());
+    const int64_t after_flush = WalBytesOnDisk(dir.path());
+    CHECK(after_flush > after_plain + 100);
     {
-      // A scope on another thread keeps its bytes buffered; this thread's write outside any
-      // scope flushes the buffer before returning (whatever it holds).
-      std::mutex mu;
-      std::condition_variable cv;
-      bool written = false, release = false;
-      std::thread holder([&] {
-        Store::SyncScope scope(*s);
-        REQUIRE(s->Set(0, "c", std::string(100, 'y'), SetPlain()).ok());
-        std::unique_lock<std::mutex> l(mu);
-        written = true;
-        cv.notify_all();
-        cv.wait(l, [&] { return release; });
-      });
-      {
-        std::unique_lock<std::mutex> l(mu);
-        cv.wait(l, [&] { return written; });
-      }
-      CHECK(WalBytesOnDisk(dir.path()) == after_scope);
-      REQUIRE(s->Set(0, "d", std::string(100, 'z'), SetPlain()).ok());
-      CHECK(WalBytesOnDisk(dir.path()) > after_scope + 200);
-      {
-        std::lock_guard<std::mutex> l(mu);
-        release = true;
-      }
-      cv.notify_all();
-      holder.join();
+      // Another deferred unit's buffered bytes go out with the next ordinary write.
+      Store::Transaction unit(*s, {}, kDeferred);
+      REQUIRE(unit.Set(0, "c", std::string(100, 'y'), SetPlain()).ok());
+      REQUIRE(unit.Commit().ok());
     }
+    CHECK(WalBytesOnDisk(dir.path()) == after_flush);
+    REQUIRE(s->Set(0, "d", std::string(100, 'z'), SetPlain()).ok());
+    CHECK(WalBytesOnDisk(dir.path()) > after_flush + 200);
   }
 }
 
-TEST_CASE("kAlways fsyncs each write, SyncScope groups them into one fsync") {
+TEST_CASE("kAlways: an ordinary write fsyncs before returning; a deferred one when asked") {
   TempDir dir;
   auto s = OpenStore(dir.path(), nullptr, false, Durability::kAlways);
   auto syncs = [&] { return s->GetStats().wal_syncs; };
@@ -176,36 +157,70 @@ TEST_CASE("kAlways fsyncs each write, SyncScope groups them into one fsync") {
   for (int i = 0; i < 3; ++i) REQUIRE(s->IncrBy(0, "n", 1).ok());
   CHECK(syncs() == base + 3);
   CHECK(s->GetStats().last_sync_unix_ms > 0);
-  {
-    Store::SyncScope outer(*s);
-    for (int i = 0; i < 3; ++i) REQUIRE(s->IncrBy(0, "n", 1).ok());
-    {
-      Store::SyncScope inner(*s);
-      REQUIRE(s->IncrBy(0, "n", 1).ok());
-    }
-    CHECK(syncs() == base + 3);  // nested scope end: nothing yet
+  for (int i = 0; i < 3; ++i) {
+    Store::Transaction unit(*s, {}, kDeferred);
+    REQUIRE(unit.IncrBy(0, "n", 1).ok());
+    REQUIRE(unit.Commit().ok());
   }
-  CHECK(syncs() == base + 4);  // the outermost scope fsyncs once
-  {
-    Store::SyncScope idle(*s);
-    REQUIRE(s->Get(0, "n").ok());  // reads do not make a scope dirty
-  }
-  CHECK(syncs() == base + 4);
-  {
-    Store::SyncScope failed_write(*s);
-    CHECK_FALSE(s->Set(0, "n", "x", SetWith(SetCondition::kIfAbsent))->written);
-  }
-  CHECK(syncs() == base + 4);  // nothing was written
-  CHECK(*s->Get(0, "n") == "7");
+  CHECK(syncs() == base + 3);  // deferred: nothing synced yet
+  const uint64_t ticket = s->DurabilityTicket();
+  CHECK(s->AwaitDurable(ticket).ok());
+  CHECK(syncs() == base + 4);  // one fsync for the three
+  CHECK(s->AwaitDurable(ticket).ok());
+  CHECK(syncs() == base + 4);  // already durable: no fsync
+  REQUIRE(s->Get(0, "n").ok());
+  CHECK(s->AwaitDurable(s->DurabilityTicket()).ok());
+  CHECK(syncs() == base + 4);  // reads wrote nothing: the latest ticket is already durable
+  CHECK(*s->Get(0, "n") == "6");
 }
 
-TEST_CASE("a SyncScope on another thread does not defer this thread's fsyncs") {
+TEST_CASE("kAlways: WhenDurable calls back only after the fsync through its ticket") {
   TempDir dir;
   auto s = OpenStore(dir.path(), nullptr, false, Durability::kAlways);
-  const int64_t base = s->GetStats().wal_syncs;
-  Store::SyncScope scope(*s);
-  std::thread([&] { REQUIRE(s->IncrBy(0, "n", 1).ok()); }).join();
-  CHECK(s->GetStats().wal_syncs == base + 1);
+  {
+    Store::Transaction unit(*s, {}, kDeferred);
+    REQUIRE(unit.Set(0, "k", "v", SetPlain()).ok());
+    REQUIRE(unit.Commit().ok());
+  }
+  const int64_t before = s->GetStats().wal_syncs;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool called = false;
+  int64_t syncs_when_called = -1;
+  s->WhenDurable(s->DurabilityTicket(), [&](Status st) {
+    CHECK(st.ok());
+    std::lock_guard<std::mutex> l(mu);
+    syncs_when_called = s->GetStats().wal_syncs;
+    called = true;
+    cv.notify_all();
+  });
+  std::unique_lock<std::mutex> l(mu);
+  REQUIRE(cv.wait_for(l, std::chrono::seconds(30), [&] { return called; }));
+  CHECK(syncs_when_called == before + 1);
+}
+
+TEST_CASE("kAlways: concurrent writers share fsyncs (group commit)") {
+  TempDir dir;
+  auto s = OpenStore(dir.path(), nullptr, false, Durability::kAlways);
+  const int64_t before = s->GetStats().wal_syncs;
+  constexpr int kThreads = 16, kWrites = 50;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kWrites; ++i) {
+        REQUIRE(s->IncrBy(0, "c" + std::to_string(t), 1).ok());  // returns once fsynced
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const int64_t syncs = s->GetStats().wal_syncs - before;
+  MESSAGE((kThreads * kWrites) << " writes from " << kThreads << " threads: " << syncs
+                               << " fsyncs");
+  CHECK(syncs >= 1);
+  // Each fsync serves every writer waiting when it starts; at worst (one writer at a time)
+  // as many fsyncs as writes, which would mean no grouping at all.
+  CHECK(syncs < kThreads * kWrites);
+  for (int t = 0; t < kThreads; ++t) CHECK(*s->Get(0, "c" + std::to_string(t)) == "50");
 }
 
 TEST_CASE("kEverySec syncs in the background; kNo does not; switching is live") {
@@ -213,10 +228,7 @@ TEST_CASE("kEverySec syncs in the background; kNo does not; switching is live") 
   auto s = OpenStore(dir.path(), nullptr, false, Durability::kNo);
   const int64_t base = s->GetStats().wal_syncs;
   REQUIRE(s->IncrBy(0, "n", 1).ok());
-  {
-    Store::SyncScope scope(*s);  // no effect outside kAlways
-    REQUIRE(s->IncrBy(0, "n", 1).ok());
-  }
+  CHECK(s->AwaitDurable(s->DurabilityTicket()).ok());  // outside kAlways: a flush, no fsync
   CHECK(s->GetStats().wal_syncs == base);
   s->set_durability(Durability::kEverySec);
   REQUIRE(s->IncrBy(0, "n", 1).ok());

@@ -13,8 +13,9 @@
 //
 // Durability (Options::durability, named after Redis's appendfsync): every acknowledged write
 // has reached the operating system (its write-ahead-log bytes were handed over with write(2)),
-// so it survives a crash of the process. "Acknowledged" means returned, or, for a write made
-// inside a SyncScope, the scope ended (see SyncScope). kAlways also fsyncs before that point,
+// so it survives a crash of the process. "Acknowledged" means returned, or, for a write in a
+// unit with deferred durability, made durable by its caller (see DurabilityTicket).
+// kAlways also fsyncs before that point (one group fsync serves every concurrent writer),
 // so it survives power loss; kEverySec fsyncs once a second in the background; kNo leaves it
 // to the OS. A write that fails with kIOError may have been applied without being durable.
 #pragma once
@@ -117,6 +118,10 @@ struct TransactionOptions {
   bool all_keys = false;
   // Reads of undeclared keys lock them too, so a unit's reads are isolated (see transaction.h).
   bool isolate_reads = true;
+  // Commit only buffers the write-ahead-log record: the caller makes it durable (FlushLog,
+  // WhenDurable) before acknowledging the unit's results. The server defers every unit of a
+  // read batch, so the batch costs one write(2) and, under kAlways, a share of one group fsync.
+  bool defer_durability = false;
 };
 
 // Told of every committed unit of work that wrote something (WATCH uses it; replication and
@@ -163,38 +168,27 @@ class Store {
   void set_durability(Durability d);        // CONFIG SET appendfsync
   void set_max_value_bytes(int64_t bytes);  // CONFIG SET proto-max-bulk-len
 
-  // Groups the durability work of many writes. Without a scope, every write hands its WAL
-  // bytes to the OS (one write(2)) and, with kAlways, fsyncs, before it returns. While a
-  // SyncScope lives, writes made by *this thread* to this store are applied (visible to every
-  // reader at once) but their WAL bytes are only buffered; when the outermost scope ends, one
-  // write(2) hands everything buffered so far to the OS and, if any of the scope's writes was
-  // made under kAlways, one fsync follows. So results of writes made inside a scope must not be
-  // acknowledged to anyone who expects durability before the scope has ended: the server runs
-  // a whole read batch in one scope and writes the replies only after it (one write(2) and at
-  // most one fsync per batch instead of one per command).
-  // Other threads see a scope's writes at once; so that no result they return reveals data
-  // still in the buffer, the end of every outermost scope flushes the buffer (a no-op when it
-  // is empty), writes or not: a thread that reads inside a scope only acknowledges what it saw
-  // after that flush. Scopes may nest (only the outermost one flushes); a scope never defers
-  // other threads' writes. Use the scope on the thread that created it. Finish() ends the scope
-  // early and reports whether the flush succeeded; on failure the scope's writes may be lost in a
-  // crash (and the store refuses further writes), so their results must not be acknowledged. The
-  // destructor calls Finish() if it was not called (and drops the status).
-  class SyncScope {
-   public:
-    explicit SyncScope(Store& store);
-    ~SyncScope();
-    SyncScope(const SyncScope&) = delete;
-    SyncScope& operator=(const SyncScope&) = delete;
-
-    // Ends the scope now (at most once; later calls return OK and do nothing). OK for a nested
-    // scope and for a scope without writes.
-    Status Finish();
-
-   private:
-    Store& store_;
-    bool finished_ = false;
-  };
+  // ---- Group commit: deferred durability with explicit tickets.
+  // A unit made with TransactionOptions::defer_durability only applies its write when it
+  // commits (visible to every reader at once) and appends the write-ahead-log record to an
+  // in-memory buffer; its result must not be acknowledged before the caller has made it
+  // durable. Every other write does that itself before returning (under kAlways by waiting for
+  // a group fsync shared with every concurrent writer).
+  // A durability ticket names a point in the write history: DurabilityTicket() is the latest,
+  // covering every write applied, and so visible to any reader, so far. Taken after a batch of
+  // work, it covers the batch's writes and every write its reads could have seen.
+  uint64_t DurabilityTicket() const;
+  // Hands the log's buffered bytes to the OS (one write(2); nothing when empty): what every
+  // mode needs before acknowledging, since it makes a write survive a crash of the process.
+  Status FlushLog();
+  // Calls done(OK) once everything through `ticket` is as durable as the mode promises: under
+  // kAlways after an fsync through it (one fsync serves every waiter it covers; `done` runs on
+  // the store's syncer thread, so it must be fast: post the reply to your own thread), otherwise
+  // at once, inline, after FlushLog. done(error): the flush or fsync failed; the writes it
+  // covers may be lost in a crash (kAlways: in a power loss) and must not be acknowledged.
+  void WhenDurable(uint64_t ticket, std::function<void(Status)> done);
+  // WhenDurable's blocking form.
+  Status AwaitDurable(uint64_t ticket);
   Status SyncWal();  // hands buffered WAL bytes to the OS and fsyncs the write-ahead log now
 
   // ---- Strings. db is 0..kNumDatabases-1 (callers validate it).

@@ -65,11 +65,12 @@ bool IsCompatName(std::string_view name) {
   return false;
 }
 
-// Applies the Store-side effects of a new configuration: durability and value limit. Parser
-// limits and the other values are read from ServerState by each connection.
+// Applies the Store-side effects of a new configuration: durability, value limit, cache size.
+// Parser limits and the other values are read from ServerState by each connection.
 void ApplyToStore(CommandContext& ctx, const Config& config) {
   ctx.store.set_durability(config.appendfsync);
   ctx.store.set_max_value_bytes(config.proto_max_bulk_len);
+  ctx.store.set_block_cache_bytes(static_cast<size_t>(config.block_cache_size));
 }
 
 // CONFIG SET name value [name value ...], validated completely before anything changes.

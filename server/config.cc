@@ -127,6 +127,15 @@ Error SetProtoMaxBulkLen(Config& c, std::string_view v) {
 
 Error SetDebug(Config& c, std::string_view v) { return ParseYesNo(v, &c.enable_debug_command); }
 
+Error SetBlockCacheSize(Config& c, std::string_view v) {
+  std::optional<int64_t> bytes = ParseMemory(v);
+  if (!bytes) return std::string("argument must be a memory value");
+  constexpr int64_t kMin = 1024 * 1024;
+  if (*bytes < kMin) return RangeError(kMin, std::numeric_limits<int64_t>::max());
+  c.block_cache_size = *bytes;
+  return std::nullopt;
+}
+
 }  // namespace
 
 int Config::EffectiveThreads() const {
@@ -161,6 +170,11 @@ const std::vector<ConfigOption>& ConfigOptions() {
       {"proto-max-bulk-len", "512mb",
        "Largest bulk argument and string value (memory units: 100k, 512mb, 1gb).", true, false,
        SetProtoMaxBulkLen, [](const Config& c) { return std::to_string(c.proto_max_bulk_len); }},
+      {"block-cache-size", "256mb",
+       "RocksDB block cache: data blocks plus the index and filter partitions (kept in half of "
+       "it); size it to hold the live keys (memory units).",
+       true, false, SetBlockCacheSize,
+       [](const Config& c) { return std::to_string(c.block_cache_size); }},
       {"enable-debug-command", "no",
        "yes allows DEBUG (e.g. DEBUG CLOCK SET/ADVANCE/REAL, for tests).", false, false, SetDebug,
        [](const Config& c) -> std::string { return c.enable_debug_command ? "yes" : "no"; }},

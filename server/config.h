@@ -29,6 +29,7 @@ struct Config {
   int64_t timeout = 0;                             // idle seconds before closing; 0: never
   int64_t proto_max_bulk_len = 512LL << 20;        // bytes in one bulk argument
   bool enable_debug_command = false;               // DEBUG allowed
+  int64_t block_cache_size = 256LL << 20;          // RocksDB block cache bytes
   std::string config_file;                         // absolute path of the file read, if any
 
   // threads with 0 resolved to the number of hardware cores (at least 1).

@@ -49,6 +49,7 @@ int Serve(const Config& config, const char* argv0) {
   options.durability = config.appendfsync;
   options.clock = clock;
   options.max_value_bytes = config.proto_max_bulk_len;
+  options.block_cache_bytes = static_cast<size_t>(config.block_cache_size);
   options.on_progress = [](const std::string& line) { sluice::server::LogInfo(line); };
   sluice::server::LogInfo("loading: opening data dir " + config.dir);
   auto opened = sluice::Store::Open(options);

@@ -2,7 +2,9 @@
 // (Redis's activeExpireCycle, adapted to an ordered keyspace).
 #include "expiry.h"
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <memory>
 
 #include "store_impl.h"
@@ -77,10 +79,21 @@ int64_t Store::Impl::RemoveIfExpired(const std::vector<std::string>& raw_keys) {
   return txn.expired_found();
 }
 
-// One cycle: from the rotating cursor, sample keys with a TTL, remove the expired ones, and
-// keep going while more than 25% of a sample was expired and the time budget lasts. The
-// cycle ends at the end of the keyspace; the next one starts again from the beginning.
+// One cycle: from the pass's cursor, sample keys with a TTL, remove the expired ones, and keep
+// going while more than 25% of a sample was expired and the time budget lasts (Redis's
+// activeExpireCycle). A pass ends at the end of the keyspace; the next one starts only once the
+// earliest expiry the pass saw (or written since it began) is due.
 int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  if (!expiry_pass_active_) {
+    if (clock_->NowMs() <= next_expiry_due_ms_.load(std::memory_order_relaxed)) return 0;
+    // Writes from now on lower the hint again; the pass accounts for what is stored.
+    next_expiry_due_ms_.store(kNever, std::memory_order_relaxed);
+    expiry_pass_active_ = true;
+    expiry_pass_min_ms_ = kNever;
+    expiry_cursor_.clear();
+  }
+  expiry_scans_.fetch_add(1, std::memory_order_relaxed);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(budget_us);
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
@@ -100,15 +113,28 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
       auto expiry = DecodeExpiry(it->value().ToStringView());
       if (!expiry || *expiry == kNoExpiry) continue;
       ++sampled;
-      if (IsExpired(*expiry, now_ms)) expired.push_back(it->key().ToString());
+      if (IsExpired(*expiry, now_ms)) {
+        expired.push_back(it->key().ToString());
+      } else {
+        expiry_pass_min_ms_ = std::min(expiry_pass_min_ms_, *expiry);
+      }
     }
-    removed += RemoveIfExpired(expired);
+    const int64_t n = RemoveIfExpired(expired);
+    // Not all removed (a read error, or rewritten meanwhile): look again at the next pass.
+    if (n < static_cast<int64_t>(expired.size())) expiry_pass_min_ms_ = now_ms;
+    removed += n;
     if (sampled == 0) visits_without_ttl += visited;
     bool keep_going = sampled == 0 ? visits_without_ttl < internal::kMaxVisitsWithoutTtl
                                    : expired.size() * 4 > static_cast<size_t>(sampled);
     if (!keep_going || std::chrono::steady_clock::now() >= deadline) break;
   }
-  expiry_cursor_ = it->Valid() ? it->key().ToString() : std::string();
+  if (it->Valid()) {
+    expiry_cursor_ = it->key().ToString();
+  } else {  // the pass is complete
+    expiry_cursor_.clear();
+    expiry_pass_active_ = false;
+    NoteExpiry(expiry_pass_min_ms_);
+  }
   return removed;
 }
 

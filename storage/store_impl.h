@@ -81,6 +81,7 @@ class Store::Impl {
   int64_t max_value_bytes() const { return max_value_bytes_.load(std::memory_order_relaxed); }
   void set_max_value_bytes(int64_t b) { max_value_bytes_.store(b, std::memory_order_relaxed); }
   Durability durability() const { return durability_.load(std::memory_order_relaxed); }
+  void set_block_cache_bytes(size_t bytes);
   void set_durability(Durability d) { durability_.store(d, std::memory_order_relaxed); }
 
   // Applies `batch` atomically following the durability policy (see store.h). Callers hold
@@ -115,8 +116,17 @@ class Store::Impl {
   Status ReadRaw(std::string_view raw_key, rocksdb::PinnableSlice* value, bool* found,
                  const rocksdb::Snapshot* snapshot = nullptr);
 
-  // One pass of the active expiry cycle (expiry.cc); returns the keys it removed.
+  // One cycle of the active expiry (expiry.cc); returns the keys it removed. Does nothing (not
+  // even a seek) while no stored key can be due, so an idle server costs nothing.
   int64_t RunExpiryCycle(int64_t budget_us);
+  // Tells the expiry cycle that a key expiring at at_ms (ms since the epoch) was written: it
+  // wakes up by then. Lock-free; called for every write with an expiry.
+  void NoteExpiry(int64_t at_ms) {
+    int64_t due = next_expiry_due_ms_.load(std::memory_order_relaxed);
+    while (at_ms < due &&
+           !next_expiry_due_ms_.compare_exchange_weak(due, at_ms, std::memory_order_relaxed)) {
+    }
+  }
 
   Store::Stats GetStats() const;
 
@@ -145,7 +155,16 @@ class Store::Impl {
   std::atomic<int64_t> wal_syncs_{0};
   std::atomic<bool> unsynced_{false};  // a write not yet fsynced (kEverySec's trigger)
 
-  std::string expiry_cursor_;  // encoded key where the next expiry cycle resumes
+  // The active expiry's state. A pass walks the keyspace over as many cycles as it takes; it
+  // starts only when the earliest expiry it may find is due: next_expiry_due_ms_ is the minimum
+  // of the expiries the last complete pass saw and of every expiry written since that pass
+  // began (NoteExpiry). 0 at open: the first pass runs at once. The rest is the expiry
+  // thread's own.
+  std::atomic<int64_t> next_expiry_due_ms_{0};
+  std::atomic<int64_t> expiry_scans_{0};
+  std::string expiry_cursor_;  // encoded key where the pass resumes
+  bool expiry_pass_active_ = false;
+  int64_t expiry_pass_min_ms_ = 0;  // earliest unexpired expiry seen by this pass
 
   // Registered commit observers: slots filled once, in order, under observer_mu_; read without
   // a lock (observer_count_ is published after its slot).

@@ -177,6 +177,7 @@ void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
   s_->value.append(payload);
   s_->batch.Put(rocksdb::Slice(raw_key), rocksdb::Slice(s_->value));
   NoteWritten(raw_key);
+  if (expire_at_ms != kNoExpiry) impl_.NoteExpiry(expire_at_ms);
 }
 
 void Txn::Delete(const std::string& raw_key) {

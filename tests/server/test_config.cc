@@ -188,6 +188,13 @@ TEST_CASE("CONFIG SET live options take effect") {
   CHECK(h.server().proto_max_bulk_len() == 2 * 1024 * 1024);
   CHECK(h.Cmd("CONFIG GET proto-max-bulk-len") ==
         Arr({Bulk("proto-max-bulk-len"), Bulk("2097152")}));
+  CHECK(h.Cmd("CONFIG GET block-cache-size") ==
+        Arr({Bulk("block-cache-size"), Bulk("268435456")}));  // 256mb by default
+  CHECK(h.Cmd("CONFIG SET block-cache-size 64mb") == Ok());   // resizes the live cache
+  CHECK(h.Cmd("CONFIG GET block-cache-size") == Arr({Bulk("block-cache-size"), Bulk("67108864")}));
+  CHECK(h.Cmd("CONFIG SET block-cache-size 1k") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'block-cache-size') - argument "
+            "must be between 1048576 and 9223372036854775807 inclusive"));
   CHECK(h.Cmd("CONFIG SET requirepass pw") == Ok());
   CHECK(h.server().requirepass_set());
   h.client().authenticated = false;

@@ -196,4 +196,33 @@ TEST_CASE("active expiry removes expired keys with no reads") {
   CHECK(raw.CountEntries() == 100);  // physically gone, not just invisible
 }
 
+TEST_CASE("active expiry sleeps while no stored key can be due") {
+  TempDir dir;
+  auto clock = ManualClock();
+  auto store = OpenStore(dir.path(), clock, /*active_expiry=*/true);
+  auto scans = [&] { return store->GetStats().expiry_scans; };
+  for (int i = 0; i < 50; ++i) {
+    REQUIRE(store->Set(0, "p" + std::to_string(i), "v", SetPlain()).ok());
+  }
+  // The first pass (at open) finds nothing due; afterwards cycles walk nothing.
+  REQUIRE(Eventually([&] { return scans() >= 1; }));
+  const int64_t settled = scans();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // ~5 cycles at 10 Hz
+  CHECK(scans() == settled);
+  // A key expiring later: still nothing to do until the clock gets there.
+  REQUIRE(store->Set(0, "t", "v", SetAt(kT0Ms + 1000)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(scans() == settled);
+  CHECK(store->GetStats().expired_keys == 0);
+  clock->AdvanceNs(2000 * 1000000LL);
+  CHECK(Eventually([&] { return store->GetStats().expired_keys == 1; }));
+  CHECK(scans() > settled);
+  // Its pass saw no other expiry: asleep again.
+  REQUIRE(Eventually([&] {
+    const int64_t before = scans();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return scans() == before;
+  }));
+}
+
 }  // namespace sluice::testing

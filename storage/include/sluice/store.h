@@ -47,7 +47,10 @@ struct Options {
   bool active_expiry = true;              // run the background expiry cycle
   int active_expiry_hz = 10;              // expiry cycles per second
   int64_t max_value_bytes = 512LL << 20;  // APPEND/SETRANGE beyond this fail (Redis: 512 MB)
-  size_t block_cache_bytes = 64 << 20;    // RocksDB block cache
+  // RocksDB's block cache: data blocks, and the index and filter partitions (kept with high
+  // priority in half of it). Should hold the live keys' blocks; more only helps reads of cold
+  // keys.
+  size_t block_cache_bytes = size_t{256} << 20;
   // Progress of long work, as human-readable lines: while Open replays the write-ahead log (after
   // a crash or an unflushed close, this can take seconds), at most one line a second, then one
   // summary line when Open has finished. Called on the thread calling Open. nullptr: silent.
@@ -165,8 +168,9 @@ class Store {
   const Clock& clock() const;
   int64_t NowMs() const { return clock().NowMs(); }
   Durability durability() const;
-  void set_durability(Durability d);        // CONFIG SET appendfsync
-  void set_max_value_bytes(int64_t bytes);  // CONFIG SET proto-max-bulk-len
+  void set_durability(Durability d);         // CONFIG SET appendfsync
+  void set_max_value_bytes(int64_t bytes);   // CONFIG SET proto-max-bulk-len
+  void set_block_cache_bytes(size_t bytes);  // CONFIG SET block-cache-size (live resize)
 
   // ---- Group commit: deferred durability with explicit tickets.
   // A unit made with TransactionOptions::defer_durability only applies its write when it
@@ -279,6 +283,8 @@ class Store {
     int64_t memtable_bytes = 0;
     int64_t last_sync_unix_ms = 0;
     int64_t wal_syncs = 0;  // fsyncs of the write-ahead log since Open
+    // Active expiry cycles that walked keys since Open (a cycle with nothing due walks none).
+    int64_t expiry_scans = 0;
   };
   Stats GetStats() const;
 

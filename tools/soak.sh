@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Churn soak benchmark: many short-lived limiter keys, for a long time, on one sluice-server.
+#
+#   tools/soak.sh [--minutes M | --calls N] [--keys K] [--quota Q] [--period P] [--interval I]
+#                 [--pipeline P] [--clients C] [--idle S] [--sluice PATH] [--keep DIR]
+#
+# Defaults: 10 minutes of GCRA.TAKE soak:<rand> Q=100 per P=1h at pipeline 16 from 50 clients,
+# keys drawn from K=10,000,000 (so each key lives period/quota = 36 s and only a small fraction
+# is live at any time), reported every I=200,000 calls. --calls N stops after N calls instead.
+# Each interval prints: calls so far, calls/s, p99 latency (ms), the server's RSS and the data
+# directory's disk use. After the churn, the server is left idle for S=30 s and its CPU use over
+# the last 20 s of that is printed (an idle server should cost nothing, whatever came before).
+# The server runs with its defaults (appendfsync everysec) in a fresh temporary directory
+# (--keep DIR: in DIR, kept afterwards). Not a test: numbers depend on the machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sluice_bin=./build/sluice-server
+minutes=10
+calls=0
+keys=10000000
+quota=100
+period=1h
+interval=200000
+pipeline=16
+clients=50
+idle=30
+keep=""
+
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+need() { [ $# -ge 2 ] || { echo "soak: $1 needs a value" >&2; exit 2; }; }
+while (($#)); do
+  case "$1" in
+    --minutes) need "$@"; minutes=$2; calls=0; shift ;;
+    --calls) need "$@"; calls=$2; shift ;;
+    --keys) need "$@"; keys=$2; shift ;;
+    --quota) need "$@"; quota=$2; shift ;;
+    --period) need "$@"; period=$2; shift ;;
+    --interval) need "$@"; interval=$2; shift ;;
+    --pipeline) need "$@"; pipeline=$2; shift ;;
+    --clients) need "$@"; clients=$2; shift ;;
+    --idle) need "$@"; idle=$2; shift ;;
+    --sluice) need "$@"; sluice_bin=$2; shift ;;
+    --keep) need "$@"; keep=$2; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "soak: unknown option $1" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+for n in "$minutes" "$calls" "$keys" "$quota" "$interval" "$pipeline" "$clients" "$idle"; do
+  [[ "$n" =~ ^[0-9]+$ ]] || { echo "soak: '$n' is not a non-negative integer" >&2; exit 2; }
+done
+((interval > 0 && keys > 0 && clients > 0 && pipeline > 0)) || { echo "soak: interval, keys, clients and pipeline must be positive" >&2; exit 2; }
+[ -x "$sluice_bin" ] || { echo "soak: no $sluice_bin; build it first with tools/setup.sh" >&2; exit 1; }
+benchmark=$(command -v redis-benchmark) || { echo "soak: redis-benchmark not found (apt-get install redis-tools)" >&2; exit 1; }
+cli=$(command -v redis-cli) || { echo "soak: redis-cli not found" >&2; exit 1; }
+
+if [ -n "$keep" ]; then workdir=$keep; mkdir -p "$workdir"; else workdir=$(mktemp -d -t sluice-soak.XXXXXX); fi
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  [ -z "$keep" ] && rm -rf "$workdir"
+}
+trap cleanup EXIT
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$sluice_bin" --port "$port" --bind 127.0.0.1 --dir "$workdir/data" >"$workdir/sluice.log" 2>&1 &
+pid=$!
+deadline=$((SECONDS + 60))
+until [ "$("$cli" -p "$port" PING 2>/dev/null || true)" = "PONG" ]; do
+  kill -0 "$pid" 2>/dev/null || { echo "soak: sluice-server exited; log:" >&2; cat "$workdir/sluice.log" >&2; exit 1; }
+  ((SECONDS < deadline)) || { echo "soak: sluice-server did not start within 60 s" >&2; exit 1; }
+  sleep 0.1
+done
+
+rss_mb() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
+disk_mb() { du -sm "$workdir/data" | cut -f1; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+
+echo "soak: GCRA.TAKE soak:<rand> $quota $period, keys from $keys, pipeline $pipeline, $clients clients, $(nproc) cores"
+if ((calls > 0)); then echo "soak: until $calls calls"; else echo "soak: for $minutes minutes"; fi
+printf '%12s %10s %9s %8s %8s %8s\n' "calls" "calls/s" "p99_ms" "rss_mb" "disk_mb" "of_first"
+done_calls=0
+first=""
+worst=""
+start=$SECONDS
+while :; do
+  if ((calls > 0)); then ((done_calls < calls)) || break; else ((SECONDS - start < minutes * 60)) || break; fi
+  line=$("$benchmark" -h 127.0.0.1 -p "$port" -c "$clients" -n "$interval" -P "$pipeline" \
+           -r "$keys" --csv GCRA.TAKE soak:__rand_int__ "$quota" "$period" | tail -n 1)
+  rps=$(echo "$line" | cut -d, -f2 | tr -d '"')
+  p99=$(echo "$line" | cut -d, -f7 | tr -d '"')
+  done_calls=$((done_calls + interval))
+  [ -n "$first" ] || first=$rps
+  share=$(python3 -c "print('%.2f' % ($rps / $first))")
+  if [ -z "$worst" ] || python3 -c "import sys; sys.exit(0 if $share < $worst else 1)"; then worst=$share; fi
+  printf '%12d %10.0f %9s %8s %8s %8s\n' "$done_calls" "$rps" "$p99" "$(rss_mb)" "$(disk_mb)" "$share"
+done
+echo "soak: $done_calls calls; worst interval $worst of the first; dbsize $("$cli" -p "$port" DBSIZE)"
+
+settle=$((idle > 20 ? idle - 20 : 0))
+window=$((idle < 20 ? idle : 20))
+if ((window > 0)); then
+  sleep "$settle"
+  before=$(cpu_ticks)
+  sleep "$window"
+  after=$(cpu_ticks)
+  hz=$(getconf CLK_TCK)
+  echo "soak: idle CPU over the last ${window}s of ${idle}s idle: $(python3 -c "print('%.1f%%' % (100.0 * ($after - $before) / $hz / $window))") of one core; rss $(rss_mb) MB, disk $(disk_mb) MB"
+fi

@@ -247,8 +247,10 @@ class Server:
     config_text: written to a config file passed as the first positional argument.
     """
 
-    def __init__(self, options=None, config_text=None, debug=True, workdir=None, port=None):
+    def __init__(self, options=None, config_text=None, debug=True, workdir=None, port=None,
+                 env=None):
         self.binary = server_binary()
+        self.env = env  # extra environment variables for the process (e.g. LD_PRELOAD)
         self.own_workdir = workdir is None
         self.workdir = workdir or tempfile.mkdtemp(prefix="sluice-bb-")
         self.datadir = os.path.join(self.workdir, "data")
@@ -293,8 +295,9 @@ class Server:
         self.stdout_path = os.path.join(self.workdir, "stdout.%d.log" % self.runs)
         self.log_paths.append(self.log_path)
         with open(self.log_path, "wb") as err, open(self.stdout_path, "wb") as out:
+            env = dict(os.environ, **self.env) if self.env else None
             self.proc = subprocess.Popen(self.argv() + list(extra_args), stdout=out, stderr=err,
-                                         stdin=subprocess.DEVNULL, cwd=self.workdir)
+                                         stdin=subprocess.DEVNULL, cwd=self.workdir, env=env)
         return self.proc
 
     def start(self):

@@ -1,6 +1,7 @@
 """Durability: a restart keeps data and TTLs; `kill -9` right after acknowledged writes loses none,
 in each appendfsync mode; a drained limiter is still drained after `kill -9` and restart."""
 
+import os
 import threading
 import time
 import unittest
@@ -214,6 +215,46 @@ class LimiterKill9Test(BlackboxTestCase):
 
     def test_limiters_kill9_no(self):
         self.check_mode("no")
+
+
+@sluice_only
+class AlwaysShowsOnlyDurableTest(BlackboxTestCase):
+    """Under appendfsync always, no reply shows a value before it is fsynced, also a reader's
+    reply showing another connection's write. fsync is slowed to 500 ms (once the server is up) by an LD_PRELOAD shim
+    that logs each call's start and end (tests/blackbox/probe/fsync_probe.cc), so a write is
+    applied (visible) long before it is durable; the reader's GET must still come back only
+    after an fsync that began after the write was sent has ended."""
+
+    DELAY_MS = 500
+
+    def test_reader_waits_for_the_writers_fsync(self):
+        probe = os.environ.get("SLUICE_FSYNC_PROBE")
+        if not probe or not os.path.exists(probe):
+            self.skipTest("SLUICE_FSYNC_PROBE (the fsync shim library) is not built")
+        server = Server(options={"appendfsync": "always"})
+        log = os.path.join(server.workdir, "fsync.log")
+        delay = os.path.join(server.workdir, "fsync.delay")
+        server.env = {"LD_PRELOAD": probe, "SLUICE_FSYNC_DELAY_FILE": delay,
+                      "SLUICE_FSYNC_LOG": log}
+        self.addCleanup(server.stop)
+        server.start()
+        with open(delay, "w") as f:  # slow from now on (starting up fsyncs many files)
+            f.write(str(self.DELAY_MS))
+        with server.client() as writer, server.client() as reader:
+            self.assertEqual(writer.call("PING"), "PONG")
+            self.assertIsNone(reader.call("GET", "k"))
+            sent_ns = time.monotonic_ns()
+            writer.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
+            time.sleep(0.1)  # the SET is applied at once; its fsync takes DELAY_MS
+            self.assertEqual(reader.call("GET", "k"), b"v")
+            shown_ns = time.monotonic_ns()
+            self.assertEqual(writer.read(), "OK")
+        with open(log) as f:
+            calls = [tuple(int(x) for x in line.split()) for line in f if line.strip()]
+        covering = [(start, end) for start, end in calls if start >= sent_ns and end <= shown_ns]
+        self.assertTrue(covering, "the reader saw the value %.0f ms after the SET was sent, "
+                        "before any fsync that began after it had ended (fsyncs: %r)"
+                        % ((shown_ns - sent_ns) / 1e6, calls[-5:]))
 
 
 if __name__ == "__main__":

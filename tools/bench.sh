@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Side-by-side redis-benchmark of sluice-server and a local redis-server on this machine.
 #
-#   tools/bench.sh [--quick] [--sluice PATH] [--redis-server PATH] [--clients N]
-#                  [--appendfsync always|everysec|no]
+#   tools/bench.sh [--quick] [--sluice PATH] [--redis-server PATH] [--clients N[,N...]]
+#                  [--appendfsync MODE[,MODE...]] [--pipelines P[,P...]]
 #
-# Both servers run on 127.0.0.1, free ports, fresh temporary data directories, with the same
-# durability (Sluice appendfsync MODE; Redis appendonly yes, appendfsync MODE, no RDB
-# snapshots; MODE is everysec unless --appendfsync says). Measured, 50 clients, pipeline 1, 16:
+# For each durability MODE (default: everysec,always) both servers run on 127.0.0.1, free ports,
+# fresh temporary data directories, with the same durability (Sluice appendfsync MODE; Redis
+# appendonly yes, appendfsync MODE, no RDB snapshots). For each client count (default 50; a
+# comma list sweeps) and pipeline (default 1,16) it measures:
 #   PING, SET, GET, INCR                         on both servers;
 #   GCRA.TAKE and CL.THROTTLE on 100k keys       on Sluice, against redis-server running the
 #                                                equivalent GCRA Lua script (tools/bench/gcra.lua)
 #                                                with EVALSHA.
-# Prints a table of requests per second. --quick runs about ten times fewer requests.
+# Prints one table: requests per second, the ratio Sluice/Redis, and p50/p99 latency in ms
+# (redis-benchmark's). --quick runs about ten times fewer requests; `always` rows run 5x fewer.
 # Not a test: numbers depend on the machine and whatever else runs on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,19 +22,23 @@ sluice_bin=./build/sluice-server
 redis_bin=$(command -v redis-server || true)
 benchmark=$(command -v redis-benchmark || true)
 cli=$(command -v redis-cli || true)
-clients=50
+clients_list=50
 quick=0
-fsync_mode=everysec
+modes=everysec,always
+pipelines=1,16
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
     --sluice) sluice_bin=$2; shift ;;
     --redis-server) redis_bin=$2; shift ;;
-    --clients) clients=$2; shift ;;
-    --appendfsync) fsync_mode=$2; shift
-      case "$fsync_mode" in always|everysec|no) ;; *) echo "bench: --appendfsync always|everysec|no" >&2; exit 2 ;; esac ;;
+    --clients) clients_list=$2; shift ;;
+    --pipelines) pipelines=$2; shift ;;
+    --appendfsync) modes=$2; shift
+      for m in ${modes//,/ }; do
+        case "$m" in always|everysec|no) ;; *) echo "bench: --appendfsync always|everysec|no[,...]" >&2; exit 2 ;; esac
+      done ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -50,9 +56,14 @@ else n_p1=200000; n_p16=1000000; n_lim_p1=100000; n_lim_p16=500000; fi
 workdir=$(mktemp -d -t sluice-bench.XXXXXX)
 sluice_pid=""
 redis_pid=""
-cleanup() {
+stop_servers() {
   [ -n "$sluice_pid" ] && kill "$sluice_pid" 2>/dev/null && wait "$sluice_pid" 2>/dev/null || true
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null || true
+  sluice_pid=""
+  redis_pid=""
+}
+cleanup() {
+  stop_servers
   rm -rf "$workdir"
 }
 trap cleanup EXIT
@@ -70,61 +81,73 @@ wait_ready() {  # port pid name
   done
 }
 
-sluice_port=$(free_port)
-mkdir -p "$workdir/sluice-data" "$workdir/redis-data"
-"$sluice_bin" --port "$sluice_port" --bind 127.0.0.1 --dir "$workdir/sluice-data" \
-  --appendfsync "$fsync_mode" >"$workdir/sluice.log" 2>&1 &
-sluice_pid=$!
-redis_port=$(free_port)
-"$redis_bin" --port "$redis_port" --bind 127.0.0.1 --dir "$workdir/redis-data" --save "" \
-  --appendonly yes --appendfsync "$fsync_mode" --daemonize no >"$workdir/redis.log" 2>&1 &
-redis_pid=$!
-wait_ready "$sluice_port" "$sluice_pid" sluice
-wait_ready "$redis_port" "$redis_pid" redis
+start_servers() {  # mode
+  stop_servers
+  rm -rf "$workdir/sluice-data" "$workdir/redis-data"
+  mkdir -p "$workdir/sluice-data" "$workdir/redis-data"
+  sluice_port=$(free_port)
+  "$sluice_bin" --port "$sluice_port" --bind 127.0.0.1 --dir "$workdir/sluice-data" \
+    --appendfsync "$1" >"$workdir/sluice.log" 2>&1 &
+  sluice_pid=$!
+  redis_port=$(free_port)
+  "$redis_bin" --port "$redis_port" --bind 127.0.0.1 --dir "$workdir/redis-data" --save "" \
+    --appendonly yes --appendfsync "$1" --daemonize no >"$workdir/redis.log" 2>&1 &
+  redis_pid=$!
+  wait_ready "$sluice_port" "$sluice_pid" sluice
+  wait_ready "$redis_port" "$redis_pid" redis
+  sha=$("$cli" -p "$redis_port" SCRIPT LOAD "$(cat tools/bench/gcra.lua)")
+  # Self-check: both sides answer the same way on a fresh key.
+  echo "bench: GCRA.TAKE on sluice: $("$cli" -p "$sluice_port" GCRA.TAKE bench:check 100 1s | tr '\n' ' ')" >&2
+  echo "bench: gcra.lua on redis:   $("$cli" -p "$redis_port" EVALSHA "$sha" 1 bench:check 100 1000 100 1 | tr '\n' ' ')" >&2
+}
 
-sha=$("$cli" -p "$redis_port" SCRIPT LOAD "$(cat tools/bench/gcra.lua)")
-# Self-check: both sides answer the same way on a fresh key.
-echo "bench: GCRA.TAKE on sluice: $("$cli" -p "$sluice_port" GCRA.TAKE bench:check 100 1s | tr '\n' ' ')" >&2
-echo "bench: gcra.lua on redis:   $("$cli" -p "$redis_port" EVALSHA "$sha" 1 bench:check 100 1000 100 1 | tr '\n' ' ')" >&2
-
-rps() {  # port requests pipeline command...   -> requests per second
+bench() {  # port requests pipeline command...   -> "rps p50_ms p99_ms"
   local port=$1 n=$2 pipeline=$3; shift 3
   "$benchmark" -h 127.0.0.1 -p "$port" -c "$clients" -n "$n" -P "$pipeline" -r 100000 --csv "$@" \
-    | tail -n 1 | cut -d, -f2 | tr -d '"'
+    | tail -n 1 | tr -d '"' | awk -F, '{ printf "%d %s %s", $2, $5, $7 }'
 }
 
 rows=()
-row() {  # label pipeline sluice_rps redis_rps
-  local ratio
-  ratio=$(python3 -c "print('%.2f' % ($3 / $4) if $4 > 0 else '-')")
-  rows+=("$(printf '%-34s %8s %14s %14s %8s' "$1" "$2" "$3" "$4" "$ratio")")
-  echo "bench: $1 P=$2: sluice $3, redis $4" >&2
+row() {  # label command-for-sluice... -- command-for-redis...   (uses mode, clients, p, n)
+  local label=$1; shift
+  local sluice_cmd=() redis_cmd=()
+  while [ "$1" != "--" ]; do sluice_cmd+=("$1"); shift; done
+  shift
+  redis_cmd=("$@")
+  local s r ratio
+  read -r s_rps s_p50 s_p99 <<<"$(bench "$sluice_port" "$n" "$p" "${sluice_cmd[@]}")"
+  read -r r_rps r_p50 r_p99 <<<"$(bench "$redis_port" "$n" "$p" "${redis_cmd[@]}")"
+  ratio=$(python3 -c "print('%.2f' % ($s_rps / $r_rps) if $r_rps > 0 else '-')")
+  rows+=("$(printf '%-8s %7s %-32s %4s %10s %10s %6s %13s %13s' "$mode" "$clients" "$label" "$p" \
+    "$s_rps" "$r_rps" "$ratio" "$s_p50/$s_p99" "$r_p50/$r_p99")")
+  echo "bench: $mode c=$clients $label P=$p: sluice $s_rps, redis $r_rps" >&2
 }
 
-for p in 1 16; do
-  if ((p == 1)); then n=$n_p1; nl=$n_lim_p1; else n=$n_p16; nl=$n_lim_p16; fi
-  row "PING" "$p" "$(rps "$sluice_port" "$n" "$p" PING)" "$(rps "$redis_port" "$n" "$p" PING)"
-  row "SET key:<rand> (3-byte value)" "$p" \
-    "$(rps "$sluice_port" "$n" "$p" SET key:__rand_int__ xxx)" \
-    "$(rps "$redis_port" "$n" "$p" SET key:__rand_int__ xxx)"
-  row "GET key:<rand>" "$p" \
-    "$(rps "$sluice_port" "$n" "$p" GET key:__rand_int__)" \
-    "$(rps "$redis_port" "$n" "$p" GET key:__rand_int__)"
-  row "INCR counter:<rand>" "$p" \
-    "$(rps "$sluice_port" "$n" "$p" INCR counter:__rand_int__)" \
-    "$(rps "$redis_port" "$n" "$p" INCR counter:__rand_int__)"
-  row "GCRA.TAKE vs EVALSHA gcra.lua" "$p" \
-    "$(rps "$sluice_port" "$nl" "$p" GCRA.TAKE gcra:__rand_int__ 100 1s)" \
-    "$(rps "$redis_port" "$nl" "$p" EVALSHA "$sha" 1 gcra:__rand_int__ 100 1000 100 1)"
-  row "CL.THROTTLE vs EVALSHA gcra.lua" "$p" \
-    "$(rps "$sluice_port" "$nl" "$p" CL.THROTTLE cell:__rand_int__ 99 100 1)" \
-    "$(rps "$redis_port" "$nl" "$p" EVALSHA "$sha" 1 cell:__rand_int__ 100 1000 100 1)"
+for mode in ${modes//,/ }; do
+  start_servers "$mode"
+  for clients in ${clients_list//,/ }; do
+    for p in ${pipelines//,/ }; do
+      if ((quick)); then n=$((p == 1 ? 20000 : 100000)); else n=$((p == 1 ? 200000 : 1000000)); fi
+      [ "$mode" = always ] && n=$((n / 5))
+      row "PING" PING -- PING
+      row "SET key:<rand> (3-byte value)" SET key:__rand_int__ xxx -- SET key:__rand_int__ xxx
+      row "GET key:<rand>" GET key:__rand_int__ -- GET key:__rand_int__
+      row "INCR counter:<rand>" INCR counter:__rand_int__ -- INCR counter:__rand_int__
+      n=$((n / 2))
+      row "GCRA.TAKE vs EVALSHA gcra.lua" GCRA.TAKE gcra:__rand_int__ 100 1s \
+        -- EVALSHA "$sha" 1 gcra:__rand_int__ 100 1000 100 1
+      row "CL.THROTTLE vs EVALSHA gcra.lua" CL.THROTTLE cell:__rand_int__ 99 100 1 \
+        -- EVALSHA "$sha" 1 cell:__rand_int__ 100 1000 100 1
+    done
+  done
 done
+stop_servers
 
 echo
-echo "redis-benchmark, $clients clients, keys from 100000 (-r 100000), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "sluice-server: $("$sluice_bin" --version 2>/dev/null | head -n 1 || echo "$sluice_bin"), appendfsync $fsync_mode"
-echo "redis-server:  $("$redis_bin" --version | cut -d' ' -f3), appendonly yes, appendfsync $fsync_mode"
+echo "redis-benchmark, keys from 100000 (-r 100000), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "sluice-server: $("$sluice_bin" --version 2>/dev/null | head -n 1 || echo "$sluice_bin")"
+echo "redis-server:  $("$redis_bin" --version | cut -d' ' -f3), appendonly yes, same appendfsync"
 echo
-printf '%-34s %8s %14s %14s %8s\n' "test (requests/second)" "pipeline" "sluice" "redis" "ratio"
+printf '%-8s %7s %-32s %4s %10s %10s %6s %13s %13s\n' "fsync" "clients" "test" "P" \
+  "sluice/s" "redis/s" "ratio" "sluice p50/99" "redis p50/99"
 printf '%s\n' "${rows[@]}"

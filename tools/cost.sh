@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# CPU cost per command, counted in instructions by valgrind's callgrind: sluice-server (one or
+# two builds) side by side with redis-server, on the same commands.
+#
+#   tools/cost.sh [--sluice PATH] [--baseline PATH] [--redis-server PATH] [--requests N]
+#                 [--appendfsync MODE] [--pipeline P]
+#
+# Instruction counts do not depend on what else the machine runs, so this compares builds (a
+# change's before/after: --baseline OLD_BINARY) and servers on a busy or shared machine, where
+# tools/bench.sh's requests per second are noise. What it cannot show: waiting (fsync, locks,
+# the network), and how work spreads over cores. For each server it starts the process under
+# callgrind with instrumentation off, warms it up, then for each command turns it on, runs N
+# requests from one redis-benchmark client (pipeline P, default 16, keys from 100k) and prints
+# the server's instructions per request (all its threads: I/O, RocksDB, background work).
+# Default N=20000, appendfsync everysec (Redis: appendonly yes, same appendfsync).
+# Not a test: a benchmark that takes a few minutes (valgrind runs the server ~50x slower).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sluice_bin=./build/sluice-server
+baseline_bin=""
+redis_bin=$(command -v redis-server || true)
+requests=20000
+fsync_mode=everysec
+pipeline=16
+
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+while (($#)); do
+  case "$1" in
+    --sluice) sluice_bin=$2; shift ;;
+    --baseline) baseline_bin=$2; shift ;;
+    --redis-server) redis_bin=$2; shift ;;
+    --requests) requests=$2; shift ;;
+    --appendfsync) fsync_mode=$2; shift ;;
+    --pipeline) pipeline=$2; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "cost: unknown option $1" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+for tool in valgrind callgrind_control redis-benchmark redis-cli; do
+  command -v "$tool" >/dev/null || { echo "cost: $tool not found (apt-get install valgrind redis-tools)" >&2; exit 1; }
+done
+[ -x "$sluice_bin" ] || { echo "cost: no $sluice_bin; build it first with tools/setup.sh" >&2; exit 1; }
+
+workdir=$(mktemp -d -t sluice-cost.XXXXXX)
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  rm -rf "$workdir"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Total instructions collected so far by the callgrind process $pid (dumps its counters).
+instructions() {
+  callgrind_control -d "$pid" >/dev/null
+  local total=0 f
+  for f in "$workdir"/callgrind.out.*; do
+    [ -s "$f" ] || continue
+    total=$((total + $(awk '/^totals:/ { print $2 }' "$f" | head -n 1)))
+  done
+  rm -f "$workdir"/callgrind.out.*
+  echo "$total"
+}
+
+declare -A results
+commands=("SET" "GET" "INCR" "GCRA.TAKE")
+
+measure() {  # name kind binary
+  local name=$1 kind=$2 bin=$3 port
+  port=$(free_port)
+  mkdir -p "$workdir/data-$name"
+  local args
+  if [ "$kind" = redis ]; then
+    args=(--port "$port" --bind 127.0.0.1 --dir "$workdir/data-$name" --save "" --appendonly yes
+          --appendfsync "$fsync_mode" --daemonize no)
+  else
+    args=(--port "$port" --bind 127.0.0.1 --dir "$workdir/data-$name" --appendfsync "$fsync_mode"
+          --threads 1)
+  fi
+  valgrind --tool=callgrind --instr-atstart=no \
+    --callgrind-out-file="$workdir/callgrind.out.%p" "$bin" "${args[@]}" \
+    >"$workdir/$name.log" 2>&1 &
+  pid=$!
+  local deadline=$((SECONDS + 120))
+  until [ "$(redis-cli -p "$port" PING 2>/dev/null || true)" = "PONG" ]; do
+    kill -0 "$pid" 2>/dev/null || { echo "cost: $name exited; log:" >&2; cat "$workdir/$name.log" >&2; exit 1; }
+    ((SECONDS < deadline)) || { echo "cost: $name did not start" >&2; exit 1; }
+    sleep 0.5
+  done
+  local sha=""
+  [ "$kind" = redis ] && sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat tools/bench/gcra.lua)")
+  local cmd
+  for cmd in "${commands[@]}"; do
+    local argv
+    case "$cmd" in
+      SET) argv=(SET key:__rand_int__ xxx) ;;
+      GET) argv=(GET key:__rand_int__) ;;
+      INCR) argv=(INCR counter:__rand_int__) ;;
+      GCRA.TAKE)
+        if [ "$kind" = redis ]; then argv=(EVALSHA "$sha" 1 gcra:__rand_int__ 100 1000 100 1)
+        else argv=(GCRA.TAKE gcra:__rand_int__ 100 1s); fi ;;
+    esac
+    # Warm-up (uncounted), then the counted run.
+    redis-benchmark -p "$port" -c 1 -n 2000 -P "$pipeline" -r 100000 "${argv[@]}" >/dev/null
+    callgrind_control -i on "$pid" >/dev/null
+    callgrind_control -z "$pid" >/dev/null
+    redis-benchmark -p "$port" -c 1 -n "$requests" -P "$pipeline" -r 100000 "${argv[@]}" >/dev/null
+    local total
+    total=$(instructions)
+    callgrind_control -i off "$pid" >/dev/null
+    results["$name,$cmd"]=$((total / requests))
+    echo "cost: $name $cmd: $((total / requests)) instructions/request" >&2
+  done
+  kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  pid=""
+}
+
+measure sluice sluice "$sluice_bin"
+[ -n "$baseline_bin" ] && measure baseline sluice "$baseline_bin"
+[ -n "$redis_bin" ] && measure redis redis "$redis_bin"
+
+echo
+echo "instructions per request (callgrind), 1 client, pipeline $pipeline, $requests requests," \
+  "appendfsync $fsync_mode; GCRA.TAKE on redis = EVALSHA tools/bench/gcra.lua"
+header=$(printf '%-10s %12s' command sluice)
+[ -n "$baseline_bin" ] && header+=$(printf ' %12s %9s' baseline "vs base")
+[ -n "$redis_bin" ] && header+=$(printf ' %12s %9s' redis "vs redis")
+echo "$header"
+for cmd in "${commands[@]}"; do
+  s=${results["sluice,$cmd"]}
+  line=$(printf '%-10s %12s' "$cmd" "$s")
+  if [ -n "$baseline_bin" ]; then
+    b=${results["baseline,$cmd"]}
+    line+=$(printf ' %12s %9s' "$b" "$(python3 -c "print('%.2fx' % ($s / $b))")")
+  fi
+  if [ -n "$redis_bin" ]; then
+    r=${results["redis,$cmd"]}
+    line+=$(printf ' %12s %9s' "$r" "$(python3 -c "print('%.2fx' % ($s / $r))")")
+  fi
+  echo "$line"
+done

@@ -58,6 +58,42 @@ std::vector<std::string> Categories(const CommandSpec& spec) {
   return cats;
 }
 
+// One key specification, in Redis 7.0's shape (maps; flat arrays in RESP2).
+void WriteKeySpec(protocol::ReplyWriter& out, const KeySpec& ks) {
+  out.Map(3);
+  out.Bulk("flags");
+  out.Set(ks.flags.size());
+  for (const std::string& f : ks.flags) out.Simple(f);
+  out.Bulk("begin_search");
+  out.Map(2);
+  out.Bulk("type");
+  const bool keyword = !ks.begin_keyword.empty();
+  out.Bulk(keyword ? "keyword" : "index");
+  out.Bulk("spec");
+  if (keyword) {
+    out.Map(2);
+    out.Bulk("keyword");
+    out.Bulk(ks.begin_keyword);
+    out.Bulk("startfrom");
+  } else {
+    out.Map(1);
+    out.Bulk("index");
+  }
+  out.Integer(ks.index);
+  out.Bulk("find_keys");
+  out.Map(2);
+  out.Bulk("type");
+  out.Bulk("range");
+  out.Bulk("spec");
+  out.Map(3);
+  out.Bulk("lastkey");
+  out.Integer(ks.lastkey);
+  out.Bulk("keystep");
+  out.Integer(ks.keystep);
+  out.Bulk("limit");
+  out.Integer(ks.limit);
+}
+
 // One COMMAND INFO entry: name, arity, flags, first key, last key, step, ACL categories, tips,
 // key specs, subcommands.
 void WriteInfo(protocol::ReplyWriter& out, const CommandTable& table, const CommandSpec& spec) {
@@ -65,6 +101,7 @@ void WriteInfo(protocol::ReplyWriter& out, const CommandTable& table, const Comm
   out.Bulk(spec.name);
   out.Integer(spec.arity);
   std::vector<const char*> flags = FlagNames(spec.flags);
+  if (spec.find_keys != nullptr) flags.push_back("movablekeys");
   out.Set(flags.size());
   for (const char* f : flags) out.Simple(f);
   out.Integer(spec.first_key);
@@ -73,8 +110,9 @@ void WriteInfo(protocol::ReplyWriter& out, const CommandTable& table, const Comm
   std::vector<std::string> cats = Categories(spec);
   out.Set(cats.size());
   for (const std::string& c : cats) out.Simple(c);
-  out.Set(0);    // tips
-  out.Array(0);  // key specs
+  out.Set(0);  // tips
+  out.Array(spec.key_specs.size());
+  for (const KeySpec& ks : spec.key_specs) WriteKeySpec(out, ks);
   std::vector<const CommandSpec*> subs = SubcommandsOf(table, spec);
   out.Array(subs.size());
   for (const CommandSpec* sub : subs) WriteInfo(out, table, *sub);
@@ -171,6 +209,28 @@ void CommandDocs(CommandContext& ctx, Args args) {
   }
 }
 
+// COMMAND GETKEYS command [arg ...]: the key arguments, as the command table finds them.
+void CommandGetKeys(CommandContext& ctx, Args args) {
+  const CommandTable& table = ctx.server.commands();
+  Args cmd = args.subspan(2);
+  const CommandSpec* spec = table.Find(cmd[0]);
+  if (spec != nullptr && cmd.size() >= 2 && SubcommandsOf(table, *spec).size() > 0) {
+    const CommandSpec* sub = table.Find(spec->name + "|" + std::string(cmd[1]));
+    if (sub != nullptr) spec = sub;
+  }
+  if (spec == nullptr) return ReplyError(ctx.out, GetKeysInvalidCommand());
+  if (!ArityOk(*spec, cmd.size())) {
+    return ReplyError(ctx.out, GetKeysInvalidArity());
+  }
+  std::vector<int> positions;
+  CommandKeyPositions(*spec, cmd, &positions);
+  if (positions.empty()) {
+    return ReplyError(ctx.out, GetKeysNoKeys());
+  }
+  ctx.out.Array(positions.size());
+  for (int p : positions) ctx.out.Bulk(cmd[static_cast<size_t>(p)]);
+}
+
 // COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
 void CommandList(CommandContext& ctx, Args args) {
   const CommandTable& table = ctx.server.commands();
@@ -220,6 +280,8 @@ void CommandHelp(CommandContext& ctx, Args) {
       "    Return details about the specified commands, or all commands if none is given.",
       "DOCS [<command-name> ...]",
       "    Return documentation details about commands, or all commands if none is given.",
+      "GETKEYS <full-command>",
+      "    Return the keys from a full Redis command.",
       "HELP",
       "    Prints this help.",
   };
@@ -243,6 +305,9 @@ void RegisterCommandCommands(CommandTable& table) {
   table.Add(ServerSpec("command|docs", -2, kFlags, CommandDocs,
                        "Returns documentary information about one, multiple or all commands.",
                        "7.0.0", "[command-name [command-name ...]]"));
+  table.Add(ServerSpec("command|getkeys", -4, kFlags, CommandGetKeys,
+                       "Extract keys given a full Redis command", "2.8.13",
+                       "command [arg [arg ...]]"));
   table.Add(ServerSpec("command|list", -2, kFlags, CommandList, "Returns a list of command names.",
                        "7.0.0", "[FILTERBY MODULE module-name|ACLCAT category|PATTERN pattern]"));
   table.Add(ServerSpec("command|help", 2, kFlags, CommandHelp,

@@ -1,16 +1,20 @@
 // The rate-limit command family: GCRA.TAKE, CL.THROTTLE, LEAKY.TAKE, WINDOW.TAKE, SLIDING.TAKE,
-// CONC.ACQUIRE, CONC.RELEASE. Each handler parses its arguments (limiter_args.h), makes one
-// atomic call into sluice::Store, records the decision for `INFO limiters` and replies.
-// The contract is ../shared/spec/LIMITERS.md; docs/limiters.md is the user's page.
+// CONC.ACQUIRE, CONC.RELEASE, and LIMITS.TAKE (cmd_limits_take.cc). Each handler parses its
+// arguments (limiter_args.h), makes one atomic call into sluice::Store, records the decision for
+// `INFO limiters` and replies. The contract is ../shared/spec/LIMITERS.md; docs/limiters.md is the
+// user's page.
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 
 #include "server/client_state.h"
 #include "server/command.h"
 #include "server/errors.h"
 #include "server/limiter_args.h"
+#include "server/limiter_headers.h"
 #include "server/limiter_stats.h"
 #include "server/server_state.h"
 #include "sluice/limiter.h"
@@ -27,24 +31,70 @@ void Finish(CommandContext& ctx, LimiterCommand cmd, const Result<limiter::Decis
   ReplyDecision(ctx.out, *result, extras);
 }
 
-// GCRA.TAKE key quota period [BURST capacity] [COST n]
-Status GcraTakeArgs(Args args, limiter::GcraParams* params, LimiterOptions* opts) {
-  int64_t quota = 0, period_ns = 0;
-  Status s = ParsePositive(args[2], "quota", &quota);
-  if (s.ok()) s = ParseDurationArg(args[3], "period", &period_ns);
-  if (s.ok()) s = ParseLimiterOptions(args, 4, kOptBurst | kOptCost, opts);
-  if (s.ok())
-    s = FromLimiterMessage(limiter::MakeGcraParams(quota, period_ns, opts->burst, params));
-  return s;
+// The store call for one take, chosen by the algorithm.
+Result<limiter::Decision> TakeOne(Store::Transaction& txn, int db, std::string_view key,
+                                  const limiter::LimitParams& params, int64_t cost) {
+  return std::visit(
+      [&](const auto& p) -> Result<limiter::Decision> {
+        using T = std::decay_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, limiter::GcraParams>) {
+          return txn.GcraTake(db, key, p, cost);
+        } else if constexpr (std::is_same_v<T, limiter::WindowParams>) {
+          return txn.WindowTake(db, key, p, cost);
+        } else if constexpr (std::is_same_v<T, limiter::SlidingParams>) {
+          return txn.SlidingTake(db, key, p, cost);
+        } else {
+          return txn.LeakyTake(db, key, p, cost);
+        }
+      },
+      params);
+}
+
+// GCRA.TAKE key quota period [BURST capacity] [COST n | REFUND n] [HEADERS [POLICY name]]
+// LEAKY.TAKE key rate period [BURST n] [DELAY n | NODELAY] [COST n | REFUND n] [HEADERS ...]
+// WINDOW.TAKE / SLIDING.TAKE key limit window [COST n | REFUND n] [HEADERS [POLICY name]]
+// One handler for the four: parse, take or refund, reply the five fields (LEAKY: delay_ms), then
+// the header lines when asked for.
+void TakeCommand(CommandContext& ctx, Args args, LimitAlgo algo, LimiterCommand cmd) {
+  LimitArgs la;
+  Status s =
+      ParseLimitArgs(algo, args.subspan(2), kOptCost | kOptRefund | kOptHeaders | kOptPolicy, &la);
+  if (s.ok() && la.opts.has(kOptPolicy) && !la.opts.has(kOptHeaders)) s = PolicyWithoutHeaders();
+  if (!s.ok()) return ReplyError(ctx.out, s);
+  const bool refund = la.opts.has(kOptRefund);
+  Result<limiter::Decision> result =
+      refund ? ctx.txn().LimitRefund(ctx.client.db, args[1], la.params, la.opts.refund)
+             : TakeOne(ctx.txn(), ctx.client.db, args[1], la.params, la.opts.cost);
+  if (!result.ok()) return ReplyError(ctx.out, result.status());
+  const limiter::Decision& d = *result;
+  if (refund) {
+    ctx.server.limiter_stats().RecordRefund(cmd);
+  } else {
+    ctx.server.limiter_stats().Record(cmd, d.allowed);
+  }
+  const bool leaky = algo == LimitAlgo::kLeaky;
+  const bool headers = la.opts.has(kOptHeaders);
+  BeginDecision(ctx.out, d, (leaky ? 1 : 0) + (headers ? 1 : 0));
+  if (leaky) WriteExtra(ctx.out, {"delay_ms", limiter::CeilMs(d.delay_ns), std::nullopt});
+  if (headers) {
+    const HeaderPolicy policy{la.opts.has(kOptPolicy) ? la.opts.policy : "default", la.quota,
+                              la.window_ns};
+    FieldName(ctx.out, "headers");
+    WriteHeaders(ctx.out, RateLimitHeaders({&policy, 1}, {&d, 1}, d));
+  }
 }
 
 void GcraTakeCommand(CommandContext& ctx, Args args) {
-  limiter::GcraParams params;
-  LimiterOptions opts;
-  Status s = GcraTakeArgs(args, &params, &opts);
-  if (!s.ok()) return ReplyError(ctx.out, s);
-  Finish(ctx, LimiterCommand::kGcraTake,
-         ctx.txn().GcraTake(ctx.client.db, args[1], params, opts.cost));
+  TakeCommand(ctx, args, LimitAlgo::kGcra, LimiterCommand::kGcraTake);
+}
+void LeakyTakeCommand(CommandContext& ctx, Args args) {
+  TakeCommand(ctx, args, LimitAlgo::kLeaky, LimiterCommand::kLeakyTake);
+}
+void WindowTakeCommand(CommandContext& ctx, Args args) {
+  TakeCommand(ctx, args, LimitAlgo::kWindow, LimiterCommand::kWindowTake);
+}
+void SlidingTakeCommand(CommandContext& ctx, Args args) {
+  TakeCommand(ctx, args, LimitAlgo::kSliding, LimiterCommand::kSlidingTake);
 }
 
 // CL.THROTTLE key max_burst count period [quantity]
@@ -80,61 +130,6 @@ void ClThrottleCommand(CommandContext& ctx, Args args) {
   if (!result.ok()) return ReplyError(ctx.out, result.status());
   ctx.server.limiter_stats().Record(LimiterCommand::kClThrottle, result->allowed);
   WriteCellReply(ctx.out, *result);
-}
-
-// LEAKY.TAKE key rate period [BURST n] [DELAY n | NODELAY] [COST n]
-Status LeakyTakeArgs(Args args, limiter::LeakyParams* params, LimiterOptions* opts) {
-  int64_t rate = 0, period_ns = 0;
-  Status s = ParsePositive(args[2], "rate", &rate);
-  if (s.ok()) s = ParseDurationArg(args[3], "period", &period_ns);
-  const unsigned accepted = kOptBurst | kOptBurstMayBeZero | kOptDelay | kOptNoDelay | kOptCost;
-  if (s.ok()) s = ParseLimiterOptions(args, 4, accepted, opts);
-  if (s.ok()) {
-    s = FromLimiterMessage(limiter::MakeLeakyParams(rate, period_ns, opts->burst, opts->delay,
-                                                    opts->has(kOptNoDelay), params));
-  }
-  return s;
-}
-
-void LeakyTakeCommand(CommandContext& ctx, Args args) {
-  limiter::LeakyParams params;
-  LimiterOptions opts;
-  Status s = LeakyTakeArgs(args, &params, &opts);
-  if (!s.ok()) return ReplyError(ctx.out, s);
-  Result<limiter::Decision> result = ctx.txn().LeakyTake(ctx.client.db, args[1], params, opts.cost);
-  int64_t delay_ms = result.ok() ? limiter::CeilMs(result->delay_ns) : 0;
-  const ExtraField extras[] = {{"delay_ms", delay_ms, std::nullopt}};
-  Finish(ctx, LimiterCommand::kLeakyTake, result, extras);
-}
-
-// WINDOW.TAKE / SLIDING.TAKE key limit window [COST n]
-Status WindowArgs(Args args, int64_t* limit, int64_t* window_ns, LimiterOptions* opts) {
-  Status s = ParsePositive(args[2], "limit", limit);
-  if (s.ok()) s = ParseDurationArg(args[3], "window", window_ns);
-  if (s.ok()) s = ParseLimiterOptions(args, 4, kOptCost, opts);
-  return s;
-}
-
-void WindowTakeCommand(CommandContext& ctx, Args args) {
-  int64_t limit = 0, window_ns = 0;
-  LimiterOptions opts;
-  limiter::WindowParams params;
-  Status s = WindowArgs(args, &limit, &window_ns, &opts);
-  if (s.ok()) s = FromLimiterMessage(limiter::MakeWindowParams(limit, window_ns, &params));
-  if (!s.ok()) return ReplyError(ctx.out, s);
-  Finish(ctx, LimiterCommand::kWindowTake,
-         ctx.txn().WindowTake(ctx.client.db, args[1], params, opts.cost));
-}
-
-void SlidingTakeCommand(CommandContext& ctx, Args args) {
-  int64_t limit = 0, window_ns = 0;
-  LimiterOptions opts;
-  limiter::SlidingParams params;
-  Status s = WindowArgs(args, &limit, &window_ns, &opts);
-  if (s.ok()) s = FromLimiterMessage(limiter::MakeSlidingParams(limit, window_ns, &params));
-  if (!s.ok()) return ReplyError(ctx.out, s);
-  Finish(ctx, LimiterCommand::kSlidingTake,
-         ctx.txn().SlidingTake(ctx.client.db, args[1], params, opts.cost));
 }
 
 // CONC.ACQUIRE key limit lease [ID token]
@@ -177,24 +172,27 @@ void RegisterLimiterCommands(CommandTable& table) {
   const uint32_t take = kWrite | kDenyOom | kFast;
   table.Add(LimiterSpec("gcra.take", -4, take, GcraTakeCommand,
                         "Takes units from a GCRA rate limiter (smooth rate with a burst).",
-                        "key quota period [BURST capacity] [COST n]"));
+                        "key quota period [BURST capacity] [COST n|REFUND n] "
+                        "[HEADERS [POLICY name]]"));
   table.Add(LimiterSpec("cl.throttle", -5, take, ClThrottleCommand,
                         "redis-cell compatible GCRA rate limiter.",
                         "key max_burst count period [quantity]"));
   table.Add(LimiterSpec("leaky.take", -4, take, LeakyTakeCommand,
                         "Takes from a leaky bucket (nginx limit_req), with a suggested delay.",
-                        "key rate period [BURST n] [DELAY n|NODELAY] [COST n]"));
+                        "key rate period [BURST n] [DELAY n|NODELAY] [COST n|REFUND n] "
+                        "[HEADERS [POLICY name]]"));
   table.Add(LimiterSpec("window.take", -4, take, WindowTakeCommand,
                         "Counts units in a fixed window that starts at the first request.",
-                        "key limit window [COST n]"));
+                        "key limit window [COST n|REFUND n] [HEADERS [POLICY name]]"));
   table.Add(LimiterSpec("sliding.take", -4, take, SlidingTakeCommand,
                         "Counts units in an exact sliding window (at most 10000 per window).",
-                        "key limit window [COST n]"));
+                        "key limit window [COST n|REFUND n] [HEADERS [POLICY name]]"));
   table.Add(LimiterSpec("conc.acquire", -4, take, ConcAcquireCommand,
                         "Acquires one of `limit` concurrency slots for a lease.",
                         "key limit lease [ID token]"));
   table.Add(LimiterSpec("conc.release", 3, kWrite | kFast, ConcReleaseCommand,
                         "Releases a concurrency slot held by a token.", "key token"));
+  RegisterLimitsTakeCommand(table);
 }
 
 }  // namespace sluice::server

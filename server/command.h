@@ -82,6 +82,19 @@ enum CommandFlag : uint32_t {
   kMultiControl = 1u << 11,
 };
 
+// A Redis 7 key specification, for COMMAND INFO (how cluster-aware clients find keys). The
+// search begins at argument `index` (begin_keyword empty) or after the first `begin_keyword` at
+// or after `index`; from there a range: last key `lastkey` (relative; -1: the last argument),
+// `keystep`, `limit`. `flags` as Redis names them ("RW", "UPDATE", "INCOMPLETE", ...).
+struct KeySpec {
+  std::vector<std::string> flags;
+  int index = 1;
+  std::string begin_keyword;
+  int lastkey = 0;
+  int keystep = 1;
+  int limit = 0;
+};
+
 struct CommandSpec {
   std::string name;  // lower case, e.g. "get", "gcra.take", "client|list" for subcommands
   int arity = 0;
@@ -90,7 +103,8 @@ struct CommandSpec {
   int last_key = 0;   // -1: the last argument
   int key_step = 0;
   Handler handler = nullptr;
-  KeyFinder find_keys = nullptr;  // set for variable key positions; overrides the range above
+  KeyFinder find_keys = nullptr;   // set for variable key positions; overrides the range above
+  std::vector<KeySpec> key_specs;  // COMMAND INFO's key specifications (may be empty)
   // For COMMAND DOCS and redis-cli hints.
   std::string group;  // "string", "generic", "server", "connection", "rate-limit", ...
   std::string summary;
@@ -138,5 +152,7 @@ void RegisterLimiterCommands(CommandTable& table);  // cmd_limiters.cc
 void RegisterTransactionCommands(CommandTable& table);  // cmd_multi.cc: MULTI, EXEC, WATCH, ...
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
+// LIMITS.TAKE (cmd_limits_take.cc); RegisterLimiterCommands calls it.
+void RegisterLimitsTakeCommand(CommandTable& table);
 
 }  // namespace sluice::server

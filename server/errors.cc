@@ -73,6 +73,10 @@ Status ExecAbortedBecause(const Status& error) {
   if (text.compare(0, 4, "ERR ") == 0) text.erase(0, 4);
   return Err("EXECABORT Transaction discarded because of: " + text);
 }
+Status GetKeysInvalidCommand() { return Err("Invalid command specified"); }
+Status GetKeysInvalidArity() { return Err("Invalid number of arguments specified for command"); }
+Status GetKeysNoKeys() { return Err("The command has no key arguments"); }
+
 Status MultiQueueTooLarge() {
   return Err("ERR MULTI queue exceeds the client query buffer limit (1gb)");
 }

@@ -69,6 +69,10 @@ Status ExecAborted();          // "EXECABORT Transaction discarded because of pr
 // error's text without its "ERR " code.
 Status ExecAbortedBecause(const Status& error);
 Status MultiQueueTooLarge();  // "ERR MULTI queue exceeds the client query buffer limit (1gb)"
+// COMMAND GETKEYS (Redis 7.0's texts).
+Status GetKeysInvalidCommand();  // "ERR Invalid command specified"
+Status GetKeysInvalidArity();    // "ERR Invalid number of arguments specified for command"
+Status GetKeysNoKeys();          // "ERR The command has no key arguments"
 // The full error line ReplyError writes for `status` ("ERR ...", "WRONGTYPE ...").
 std::string ErrorText(const Status& status);
 

@@ -22,7 +22,19 @@ constexpr OptionInfo kOptions[] = {
     {"DELAY", kOptDelay, ValueKind::kNonNegative},
     {"NODELAY", kOptNoDelay, ValueKind::kNone},
     {"ID", kOptId, ValueKind::kText},
+    {"REFUND", kOptRefund, ValueKind::kNonNegative},
+    {"HEADERS", kOptHeaders, ValueKind::kNone},
+    {"POLICY", kOptPolicy, ValueKind::kText},
 };
+
+// A policy name must be an sf-string's content that needs no escaping.
+bool ValidPolicyName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
 
 const OptionInfo* FindOption(std::string_view word, unsigned accepted) {
   for (const OptionInfo& info : kOptions) {
@@ -55,6 +67,16 @@ Status StoreOption(const OptionInfo& info, unsigned accepted, std::string_view v
     case kOptId:
       if (value.empty()) return Status::InvalidArgument("invalid ID: must not be empty");
       out->id = value;
+      break;
+    case kOptRefund:
+      out->refund = number;
+      break;
+    case kOptPolicy:
+      if (!ValidPolicyName(value)) {
+        return Status::InvalidArgument(
+            "invalid POLICY: 1 to 64 printable ASCII characters, no '\"' or '\\'");
+      }
+      out->policy = value;
       break;
     default:
       break;
@@ -117,7 +139,98 @@ Status ParseLimiterOptions(Args args, size_t first, unsigned accepted, LimiterOp
   if (out->has(kOptDelay) && out->has(kOptNoDelay)) {
     return Status::InvalidArgument("invalid DELAY: not allowed together with NODELAY");
   }
+  if (out->has(kOptCost) && out->has(kOptRefund)) {
+    return Status::InvalidArgument("invalid REFUND: not allowed together with COST");
+  }
   return Status::Ok();
+}
+
+Status PolicyWithoutHeaders() {
+  return Status::InvalidArgument("invalid POLICY: only together with HEADERS");
+}
+
+size_t OptionSpan(Args args, size_t i, unsigned accepted) {
+  const OptionInfo* info = FindOption(args[i], accepted);
+  if (info == nullptr) return 0;
+  return info->value == ValueKind::kNone ? 1 : 2;
+}
+
+std::optional<LimitAlgo> ParseAlgo(std::string_view word) {
+  if (EqualsIgnoreCase(word, "GCRA")) return LimitAlgo::kGcra;
+  if (EqualsIgnoreCase(word, "WINDOW")) return LimitAlgo::kWindow;
+  if (EqualsIgnoreCase(word, "SLIDING")) return LimitAlgo::kSliding;
+  if (EqualsIgnoreCase(word, "LEAKY")) return LimitAlgo::kLeaky;
+  return std::nullopt;
+}
+
+unsigned AlgoOptions(LimitAlgo algo) {
+  switch (algo) {
+    case LimitAlgo::kGcra:
+      return kOptBurst;
+    case LimitAlgo::kLeaky:
+      return kOptBurst | kOptBurstMayBeZero | kOptDelay | kOptNoDelay;
+    default:
+      return 0;
+  }
+}
+
+namespace {
+
+// The positional names of each algorithm: the count, then the duration.
+std::pair<std::string_view, std::string_view> PositionalNames(LimitAlgo algo) {
+  switch (algo) {
+    case LimitAlgo::kGcra:
+      return {"quota", "period"};
+    case LimitAlgo::kLeaky:
+      return {"rate", "period"};
+    default:
+      return {"limit", "window"};
+  }
+}
+
+std::string MakeParams(LimitAlgo algo, int64_t count, int64_t duration_ns, const LimiterOptions& o,
+                       limiter::LimitParams* out) {
+  switch (algo) {
+    case LimitAlgo::kGcra: {
+      limiter::GcraParams p;
+      std::string e = limiter::MakeGcraParams(count, duration_ns, o.burst, &p);
+      *out = p;
+      return e;
+    }
+    case LimitAlgo::kWindow: {
+      limiter::WindowParams p;
+      std::string e = limiter::MakeWindowParams(count, duration_ns, &p);
+      *out = p;
+      return e;
+    }
+    case LimitAlgo::kSliding: {
+      limiter::SlidingParams p;
+      std::string e = limiter::MakeSlidingParams(count, duration_ns, &p);
+      *out = p;
+      return e;
+    }
+    case LimitAlgo::kLeaky: {
+      limiter::LeakyParams p;
+      std::string e =
+          limiter::MakeLeakyParams(count, duration_ns, o.burst, o.delay, o.has(kOptNoDelay), &p);
+      *out = p;
+      return e;
+    }
+  }
+  return "invalid algorithm";
+}
+
+}  // namespace
+
+Status ParseLimitArgs(LimitAlgo algo, Args args, unsigned extra, LimitArgs* out) {
+  const auto [count_name, duration_name] = PositionalNames(algo);
+  Status s = ParsePositive(args[0], count_name, &out->quota);
+  if (s.ok()) s = ParseDurationArg(args[1], duration_name, &out->window_ns);
+  if (s.ok()) s = ParseLimiterOptions(args, 2, AlgoOptions(algo) | extra, &out->opts);
+  if (s.ok()) {
+    s = FromLimiterMessage(MakeParams(algo, out->quota, out->window_ns, out->opts, &out->params));
+  }
+  return s;
 }
 
 namespace {
@@ -127,8 +240,14 @@ void WriteField(protocol::ReplyWriter& out, std::string_view name, int64_t value
   out.Integer(value);
 }
 
+}  // namespace
+
+void FieldName(protocol::ReplyWriter& out, std::string_view name) {
+  if (out.resp() >= 3) out.Bulk(name);
+}
+
 void WriteExtra(protocol::ReplyWriter& out, const ExtraField& field) {
-  if (out.resp() >= 3) out.Bulk(field.name);
+  FieldName(out, field.name);
   if (field.integer) {
     out.Integer(*field.integer);
   } else if (field.bulk) {
@@ -138,11 +257,14 @@ void WriteExtra(protocol::ReplyWriter& out, const ExtraField& field) {
   }
 }
 
-}  // namespace
-
 void ReplyDecision(protocol::ReplyWriter& out, const limiter::Decision& decision,
                    std::span<const ExtraField> extras) {
-  const size_t fields = 5 + extras.size();
+  BeginDecision(out, decision, extras.size());
+  for (const ExtraField& field : extras) WriteExtra(out, field);
+}
+
+void BeginDecision(protocol::ReplyWriter& out, const limiter::Decision& decision, size_t more) {
+  const size_t fields = 5 + more;
   if (out.resp() >= 3) {
     out.Map(fields);
   } else {
@@ -153,7 +275,6 @@ void ReplyDecision(protocol::ReplyWriter& out, const limiter::Decision& decision
   WriteField(out, "retry_after_ms", limiter::CeilMs(decision.retry_after_ns));
   WriteField(out, "reset_after_ms", limiter::CeilMs(decision.reset_after_ns));
   WriteField(out, "limit", decision.limit);
-  for (const ExtraField& field : extras) WriteExtra(out, field);
 }
 
 }  // namespace sluice::server

@@ -28,6 +28,9 @@ enum LimiterOption : unsigned {
   kOptNoDelay = 1u << 3,         // NODELAY      (no value; excludes DELAY)
   kOptId = 1u << 4,              // ID token     (non-empty)
   kOptBurstMayBeZero = 1u << 5,  // modifier: BURST 0 is meaningful (LEAKY.TAKE)
+  kOptRefund = 1u << 6,          // REFUND n     (n >= 0; excludes COST)
+  kOptHeaders = 1u << 7,         // HEADERS      (no value)
+  kOptPolicy = 1u << 8,          // POLICY name  (RateLimit header policy name; see below)
 };
 
 struct LimiterOptions {
@@ -35,14 +38,18 @@ struct LimiterOptions {
   int64_t burst = 0;
   int64_t cost = 1;
   int64_t delay = 0;
-  std::string_view id;  // a view into the request's arguments
+  int64_t refund = 0;
+  std::string_view id;      // a view into the request's arguments
+  std::string_view policy;  // likewise
 
   bool has(unsigned option) const { return (seen & option) != 0; }
 };
 
 // Parses args[first..] as options (keywords are case-insensitive). Errors: an unknown option,
 // an option given twice, an option without its value, a value that is not a valid integer for
-// it, DELAY together with NODELAY; each names the option.
+// it, DELAY together with NODELAY, COST together with REFUND, a POLICY name that is not 1 to 64
+// printable ASCII characters without '"' or '\\'; each names the option. (POLICY without
+// HEADERS is the caller's check: PolicyWithoutHeaders.)
 Status ParseLimiterOptions(Args args, size_t first, unsigned accepted, LimiterOptions* out);
 
 // A positive 64-bit integer ("invalid quota: must be a positive integer").
@@ -53,6 +60,34 @@ Status ParseNonNegative(std::string_view text, std::string_view name, int64_t* o
 Status ParseDurationArg(std::string_view text, std::string_view name, int64_t* ns);
 // Wraps a limiter::Make*Params / ParseDuration message ("" means OK).
 Status FromLimiterMessage(const std::string& message);
+
+// "invalid POLICY: only together with HEADERS"
+Status PolicyWithoutHeaders();
+
+// The option keyword at args[i] and how many arguments it spans (1, or 2 with its value), for
+// walking a request whose options end at some other word (LIMITS.TAKE's groups); 0 when args[i]
+// is not one of `accepted`.
+size_t OptionSpan(Args args, size_t i, unsigned accepted);
+
+// The four algorithms a take or a LIMITS.TAKE group can use.
+enum class LimitAlgo { kGcra, kWindow, kSliding, kLeaky };
+// "GCRA", "WINDOW", "SLIDING", "LEAKY", case-insensitive.
+std::optional<LimitAlgo> ParseAlgo(std::string_view word);
+// The options an algorithm accepts besides COST/REFUND/HEADERS/POLICY.
+unsigned AlgoOptions(LimitAlgo algo);
+
+// One parsed limiter: the validated parameters, the RateLimit-Policy numbers (GCRA quota/period,
+// WINDOW and SLIDING limit/window, LEAKY rate/period) and the options.
+struct LimitArgs {
+  limiter::LimitParams params;
+  int64_t quota = 0;
+  int64_t window_ns = 0;
+  LimiterOptions opts;
+};
+// `args`: the algorithm's two positional parameters, then options (AlgoOptions(algo) plus
+// `extra`). Errors name the argument, in argument order, then Make*Params' message.
+// Requires args.size() >= 2.
+Status ParseLimitArgs(LimitAlgo algo, Args args, unsigned extra, LimitArgs* out);
 
 // A field a command appends after the five common ones. An integer, a bulk string, or nil
 // when neither is set.
@@ -67,5 +102,10 @@ struct ExtraField {
 // in that order. Times are rounded up to whole milliseconds (limiter::CeilMs).
 void ReplyDecision(protocol::ReplyWriter& out, const limiter::Decision& decision,
                    std::span<const ExtraField> extras = {});
+// ReplyDecision in parts: the container for 5 + `more` fields and the five common fields, then
+// the caller writes `more` fields, each as FieldName(name) followed by its value.
+void BeginDecision(protocol::ReplyWriter& out, const limiter::Decision& decision, size_t more);
+void FieldName(protocol::ReplyWriter& out, std::string_view name);  // written in RESP3 only
+void WriteExtra(protocol::ReplyWriter& out, const ExtraField& field);
 
 }  // namespace sluice::server

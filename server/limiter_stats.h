@@ -1,4 +1,5 @@
-// Counters behind `INFO limiters`: for each limiter command, calls, allowed, denied.
+// Counters behind `INFO limiters`: for each limiter command, calls, allowed, denied; for the
+// commands that take REFUND n also refunds (calls with REFUND, not counted in calls).
 // Thread-safe (relaxed atomics); owned by ServerState.
 #pragma once
 
@@ -17,19 +18,21 @@ enum class LimiterCommand {
   kSlidingTake,
   kConcAcquire,
   kConcRelease,
+  kLimitsTake,
   kCount
 };
 
 class LimiterStats {
  public:
   void Record(LimiterCommand cmd, bool allowed);
+  void RecordRefund(LimiterCommand cmd);
   // The `# Limiters` INFO section body: "gcra_take_calls:3\r\ngcra_take_allowed:2\r\n..."
   std::string InfoSection() const;
   void Reset();  // CONFIG RESETSTAT
 
  private:
   struct Counters {
-    std::atomic<int64_t> calls{0}, allowed{0}, denied{0};
+    std::atomic<int64_t> calls{0}, allowed{0}, denied{0}, refunds{0};
   };
   std::array<Counters, static_cast<size_t>(LimiterCommand::kCount)> counters_;
 };

@@ -227,4 +227,28 @@ Result<bool> Store::ConcRelease(int db, std::string_view key, std::string_view t
   return WriteOne(*this, db, key, [&](Txn& t) { return t.ConcRelease(db, key, token); });
 }
 
+Result<limiter::Decision> Store::LimitRefund(int db, std::string_view key,
+                                             const limiter::LimitParams& p, int64_t units) {
+  return WriteOne(*this, db, key, [&](Txn& t) { return t.LimitRefund(db, key, p, units); });
+}
+
+namespace {
+std::vector<KeyRef> GroupRefs(int db, std::span<const LimitGroup> groups) {
+  std::vector<KeyRef> refs;
+  refs.reserve(groups.size());
+  for (const LimitGroup& g : groups) refs.push_back({db, g.key});
+  return refs;
+}
+}  // namespace
+
+Result<LimitsReply> Store::LimitsTake(int db, std::span<const LimitGroup> groups, int64_t cost) {
+  return WriteUnit(*this, GroupRefs(db, groups),
+                   [&](Txn& t) { return t.LimitsTake(db, groups, cost); });
+}
+
+Result<LimitsReply> Store::LimitsRefund(int db, std::span<const LimitGroup> groups, int64_t units) {
+  return WriteUnit(*this, GroupRefs(db, groups),
+                   [&](Txn& t) { return t.LimitsRefund(db, groups, units); });
+}
+
 }  // namespace sluice

@@ -1,5 +1,10 @@
-// Limiter takes: each one atomic read -> pure limiter math -> write under the key's lock.
+// Limiter takes and refunds: each one atomic read -> pure limiter math -> write under the key's
+// lock; LIMITS.TAKE reads every group's key, decides once (limiter::TakeAll) and writes all or
+// nothing.
 #include <cstdio>
+#include <optional>
+#include <variant>
+#include <vector>
 
 #include "scratch.h"
 #include "store_impl.h"
@@ -7,6 +12,7 @@
 
 namespace sluice {
 
+using internal::Entry;
 using internal::RawKey;
 using internal::Txn;
 
@@ -19,6 +25,30 @@ struct StateKind {
   bool text;  // undecodable state is "not an integer" (like INCR) rather than corruption
 };
 constexpr StateKind kTextState{ValueKind::kString, true};
+
+// How a LIMITS.TAKE group's algorithm keeps its state.
+StateKind KindOf(const limiter::LimitParams& p) {
+  switch (p.index()) {
+    case 2:
+      return {ValueKind::kSliding, false};
+    case 3:
+      return {ValueKind::kLeaky, false};
+    default:  // GCRA, WINDOW
+      return kTextState;
+  }
+}
+
+Status CorruptStatus(StateKind sk) {
+  return sk.text ? Status::NotInteger() : Status::Corruption("invalid limiter state");
+}
+
+void ApplyWrite(Txn& txn, const std::string& raw, StateKind sk, const limiter::Outcome& out) {
+  if (out.write == limiter::Outcome::Write::kPut) {
+    txn.Put(raw, sk.kind, out.expire_at_ms, out.value);
+  } else if (out.write == limiter::Outcome::Write::kDelete) {
+    txn.Delete(raw);
+  }
+}
 
 // Runs one take in the unit: claim the key, read its state, call `take(state, now_ns, &outcome)`,
 // write what the outcome says. The outcome lives per thread and is reused, so takes that fill it in
@@ -40,15 +70,65 @@ Result<limiter::Decision> RunTake(Txn& txn, int db, std::string_view key, StateK
     state_ptr = &state;
   }
   take(state_ptr, now_ns, &out);
-  if (out.corrupt) {
-    return sk.text ? Status::NotInteger() : Status::Corruption("invalid limiter state");
-  }
-  if (out.write == limiter::Outcome::Write::kPut) {
-    txn.Put(raw, sk.kind, out.expire_at_ms, out.value);
-  } else if (out.write == limiter::Outcome::Write::kDelete) {
-    txn.Delete(raw);
-  }
+  if (out.corrupt) return CorruptStatus(sk);
+  ApplyWrite(txn, raw, sk, out);
   return out.decision;
+}
+
+Status CheckGroups(std::span<const LimitGroup> groups) {
+  if (groups.empty() || groups.size() > limiter::kMaxLimitGroups) {
+    return Status::InvalidArgument("invalid number of limits: 1 to 16 groups");
+  }
+  for (size_t i = 0; i < groups.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (groups[i].key == groups[j].key) return Status::InvalidArgument("duplicate key");
+    }
+  }
+  return Status::Ok();
+}
+
+// LIMITS.TAKE (refund = false) or its REFUND form: claims and reads every group's key (all
+// before deciding, under the unit's one `now`), decides with the pure math, then writes every
+// group's outcome or, when denied, nothing.
+Result<LimitsReply> RunAll(Txn& txn, int db, std::span<const LimitGroup> groups, int64_t n,
+                           bool refund) {
+  if (Status c = CheckGroups(groups); !c.ok()) return c;
+  const size_t count = groups.size();
+  std::vector<std::string> raws(count);
+  std::vector<std::optional<Entry>> entries(count);
+  std::vector<limiter::StoredState> states(count);
+  std::vector<const limiter::StoredState*> state_ptrs(count, nullptr);
+  std::vector<limiter::LimitParams> params;
+  params.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    internal::EncodeKeyTo(db, groups[i].key, &raws[i]);
+    if (Status c = txn.ClaimWrite(raws[i]); !c.ok()) return c;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    params.push_back(groups[i].params);
+    auto cur = txn.Read(raws[i]);
+    if (!cur.ok()) return cur.status();
+    entries[i] = std::move(*cur);
+    if (!entries[i]) continue;
+    if (entries[i]->kind != KindOf(groups[i].params).kind) return Status::WrongType();
+    states[i].value = entries[i]->payload;
+    states[i].expire_at_ms = entries[i]->expire_at_ms;
+    state_ptrs[i] = &states[i];
+  }
+  limiter::MultiOutcome m = refund ? limiter::RefundAll(params, state_ptrs, txn.now_ns(), n)
+                                   : limiter::TakeAll(params, state_ptrs, txn.now_ns(), n);
+  if (m.corrupt != 0) return CorruptStatus(KindOf(groups[m.corrupt - 1].params));
+  if (m.write) {
+    for (size_t i = 0; i < count; ++i) {
+      ApplyWrite(txn, raws[i], KindOf(groups[i].params), m.groups[i]);
+    }
+  }
+  LimitsReply reply;
+  reply.decision = m.combined.decision;
+  reply.binding = m.combined.binding;
+  reply.groups.reserve(count);
+  for (const limiter::Outcome& o : m.groups) reply.groups.push_back(o.decision);
+  return reply;
 }
 
 std::string RandomToken() {
@@ -92,6 +172,24 @@ Result<limiter::Decision> Store::Transaction::SlidingTake(int db, std::string_vi
                  [&](auto* st, int64_t now, limiter::Outcome* out) {
                    *out = limiter::SlidingTake(p, st, now, cost);
                  });
+}
+
+Result<limiter::Decision> Store::Transaction::LimitRefund(int db, std::string_view key,
+                                                          const limiter::LimitParams& p,
+                                                          int64_t units) {
+  return RunTake(*txn_, db, key, KindOf(p), [&](auto* st, int64_t now, limiter::Outcome* out) {
+    *out = limiter::RefundLimit(p, st, now, units);
+  });
+}
+
+Result<LimitsReply> Store::Transaction::LimitsTake(int db, std::span<const LimitGroup> groups,
+                                                   int64_t cost) {
+  return RunAll(*txn_, db, groups, cost, /*refund=*/false);
+}
+
+Result<LimitsReply> Store::Transaction::LimitsRefund(int db, std::span<const LimitGroup> groups,
+                                                     int64_t units) {
+  return RunAll(*txn_, db, groups, units, /*refund=*/true);
 }
 
 Result<ConcAcquireReply> Store::Transaction::ConcAcquire(int db, std::string_view key,

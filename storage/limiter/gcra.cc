@@ -129,6 +129,37 @@ Outcome GcraTake(const GcraParams& p, const StoredState* state, int64_t now_ns, 
   return o;
 }
 
+Outcome GcraRefund(const GcraParams& p, const StoredState* state, int64_t now_ns, int64_t units) {
+  Outcome o = internal::OutcomeWithLimit(p.capacity);
+  Decision& d = o.decision;
+  d.allowed = true;
+  d.remaining = p.capacity;
+  if (state == nullptr) return o;
+  int64_t stored = 0;
+  if (!internal::ParseDecimal(state->value, &stored) || stored < 0) {
+    return internal::CorruptOutcome(p.capacity);
+  }
+  if (units < 0) units = 0;
+  const i128 now = now_ns;
+  const i128 t = p.emission_ns;
+  // units * T < 2^63 * 2^59: no overflow in 128 bits. Never fresher than fresh (TAT = now).
+  i128 tat = stored > now ? static_cast<i128>(stored) - t * units : now;
+  if (tat < now) tat = now;
+  const i128 r = (now + p.tolerance_ns - tat) / t;
+  d.remaining = r > p.capacity ? p.capacity : ClampNonNeg(r);
+  d.reset_after_ns = ClampNonNeg(tat - now);
+  if (units == 0) return o;
+  if (tat > now) {
+    int64_t next = ClampNonNeg(tat);
+    o.write = Outcome::Write::kPut;
+    internal::AssignDecimal(&o.value, next);
+    o.expire_at_ms = internal::ExpireAtMs(next);
+  } else {
+    o.write = Outcome::Write::kDelete;  // fresh again: a fresh GCRA is a missing key
+  }
+  return o;
+}
+
 CellReply ToCellReply(const Decision& d) {
   CellReply r;
   r.limited = d.allowed ? 0 : 1;

@@ -165,4 +165,41 @@ Outcome LeakyTake(const LeakyParams& p, const StoredState* state, int64_t now_ns
   return o;
 }
 
+Outcome LeakyRefund(const LeakyParams& p, const StoredState* state, int64_t now_ns, int64_t units) {
+  const int64_t limit = p.burst + 1;
+  Outcome o = internal::OutcomeWithLimit(limit);
+  Decision& d = o.decision;
+  d.allowed = true;
+  d.remaining = limit;
+  if (state == nullptr) return o;
+  LeakyState s;
+  if (!DecodeLeaky(state->value, &s)) return internal::CorruptOutcome(limit);
+  if (units < 0) units = 0;
+  const i128 period = p.period_ns;
+  const i128 rate = p.rate;
+  i128 level = s.period_ns == p.period_ns ? s.level : Rescale(s.level, s.period_ns, p.period_ns);
+  const i128 t = s.last_ns > now_ns ? s.last_ns : now_ns;
+  const i128 elapsed = t - s.last_ns;
+  level = elapsed >= CeilDiv(level, rate) ? 0 : level - elapsed * rate;
+  // units * period < 2^63 * 2^59: no overflow in 128 bits.
+  const i128 give_back = static_cast<i128>(units) * period;
+  level = level > give_back ? level - give_back : 0;
+  const i128 full = static_cast<i128>(limit) * period;
+  d.remaining = level >= full ? 0 : ClampNonNeg((full - level) / period);
+  d.reset_after_ns = ClampNonNeg(t + CeilDiv(level, rate) - now_ns);
+  if (units == 0) return o;
+  if (level == 0) {
+    o.write = Outcome::Write::kDelete;
+    return o;
+  }
+  LeakyState next;
+  next.level = level;
+  next.last_ns = ClampNonNeg(t);
+  next.period_ns = p.period_ns;
+  o.write = Outcome::Write::kPut;
+  o.value = EncodeLeaky(next);
+  o.expire_at_ms = internal::ExpireAtMs(t + CeilDiv(level, rate));
+  return o;
+}
+
 }  // namespace sluice::limiter

@@ -143,4 +143,45 @@ Outcome SlidingTake(const SlidingParams& p, const StoredState* state, int64_t no
   return o;
 }
 
+Outcome SlidingRefund(const SlidingParams& p, const StoredState* state, int64_t now_ns,
+                      int64_t units) {
+  Outcome o = internal::OutcomeWithLimit(p.limit);
+  Decision& d = o.decision;
+  d.allowed = true;
+  d.remaining = p.limit;
+  if (state == nullptr) return o;
+  std::vector<Run> runs;
+  if (!DecodeSliding(state->value, &runs)) return internal::CorruptOutcome(p.limit);
+  if (units < 0) units = 0;
+  int64_t t = now_ns;
+  if (!runs.empty() && runs.back().ts > t) t = runs.back().ts;
+  const i128 oldest_kept = static_cast<i128>(t) - p.window_ns;
+  size_t first = 0;
+  while (first < runs.size() && runs[first].ts <= oldest_kept) ++first;
+  runs.erase(runs.begin(), runs.begin() + first);
+  // Remove the newest units first.
+  int64_t left = units;
+  while (left > 0 && !runs.empty()) {
+    Run& newest = runs.back();
+    const int64_t take = newest.count < left ? newest.count : left;
+    newest.count -= take;
+    left -= take;
+    if (newest.count == 0) runs.pop_back();
+  }
+  i128 in_window = 0;
+  for (const Run& r : runs) in_window += r.count;
+  d.remaining = ClampNonNeg(p.limit - in_window);
+  d.reset_after_ns =
+      runs.empty() ? 0 : ClampNonNeg(static_cast<i128>(runs.back().ts) + p.window_ns - now_ns);
+  if (units == 0) return o;
+  if (runs.empty()) {
+    o.write = Outcome::Write::kDelete;
+  } else {
+    o.write = Outcome::Write::kPut;
+    o.value = EncodeSliding(runs);
+    o.expire_at_ms = internal::ExpireAtMs(static_cast<i128>(runs.back().ts) + p.window_ns);
+  }
+  return o;
+}
+
 }  // namespace sluice::limiter

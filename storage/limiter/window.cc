@@ -91,4 +91,31 @@ Outcome WindowTake(const WindowParams& p, const StoredState* state, int64_t now_
   return o;
 }
 
+Outcome WindowRefund(const WindowParams& p, const StoredState* state, int64_t now_ns,
+                     int64_t units) {
+  Outcome o = internal::OutcomeWithLimit(p.limit);
+  Decision& d = o.decision;
+  d.allowed = true;
+  d.remaining = p.limit;
+  if (state == nullptr) return o;
+  int64_t count = 0;
+  if (!internal::ParseDecimal(state->value, &count)) return internal::CorruptOutcome(p.limit);
+  const i128 now = now_ns;
+  const int64_t expire_ms = state->expire_at_ms;
+  // The window is over at the key's expiry instant (see WindowTakeInto): nothing to refund.
+  if (expire_ms >= 0 && static_cast<i128>(expire_ms) * kNsPerMs <= now) return o;
+  if (units < 0) units = 0;
+  // A count at or below 0 (a DECR'd counter) is already as fresh as it gets.
+  const int64_t next = count > units ? count - units : (count < 0 ? count : 0);
+  const int64_t end_ms = expire_ms >= 0 ? expire_ms : internal::ExpireAtMs(now + p.window_ns);
+  d.remaining = ClampNonNeg(static_cast<i128>(p.limit) - next);
+  d.reset_after_ns = ClampNonNeg(static_cast<i128>(end_ms) * kNsPerMs - now);
+  if (units > 0) {
+    o.write = Outcome::Write::kPut;
+    internal::AssignDecimal(&o.value, next);
+    o.expire_at_ms = end_ms;
+  }
+  return o;
+}
+
 }  // namespace sluice::limiter

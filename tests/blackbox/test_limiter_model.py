@@ -1,7 +1,9 @@
 """Randomised model tests: GCRA.TAKE, CL.THROTTLE, WINDOW.TAKE and SLIDING.TAKE against a small
 Python model written straight from ../shared/spec/LIMITERS.md, on the test clock, with a fixed
-seed. Every reply, and the key's PTTL after every call, must match the model exactly."""
+seed. Every reply, and the key's PTTL after every call, must match the model exactly. The same
+models, with refunds, drive LIMITS.TAKE (all or nothing over random groups) and REFUND n."""
 
+import copy
 import os
 import random
 from fractions import Fraction
@@ -57,6 +59,15 @@ class Gcra:
             retry = new - self.tau - now  # ns; the caller rounds
         return allowed, remaining, retry, after - now
 
+    def refund(self, now, units):
+        """REFUND: TAT = max(now, TAT - units * T); state back at now is deleted."""
+        tat = self.tat if self.tat is not None and self.tat > now else now
+        after = max(now, tat - self.t * units)
+        if units > 0:
+            self.tat = after if after > now else None
+        remaining = max(0, min(self.capacity, (now + self.tau - after) // self.t))
+        return True, remaining, 0, after - now
+
     def pttl(self, now_ms):
         return pttl(None if self.tat is None else ceil_ms(self.tat), now_ms)
 
@@ -97,6 +108,15 @@ class Window:
             retry = reset
         return [1 if allowed else 0, remaining, retry, reset, self.limit]
 
+    def refund(self, now_ms, units):
+        """REFUND: count = max(0, count - units), the window's end kept."""
+        if not self.live(now_ms):
+            self.count, self.expire_ms = 0, None
+            return [1, self.limit, 0, 0, self.limit]
+        if units > 0:
+            self.count = max(0, self.count - units)
+        return [1, self.limit - self.count, 0, self.expire_ms - now_ms, self.limit]
+
     def pttl(self, now_ms):
         return pttl(self.key_expire_ms, now_ms)
 
@@ -128,6 +148,21 @@ class Sliding:
                     break
         reset = self.entries[-1][0] + self.window_ms - now_ms if self.entries else 0
         return [1 if allowed else 0, self.limit - used, retry, reset, self.limit]
+
+    def refund(self, now_ms, units):
+        """REFUND: the newest `units` admitted units in the window are removed."""
+        self.entries = [(t, n) for t, n in self.entries if t + self.window_ms > now_ms]
+        left = units
+        while left > 0 and self.entries:
+            t, n = self.entries.pop()
+            if n > left:
+                self.entries.append((t, n - left))
+            left -= min(n, left)
+        if units > 0:
+            self.expire_ms = self.entries[-1][0] + self.window_ms if self.entries else None
+        used = sum(n for _, n in self.entries)
+        reset = self.entries[-1][0] + self.window_ms - now_ms if self.entries else 0
+        return [1, self.limit - used, 0, reset, self.limit]
 
     def pttl(self, now_ms):
         return pttl(self.expire_ms, now_ms)
@@ -167,6 +202,19 @@ class Leaky:
             delay_ms = ceil_frac(self.drain_ms(excess - self.delay))
         return [1 if allowed else 0, int((self.limit - after) // 1), retry,
                 ceil_frac(self.drain_ms(after)), self.limit, delay_ms]
+
+    def refund(self, now_ms, units):
+        """REFUND: level = max(0, drained level - units); an empty bucket is deleted."""
+        level = max(Fraction(0), self.level - Fraction((now_ms - self.at_ms) * self.rate, self.period_ms))
+        if self.expire_ms is None or self.expire_ms < now_ms:
+            level = Fraction(0)
+        level = max(Fraction(0), level - units)
+        if units > 0:
+            self.level, self.at_ms = level, now_ms
+            self.expire_ms = (None if level == 0 else
+                              now_ms + ceil_div(level.numerator * self.period_ms,
+                                                level.denominator * self.rate))
+        return [1, int((self.limit - level) // 1), 0, ceil_frac(self.drain_ms(level)), self.limit, 0]
 
     def pttl(self, now_ms):
         return pttl(self.expire_ms, now_ms)
@@ -327,6 +375,110 @@ class ModelTest(LimiterTestCase):
                 out.append((key, model, args, expect))
             return out
         self.run_model(make, seed=6)
+
+
+class Group:
+    """One LIMITS.TAKE group over a model: its command words and five-field replies in ms."""
+
+    def __init__(self, key, algo, model, words, full_reply=5):
+        self.key, self.algo, self.model, self.words = key, algo, model, words
+        self.full_reply = full_reply  # the length of the group's own command's reply
+
+    def _ns(self, now_ms):
+        return (T0_MS + now_ms) * NS_PER_MS
+
+    def take(self, now_ms, cost):
+        if self.algo == "GCRA":
+            allowed, remaining, retry, reset = self.model.take(self._ns(now_ms), cost)
+            return [1 if allowed else 0, remaining, retry if retry <= 0 else ceil_ms(retry),
+                    ceil_ms(reset), self.model.capacity]
+        return self.model.take(now_ms, cost)
+
+    def refund(self, now_ms, units):
+        if self.algo == "GCRA":
+            _, remaining, _, reset = self.model.refund(self._ns(now_ms), units)
+            return [1, remaining, 0, ceil_ms(reset), self.model.capacity]
+        return self.model.refund(now_ms, units)
+
+    def pttl(self, now_ms):
+        return self.model.pttl(T0_MS + now_ms if self.algo == "GCRA" else now_ms)
+
+
+def combine(replies):
+    """LIMITS.TAKE's five fields and binding from the groups' replies (LIMITERS.md)."""
+    n = len(replies)
+    allowed = all(r[0] == 1 for r in replies)
+    if allowed:
+        bind = min(range(n), key=lambda i: (replies[i][1], i))
+    else:
+        denying = [i for i in range(n) if replies[i][0] == 0]
+        bind = max(denying, key=lambda i: (float("inf") if replies[i][2] == -1 else replies[i][2], -i))
+    return [1 if allowed else 0, min(r[1] for r in replies), 0 if allowed else replies[bind][2],
+            max(r[3] for r in replies), replies[bind][4], bind + 1]
+
+
+class LimitsModelTest(LimiterTestCase):
+    """LIMITS.TAKE over random groups and REFUND n (on LIMITS.TAKE and on each take) against the
+    models above: all or nothing, per-group replies, binding, and every key's PTTL."""
+
+    def groups(self):
+        # Whole-millisecond emission and drain intervals, so ties in retry_after are exact.
+        return [
+            Group("g1", "GCRA", Gcra(100 * NS_PER_MS, 10), ["GCRA", "10", "1s"]),
+            Group("g2", "GCRA", Gcra(250 * NS_PER_MS, 2), ["GCRA", "4", "1s", "BURST", "2"]),
+            Group("w1", "WINDOW", Window(6, 2000), ["WINDOW", "6", "2s"]),
+            Group("w2", "WINDOW", Window(20, 60000), ["WINDOW", "20", "1m"]),
+            Group("s1", "SLIDING", Sliding(5, 1000), ["SLIDING", "5", "1s"]),
+            Group("l1", "LEAKY", Leaky(10, 1000, 4, 0, True), ["LEAKY", "10", "1s", "BURST", "4",
+                                                                "NODELAY"], 6),
+        ]
+
+    def multi(self, groups, now_ms, cost, refund):
+        if refund:
+            replies = [g.refund(now_ms, cost)[:5] for g in groups]
+            return combine(replies) + [replies]
+        trial = [copy.deepcopy(g.model) for g in groups]
+        saved = [g.model for g in groups]
+        for g, t in zip(groups, trial):
+            g.model = t
+        replies = [g.take(now_ms, cost)[:5] for g in groups]
+        if not all(r[0] == 1 for r in replies):
+            for i, g in enumerate(groups):  # nothing is consumed; allowed groups only look
+                g.model = saved[i]
+                if replies[i][0] == 1:
+                    g.model = copy.deepcopy(saved[i])
+                    replies[i] = g.take(now_ms, 0)[:5]
+                    g.model = saved[i]
+        return combine(replies) + [replies]
+
+    def test_limits_take_and_refund(self):
+        rng = random.Random(11 + SEED_OFFSET)
+        pool = self.groups()
+        now_ms = 0
+        for step in range(STEPS):
+            now_ms += rng.choice([0, 0, 0, 1, 50, 99, 100, 250, 999, 3000])
+            self.at(now_ms)
+            groups = rng.sample(pool, rng.randint(1, 4))
+            refund = rng.random() < 0.25
+            n = rng.choice([0, 1, 1, 2, 3] if refund else [0, 1, 1, 1, 2, 3, 5, 11])
+            context = "step %d, t=%d ms, %s %s %d" % (step, now_ms, [g.key for g in groups],
+                                                      "REFUND" if refund else "COST", n)
+            if len(groups) == 1 and rng.random() < 0.5:
+                # The group's own command (REFUND n or COST n), full reply.
+                g = groups[0]
+                want = g.refund(now_ms, n) if refund else g.take(now_ms, n)
+                args = [g.words[0] + ".TAKE", g.key] + g.words[1:]
+                got = self.call(*args, "REFUND" if refund else "COST", n)
+                self.assertEqual(got, want[:g.full_reply], context)
+            else:
+                want = self.multi(groups, now_ms, n, refund)
+                args = ["LIMITS.TAKE", "REFUND" if refund else "COST", n]
+                for g in groups:
+                    args += ["LIMIT", g.key] + g.words
+                self.assertEqual(self.call(*args), want, context)
+            for g in groups:
+                self.assertEqual(self.call("PTTL", g.key), g.pttl(now_ms), "PTTL %s after %s" %
+                                 (g.key, context))
 
 
 class _Shift:

@@ -144,6 +144,21 @@ class LockSet;
 class Txn;
 }  // namespace internal
 
+// One group of Store::LimitsTake: a key and the limiter that guards it.
+struct LimitGroup {
+  std::string_view key;
+  limiter::LimitParams params;
+};
+
+// Store::LimitsTake's reply (LIMITERS.md, LIMITS.TAKE): the combined decision, the 1-based
+// binding group, and per group (in order) the decision its own take would give at that instant
+// (after consuming when allowed; evaluated without consuming when denied).
+struct LimitsReply {
+  limiter::Decision decision;
+  int binding = 0;
+  std::vector<limiter::Decision> groups;
+};
+
 struct ConcAcquireReply {
   limiter::Decision decision;
   std::string token;  // the holder's token; empty when denied
@@ -275,6 +290,20 @@ class Store {
                                        std::string_view token);
   // True iff `token` held a live lease (now released); false for a missing key or token.
   Result<bool> ConcRelease(int db, std::string_view key, std::string_view token);
+  // REFUND: gives back `units` (>= 0) taken earlier from the GCRA, WINDOW, SLIDING or LEAKY
+  // limiter at `key` (limiter::RefundLimit: never fresher than fresh; a missing key writes
+  // nothing; state back to fresh is deleted). The decision is allowed and describes the state
+  // after. Errors as the takes'.
+  Result<limiter::Decision> LimitRefund(int db, std::string_view key, const limiter::LimitParams& p,
+                                        int64_t units);
+  // LIMITS.TAKE: takes `cost` (>= 0) from every group if every group allows, else from none (a
+  // denied call writes nothing at all, not even WINDOW's TTL repair). All keys are locked and
+  // decided under one `now`. kInvalidArgument for 0 or more than limiter::kMaxLimitGroups
+  // groups or a key given twice; kWrongType / kNotInteger / kCorruption when any group's key
+  // holds something else (nothing is written).
+  Result<LimitsReply> LimitsTake(int db, std::span<const LimitGroup> groups, int64_t cost);
+  // LIMITS.TAKE ... REFUND: LimitRefund on every group, atomically; allowed is 1.
+  Result<LimitsReply> LimitsRefund(int db, std::span<const LimitGroup> groups, int64_t units);
 
   // ---- Introspection (INFO persistence / memory).
   struct Stats {

@@ -110,6 +110,10 @@ class Store::Transaction {
   Result<ConcAcquireReply> ConcAcquire(int db, std::string_view key, const limiter::ConcParams& p,
                                        std::string_view token);
   Result<bool> ConcRelease(int db, std::string_view key, std::string_view token);
+  Result<limiter::Decision> LimitRefund(int db, std::string_view key, const limiter::LimitParams& p,
+                                        int64_t units);
+  Result<LimitsReply> LimitsTake(int db, std::span<const LimitGroup> groups, int64_t cost);
+  Result<LimitsReply> LimitsRefund(int db, std::span<const LimitGroup> groups, int64_t units);
 
   // The engine's context for this unit (internal::Txn), for the engine's own files.
   internal::Txn& txn() { return *txn_; }

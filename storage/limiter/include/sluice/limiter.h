@@ -16,8 +16,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 namespace sluice::limiter {
 
@@ -150,6 +153,62 @@ Outcome ConcAcquire(const ConcParams& p, const StoredState* state, int64_t now_n
 // when no holder remains); otherwise nothing is written. decision.limit and remaining are 0
 // (release has no parameters); reset_after_ns is until the latest remaining lease ends.
 Outcome ConcRelease(const StoredState* state, int64_t now_ns, std::string_view token);
+
+// ---- Refunds (REFUND n on GCRA.TAKE, WINDOW.TAKE, SLIDING.TAKE, LEAKY.TAKE and LIMITS.TAKE).
+// Gives back `units` (>= 0; negative is treated as 0) taken earlier, never making the state
+// fresher than fresh: GCRA: TAT = max(now, TAT - units * T). WINDOW: count = max(0, count -
+// units), the expiry kept (a counter without one gets now + window, as a take would give it).
+// SLIDING: the `units` newest admitted units still in the window are removed. LEAKY: level =
+// max(0, drained level - units). A missing (or expired) key writes nothing; state that becomes
+// fresh is deleted (GCRA, SLIDING, LEAKY; WINDOW keeps its counter, possibly "0", until the
+// window ends); units 0 only looks. The decision has allowed = true, retry_after_ns = 0,
+// delay_ns = 0, and remaining / reset_after_ns / limit describe the state after the refund.
+Outcome GcraRefund(const GcraParams& p, const StoredState* state, int64_t now_ns, int64_t units);
+Outcome WindowRefund(const WindowParams& p, const StoredState* state, int64_t now_ns,
+                     int64_t units);
+Outcome SlidingRefund(const SlidingParams& p, const StoredState* state, int64_t now_ns,
+                      int64_t units);
+Outcome LeakyRefund(const LeakyParams& p, const StoredState* state, int64_t now_ns, int64_t units);
+
+// ---- Several limits in one decision (LIMITS.TAKE).
+inline constexpr size_t kMaxLimitGroups = 16;
+// One group's limiter: which algorithm and its validated parameters.
+using LimitParams = std::variant<GcraParams, WindowParams, SlidingParams, LeakyParams>;
+// The group's take or refund (the functions above, chosen by the variant).
+Outcome TakeLimit(const LimitParams& p, const StoredState* state, int64_t now_ns, int64_t cost);
+Outcome RefundLimit(const LimitParams& p, const StoredState* state, int64_t now_ns, int64_t units);
+
+// The combined reply of several groups (LIMITERS.md, LIMITS.TAKE): allowed iff every group
+// allows; remaining the minimum; retry_after_ns 0 when allowed, else the largest over the
+// denying groups (-1, "never", counts as largest); reset_after_ns the largest; limit the binding
+// group's; delay_ns the largest when allowed, else 0. `binding` (1-based): when denied, the denying
+// group with the largest retry_after; when allowed, the group with the fewest remaining; the lowest
+// index on ties. `groups` must not be empty.
+struct MultiDecision {
+  Decision decision;
+  int binding = 0;
+};
+MultiDecision CombineDecisions(std::span<const Decision> groups);
+
+// All groups of one LIMITS.TAKE, decided under one `now`. states[i] is group i's stored state
+// (nullptr when missing); params and states have the same, non-zero, size.
+struct MultiOutcome {
+  MultiDecision combined;
+  // Per group, in order: the outcome whose write the engine applies when `write` is true. When
+  // the call is denied, every group's decision is its own command's reply evaluated without
+  // consuming (a group that would have allowed says allowed with its current remaining and
+  // reset), and nothing is to be written.
+  std::vector<Outcome> groups;
+  bool write = false;  // apply every group's write (all allowed, or a refund)
+  int corrupt = 0;     // 1-based index of a group whose state could not be decoded, else 0
+};
+// Takes `cost` from every group if every group allows, else from none (and nothing is written,
+// not even WINDOW's TTL repair).
+MultiOutcome TakeAll(std::span<const LimitParams> params,
+                     std::span<const StoredState* const> states, int64_t now_ns, int64_t cost);
+// Refunds `units` to every group (each as RefundLimit); the reply's allowed is 1.
+MultiOutcome RefundAll(std::span<const LimitParams> params,
+                       std::span<const StoredState* const> states, int64_t now_ns, int64_t units);
 
 // Duration text for limiter arguments: a positive integer with an optional unit ms, s, m, h, d
 // (none means seconds), at most kMaxDurationNs. Returns "" and sets *ns, or an error message

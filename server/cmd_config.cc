@@ -8,6 +8,7 @@
 #include "server/client_state.h"
 #include "server/config.h"
 #include "server/errors.h"
+#include "server/open_files.h"
 #include "server/server_commands.h"
 #include "server/server_state.h"
 #include "sluice/glob.h"
@@ -96,10 +97,19 @@ void ConfigSet(CommandContext& ctx, Args args) {
   // neither be undone by this one nor reorder the Store's settings against CONFIG GET.
   Status failed = Status::Ok();
   bool applied = ctx.server.UpdateConfig([&](Config& config) {
+    const int64_t maxclients_before = config.maxclients;
     for (size_t i = 2; i < args.size(); i += 2) {
       const ConfigOption* option = options[(i - 2) / 2];
       if (std::optional<std::string> error = option->set(config, args[i + 1])) {
         failed = ConfigSetFailed(args[i], *error);
+        return false;
+      }
+    }
+    if (config.maxclients > maxclients_before) {
+      // As Redis: raise the open files limit to fit, or refuse with what would fit.
+      int64_t fits = FitOpenFiles(config.maxclients).maxclients;
+      if (fits < config.maxclients) {
+        failed = ConfigSetFailed("maxclients", MaxclientsOverOsLimit(fits));
         return false;
       }
     }

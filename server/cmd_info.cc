@@ -118,7 +118,9 @@ void PersistenceSection(CommandContext& ctx, const Config& config, std::string& 
   Field(out, "rdb_last_bgsave_status", "ok");
   Field(out, "aof_enabled", 1);
   Field(out, "aof_rewrite_in_progress", 0);
-  Field(out, "aof_last_write_status", "ok");
+  Field(out, "aof_last_write_status", stats.writes_refused ? "err" : "ok");
+  // Why writes are refused (empty when they are not): the store's last write error.
+  Field(out, "sluice_last_write_error", stats.write_error);
   Field(out, "appendfsync", DurabilityName(ctx.store.durability()));
   Field(out, "sluice_last_sync_unix_ms", stats.last_sync_unix_ms);
 }
@@ -135,6 +137,11 @@ void StatsSection(CommandContext& ctx, std::string& out) {
   Field(out, "expired_keys", ctx.store.GetStats().expired_keys);
   Field(out, "evicted_keys", 0);
   Field(out, "total_error_replies", get(st.total_error_replies));
+  // Redis 7.2's names (7.0 has no such counters).
+  Field(out, "client_query_buffer_limit_disconnections",
+        get(st.client_query_buffer_limit_disconnections));
+  Field(out, "client_output_buffer_limit_disconnections",
+        get(st.client_output_buffer_limit_disconnections));
 }
 
 void KeyspaceSection(CommandContext& ctx, std::string& out) {

@@ -1,9 +1,11 @@
 #include "server/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <thread>
@@ -127,12 +129,72 @@ Error SetProtoMaxBulkLen(Config& c, std::string_view v) {
 
 Error SetDebug(Config& c, std::string_view v) { return ParseYesNo(v, &c.enable_debug_command); }
 
+// Redis's wording for its boolean options.
+Error SetProtectedMode(Config& c, std::string_view v) {
+  if (ParseYesNo(v, &c.protected_mode)) return std::string("argument must be 'yes' or 'no'");
+  return std::nullopt;
+}
+
 Error SetBlockCacheSize(Config& c, std::string_view v) {
   std::optional<int64_t> bytes = ParseMemory(v);
   if (!bytes) return std::string("argument must be a memory value");
   constexpr int64_t kMin = 1024 * 1024;
   if (*bytes < kMin) return RangeError(kMin, std::numeric_limits<int64_t>::max());
   c.block_cache_size = *bytes;
+  return std::nullopt;
+}
+
+// "class hard soft seconds [class hard soft seconds ...]" with Redis's classes and wording;
+// every group is checked before any is applied. An empty value changes nothing.
+Error SetOutputBufferLimit(Config& c, std::string_view v) {
+  std::vector<std::string> words;
+  std::istringstream in{std::string(v)};
+  for (std::string w; in >> w;) words.push_back(w);
+  if (words.size() % 4 != 0) {
+    return std::string("Wrong number of arguments in buffer limit configuration.");
+  }
+  OutputBufferLimit limits[3];
+  std::copy(std::begin(c.client_output_buffer_limit), std::end(c.client_output_buffer_limit),
+            limits);
+  for (size_t i = 0; i < words.size(); i += 4) {
+    int cls = -1;
+    if (EqualsIgnoreCase(words[i], "normal")) cls = kObufNormal;
+    if (EqualsIgnoreCase(words[i], "replica") || EqualsIgnoreCase(words[i], "slave")) {
+      cls = kObufReplica;
+    }
+    if (EqualsIgnoreCase(words[i], "pubsub")) cls = kObufPubsub;
+    if (cls < 0)
+      return std::string("Invalid client class specified in buffer limit configuration.");
+    std::optional<int64_t> hard = ParseMemory(words[i + 1]);
+    std::optional<int64_t> soft = ParseMemory(words[i + 2]);
+    std::optional<int64_t> seconds = ParseInt64(words[i + 3]);
+    if (!hard || !soft || !seconds || *seconds < 0) {
+      return std::string(
+          "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
+    }
+    limits[cls] = OutputBufferLimit{*hard, *soft, *seconds};
+  }
+  std::copy(std::begin(limits), std::end(limits), c.client_output_buffer_limit);
+  return std::nullopt;
+}
+
+std::string GetOutputBufferLimit(const Config& c) {
+  static constexpr const char* kNames[] = {"normal", "slave", "pubsub"};
+  std::string out;
+  for (int i = 0; i < 3; ++i) {
+    const OutputBufferLimit& l = c.client_output_buffer_limit[i];
+    out += (i == 0 ? "" : " ") + std::string(kNames[i]) + " " + std::to_string(l.hard) + " " +
+           std::to_string(l.soft) + " " + std::to_string(l.soft_seconds);
+  }
+  return out;
+}
+
+Error SetQueryBufferLimit(Config& c, std::string_view v) {
+  std::optional<int64_t> bytes = ParseMemory(v);
+  if (!bytes) return std::string("argument must be a memory value");
+  constexpr int64_t kMin = 1024 * 1024;  // Redis's lower bound
+  if (*bytes < kMin) return RangeError(kMin, std::numeric_limits<int64_t>::max());
+  c.client_query_buffer_limit = *bytes;
   return std::nullopt;
 }
 
@@ -175,6 +237,19 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "it); size it to hold the live keys (memory units).",
        true, false, SetBlockCacheSize,
        [](const Config& c) { return std::to_string(c.block_cache_size); }},
+      {"protected-mode", "yes",
+       "yes: without requirepass, clients from non-loopback addresses are refused (DENIED).", true,
+       false, SetProtectedMode,
+       [](const Config& c) -> std::string { return c.protected_mode ? "yes" : "no"; }},
+      {"client-output-buffer-limit", "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60",
+       "class hard soft seconds: close a client whose pending replies exceed hard bytes, or soft "
+       "bytes for longer than seconds (0: no limit); classes normal, replica, pubsub (only "
+       "normal applies to Sluice's clients).",
+       true, true, SetOutputBufferLimit, GetOutputBufferLimit},
+      {"client-query-buffer-limit", "1gb",
+       "Close a client whose unparsed input exceeds this (memory units).", true, false,
+       SetQueryBufferLimit,
+       [](const Config& c) { return std::to_string(c.client_query_buffer_limit); }},
       {"enable-debug-command", "no",
        "yes allows DEBUG (e.g. DEBUG CLOCK SET/ADVANCE/REAL, for tests).", false, false, SetDebug,
        [](const Config& c) -> std::string { return c.enable_debug_command ? "yes" : "no"; }},
@@ -202,7 +277,6 @@ const std::vector<std::pair<const char*, const char*>>& CompatConfigValues() {
       {"slave-read-only", "yes"},
       {"replica-read-only", "yes"},
       {"daemonize", "no"},
-      {"protected-mode", "no"},
       {"lua-time-limit", "5000"},
       {"busy-reply-threshold", "5000"},
   };

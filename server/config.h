@@ -17,6 +17,17 @@ namespace sluice::server {
 // The appendfsync name of a durability mode: "always", "everysec" or "no".
 const char* DurabilityName(Durability d);
 
+// One class of client-output-buffer-limit: a client whose pending replies exceed `hard` bytes,
+// or exceed `soft` bytes for longer than `soft_seconds`, is disconnected. 0 disables a limit.
+struct OutputBufferLimit {
+  int64_t hard = 0;
+  int64_t soft = 0;
+  int64_t soft_seconds = 0;
+  bool operator==(const OutputBufferLimit&) const = default;
+};
+// client-output-buffer-limit's classes, in Redis's order (replica is shown as "slave").
+enum OutputBufferClass { kObufNormal = 0, kObufReplica = 1, kObufPubsub = 2 };
+
 // A plain value type; fields state their defaults.
 struct Config {
   int port = 6379;                                 // TCP port
@@ -29,8 +40,13 @@ struct Config {
   int64_t timeout = 0;                             // idle seconds before closing; 0: never
   int64_t proto_max_bulk_len = 512LL << 20;        // bytes in one bulk argument
   bool enable_debug_command = false;               // DEBUG allowed
-  int64_t block_cache_size = 256LL << 20;          // RocksDB block cache bytes
-  std::string config_file;                         // absolute path of the file read, if any
+  bool protected_mode = true;  // without requirepass, only loopback clients are served
+  // Redis 7.0's defaults; only the normal class applies to Sluice's clients.
+  OutputBufferLimit client_output_buffer_limit[3] = {
+      {0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
+  int64_t client_query_buffer_limit = 1LL << 30;  // unparsed input bytes per client
+  int64_t block_cache_size = 256LL << 20;         // RocksDB block cache bytes
+  std::string config_file;                        // absolute path of the file read, if any
 
   // threads with 0 resolved to the number of hardware cores (at least 1).
   int EffectiveThreads() const;

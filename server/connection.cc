@@ -36,7 +36,8 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
       store_(store),
       server_(server),
       dispatcher_(dispatcher),
-      in_(kInitialReadBuffer) {
+      in_(kInitialReadBuffer),
+      soft_limit_timer_(socket_.get_executor()) {
   std::error_code ec;
   client_.id = server_.clients().NextId();
   auto remote = socket_.remote_endpoint(ec);
@@ -79,13 +80,14 @@ void Connection::Read() {
   if (closed_) return;
   if (in_len_ == in_.size()) {
     // Full: a command larger than the buffer is still arriving. Grow (amortised doubling) up
-    // to the query buffer limit; past it, close the client as Redis does.
-    if (in_.size() >= kQueryBufferLimit) {
-      LogInfo("closing client id=" + std::to_string(client_.id) + " addr=" + client_.addr +
-              ": query buffer over 1gb");
-      return CloseNow();
+    // to client-query-buffer-limit; past it, close the client as Redis does.
+    const auto limit = static_cast<size_t>(server_.query_buffer_limit());
+    if (in_len_ >= limit) {
+      return Drop(
+          "query buffer of " + std::to_string(in_len_) + " bytes reached client-query-buffer-limit",
+          server_.stats().client_query_buffer_limit_disconnections);
     }
-    in_.resize(std::min(in_.size() * 2, kQueryBufferLimit));
+    in_.resize(std::min(in_.size() * 2, limit));
   }
   socket_.async_read_some(
       asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
@@ -102,6 +104,7 @@ void Connection::OnRead(const std::error_code& ec, size_t n) {
 }
 
 void Connection::FinishBatch() {
+  batch_wrote_ = store_.DurabilityTicket() != batch_seq_;
   if (store_.durability() != Durability::kAlways) return AfterDurable(store_.FlushLog());
   // The ticket is taken after the batch: it covers the batch's own writes and every write its
   // reads could have seen, so no reply reveals anything a power loss could still erase.
@@ -118,13 +121,13 @@ void Connection::FinishBatch() {
 void Connection::AfterDurable(Status flushed) {
   awaiting_durable_ = false;
   if (closed_) return;
-  if (!flushed.ok()) {
-    // The batch's writes may not survive a crash: acknowledge none of them. Drop every reply
-    // of the batch and close the connection.
-    LogError("closing client id=" + std::to_string(client_.id) +
-             ": write-ahead log flush failed: " + flushed.ToString());
+  if (!flushed.ok() && batch_wrote_) {
+    // The batch's writes may not survive a crash: acknowledge none of them. Every command of
+    // the batch gets the error (MISCONF) instead of its reply. (A batch that wrote nothing is
+    // answered as usual: reads keep working while the store refuses writes.)
     out_.clear();
-    client_.close_after_reply = true;
+    protocol::ReplyWriter out(&out_, client_.resp);
+    for (size_t i = 0; i < batch_replies_; ++i) ReplyError(out, flushed);
   }
   if (!out_.empty()) return Write();
   if (close_when_idle_ || client_.close_after_reply ||
@@ -146,12 +149,18 @@ void Connection::UpdateParserLimits() {
 }
 
 void Connection::ProcessBatch() {
+  batch_seq_ = store_.DurabilityTicket();
+  batch_replies_ = 0;
   size_t offset = 0;
   {
     // The batch's units defer their durability (UnitOptions): FinishBatch makes them durable
     // with one write(2) (appendfsync always: a share of one group fsync) before any reply.
     while (offset < in_len_) {
       if (client_.close_after_reply || client_.kill_requested.load(std::memory_order_acquire)) {
+        break;
+      }
+      if (out_.size() >= kBatchReplyBytes) {
+        more_input_ = true;
         break;
       }
       UpdateParserLimits();
@@ -162,12 +171,17 @@ void Connection::ProcessBatch() {
       protocol::ReplyWriter out(&out_, client_.resp);
       if (r == protocol::ParseResult::kError) {
         ReplyError(out, ProtocolError(parser_.error()));
+        ++batch_replies_;
         client_.close_after_reply = true;
         offset = in_len_;
         break;
       }
-      if (!parser_.args().empty()) RunCommand(out);
+      if (!parser_.args().empty()) {
+        RunCommand(out);
+        ++batch_replies_;
+      }
       offset += consumed;
+      if (OverOutputLimit()) return;
     }
   }
   if (offset > 0) {
@@ -197,8 +211,8 @@ void Connection::CompactReadBuffer() {
 
 void Connection::Write() {
   writing_ = true;
-  asio::async_write(
-      socket_, asio::buffer(out_),
+  socket_.async_write_some(
+      asio::buffer(out_.data() + out_sent_, out_.size() - out_sent_),
       [self = shared_from_this()](const std::error_code& ec, size_t n) { self->OnWrite(ec, n); });
 }
 
@@ -206,16 +220,85 @@ void Connection::OnWrite(const std::error_code& ec, size_t n) {
   writing_ = false;
   server_.stats().total_net_output_bytes.fetch_add(static_cast<int64_t>(n),
                                                    std::memory_order_relaxed);
+  if (closed_) return;
+  if (ec) return CloseNow();
+  out_sent_ += n;
+  if (out_sent_ < out_.size()) {
+    if (OverOutputLimit()) return;
+    return Write();
+  }
+  out_sent_ = 0;
   if (out_.capacity() > kKeepWriteBuffer) {
     std::string().swap(out_);
   } else {
     out_.clear();
   }
-  if (ec || close_when_idle_ || client_.close_after_reply ||
+  OverOutputLimit();  // nothing pending: disarms the soft-limit timer
+  if (close_when_idle_ || client_.close_after_reply ||
       client_.kill_requested.load(std::memory_order_acquire)) {
     return CloseNow();
   }
+  if (more_input_) {
+    more_input_ = false;
+    ProcessBatch();
+    if (closed_) return;
+    return FinishBatch();
+  }
   Read();
+}
+
+bool Connection::OverOutputLimit() {
+  if (closed_) return true;
+  const OutputBufferLimit limit = server_.output_buffer_limit();
+  const auto pending = static_cast<int64_t>(out_.size() - out_sent_);
+  auto describe = [&](const char* which) {
+    return "pending replies of " + std::to_string(pending) + " bytes over the " + which +
+           " client-output-buffer-limit (normal " + std::to_string(limit.hard) + " " +
+           std::to_string(limit.soft) + " " + std::to_string(limit.soft_seconds) + ")";
+  };
+  if (limit.hard > 0 && pending > limit.hard) {
+    Drop(describe("hard"), server_.stats().client_output_buffer_limit_disconnections);
+    return true;
+  }
+  const bool over_soft = limit.soft > 0 && pending > limit.soft;
+  const auto now = std::chrono::steady_clock::now();
+  if (!over_soft) {
+    if (soft_limit_since_ != std::chrono::steady_clock::time_point{}) soft_limit_timer_.cancel();
+    soft_limit_since_ = {};
+    return false;
+  }
+  if (soft_limit_since_ == std::chrono::steady_clock::time_point{}) {
+    soft_limit_since_ = now;
+    soft_limit_timer_.expires_at(now + std::chrono::seconds(limit.soft_seconds) +
+                                 std::chrono::milliseconds(1));
+    soft_limit_timer_.async_wait(
+        [self = shared_from_this()](const std::error_code& e) { self->OnSoftLimitTimer(e); });
+    return false;
+  }
+  if (now - soft_limit_since_ > std::chrono::seconds(limit.soft_seconds)) {
+    Drop(describe("soft") + " for more than " + std::to_string(limit.soft_seconds) + " s",
+         server_.stats().client_output_buffer_limit_disconnections);
+    return true;
+  }
+  return false;
+}
+
+void Connection::OnSoftLimitTimer(const std::error_code& ec) {
+  if (ec || closed_ || soft_limit_since_ == std::chrono::steady_clock::time_point{}) return;
+  // Normally due: over the soft limit for longer than its seconds. A stale wake-up (the limit
+  // was left and reached again since) checks again shortly.
+  if (!OverOutputLimit() && soft_limit_since_ != std::chrono::steady_clock::time_point{}) {
+    soft_limit_timer_.expires_after(std::chrono::milliseconds(100));
+    soft_limit_timer_.async_wait(
+        [self = shared_from_this()](const std::error_code& e) { self->OnSoftLimitTimer(e); });
+  }
+}
+
+void Connection::Drop(const std::string& why, std::atomic<int64_t>& counter) {
+  counter.fetch_add(1, std::memory_order_relaxed);
+  LogInfo("closing client id=" + std::to_string(client_.id) + " addr=" + client_.addr + ": " + why);
+  if (!writing_) out_.clear();  // else the aborted write still refers to it until its handler
+  CloseNow();
 }
 
 void Connection::CloseNow() {
@@ -225,6 +308,7 @@ void Connection::CloseNow() {
     server_.clients().Remove(&client_);
     registered_ = false;
   }
+  soft_limit_timer_.cancel();
   std::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   socket_.close(ec);

@@ -2,10 +2,18 @@
 // (pipelining), dispatches them in order with their replies appended to one output buffer, then
 // makes the batch durable (its units defer durability: one write(2) hands the batch's WAL bytes
 // to the OS; with appendfsync always the connection then waits, without blocking its thread,
-// for the store's group fsync through the batch's durability ticket; if that fails, the
-// batch's replies are dropped and the connection closed), then writes the batch's replies with
-// one async write and reads again only once it completes (natural backpressure). Buffers are
-// reused: no heap allocation per command in steady state.
+// for the store's group fsync through the batch's durability ticket; if that fails, each command
+// of a batch that wrote gets the store's error, MISCONF, instead of its reply), then writes the
+// batch's replies and reads again only once they are all written (backpressure: a client that does
+// not read its replies is not read either). A batch stops once its replies reach kBatchReplyBytes;
+// the commands left in the read buffer run after those replies are written, so the replies a client
+// has not read stay bounded by about one reply. Buffers are reused: no heap allocation per command
+// in steady state.
+//
+// Limits (server/config.h): client-query-buffer-limit bounds the unparsed input;
+// client-output-buffer-limit's normal class bounds the pending replies (over hard: closed at
+// once; over soft for longer than its seconds: closed by a timer). Both are logged and counted
+// in INFO stats.
 //
 // Threading: a Connection lives on one io_context (one I/O thread); every method except
 // RequestClose() must run on that thread. Owned by shared_ptr: pending asio handlers keep it
@@ -13,6 +21,8 @@
 #pragma once
 
 #include <asio.hpp>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -34,9 +44,8 @@ class ServerState;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  // Redis's client-query-buffer-limit: a client whose pending, unparsed input exceeds this is
-  // closed.
-  static constexpr size_t kQueryBufferLimit = size_t{1} << 30;
+  // A batch stops running commands once its replies reach this many bytes.
+  static constexpr size_t kBatchReplyBytes = 256 * 1024;
 
   Connection(asio::ip::tcp::socket socket, Store& store, ServerState& server,
              const Dispatcher& dispatcher);
@@ -70,6 +79,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void CompactReadBuffer();
   void Write();
   void OnWrite(const std::error_code& ec, size_t n);
+  // Checks the pending replies against client-output-buffer-limit; closes the connection (and
+  // returns true) when over it. Arms or disarms the soft-limit timer.
+  bool OverOutputLimit();
+  void OnSoftLimitTimer(const std::error_code& ec);
+  // Closes at once, dropping unwritten replies (a write in flight is aborted).
+  void Drop(const std::string& why, std::atomic<int64_t>& counter);
   void CloseNow();
 
   asio::ip::tcp::socket socket_;
@@ -83,7 +98,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::vector<char> in_;  // read buffer: [0, in_len_) holds unparsed bytes
   size_t in_len_ = 0;
-  std::string out_;  // replies of the current batch
+  std::string out_;           // replies of the current batch
+  size_t out_sent_ = 0;       // bytes of out_ already written
+  uint64_t batch_seq_ = 0;    // the store's sequence number when the batch began
+  size_t batch_replies_ = 0;  // replies the batch produced (one per command)
+  bool batch_wrote_ = false;  // the sequence number moved during the batch
+  bool more_input_ = false;   // the batch stopped at kBatchReplyBytes with commands left
+  asio::steady_timer soft_limit_timer_;
+  std::chrono::steady_clock::time_point soft_limit_since_{};  // epoch: not over the soft limit
   bool writing_ = false;
   bool awaiting_durable_ = false;  // FinishBatch waits for the group fsync
   bool close_when_idle_ = false;   // RequestClose() arrived while a write was in flight

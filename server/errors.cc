@@ -52,6 +52,12 @@ std::string ErrorText(const Status& status) {
   if (status.code() == Code::kInvalidArgument && HasOwnCode(status.message())) {
     return status.message();
   }
+  if (status.code() == Code::kCannotPersist) {
+    // Redis's MISCONF, adapted: Sluice persists through its write-ahead log.
+    return "MISCONF Errors writing to the write-ahead log (" + status.message() +
+           "): Sluice cannot persist writes, so commands that may modify the data set are "
+           "refused until it can write again. Reads keep working. See the server log.";
+  }
   return "ERR " + status.message();
 }
 
@@ -135,6 +141,24 @@ Status DebugNotAllowed() {
 }
 
 Status MaxClientsReached() { return Err("ERR max number of clients reached"); }
+
+// Redis 7.0.15's text, byte for byte (clients and operators search for it).
+Status ProtectedModeDenied() {
+  return Err(
+      "DENIED Redis is running in protected mode because protected mode is enabled and no "
+      "password is set for the default user. In this mode connections are only accepted from "
+      "the loopback interface. If you want to connect from external computers to Redis you may "
+      "adopt one of the following solutions: 1) Just disable protected mode sending the command "
+      "'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from "
+      "the same host the server is running, however MAKE SURE Redis is not publicly accessible "
+      "from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) "
+      "Alternatively you can just disable the protected mode by editing the Redis configuration "
+      "file, and setting the protected mode option to 'no', and then restarting the server. 3) "
+      "If you started the server manually just for testing, restart it with the "
+      "'--protected-mode no' option. 4) Setup a an authentication password for the default "
+      "user. NOTE: You only need to do one of the above things in order for the server to start "
+      "accepting connections from the outside.");
+}
 Status NoSuchClient() { return Err("ERR No such client"); }
 Status ClientIdNotPositive() { return Err("ERR client-id should be greater than 0"); }
 
@@ -195,6 +219,12 @@ Status ConfigSetFailed(std::string_view name, std::string_view reason) {
 
 Status ConfigSetImmutable(std::string_view name) {
   return ConfigSetFailed(name, "can't set immutable config");
+}
+
+std::string MaxclientsOverOsLimit(int64_t fits) {
+  return "The operating system is not able to handle the specified number of clients, try "
+         "with " +
+         std::to_string(fits);
 }
 
 Status ConfigSetUnknown(std::string_view name) {

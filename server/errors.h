@@ -2,6 +2,7 @@
 // reply with a Status (engine errors and argument errors alike) or one of the helpers below.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +23,8 @@ namespace sluice::server {
 //                                            so a message whose first word is all upper case but
 //                                            is not a code must spell "ERR " itself)
 //   kIOError/kCorruption -> "ERR " + message
+//   kCannotPersist   -> "MISCONF Errors writing to the write-ahead log (<message>): Sluice cannot
+//                        persist writes, ..."
 void ReplyError(protocol::ReplyWriter& out, const Status& status);
 
 // Common argument errors, as Status, so handlers return them through ReplyError.
@@ -44,6 +47,7 @@ Status NoProto();              // "NOPROTO unsupported protocol version"
 Status AuthWithoutPassword();  // "ERR AUTH <password> called without any password ..."
 Status DebugNotAllowed();      // "ERR DEBUG command not allowed. If the ..."
 Status MaxClientsReached();    // "ERR max number of clients reached"
+Status ProtectedModeDenied();  // "DENIED Redis is running in protected mode because ..."
 Status NoSuchClient();         // "ERR No such client"
 Status ClientIdNotPositive();  // "ERR client-id should be greater than 0"
 Status BadClientName();        // "ERR Client names cannot contain spaces, ..."
@@ -79,6 +83,9 @@ std::string ErrorText(const Status& status);
 // "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config"
 Status ConfigSetFailed(std::string_view name, std::string_view reason);
 Status ConfigSetImmutable(std::string_view name);
+// CONFIG SET maxclients beyond the open files limit: the reason for ConfigSetFailed,
+// "The operating system is not able to handle the specified number of clients, try with N".
+std::string MaxclientsOverOsLimit(int64_t fits);
 // "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'"
 Status ConfigSetUnknown(std::string_view name);
 

@@ -12,6 +12,7 @@
 #include "server/command.h"
 #include "server/config.h"
 #include "server/logging.h"
+#include "server/open_files.h"
 #include "server/server.h"
 #include "server/server_state.h"
 #include "sluice/store.h"
@@ -36,7 +37,25 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-int Serve(const Config& config, const char* argv0) {
+// Sizes maxclients to the open files limit (raising the soft limit first). False when not even
+// one client fits.
+bool FitMaxclients(Config& config) {
+  sluice::server::OpenFilesFit fit = sluice::server::FitOpenFiles(config.maxclients);
+  if (fit.maxclients < 1) {
+    sluice::server::LogError("the open files limit is too low to serve any client: " + fit.message);
+    return false;
+  }
+  if (fit.maxclients < config.maxclients) {
+    sluice::server::LogError("WARNING: " + fit.message);
+  } else if (!fit.message.empty()) {
+    sluice::server::LogInfo(fit.message);
+  }
+  config.maxclients = fit.maxclients;
+  return true;
+}
+
+int Serve(Config config, const char* argv0) {
+  if (!FitMaxclients(config)) return 1;
   std::error_code ec;
   std::filesystem::create_directories(config.dir, ec);
   if (ec) return Fail("cannot use data directory '" + config.dir + "': " + ec.message());
@@ -51,6 +70,7 @@ int Serve(const Config& config, const char* argv0) {
   options.max_value_bytes = config.proto_max_bulk_len;
   options.block_cache_bytes = static_cast<size_t>(config.block_cache_size);
   options.on_progress = [](const std::string& line) { sluice::server::LogInfo(line); };
+  options.on_error = [](const std::string& line) { sluice::server::LogError(line); };
   sluice::server::LogInfo("loading: opening data dir " + config.dir);
   auto opened = sluice::Store::Open(options);
   if (!opened.ok()) {

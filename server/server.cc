@@ -32,6 +32,13 @@ std::string EndpointText(const asio::ip::tcp::endpoint& ep) {
   return host + ":" + std::to_string(ep.port());
 }
 
+bool IsLoopback(const asio::ip::address& a) {
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).is_loopback();
+  }
+  return a.is_loopback();
+}
+
 }  // namespace
 
 Server::Server(Store& store, ServerState& state, const CommandTable& table)
@@ -62,7 +69,8 @@ Status Server::Listen() {
     }
     asio::ip::tcp::endpoint endpoint(
         ip, static_cast<uint16_t>(bound_port_ != 0 ? bound_port_ : config.port));
-    auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(*contexts_[0]);
+    auto listener = std::make_unique<Listener>(*contexts_[0]);
+    asio::ip::tcp::acceptor* acceptor = &listener->acceptor;
     acceptor->open(endpoint.protocol(), ec);
     if (!ec) acceptor->set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
     if (!ec && ip.is_v6()) acceptor->set_option(asio::ip::v6_only(true), ec);
@@ -74,18 +82,34 @@ Status Server::Listen() {
     }
     // With port 0 the first listener picks a free port; the others use the same one.
     bound_port_ = acceptor->local_endpoint().port();
-    acceptors_.push_back(std::move(acceptor));
+    listeners_.push_back(std::move(listener));
   }
-  if (acceptors_.empty()) return Status::IOError("no address to listen on");
+  if (listeners_.empty()) return Status::IOError("no address to listen on");
   state_.set_tcp_port(bound_port_);
+  WarnIfExposed();
   return Status::Ok();
+}
+
+void Server::WarnIfExposed() const {
+  if (state_.requirepass_set()) return;
+  for (const auto& listener : listeners_) {
+    std::error_code ec;
+    auto ep = listener->acceptor.local_endpoint(ec);
+    if (ec || IsLoopback(ep.address())) continue;
+    LogError("WARNING: listening on " + EndpointText(ep) + " without requirepass: " +
+             (state_.protected_mode()
+                  ? "protected mode is on, so only loopback clients are served; set "
+                    "requirepass to serve other hosts"
+                  : "protected mode is off, so every host that reaches this address can read "
+                    "and write all data; set requirepass"));
+  }
 }
 
 std::vector<std::string> Server::ListeningAddresses() const {
   std::vector<std::string> out;
-  for (const auto& acceptor : acceptors_) {
+  for (const auto& listener : listeners_) {
     std::error_code ec;
-    auto ep = acceptor->local_endpoint(ec);
+    auto ep = listener->acceptor.local_endpoint(ec);
     if (!ec) out.push_back(EndpointText(ep));
   }
   return out;
@@ -102,7 +126,7 @@ void Server::Run() {
     Stop();
   });
   std::signal(SIGPIPE, SIG_IGN);
-  for (auto& acceptor : acceptors_) Accept(*acceptor);
+  for (auto& listener : listeners_) Accept(*listener);
   ScheduleSweep();
   std::vector<std::thread> threads;
   for (size_t i = 1; i < contexts_.size(); ++i) {
@@ -113,34 +137,69 @@ void Server::Run() {
   state_.set_shutdown_hook(nullptr);
 }
 
-void Server::Accept(asio::ip::tcp::acceptor& acceptor) {
+void Server::Accept(Listener& listener) {
   asio::io_context& target = *contexts_[next_context_];
   next_context_ = (next_context_ + 1) % contexts_.size();
-  acceptor.async_accept(target,
-                        [this, &acceptor](const std::error_code& ec, asio::ip::tcp::socket socket) {
-                          OnAccepted(acceptor, ec, std::move(socket));
-                        });
+  listener.acceptor.async_accept(
+      target, [this, &listener](const std::error_code& ec, asio::ip::tcp::socket socket) {
+        OnAccepted(listener, ec, std::move(socket));
+      });
 }
 
-void Server::OnAccepted(asio::ip::tcp::acceptor& acceptor, const std::error_code& ec,
+void Server::OnAccepted(Listener& listener, const std::error_code& ec,
                         asio::ip::tcp::socket socket) {
   if (stopping_.load(std::memory_order_acquire) || ec == asio::error::operation_aborted) return;
+  if (ec && ec != asio::error::connection_aborted) return PauseAccepting(listener, ec);
+  if (listener.failures > 0) {
+    LogInfo("accepting connections again after " + std::to_string(listener.failures) +
+            " failed accepts");
+    listener.failures = 0;
+    listener.backoff = std::chrono::milliseconds(0);
+  }
   if (ec) {
-    LogError("accept failed: " + ec.message());
+    // The peer gave up before we accepted it: nothing to serve.
+  } else if (Refused(socket)) {
+    Reject(std::move(socket), ProtectedModeDenied());
   } else if (static_cast<int64_t>(state_.clients().size()) >= state_.maxclients()) {
-    Reject(std::move(socket));
+    Reject(std::move(socket), MaxClientsReached());
   } else {
     auto connection = std::make_shared<Connection>(std::move(socket), store_, state_, dispatcher_);
     connection->Start();
   }
-  Accept(acceptor);
+  Accept(listener);
 }
 
-void Server::Reject(asio::ip::tcp::socket socket) {
+// Out of descriptors (EMFILE/ENFILE) or memory, the listening socket stays readable: retrying at
+// once would spin a core and flood the log. Waits instead, 10 ms doubling up to 1 s, and logs
+// once per burst; waiting clients stay in the kernel's backlog meanwhile.
+void Server::PauseAccepting(Listener& listener, const std::error_code& ec) {
+  if (listener.failures++ == 0) {
+    LogError("accept failed: " + ec.message() +
+             "; pausing accepts and retrying with back-off (logged once until an accept "
+             "succeeds)");
+  }
+  listener.backoff = std::min<std::chrono::milliseconds>(
+      std::max<std::chrono::milliseconds>(listener.backoff * 2, std::chrono::milliseconds(10)),
+      std::chrono::seconds(1));
+  listener.pause.expires_after(listener.backoff);
+  listener.pause.async_wait([this, &listener](const std::error_code& wait_ec) {
+    if (wait_ec || stopping_.load(std::memory_order_acquire)) return;
+    Accept(listener);
+  });
+}
+
+bool Server::Refused(const asio::ip::tcp::socket& socket) const {
+  if (!state_.protected_mode() || state_.requirepass_set()) return false;
+  std::error_code ec;
+  auto remote = socket.remote_endpoint(ec);
+  return !ec && !IsLoopback(remote.address());
+}
+
+void Server::Reject(asio::ip::tcp::socket socket, const Status& why) {
   state_.stats().rejected_connections.fetch_add(1, std::memory_order_relaxed);
   std::string reply;
   protocol::ReplyWriter out(&reply);
-  ReplyError(out, MaxClientsReached());
+  ReplyError(out, why);
   std::error_code ec;
   asio::write(socket, asio::buffer(reply), ec);  // a few bytes into a fresh socket buffer
   socket.close(ec);
@@ -173,7 +232,10 @@ void Server::Stop() {
 void Server::BeginShutdown() {
   LogInfo("shutdown: no longer accepting connections");
   std::error_code ec;
-  for (auto& acceptor : acceptors_) acceptor->close(ec);
+  for (auto& listener : listeners_) {
+    listener->acceptor.close(ec);
+    listener->pause.cancel();
+  }
   signals_.cancel(ec);
   sweep_timer_.cancel();
   state_.clients().ForEachLocked([](ClientRegistry::Entry& e) {

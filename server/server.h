@@ -50,10 +50,24 @@ class Server {
   void Stop();
 
  private:
-  void Accept(asio::ip::tcp::acceptor& acceptor);
-  void OnAccepted(asio::ip::tcp::acceptor& acceptor, const std::error_code& ec,
-                  asio::ip::tcp::socket socket);
-  void Reject(asio::ip::tcp::socket socket);
+  // One listening socket and its accept back-off. Used on thread 0 only.
+  struct Listener {
+    explicit Listener(asio::io_context& io) : acceptor(io), pause(io) {}
+    asio::ip::tcp::acceptor acceptor;
+    asio::steady_timer pause;              // accepting resumes when it fires
+    int64_t failures = 0;                  // failed accepts since the last success
+    std::chrono::milliseconds backoff{0};  // the current pause
+  };
+
+  void Accept(Listener& listener);
+  void OnAccepted(Listener& listener, const std::error_code& ec, asio::ip::tcp::socket socket);
+  void PauseAccepting(Listener& listener, const std::error_code& ec);
+  // Protected mode: no requirepass and the peer is not a loopback address.
+  bool Refused(const asio::ip::tcp::socket& socket) const;
+  // Writes `why` (an error reply) to a fresh socket and closes it; counts rejected_connections.
+  void Reject(asio::ip::tcp::socket socket, const Status& why);
+  // Logs a warning for each non-loopback listener when no requirepass is set.
+  void WarnIfExposed() const;
   void ScheduleSweep();
   void SweepIdleClients();
   void BeginShutdown();
@@ -64,7 +78,7 @@ class Server {
   Dispatcher dispatcher_;
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
-  std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
   asio::signal_set signals_;
   asio::steady_timer sweep_timer_;
   asio::steady_timer shutdown_timer_;

@@ -11,6 +11,8 @@ void ServerStats::Reset() {
   total_net_input_bytes.store(0, std::memory_order_relaxed);
   total_net_output_bytes.store(0, std::memory_order_relaxed);
   total_error_replies.store(0, std::memory_order_relaxed);
+  client_output_buffer_limit_disconnections.store(0, std::memory_order_relaxed);
+  client_query_buffer_limit_disconnections.store(0, std::memory_order_relaxed);
 }
 
 void ClientRegistry::Add(ClientState* client, KillFn kill) {
@@ -64,6 +66,12 @@ void ServerState::PublishLocked() {
   timeout_s_.store(config_.timeout, std::memory_order_relaxed);
   max_bulk_len_.store(config_.proto_max_bulk_len, std::memory_order_relaxed);
   debug_enabled_.store(config_.enable_debug_command, std::memory_order_relaxed);
+  protected_mode_.store(config_.protected_mode, std::memory_order_relaxed);
+  const OutputBufferLimit& normal = config_.client_output_buffer_limit[kObufNormal];
+  obuf_hard_.store(normal.hard, std::memory_order_relaxed);
+  obuf_soft_.store(normal.soft, std::memory_order_relaxed);
+  obuf_soft_seconds_.store(normal.soft_seconds, std::memory_order_relaxed);
+  query_limit_.store(config_.client_query_buffer_limit, std::memory_order_relaxed);
 }
 
 bool ServerState::CheckPassword(std::string_view password) const {

@@ -31,6 +31,8 @@ struct ServerStats {
   std::atomic<int64_t> total_net_input_bytes{0};
   std::atomic<int64_t> total_net_output_bytes{0};
   std::atomic<int64_t> total_error_replies{0};
+  std::atomic<int64_t> client_output_buffer_limit_disconnections{0};
+  std::atomic<int64_t> client_query_buffer_limit_disconnections{0};
   void Reset();  // CONFIG RESETSTAT
 };
 
@@ -86,6 +88,13 @@ class ServerState {
   int64_t timeout_seconds() const { return timeout_s_.load(std::memory_order_relaxed); }
   int64_t proto_max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
   bool debug_enabled() const { return debug_enabled_.load(std::memory_order_relaxed); }
+  bool protected_mode() const { return protected_mode_.load(std::memory_order_relaxed); }
+  // client-output-buffer-limit's normal class (the one Sluice's clients belong to).
+  OutputBufferLimit output_buffer_limit() const {
+    return {obuf_hard_.load(std::memory_order_relaxed), obuf_soft_.load(std::memory_order_relaxed),
+            obuf_soft_seconds_.load(std::memory_order_relaxed)};
+  }
+  int64_t query_buffer_limit() const { return query_limit_.load(std::memory_order_relaxed); }
 
   AdjustableClock& clock() { return *clock_; }
   const std::shared_ptr<AdjustableClock>& shared_clock() const { return clock_; }
@@ -123,6 +132,11 @@ class ServerState {
   std::atomic<int64_t> timeout_s_{0};
   std::atomic<int64_t> max_bulk_len_{0};
   std::atomic<bool> debug_enabled_{false};
+  std::atomic<bool> protected_mode_{true};
+  std::atomic<int64_t> obuf_hard_{0};
+  std::atomic<int64_t> obuf_soft_{0};
+  std::atomic<int64_t> obuf_soft_seconds_{0};
+  std::atomic<int64_t> query_limit_{0};
 
   std::shared_ptr<AdjustableClock> clock_;
   ServerStats stats_;

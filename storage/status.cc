@@ -24,6 +24,8 @@ std::string Status::ToString() const {
       return "corruption: " + message_;
     case Code::kLockConflict:
       return "lock conflict: " + message_;
+    case Code::kCannotPersist:
+      return "cannot persist: " + message_;
   }
   return "unknown";
 }

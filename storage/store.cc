@@ -2,6 +2,7 @@
 // thread), stats, and the small accessors.
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/wal_filter.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "expiry.h"
+#include "info_log.h"
 #include "store_impl.h"
 
 namespace sluice {
@@ -142,6 +144,22 @@ class RecoveryProgress final : public rocksdb::WalFilter {
   int64_t updates_ = 0;
 };
 
+// Latches the store read-only on a RocksDB background error and clears the latch when RocksDB's
+// error recovery succeeds. Called by RocksDB with its mutex held: only touches the latch.
+class WriteErrorListener final : public rocksdb::EventListener {
+ public:
+  explicit WriteErrorListener(Store::Impl* impl) : impl_(impl) {}
+  void OnBackgroundError(rocksdb::BackgroundErrorReason, rocksdb::Status* error) override {
+    if (error != nullptr && !error->ok()) impl_->NoteWriteError(FromRocks(*error));
+  }
+  void OnErrorRecoveryEnd(const rocksdb::BackgroundErrorRecoveryInfo& info) override {
+    if (info.new_bg_error.ok()) impl_->ClearWriteError();
+  }
+
+ private:
+  Store::Impl* impl_;
+};
+
 }  // namespace
 
 Status Store::Impl::Open() {
@@ -150,6 +168,9 @@ Status Store::Impl::Open() {
   std::filesystem::create_directories(options_.path, ec);  // RocksDB reports what still fails
   const auto started = std::chrono::steady_clock::now();
   rocksdb::Options rocks = internal::MakeRocksOptions(options_, clock_);
+  rocks.info_log = internal::OpenInfoLog(options_.path);
+  error_listener_ = std::make_shared<WriteErrorListener>(this);
+  rocks.listeners.push_back(error_listener_);
   RecoveryProgress* progress = nullptr;
   if (options_.on_progress) {
     auto filter = std::make_unique<RecoveryProgress>(options_.on_progress);
@@ -190,7 +211,7 @@ void Store::Impl::StopThreads() {
 Store::Impl::~Impl() {
   StopThreads();
   if (!db_) return;
-  db_->FlushWAL(/*sync=*/true);
+  if (!writes_refused()) db_->FlushWAL(/*sync=*/true);
   db_->Close();
   db_.reset();
 }
@@ -203,10 +224,11 @@ int64_t WallMs() { return WallClock().NowMs(); }
 
 Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer) {
   if (batch->Count() == 0) return Status::Ok();
+  if (writes_refused()) return WriteRefusal();
   // manual_wal_flush: this appends the batch to the WAL's in-memory buffer (and applies it to
   // the memtable); nothing has reached the OS yet.
   auto s = db_->Write(rocksdb::WriteOptions(), batch);
-  if (!s.ok()) return FromRocks(s);
+  if (!s.ok()) return NoteWriteError(FromRocks(s));
   unsynced_.store(true, std::memory_order_release);
   if (defer) return Status::Ok();
   // The fsync also hands the buffer to the OS. Either way the flush covers whatever the buffer
@@ -222,21 +244,81 @@ void Store::Impl::set_block_cache_bytes(size_t bytes) {
   if (table != nullptr && table->block_cache) table->block_cache->SetCapacity(bytes);
 }
 
-Status Store::Impl::FlushLog() { return FromRocks(db_->FlushWAL(/*sync=*/false)); }
+Status Store::Impl::FlushLog() {
+  if (writes_refused()) return WriteRefusal();
+  auto s = db_->FlushWAL(/*sync=*/false);
+  return s.ok() ? Status::Ok() : NoteWriteError(FromRocks(s));
+}
 
 Status Store::Impl::SyncWal() {
+  if (writes_refused()) return WriteRefusal();
   unsynced_.store(false, std::memory_order_release);  // writes after this set it again
-  return group_->SyncNow();
+  Status s = group_->SyncNow();
+  return s.ok() ? s : NoteWriteError(s);
 }
 
 void Store::Impl::WhenDurable(uint64_t ticket, std::function<void(Status)> done) {
-  if (durability() == Durability::kAlways) return group_->Request(ticket, std::move(done));
-  done(FlushLog());
+  if (durability() != Durability::kAlways) return done(FlushLog());
+  if (writes_refused()) return done(WriteRefusal());
+  group_->Request(ticket, [this, done = std::move(done)](Status s) {
+    done(s.ok() ? std::move(s) : NoteWriteError(s));
+  });
 }
 
 Status Store::Impl::AwaitDurable(uint64_t ticket) {
-  if (durability() == Durability::kAlways) return group_->Await(ticket);
-  return FlushLog();
+  if (durability() != Durability::kAlways) return FlushLog();
+  if (writes_refused()) return WriteRefusal();
+  Status s = group_->Await(ticket);
+  return s.ok() ? s : NoteWriteError(s);
+}
+
+Status Store::Impl::NoteWriteError(const Status& cause) {
+  if (cause.code() == Code::kCannotPersist) return cause;
+  std::string reason = cause.message();
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> l(write_error_mu_);
+    if (!writes_refused_.load(std::memory_order_relaxed)) {
+      write_error_ = reason;
+      writes_refused_.store(true, std::memory_order_release);
+      first = true;
+    } else {
+      reason = write_error_;
+    }
+  }
+  if (first && options_.on_error) {
+    options_.on_error("writes refused: cannot write to " + options_.path + ": " + reason +
+                      " (reads keep working; writes are accepted again once the disk can take "
+                      "them)");
+  }
+  return Status::CannotPersist(reason);
+}
+
+void Store::Impl::ClearWriteError() {
+  std::string was;
+  {
+    std::lock_guard<std::mutex> l(write_error_mu_);
+    if (!writes_refused_.load(std::memory_order_relaxed)) return;
+    was = std::move(write_error_);
+    write_error_.clear();
+    writes_refused_.store(false, std::memory_order_release);
+  }
+  if (options_.on_error) {
+    options_.on_error("writes accepted again: " + options_.path + " recovered from: " + was);
+  }
+}
+
+Status Store::Impl::WriteRefusal() const {
+  std::lock_guard<std::mutex> l(write_error_mu_);
+  return Status::CannotPersist(write_error_);
+}
+
+// RocksDB recovers by itself from a full disk once enough space is free (its SstFileManager
+// polls); other errors need DB::Resume. Busy (a recovery in progress) and failures are retried
+// on the next tick.
+void Store::Impl::TryResume() {
+  auto s = db_->Resume();
+  if (s.ok()) ClearWriteError();
 }
 
 void Store::Impl::NoteSynced() {
@@ -246,7 +328,16 @@ void Store::Impl::NoteSynced() {
 
 void Store::Impl::EverySecLoop() {
   std::unique_lock<std::mutex> l(bg_mu_);
+  int ticks = 0;
   while (!bg_cv_.wait_for(l, std::chrono::seconds(1), [this] { return stopping_; })) {
+    if (writes_refused()) {
+      if (++ticks % 5 == 0) {
+        l.unlock();
+        TryResume();
+        l.lock();
+      }
+      continue;
+    }
     if (durability() != Durability::kEverySec) continue;
     if (!unsynced_.load(std::memory_order_acquire)) continue;
     l.unlock();
@@ -280,6 +371,11 @@ Store::Stats Store::Impl::GetStats() const {
   st.last_sync_unix_ms = last_sync_unix_ms_.load(std::memory_order_relaxed);
   st.wal_syncs = wal_syncs_.load(std::memory_order_relaxed);
   st.expiry_scans = expiry_scans_.load(std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> l(write_error_mu_);
+    st.writes_refused = writes_refused_.load(std::memory_order_relaxed);
+    st.write_error = write_error_;
+  }
   return st;
 }
 

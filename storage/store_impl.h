@@ -132,12 +132,23 @@ class Store::Impl {
 
   internal::CursorTable& cursors() { return cursors_; }
 
+  // Write errors (disk full, I/O errors). The first failure latches the store read-only: Write
+  // and FlushLog then fail with kCannotPersist without touching the write-ahead log, and reads
+  // keep working. RocksDB's error recovery (a flush to a new log once space returns, tried by
+  // RocksDB itself and by the everysec thread) clears the latch. Thread-safe.
+  // Latches (logging once) and returns the kCannotPersist status for `cause`.
+  Status NoteWriteError(const Status& cause);
+  void ClearWriteError();
+  bool writes_refused() const { return writes_refused_.load(std::memory_order_acquire); }
+  Status WriteRefusal() const;  // the kCannotPersist status while latched
+
  private:
   void EverySecLoop();
   void ExpiryLoop();
   int64_t RemoveIfExpired(const std::vector<std::string>& raw_keys);
   void StopThreads();
   void NoteSynced();
+  void TryResume();  // everysec thread, while latched
 
   Options options_;
   std::shared_ptr<const Clock> clock_;
@@ -154,6 +165,10 @@ class Store::Impl {
   std::atomic<int64_t> last_sync_unix_ms_{0};
   std::atomic<int64_t> wal_syncs_{0};
   std::atomic<bool> unsynced_{false};  // a write not yet fsynced (kEverySec's trigger)
+  std::atomic<bool> writes_refused_{false};
+  mutable std::mutex write_error_mu_;
+  std::string write_error_;  // guarded by write_error_mu_; why writes are refused
+  std::shared_ptr<rocksdb::EventListener> error_listener_;
 
   // The active expiry's state. A pass walks the keyspace over as many cycles as it takes; it
   // starts only when the earliest expiry it may find is due: next_expiry_due_ms_ is the minimum

@@ -50,6 +50,7 @@ TEST_CASE("defaults") {
   CHECK(c.timeout == 0);
   CHECK(c.proto_max_bulk_len == 512LL * 1024 * 1024);
   CHECK(!c.enable_debug_command);
+  CHECK(c.protected_mode);
 }
 
 TEST_CASE("flags") {
@@ -202,6 +203,13 @@ TEST_CASE("CONFIG SET live options take effect") {
   CHECK(h.Cmd("AUTH pw") == Ok());
   CHECK(h.Run({"CONFIG", "SET", "requirepass", ""}) == Ok());
   CHECK(!h.server().requirepass_set());
+  CHECK(h.Cmd("CONFIG GET protected-mode") == Arr({Bulk("protected-mode"), Bulk("yes")}));
+  CHECK(h.Cmd("CONFIG SET protected-mode no") == Ok());
+  CHECK(!h.server().protected_mode());
+  CHECK(h.Cmd("CONFIG GET protected-mode") == Arr({Bulk("protected-mode"), Bulk("no")}));
+  CHECK(h.Cmd("CONFIG SET protected-mode maybe") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'protected-mode') - argument "
+            "must be 'yes' or 'no'"));
 }
 
 TEST_CASE("CONFIG SET errors as Redis words them, and nothing changes on error") {
@@ -244,6 +252,29 @@ TEST_CASE("CONFIG SET errors as Redis words them, and nothing changes on error")
   CHECK(h.Cmd("CONFIG SET enable-debug-command no") ==
         Err("ERR CONFIG SET failed (possibly related to argument 'enable-debug-command') - "
             "can't set immutable config"));
+}
+
+TEST_CASE("client-output-buffer-limit and client-query-buffer-limit") {
+  CommandLineResult r = Parse({"--client-output-buffer-limit", "normal", "1mb", "0", "0", "pubsub",
+                               "1", "2", "3", "--client-query-buffer-limit", "2mb"});
+  REQUIRE(r.parsed);
+  const Config& c = r.parsed->config;
+  CHECK(c.client_output_buffer_limit[kObufNormal] == OutputBufferLimit{1 << 20, 0, 0});
+  CHECK(c.client_output_buffer_limit[kObufReplica] == OutputBufferLimit{256 << 20, 64 << 20, 60});
+  CHECK(c.client_output_buffer_limit[kObufPubsub] == OutputBufferLimit{1, 2, 3});
+  CHECK(c.client_query_buffer_limit == 2 << 20);
+
+  Harness h;
+  CHECK(h.server().output_buffer_limit() == OutputBufferLimit{0, 0, 0});
+  CHECK(h.server().query_buffer_limit() == int64_t{1} << 30);
+  CHECK(h.Run({"CONFIG", "SET", "client-output-buffer-limit", "normal 4mb 1mb 10"}) == Ok());
+  CHECK(h.server().output_buffer_limit() == OutputBufferLimit{4 << 20, 1 << 20, 10});
+  CHECK(h.Run({"CONFIG", "SET", "client-output-buffer-limit", "normal 1 2"}) ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') "
+            "- Wrong number of arguments in buffer limit configuration."));
+  CHECK(h.server().output_buffer_limit() == OutputBufferLimit{4 << 20, 1 << 20, 10});
+  CHECK(h.Cmd("CONFIG SET client-query-buffer-limit 3mb") == Ok());
+  CHECK(h.server().query_buffer_limit() == 3 << 20);
 }
 
 TEST_CASE("CONFIG RESETSTAT and HELP") {

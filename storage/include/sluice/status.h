@@ -21,6 +21,7 @@ enum class Code : unsigned char {
   kIOError,          // RocksDB or the filesystem failed; message() has the detail
   kCorruption,       // stored bytes could not be decoded
   kLockConflict,     // a Store::Transaction touched an undeclared key another unit holds
+  kCannotPersist,    // writes are refused: the store cannot write to disk; message() says why
 };
 
 // Value type. Cheap to copy when OK (no allocation). Thread-compatible.
@@ -39,6 +40,9 @@ class Status {
   }
   static Status IOError(std::string msg) { return Status(Code::kIOError, std::move(msg)); }
   static Status Corruption(std::string msg) { return Status(Code::kCorruption, std::move(msg)); }
+  static Status CannotPersist(std::string msg) {
+    return Status(Code::kCannotPersist, std::move(msg));
+  }
   static Status LockConflict() {
     return Status(Code::kLockConflict, "key not declared by the transaction is locked by another");
   }

@@ -55,6 +55,11 @@ struct Options {
   // a crash or an unflushed close, this can take seconds), at most one line a second, then one
   // summary line when Open has finished. Called on the thread calling Open. nullptr: silent.
   std::function<void(const std::string&)> on_progress;
+  // Write errors and the recovery from them (disk full...), one line each: "writes refused: ..."
+  // when the store latches read-only, "writes accepted again: ..." when it recovers. Called on
+  // whichever thread noticed (RocksDB's background threads included); must be thread-safe and
+  // quick. nullptr: silent.
+  std::function<void(const std::string&)> on_error;
 };
 
 // What a key holds. TypeName() gives the name TYPE replies with.
@@ -314,6 +319,10 @@ class Store {
     int64_t wal_syncs = 0;  // fsyncs of the write-ahead log since Open
     // Active expiry cycles that walked keys since Open (a cycle with nothing due walks none).
     int64_t expiry_scans = 0;
+    // Writes are refused (Code::kCannotPersist) since a write to disk failed; write_error says
+    // why. Cleared when the store recovers.
+    bool writes_refused = false;
+    std::string write_error;
   };
   Stats GetStats() const;
 

@@ -198,6 +198,10 @@ Error SetQueryBufferLimit(Config& c, std::string_view v) {
   return std::nullopt;
 }
 
+Error SetBusyReplyThreshold(Config& c, std::string_view v) {
+  return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.busy_reply_threshold_ms);
+}
+
 }  // namespace
 
 int Config::EffectiveThreads() const {
@@ -250,6 +254,14 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "Close a client whose unparsed input exceeds this (memory units).", true, false,
        SetQueryBufferLimit,
        [](const Config& c) { return std::to_string(c.client_query_buffer_limit); }},
+      {"busy-reply-threshold", "5000",
+       "Milliseconds a script may run before SCRIPT KILL can stop it and other clients get "
+       "-BUSY.",
+       true, false, SetBusyReplyThreshold,
+       [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
+      {"lua-time-limit", "5000", "Old name of busy-reply-threshold.", true, false,
+       SetBusyReplyThreshold,
+       [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
       {"enable-debug-command", "no",
        "yes allows DEBUG (e.g. DEBUG CLOCK SET/ADVANCE/REAL, for tests).", false, false, SetDebug,
        [](const Config& c) -> std::string { return c.enable_debug_command ? "yes" : "no"; }},
@@ -277,8 +289,6 @@ const std::vector<std::pair<const char*, const char*>>& CompatConfigValues() {
       {"slave-read-only", "yes"},
       {"replica-read-only", "yes"},
       {"daemonize", "no"},
-      {"lua-time-limit", "5000"},
-      {"busy-reply-threshold", "5000"},
   };
   return values;
 }

@@ -46,7 +46,10 @@ struct Config {
       {0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
   int64_t client_query_buffer_limit = 1LL << 30;  // unparsed input bytes per client
   int64_t block_cache_size = 256LL << 20;         // RocksDB block cache bytes
-  std::string config_file;                        // absolute path of the file read, if any
+  // busy-reply-threshold (alias lua-time-limit): ms a script runs before it counts as busy
+  // (SCRIPT KILL may stop it, other clients get -BUSY).
+  int64_t busy_reply_threshold_ms = 5000;
+  std::string config_file;  // absolute path of the file read, if any
 
   // threads with 0 resolved to the number of hardware cores (at least 1).
   int EffectiveThreads() const;

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make librocksdb-dev libasio-dev doctest-dev libxxhash-dev
-          redis-tools redis-server clang libclang-rt-14-dev python3 python3-redis)
+          redis-tools redis-server clang libclang-rt-14-dev python3 python3-redis
+          python3-limits)
 build_type=RelWithDebInfo
 case "${1:-}" in
   --release) build_type=Release ;;

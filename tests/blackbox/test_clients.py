@@ -115,7 +115,7 @@ class RedisPyTest(ClientsTestCase):
                 with r.pipeline(transaction=True) as p:
                     n, fresh, ttl = p.incr("rp:win").expire("rp:win", 60, nx=True).ttl(
                         "rp:win").execute()
-                got.append((n <= 5, n, fresh, 55 < ttl <= 60))
+                got.append((n <= 5, n, fresh, 50 < ttl <= 60))
             return got
 
         self.on_each_server(scenario, [(True, 1, True, True)] + [
@@ -129,7 +129,7 @@ class RedisPyTest(ClientsTestCase):
             got = [r.script_exists(take.sha)]
             for _ in range(8):
                 n, ttl = take(keys=["rp:s"], args=[60, 1])
-                got.append((n <= 5, n, 55 < ttl <= 60))
+                got.append((n <= 5, n, 50 < ttl <= 60))
             got.append(r.script_exists(take.sha, "0" * 40))
             # SCRIPT FLUSH: the next call gets NOSCRIPT and loads the script again.
             self.assertTrue(r.script_flush())
@@ -217,13 +217,13 @@ class LockTest(ClientsTestCase):
                    b.owned()]
             token = r.get("rp:lock")
             got.append(token == a.local.token)
-            got.append(55_000 < r.pttl("rp:lock") + 30_000 <= 60_000)
+            got.append(20_000 < r.pttl("rp:lock") <= 30_000)
             got.append(a.extend(30))  # Lua: adds 30 s to the TTL
-            got.append(55_000 < r.pttl("rp:lock") <= 60_000)
+            got.append(50_000 < r.pttl("rp:lock") <= 60_000)
             got.append(a.reacquire())  # Lua: the TTL back to the lock's timeout
-            got.append(25_000 < r.pttl("rp:lock") <= 30_000)
+            got.append(20_000 < r.pttl("rp:lock") <= 30_000)
             got.append(a.extend(100, replace_ttl=True))
-            got.append(95_000 < r.pttl("rp:lock") <= 100_000)
+            got.append(90_000 < r.pttl("rp:lock") <= 100_000)
             for op in (b.release, lambda: b.extend(5), b.reacquire):
                 try:
                     op()
@@ -281,7 +281,7 @@ class LimitsBase(ClientsTestCase):
         got = [limiter.hit(item, "api", "user1") for _ in range(n)]
         got.append(limiter.test(item, "api", "user1"))
         reset, remaining = limiter.get_window_stats(item, "api", "user1")
-        got.append((55 < reset - time.time() <= 61, remaining))
+        got.append((50 < reset - time.time() <= 61, remaining))
         return limiter, got
 
 
@@ -293,7 +293,7 @@ class LimitsTest(LimitsBase):
             limiter, got = self.run_limiter(port, limits.strategies.FixedWindowRateLimiter, item)
             r = self.client(port)
             key = item.key_for("api", "user1")
-            got += [r.get(key), 55 < r.ttl(key) <= 60]
+            got += [r.get(key), 50 < r.ttl(key) <= 60]
             # Another identifier has its own window; cost takes several at once.
             got += [limiter.hit(item, "api", "user2", cost=4),
                     limiter.hit(item, "api", "user2", cost=2),
@@ -311,7 +311,7 @@ class LimitsTest(LimitsBase):
             _, got = self.run_limiter(port, limits.strategies.FixedWindowElasticExpiryRateLimiter,
                                       item, n=5)
             r = self.client(port)
-            got.append(115 < r.ttl(item.key_for("api", "user1")) <= 120)
+            got.append(110 < r.ttl(item.key_for("api", "user1")) <= 120)
             return got
 
         self.on_each_server(scenario, [True, True, True, False, False, False, (False, 0), True])
@@ -357,7 +357,7 @@ class LimitsMovingWindowTest(LimitsBase):
             limiter, got = self.run_limiter(port, limits.strategies.MovingWindowRateLimiter, item)
             r = self.client(port)
             key = item.key_for("api", "user1")
-            got += [r.type(key), r.llen(key), 55 < r.ttl(key) <= 60]
+            got += [r.type(key), r.llen(key), 50 < r.ttl(key) <= 60]
             got += [limiter.hit(item, "api", "user2", cost=3),
                     limiter.hit(item, "api", "user2", cost=3),
                     limiter.hit(item, "api", "user2", cost=2),

@@ -18,7 +18,7 @@ import { startTargets, stopTargets } from './harness.mjs';
 
 // A rejected or resolved outcome, comparable across servers. msBeforeNext becomes `~Ns` when it
 // lies in (N s - MARGIN_MS, N s], the window just started; otherwise it stays a number.
-const MARGIN_MS = 5_000;
+const MARGIN_MS = 8_000;  // generous: the machine may be busy
 function outcome(kind, value, windowS) {
   if (value instanceof Error) return { [kind]: 'Error', message: value.message };
   if (value === null) return { [kind]: null };
@@ -123,12 +123,12 @@ for (const clientKind of Object.keys(clients)) {
 
     test('blockDuration: crossing the limit blocks the key in the store', async () => {
       await onEachServer(clientKind, async (make) => {
-        const rl = make({ keyPrefix: `${prefix}-bd`, points: 2, duration: 10, blockDuration: 90 });
+        const rl = make({ keyPrefix: `${prefix}-bd`, points: 2, duration: 20, blockDuration: 90 });
         await rl.delete('u');
         const got = [];
-        for (let i = 0; i < 4; i++) got.push(await settle(rl.consume('u'), i < 2 ? 10 : 90));
+        for (let i = 0; i < 4; i++) got.push(await settle(rl.consume('u'), i < 2 ? 20 : 90));
         return got;
-      }, [allowed(1, 1, true, '~10s'), allowed(2, 0, false, '~10s'), denied(3, '~90s'),
+      }, [allowed(1, 1, true, '~20s'), allowed(2, 0, false, '~20s'), denied(3, '~90s'),
           denied(4, '~90s')]);
     });
 
@@ -162,7 +162,7 @@ for (const clientKind of Object.keys(clients)) {
         await rl.delete('u');
         await rl.consume('u', 2);
         const ttl = Number(await client.ttl(`${prefix}-raw:u`));
-        return [await client.get(`${prefix}-raw:u`), ttl > 55 && ttl <= 60];
+        return [await client.get(`${prefix}-raw:u`), ttl > 52 && ttl <= 60];
       }, ['2', true]);
     });
 

@@ -10,6 +10,7 @@
 #include "server/args.h"
 #include "server/client_state.h"
 #include "server/errors.h"
+#include "server/lua_vm.h"
 #include "server/server_commands.h"
 #include "server/server_state.h"
 #include "sluice/store.h"
@@ -93,6 +94,26 @@ void ClientsSection(CommandContext& ctx, const Config& config, std::string& out)
   Field(out, "tracking_clients", 0);
 }
 
+// Redis 7.0's scripting fields; the Lua memory is every I/O thread's states together.
+void ScriptingMemoryFields(CommandContext& ctx, std::string& out) {
+  const auto vm = static_cast<int64_t>(LuaVm::TotalMemory());
+  const auto scripts = static_cast<int64_t>(ctx.server.scripts().body_bytes());
+  const auto cached = static_cast<int64_t>(ctx.server.scripts().size());
+  Field(out, "used_memory_lua", vm);
+  Field(out, "used_memory_vm_eval", vm);
+  Field(out, "used_memory_lua_human", Human(vm));
+  Field(out, "used_memory_scripts_eval", scripts);
+  Field(out, "number_of_cached_scripts", cached);
+  Field(out, "number_of_functions", 0);
+  Field(out, "number_of_libraries", 0);
+  Field(out, "used_memory_vm_functions", 0);
+  Field(out, "used_memory_vm_total", vm);
+  Field(out, "used_memory_vm_total_human", Human(vm));
+  Field(out, "used_memory_functions", 0);
+  Field(out, "used_memory_scripts", scripts);
+  Field(out, "used_memory_scripts_human", Human(scripts));
+}
+
 void MemorySection(CommandContext& ctx, std::string& out) {
   Store::Stats stats = ctx.store.GetStats();
   int64_t rss = ResidentBytes();
@@ -104,6 +125,7 @@ void MemorySection(CommandContext& ctx, std::string& out) {
   Field(out, "maxmemory", 0);
   Field(out, "maxmemory_human", "0B");
   Field(out, "maxmemory_policy", "noeviction");
+  ScriptingMemoryFields(ctx, out);
   Field(out, "sluice_memtable_bytes", stats.memtable_bytes);
   Field(out, "sluice_disk_bytes", stats.disk_bytes);
 }

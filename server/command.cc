@@ -70,6 +70,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterKeyCommands(table);
   RegisterLimiterCommands(table);
   RegisterTransactionCommands(table);
+  RegisterScriptingCommands(table);
 }
 
 }  // namespace sluice::server

@@ -80,6 +80,10 @@ enum CommandFlag : uint32_t {
   kNoMulti = 1u << 10,    // "no_multi": refused inside MULTI
   // Not queued inside MULTI: runs at once (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET). Not shown.
   kMultiControl = 1u << 11,
+  // Runs in a unit of its own that locks the keys it declares, even none, and isolates its
+  // reads (EVAL, FCALL: a script's undeclared keys are taken when free, else the whole script
+  // runs again holding every stripe). Not shown.
+  kScriptUnit = 1u << 12,
 };
 
 struct CommandSpec {
@@ -136,6 +140,7 @@ void RegisterStringCommands(CommandTable& table);   // cmd_strings.cc
 void RegisterKeyCommands(CommandTable& table);      // cmd_keys.cc
 void RegisterLimiterCommands(CommandTable& table);  // cmd_limiters.cc
 void RegisterTransactionCommands(CommandTable& table);  // cmd_multi.cc: MULTI, EXEC, WATCH, ...
+void RegisterScriptingCommands(CommandTable& table);    // cmd_scripting.cc: EVAL, SCRIPT, ...
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 

@@ -136,6 +136,10 @@ Error SetBlockCacheSize(Config& c, std::string_view v) {
   return std::nullopt;
 }
 
+Error SetBusyReplyThreshold(Config& c, std::string_view v) {
+  return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.busy_reply_threshold_ms);
+}
+
 }  // namespace
 
 int Config::EffectiveThreads() const {
@@ -175,6 +179,14 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "it); size it to hold the live keys (memory units).",
        true, false, SetBlockCacheSize,
        [](const Config& c) { return std::to_string(c.block_cache_size); }},
+      {"busy-reply-threshold", "5000",
+       "Milliseconds a script may run before SCRIPT KILL can stop it and other clients get "
+       "-BUSY.",
+       true, false, SetBusyReplyThreshold,
+       [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
+      {"lua-time-limit", "5000", "Old name of busy-reply-threshold.", true, false,
+       SetBusyReplyThreshold,
+       [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
       {"enable-debug-command", "no",
        "yes allows DEBUG (e.g. DEBUG CLOCK SET/ADVANCE/REAL, for tests).", false, false, SetDebug,
        [](const Config& c) -> std::string { return c.enable_debug_command ? "yes" : "no"; }},
@@ -203,8 +215,6 @@ const std::vector<std::pair<const char*, const char*>>& CompatConfigValues() {
       {"replica-read-only", "yes"},
       {"daemonize", "no"},
       {"protected-mode", "no"},
-      {"lua-time-limit", "5000"},
-      {"busy-reply-threshold", "5000"},
   };
   return values;
 }

@@ -30,7 +30,10 @@ struct Config {
   int64_t proto_max_bulk_len = 512LL << 20;        // bytes in one bulk argument
   bool enable_debug_command = false;               // DEBUG allowed
   int64_t block_cache_size = 256LL << 20;          // RocksDB block cache bytes
-  std::string config_file;                         // absolute path of the file read, if any
+  // busy-reply-threshold (alias lua-time-limit): ms a script runs before it counts as busy
+  // (SCRIPT KILL may stop it, other clients get -BUSY).
+  int64_t busy_reply_threshold_ms = 5000;
+  std::string config_file;  // absolute path of the file read, if any
 
   // threads with 0 resolved to the number of hardware cores (at least 1).
   int EffectiveThreads() const;

@@ -81,8 +81,8 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     keys.clear();
     const UnitPlan plan = PlanUnit(spec, args, ctx.client.db, &keys);
     if (plan.data) {
-      ctx.unit = &ctx.own_unit.emplace(ctx.store, keys,
-                                       UnitOptions(plan.all_keys, /*isolate_reads=*/false));
+      ctx.unit =
+          &ctx.own_unit.emplace(ctx.store, keys, UnitOptions(plan.all_keys, plan.isolate_reads));
     }
   }
   spec.handler(ctx, args);
@@ -121,7 +121,11 @@ UnitPlan PlanUnit(const CommandSpec& spec, Args args, int db, std::vector<KeyRef
   positions.clear();
   CommandKeyPositions(spec, args, &positions);
   UnitPlan plan;
-  if (spec.flags & kWrite) {
+  if (spec.flags & kScriptUnit) {
+    plan.data = true;
+    plan.lock_keys = true;
+    plan.isolate_reads = true;
+  } else if (spec.flags & kWrite) {
     plan.data = true;
     plan.all_keys = positions.empty();
     plan.lock_keys = !positions.empty();

@@ -42,12 +42,14 @@ void DispatchSubcommand(CommandContext& ctx, const CommandTable& table,
 
 // What a command's own unit of work locks, from the command table (Redis's key specs): a write
 // locks its keys, or every stripe when it has none (FLUSHDB); a read-only command locks nothing
-// (reads see committed state); any other command with keys (WATCH) locks them. Appends the keys
+// (reads see committed state); any other command with keys (WATCH) locks them; a kScriptUnit
+// command (EVAL) locks its keys and isolates its reads. Appends the keys
 // to *keys (db is the client's selected database).
 struct UnitPlan {
-  bool data = false;       // the command touches data: it gets a unit of its own
-  bool all_keys = false;   // it needs every stripe
-  bool lock_keys = false;  // it locks the keys it names
+  bool data = false;           // the command touches data: it gets a unit of its own
+  bool all_keys = false;       // it needs every stripe
+  bool lock_keys = false;      // it locks the keys it names
+  bool isolate_reads = false;  // its reads lock their keys too (kScriptUnit)
 };
 UnitPlan PlanUnit(const CommandSpec& spec, Args args, int db, std::vector<KeyRef>* keys);
 

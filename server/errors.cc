@@ -77,6 +77,70 @@ Status MultiQueueTooLarge() {
   return Err("ERR MULTI queue exceeds the client query buffer limit (1gb)");
 }
 
+Status NoScript() { return Err("NOSCRIPT No matching script. Please use EVAL."); }
+Status NumKeysNegative() { return Err("ERR Number of keys can't be negative"); }
+Status NumKeysTooMany() { return Err("ERR Number of keys can't be greater than number of args"); }
+Status ShebangEngine(std::string_view line) {
+  return Err("ERR Unexpected engine in script shebang: " + std::string(line));
+}
+Status ShebangOption(std::string_view opt) {
+  return Err("ERR Unknown lua shebang option: " + std::string(opt));
+}
+Status ShebangFlag(std::string_view flag) {
+  return Err("ERR Unexpected flag in script shebang: " + std::string(flag));
+}
+Status ScriptCompile(std::string_view lua_message) {
+  return Err("ERR Error compiling script (new function): " + std::string(lua_message));
+}
+Status ScriptRunError(std::string_view name, std::string_view lua_message) {
+  return Err("ERR Error running script (call to " + std::string(name) +
+             "): " + std::string(lua_message));
+}
+Status ScriptUnknownCommand() { return Err("ERR Unknown Redis command called from script"); }
+Status ScriptWrongArity() {
+  return Err("ERR Wrong number of args calling Redis command from script");
+}
+Status ScriptNoScriptCommand() { return Err("ERR This Redis command is not allowed from script"); }
+Status ScriptWriteInReadOnly() {
+  return Err("ERR Write commands are not allowed from read-only scripts.");
+}
+Status ScriptNoArguments() {
+  return Err("ERR Please specify at least one argument for this redis lib call");
+}
+Status ScriptBadArgument() {
+  return Err("ERR Lua redis lib command arguments must be strings or integers");
+}
+Status ScriptKilled() { return Err("ERR Script killed by user with SCRIPT KILL..."); }
+Status ScriptNotBusy() { return Err("NOTBUSY No scripts in execution right now."); }
+Status ScriptUnkillable() {
+  return Err(
+      "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+      "can either wait the script termination or kill the server in a hard way using the "
+      "SHUTDOWN NOSAVE command.");
+}
+Status Busy(bool function) {
+  return Err(std::string("BUSY Redis is busy running a script. You can only call ") +
+             (function ? "FUNCTION KILL" : "SCRIPT KILL") + " or SHUTDOWN NOSAVE.");
+}
+Status ScriptResetNeedsArg() { return Err("ERR redis.setresp() requires one argument."); }
+Status ScriptBadResp() { return Err("ERR RESP version must be 2 or 3."); }
+Status ScriptLogNeedsArgs() { return Err("ERR redis.log() requires two arguments or more."); }
+Status ScriptBadLogLevel() { return Err("ERR Invalid debug level."); }
+Status ScriptWrongArgs() { return Err("ERR wrong number of arguments"); }
+Status ScriptWrongArgsOrType() { return Err("ERR wrong number or type of arguments"); }
+Status ScriptSetReplArgs() { return Err("ERR redis.set_repl() requires one argument."); }
+Status ScriptBadReplFlags() {
+  return Err("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+}
+Status ScriptRoWithWrites() {
+  return Err("ERR Can not execute a script with write flag using *_ro command.");
+}
+Status ScriptFlushOption() { return Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option"); }
+std::string NonexistentGlobal(std::string_view name) {
+  return "Script attempted to access nonexistent global variable '" + std::string(name) + "'";
+}
+std::string ReadonlyTable() { return "Attempt to modify a readonly table"; }
+
 Status SyntaxError() { return Err("ERR syntax error"); }
 
 Status WrongArity(std::string_view command) {

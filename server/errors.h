@@ -72,6 +72,45 @@ Status MultiQueueTooLarge();  // "ERR MULTI queue exceeds the client query buffe
 // The full error line ReplyError writes for `status` ("ERR ...", "WRONGTYPE ...").
 std::string ErrorText(const Status& status);
 
+// Scripting (EVAL, SCRIPT, the Lua `redis` API), Redis 7.0's texts. The Lua API's errors are
+// raised into the script as Lua errors; ErrorText() gives their line.
+Status NoScript();         // "NOSCRIPT No matching script. Please use EVAL."
+Status NumKeysNegative();  // "ERR Number of keys can't be negative"
+Status NumKeysTooMany();   // "ERR Number of keys can't be greater than number of args"
+Status ShebangEngine(std::string_view line);  // "ERR Unexpected engine in script shebang: #!x"
+Status ShebangOption(std::string_view opt);   // "ERR Unknown lua shebang option: name=x"
+Status ShebangFlag(std::string_view flag);    // "ERR Unexpected flag in script shebang: x"
+Status ScriptCompile(std::string_view lua_message);  // "ERR Error compiling script (new ..."
+// "ERR Error running script (call to <name>): <message>" (errors without a position, such as
+// running out of memory)
+Status ScriptRunError(std::string_view name, std::string_view lua_message);
+Status ScriptUnknownCommand();   // "ERR Unknown Redis command called from script"
+Status ScriptWrongArity();       // "ERR Wrong number of args calling Redis command from script"
+Status ScriptNoScriptCommand();  // "ERR This Redis command is not allowed from script"
+Status ScriptWriteInReadOnly();  // "ERR Write commands are not allowed from read-only scripts."
+Status ScriptNoArguments();      // "ERR Please specify at least one argument for this redis ..."
+Status ScriptBadArgument();      // "ERR Lua redis lib command arguments must be strings or ..."
+Status ScriptKilled();           // "ERR Script killed by user with SCRIPT KILL..."
+Status ScriptNotBusy();          // "NOTBUSY No scripts in execution right now."
+Status ScriptUnkillable();       // "UNKILLABLE Sorry the script already executed write ..."
+// "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+// (FUNCTION KILL when a function is busy)
+Status Busy(bool function);
+Status ScriptResetNeedsArg();    // "ERR redis.setresp() requires one argument."
+Status ScriptBadResp();          // "ERR RESP version must be 2 or 3."
+Status ScriptLogNeedsArgs();     // "ERR redis.log() requires two arguments or more."
+Status ScriptBadLogLevel();      // "ERR Invalid debug level."
+Status ScriptWrongArgs();        // "ERR wrong number of arguments" (redis.sha1hex, ...)
+Status ScriptWrongArgsOrType();  // "ERR wrong number or type of arguments" (error_reply, ...)
+Status ScriptSetReplArgs();      // "ERR redis.set_repl() requires one argument."
+Status ScriptBadReplFlags();     // "ERR Invalid replication flags. Use REPL_AOF, ..."
+Status ScriptRoWithWrites();     // "ERR Can not execute a script with write flag using *_ro ..."
+Status ScriptFlushOption();      // "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+// "Script attempted to access nonexistent global variable 'x'" and "Attempt to modify a
+// readonly table": Lua error messages (the script position is prefixed, "ERR " added later).
+std::string NonexistentGlobal(std::string_view name);
+std::string ReadonlyTable();
+
 // "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config"
 Status ConfigSetFailed(std::string_view name, std::string_view reason);
 Status ConfigSetImmutable(std::string_view name);

@@ -16,6 +16,7 @@
 #include "server/client_state.h"
 #include "server/config.h"
 #include "server/limiter_stats.h"
+#include "server/lua_script_cache.h"
 #include "server/watch.h"
 #include "sluice/clock.h"
 
@@ -94,6 +95,9 @@ class ServerState {
   LimiterStats& limiter_stats() { return limiter_stats_; }
   // WATCH: register it with the Store as a commit observer before serving.
   WatchRegistry& watches() { return watches_; }
+  // EVAL/SCRIPT: the script cache every connection shares, and the scripts running now.
+  ScriptCache& scripts() { return scripts_; }
+  RunningScripts& running_scripts() { return running_scripts_; }
 
   // The full command table (for COMMAND). Not owned; set once before serving.
   void set_commands(const CommandTable* table) { commands_ = table; }
@@ -129,6 +133,8 @@ class ServerState {
   ClientRegistry clients_;
   LimiterStats limiter_stats_;
   WatchRegistry watches_;
+  ScriptCache scripts_;
+  RunningScripts running_scripts_;
   const CommandTable* commands_ = nullptr;
   std::string executable_;
   std::atomic<int> tcp_port_{0};

@@ -1,0 +1,242 @@
+// Scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD / EXISTS / FLUSH / KILL / HELP,
+// with Redis 7.0's replies and errors. A script runs in ONE unit of work (kScriptUnit): the
+// Dispatcher locks the keys it declares, its reads lock what they touch, and its writes commit
+// as one RocksDB write after it returns. A redis.call on an undeclared key whose stripe another
+// unit holds stops the script; the Dispatcher drops its effects and reply and runs it again
+// holding every stripe (docs/scripting.md). Inside MULTI, EVAL is queued and runs in the EXEC's
+// unit.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/args.h"
+#include "server/client_state.h"
+#include "server/command.h"
+#include "server/errors.h"
+#include "server/lua_sha1.h"
+#include "server/lua_vm.h"
+#include "server/server_state.h"
+
+namespace sluice::server {
+
+namespace {
+
+// What a "#!lua flags=..." first line declares.
+struct ScriptFlags {
+  bool shebang = false;
+  bool no_writes = false;
+};
+
+// Parses the shebang of `body`, if any, and gives the text to compile: the shebang line emptied
+// (its newline kept, so line numbers stay those of the body).
+Status ParseShebang(std::string_view body, ScriptFlags* flags, std::string_view* code,
+                    std::string* storage) {
+  *code = body;
+  if (body.substr(0, 2) != "#!") return Status::Ok();
+  flags->shebang = true;
+  const size_t eol = body.find('\n');
+  const std::string_view line = body.substr(0, eol);
+  std::vector<std::string_view> parts;
+  for (size_t i = 0; i < line.size();) {
+    const size_t sp = line.find_first_of(" \t\r", i);
+    const size_t end = sp == std::string_view::npos ? line.size() : sp;
+    if (end > i) parts.push_back(line.substr(i, end - i));
+    i = end + 1;
+  }
+  if (parts.empty() || parts[0] != "#!lua") {
+    return ShebangEngine(parts.empty() ? line : parts[0]);
+  }
+  for (size_t j = 1; j < parts.size(); ++j) {
+    if (parts[j].substr(0, 6) != "flags=") return ShebangOption(parts[j]);
+    std::string_view list = parts[j].substr(6);
+    while (!list.empty()) {
+      const size_t comma = list.find(',');
+      const std::string_view flag = list.substr(0, comma);
+      if (flag == "no-writes") {
+        flags->no_writes = true;
+      } else if (flag != "allow-oom" && flag != "allow-stale" && flag != "no-cluster" &&
+                 flag != "allow-cross-slot-keys") {
+        return ShebangFlag(flag);
+      }
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 1);
+    }
+  }
+  if (eol == std::string_view::npos) {
+    *code = {};
+  } else {
+    storage->assign(body.substr(eol));
+    *code = *storage;
+  }
+  return Status::Ok();
+}
+
+// EVAL's key positions: the numkeys arguments after numkeys (none when numkeys is bad).
+void EvalKeys(Args args, std::vector<int>* positions) {
+  auto n = ParseInt64(args[2]);
+  if (!n || *n < 0 || *n > static_cast<int64_t>(args.size()) - 3) return;
+  for (int64_t i = 0; i < *n; ++i) positions->push_back(static_cast<int>(3 + i));
+}
+
+std::string LowerSha(std::string_view sha) { return ToLower(sha); }
+
+void EvalGeneric(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
+  auto numkeys = ParseInt64(args[2]);
+  if (!numkeys) return ReplyError(ctx.out, NotAnInteger());
+  if (*numkeys > static_cast<int64_t>(args.size()) - 3) {
+    return ReplyError(ctx.out, NumKeysTooMany());
+  }
+  if (*numkeys < 0) return ReplyError(ctx.out, NumKeysNegative());
+  ScriptCache& cache = ctx.server.scripts();
+  const uint64_t generation = cache.generation();
+  std::string body_storage;
+  std::string_view body = args[1];
+  std::string sha;
+  if (by_sha) {
+    auto cached = cache.Get(args[1]);
+    if (!cached) return ReplyError(ctx.out, NoScript());
+    body_storage = std::move(*cached);
+    body = body_storage;
+    sha = LowerSha(args[1]);
+  } else {
+    sha = Sha1Hex(body);
+  }
+  ScriptFlags flags;
+  std::string_view code;
+  std::string code_storage;
+  if (Status s = ParseShebang(body, &flags, &code, &code_storage); !s.ok()) {
+    return ReplyError(ctx.out, s);
+  }
+  if (read_only && flags.shebang && !flags.no_writes) {
+    return ReplyError(ctx.out, ScriptRoWithWrites());
+  }
+  LuaVm& vm = LuaVm::ForThread(LuaVm::Kind::kEval, generation);
+  if (Status s = vm.Compile(sha, code); !s.ok()) return ReplyError(ctx.out, s);
+  if (!by_sha) cache.Add(body);
+
+  ScriptExecution exec;
+  exec.ctx = &ctx;
+  exec.name = sha;
+  exec.read_only = read_only || flags.no_writes;
+  const auto n = static_cast<size_t>(*numkeys);
+  const int db_before = ctx.client.db;  // SELECT inside a script does not outlive it
+  ctx.txn();                            // the unit the Dispatcher planned (or EXEC's)
+  vm.Run(sha, args.subspan(3, n), args.subspan(3 + n), exec, ctx.out);
+  ctx.client.db = db_before;
+}
+
+void Eval(CommandContext& ctx, Args args) { EvalGeneric(ctx, args, false, false); }
+void EvalSha(CommandContext& ctx, Args args) { EvalGeneric(ctx, args, true, false); }
+void EvalRo(CommandContext& ctx, Args args) { EvalGeneric(ctx, args, false, true); }
+void EvalShaRo(CommandContext& ctx, Args args) { EvalGeneric(ctx, args, true, true); }
+
+void ScriptLoad(CommandContext& ctx, Args args) {
+  ScriptCache& cache = ctx.server.scripts();
+  ScriptFlags flags;
+  std::string_view code;
+  std::string code_storage;
+  if (Status s = ParseShebang(args[2], &flags, &code, &code_storage); !s.ok()) {
+    return ReplyError(ctx.out, s);
+  }
+  LuaVm& vm = LuaVm::ForThread(LuaVm::Kind::kEval, cache.generation());
+  const std::string sha = Sha1Hex(args[2]);
+  if (Status s = vm.Compile(sha, code); !s.ok()) return ReplyError(ctx.out, s);
+  cache.Add(args[2]);
+  ctx.out.Bulk(sha);
+}
+
+void ScriptExists(CommandContext& ctx, Args args) {
+  ctx.out.Array(args.size() - 2);
+  for (size_t i = 2; i < args.size(); ++i) {
+    ctx.out.Integer(ctx.server.scripts().Exists(args[i]) ? 1 : 0);
+  }
+}
+
+void ScriptFlush(CommandContext& ctx, Args args) {
+  if (args.size() > 3 || (args.size() == 3 && !EqualsIgnoreCase(args[2], "sync") &&
+                          !EqualsIgnoreCase(args[2], "async"))) {
+    return ReplyError(ctx.out, ScriptFlushOption());
+  }
+  ctx.server.scripts().Flush();
+  ctx.out.Simple("OK");
+}
+
+void ScriptKill(CommandContext& ctx, Args) {
+  RunningScripts& running = ctx.server.running_scripts();
+  const int64_t now = RunningScripts::SteadyNowMs();
+  const int64_t threshold = BusyThresholdMs(ctx.server);
+  switch (running.Kill(/*functions=*/false, now, threshold)) {
+    case RunningScripts::KillResult::kKilled:
+      return ctx.out.Simple("OK");
+    case RunningScripts::KillResult::kUnkillable:
+      return ReplyError(ctx.out, ScriptUnkillable());
+    case RunningScripts::KillResult::kNotBusy:
+      break;
+  }
+  if (running.AnyBusy(now, threshold)) return ReplyError(ctx.out, Busy(/*function=*/true));
+  ReplyError(ctx.out, ScriptNotBusy());
+}
+
+void ScriptHelp(CommandContext& ctx, Args) {
+  static constexpr const char* kLines[] = {
+      "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "EXISTS <sha1> [<sha1> ...]",
+      "    Return information about the existence of the scripts in the script cache.",
+      "FLUSH [ASYNC|SYNC]",
+      "    Flush the Lua scripts cache. Very dangerous on replicas.",
+      "    When called without the optional mode argument, the behavior is determined by the",
+      "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+      "    * ASYNC: Asynchronously flush the scripts cache.",
+      "    * SYNC: Synchronously flush the scripts cache.",
+      "KILL",
+      "    Kill the currently executing Lua script.",
+      "LOAD <script>",
+      "    Load a script into the scripts cache without executing it.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.out.Array(std::size(kLines));
+  for (const char* line : kLines) ctx.out.Simple(line);
+}
+
+void Add(CommandTable& table, std::string name, int arity, uint32_t flags, Handler handler,
+         KeyFinder keys, std::string summary, std::string since, std::string hint) {
+  CommandSpec spec = MakeSpec("scripting", std::move(name), arity, flags, {}, handler,
+                              std::move(summary), std::move(since), std::move(hint));
+  spec.find_keys = keys;
+  table.Add(std::move(spec));
+}
+
+}  // namespace
+
+int64_t BusyThresholdMs(ServerState& server) { return server.config().busy_reply_threshold_ms; }
+
+void RegisterScriptingCommands(CommandTable& table) {
+  constexpr uint32_t kEvalFlags = kNoScript | kStale | kScriptUnit;
+  const std::string kHint = "script numkeys [key [key ...]] [arg [arg ...]]";
+  Add(table, "eval", -3, kEvalFlags, Eval, EvalKeys, "Executes a server-side Lua script.", "2.6.0",
+      kHint);
+  Add(table, "evalsha", -3, kEvalFlags, EvalSha, EvalKeys,
+      "Executes a server-side Lua script by SHA1 digest.", "2.6.0",
+      "sha1 numkeys [key [key ...]] [arg [arg ...]]");
+  Add(table, "eval_ro", -3, kEvalFlags | kReadOnly, EvalRo, EvalKeys,
+      "Executes a read-only server-side Lua script.", "7.0.0", kHint);
+  Add(table, "evalsha_ro", -3, kEvalFlags | kReadOnly, EvalShaRo, EvalKeys,
+      "Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0",
+      "sha1 numkeys [key [key ...]] [arg [arg ...]]");
+  Add(table, "script", -2, 0, nullptr, nullptr, "A container for Lua scripts management commands.",
+      "2.6.0", "subcommand");
+  Add(table, "script|load", 3, kNoScript | kStale, ScriptLoad, nullptr,
+      "Loads a server-side Lua script to the script cache.", "2.6.0", "script");
+  Add(table, "script|exists", -3, kNoScript, ScriptExists, nullptr,
+      "Determines whether server-side Lua scripts exist in the script cache.", "2.6.0",
+      "sha1 [sha1 ...]");
+  Add(table, "script|flush", -2, kNoScript, ScriptFlush, nullptr,
+      "Removes all server-side Lua scripts from the script cache.", "2.6.0", "[ASYNC|SYNC]");
+  Add(table, "script|kill", 2, kNoScript, ScriptKill, nullptr,
+      "Terminates a server-side Lua script during execution.", "2.6.0", "");
+  Add(table, "script|help", 2, kLoading | kStale, ScriptHelp, nullptr,
+      "Returns helpful text about the different subcommands.", "5.0.0", "");
+}
+
+}  // namespace sluice::server

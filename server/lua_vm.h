@@ -1,0 +1,87 @@
+// The Lua 5.1 virtual machine scripts run in: one per I/O thread (thread_local), built with
+// Redis's sandbox (base, table, string, math, cjson, bit, struct and cmsgpack; no os, io,
+// loadfile, dofile, require, print; globals and library tables read-only), its functions
+// compiled once per thread and cached by SHA1. A state is rebuilt when the script cache's
+// generation changes (SCRIPT FLUSH). Memory of every state is bounded by its allocator; a script
+// that needs more gets an error and the state stays usable.
+// Not thread-safe: a LuaVm is used only by its own thread (ForThread).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "protocol/reply_writer.h"
+#include "server/command.h"
+#include "server/lua_script_cache.h"
+#include "sluice/status.h"
+
+struct lua_State;
+struct lua_Debug;
+
+namespace sluice::server {
+
+class ServerState;
+
+// The live busy-reply-threshold (ms): how long a script runs before it counts as busy.
+int64_t BusyThresholdMs(ServerState& server);
+
+// A script in execution: what the `redis` API needs. Lives on the stack of the command that
+// runs the script, for that one run.
+struct ScriptExecution {
+  CommandContext* ctx = nullptr;  // the EVAL/FCALL's context: store, server, client, unit
+  std::string name;               // the SHA1 (EVAL) or function name (FCALL), for error texts
+  bool read_only = false;         // EVAL_RO, FCALL_RO or the no-writes flag
+  int resp = 2;                   // the protocol redis.call replies come in (redis.setresp)
+  // A redis.call met a key it did not declare whose stripe another unit holds: the script stops
+  // at once (no pcall can catch it) and the dispatcher runs it again holding every stripe.
+  bool aborted = false;
+  RunningScript running;  // registered for SCRIPT KILL while it runs
+};
+
+class LuaVm {
+ public:
+  enum class Kind { kEval = 0, kFunctions = 1 };
+  static constexpr size_t kMemoryLimit = size_t{256} << 20;  // bytes per state
+
+  // This thread's state of `kind`, rebuilt first when it was built for another generation.
+  static LuaVm& ForThread(Kind kind, uint64_t generation);
+  // Bytes every thread's Lua states hold now (INFO used_memory_lua).
+  static size_t TotalMemory();
+
+  LuaVm(const LuaVm&) = delete;
+  LuaVm& operator=(const LuaVm&) = delete;
+  ~LuaVm();
+
+  lua_State* state() { return L_; }
+  uint64_t generation() const { return generation_; }
+  bool Compiled(std::string_view sha);
+  // Compiles `body` as the function for `sha` (a no-op when already compiled). The chunk is
+  // named "@user_script", so positions read "user_script:3:". Errors: ScriptCompile(...).
+  Status Compile(std::string_view sha, std::string_view body);
+  // Calls the compiled function of `sha` with the KEYS and ARGV globals set and writes its
+  // reply, or the error it raised, to `out` (Redis's conversion rules, out's protocol).
+  // Requires Compiled(sha).
+  void Run(std::string_view sha, Args keys, Args argv, ScriptExecution& exec,
+           protocol::ReplyWriter& out);
+  // Calls the function on top of the stack (popping it) with `nargs` arguments below it in the
+  // same protected way, writing its reply to `out`. For FCALL.
+  void CallTop(int nargs, ScriptExecution& exec, protocol::ReplyWriter& out);
+
+  // The script running on this thread (nullptr when none): the `redis` API's context.
+  static ScriptExecution* current();
+
+ private:
+  LuaVm(Kind kind, uint64_t generation);
+  static void* Alloc(void* ud, void* ptr, size_t osize, size_t nsize);
+  static void Hook(lua_State* L, ::lua_Debug* ar);
+  void Sandbox();
+  void ReplyError(protocol::ReplyWriter& out, const ScriptExecution& exec);
+
+  lua_State* L_ = nullptr;
+  uint64_t generation_ = 0;
+  size_t used_ = 0;  // bytes allocated by L_
+};
+
+}  // namespace sluice::server

@@ -1,6 +1,8 @@
 // Starts real servers for the Node.js black-box tests: sluice-server (SLUICE_SERVER) and the
 // reference redis-server 7.0.x (REDIS_SERVER or redis-server on PATH), each on a free loopback
 // port in its own temporary directory, stopped (and the directory removed) by stop().
+// SLUICE_TARGET=redis (for startTargets) runs the reference alone: it proves the expected values
+// written in a test are Redis's own.
 
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -103,6 +105,28 @@ export async function startServer(kind, extraArgs = []) {
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+// The servers a test module runs its scenarios on, as { sluice, redis } (either may be absent):
+// both by default (Sluice alone when the reference is missing, with the reason printed), only
+// the reference with SLUICE_TARGET=redis. Stop them with stopTargets().
+export async function startTargets() {
+  const servers = {};
+  if (process.env.SLUICE_TARGET === 'redis') {
+    const why = referenceMissing();
+    if (why) throw new Error(`SLUICE_TARGET=redis but ${why}`);
+    servers.redis = await startServer('redis');
+    return servers;
+  }
+  servers.sluice = await startServer('sluice');
+  const why = referenceMissing();
+  if (why) console.log(`# no side-by-side comparison: ${why}`);
+  else servers.redis = await startServer('redis');
+  return servers;
+}
+
+export async function stopTargets(servers) {
+  for (const s of Object.values(servers)) await s.stop();
 }
 
 // Makes client results comparable across servers: errors become { error: message }.

@@ -50,11 +50,24 @@ Result<limiter::Decision> TakeOne(Store::Transaction& txn, int db, std::string_v
       params);
 }
 
+// The five fields (LEAKY: then delay_ms), then the header lines when asked for.
+void ReplyTake(CommandContext& ctx, const LimitArgs& la, LimitAlgo algo,
+               const limiter::Decision& d) {
+  const bool leaky = algo == LimitAlgo::kLeaky;
+  const bool headers = la.opts.has(kOptHeaders);
+  BeginDecision(ctx.out, d, (leaky ? 1 : 0) + (headers ? 1 : 0));
+  if (leaky) WriteExtra(ctx.out, {"delay_ms", limiter::CeilMs(d.delay_ns), std::nullopt});
+  if (!headers) return;
+  const HeaderPolicy policy{la.opts.has(kOptPolicy) ? la.opts.policy : "default", la.quota,
+                            la.window_ns};
+  FieldName(ctx.out, "headers");
+  WriteHeaders(ctx.out, RateLimitHeaders({&policy, 1}, {&d, 1}, d));
+}
+
 // GCRA.TAKE key quota period [BURST capacity] [COST n | REFUND n] [HEADERS [POLICY name]]
 // LEAKY.TAKE key rate period [BURST n] [DELAY n | NODELAY] [COST n | REFUND n] [HEADERS ...]
 // WINDOW.TAKE / SLIDING.TAKE key limit window [COST n | REFUND n] [HEADERS [POLICY name]]
-// One handler for the four: parse, take or refund, reply the five fields (LEAKY: delay_ms), then
-// the header lines when asked for.
+// One handler for the four: parse, take or refund, count, reply.
 void TakeCommand(CommandContext& ctx, Args args, LimitAlgo algo, LimiterCommand cmd) {
   LimitArgs la;
   Status s =
@@ -66,22 +79,12 @@ void TakeCommand(CommandContext& ctx, Args args, LimitAlgo algo, LimiterCommand 
       refund ? ctx.txn().LimitRefund(ctx.client.db, args[1], la.params, la.opts.refund)
              : TakeOne(ctx.txn(), ctx.client.db, args[1], la.params, la.opts.cost);
   if (!result.ok()) return ReplyError(ctx.out, result.status());
-  const limiter::Decision& d = *result;
   if (refund) {
     ctx.server.limiter_stats().RecordRefund(cmd);
   } else {
-    ctx.server.limiter_stats().Record(cmd, d.allowed);
+    ctx.server.limiter_stats().Record(cmd, result->allowed);
   }
-  const bool leaky = algo == LimitAlgo::kLeaky;
-  const bool headers = la.opts.has(kOptHeaders);
-  BeginDecision(ctx.out, d, (leaky ? 1 : 0) + (headers ? 1 : 0));
-  if (leaky) WriteExtra(ctx.out, {"delay_ms", limiter::CeilMs(d.delay_ns), std::nullopt});
-  if (headers) {
-    const HeaderPolicy policy{la.opts.has(kOptPolicy) ? la.opts.policy : "default", la.quota,
-                              la.window_ns};
-    FieldName(ctx.out, "headers");
-    WriteHeaders(ctx.out, RateLimitHeaders({&policy, 1}, {&d, 1}, d));
-  }
+  ReplyTake(ctx, la, algo, *result);
 }
 
 void GcraTakeCommand(CommandContext& ctx, Args args) {

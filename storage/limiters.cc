@@ -87,46 +87,60 @@ Status CheckGroups(std::span<const LimitGroup> groups) {
   return Status::Ok();
 }
 
-// LIMITS.TAKE (refund = false) or its REFUND form: claims and reads every group's key (all
-// before deciding, under the unit's one `now`), decides with the pure math, then writes every
-// group's outcome or, when denied, nothing.
+// Every group's key and stored state, read under the unit's claims.
+struct GroupStates {
+  std::vector<std::string> raws;
+  std::vector<std::optional<Entry>> entries;  // own the payloads `states` view
+  std::vector<limiter::StoredState> states;
+  std::vector<const limiter::StoredState*> ptrs;  // nullptr: missing
+  std::vector<limiter::LimitParams> params;
+};
+
+// Claims every key first (so a conflict touches nothing), then reads each state, checking its
+// kind against the group's algorithm.
+Status ReadGroups(Txn& txn, int db, std::span<const LimitGroup> groups, GroupStates* g) {
+  const size_t count = groups.size();
+  g->raws.resize(count);
+  g->entries.resize(count);
+  g->states.resize(count);
+  g->ptrs.assign(count, nullptr);
+  for (size_t i = 0; i < count; ++i) {
+    internal::EncodeKeyTo(db, groups[i].key, &g->raws[i]);
+    if (Status c = txn.ClaimWrite(g->raws[i]); !c.ok()) return c;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    g->params.push_back(groups[i].params);
+    auto cur = txn.Read(g->raws[i]);
+    if (!cur.ok()) return cur.status();
+    g->entries[i] = std::move(*cur);
+    if (!g->entries[i]) continue;
+    if (g->entries[i]->kind != KindOf(groups[i].params).kind) return Status::WrongType();
+    g->states[i].value = g->entries[i]->payload;
+    g->states[i].expire_at_ms = g->entries[i]->expire_at_ms;
+    g->ptrs[i] = &g->states[i];
+  }
+  return Status::Ok();
+}
+
+// LIMITS.TAKE (refund = false) or its REFUND form: reads every group under the unit's one
+// `now`, decides with the pure math, then writes every group's outcome or, when denied, nothing.
 Result<LimitsReply> RunAll(Txn& txn, int db, std::span<const LimitGroup> groups, int64_t n,
                            bool refund) {
   if (Status c = CheckGroups(groups); !c.ok()) return c;
-  const size_t count = groups.size();
-  std::vector<std::string> raws(count);
-  std::vector<std::optional<Entry>> entries(count);
-  std::vector<limiter::StoredState> states(count);
-  std::vector<const limiter::StoredState*> state_ptrs(count, nullptr);
-  std::vector<limiter::LimitParams> params;
-  params.reserve(count);
-  for (size_t i = 0; i < count; ++i) {
-    internal::EncodeKeyTo(db, groups[i].key, &raws[i]);
-    if (Status c = txn.ClaimWrite(raws[i]); !c.ok()) return c;
-  }
-  for (size_t i = 0; i < count; ++i) {
-    params.push_back(groups[i].params);
-    auto cur = txn.Read(raws[i]);
-    if (!cur.ok()) return cur.status();
-    entries[i] = std::move(*cur);
-    if (!entries[i]) continue;
-    if (entries[i]->kind != KindOf(groups[i].params).kind) return Status::WrongType();
-    states[i].value = entries[i]->payload;
-    states[i].expire_at_ms = entries[i]->expire_at_ms;
-    state_ptrs[i] = &states[i];
-  }
-  limiter::MultiOutcome m = refund ? limiter::RefundAll(params, state_ptrs, txn.now_ns(), n)
-                                   : limiter::TakeAll(params, state_ptrs, txn.now_ns(), n);
+  GroupStates g;
+  if (Status r = ReadGroups(txn, db, groups, &g); !r.ok()) return r;
+  limiter::MultiOutcome m = refund ? limiter::RefundAll(g.params, g.ptrs, txn.now_ns(), n)
+                                   : limiter::TakeAll(g.params, g.ptrs, txn.now_ns(), n);
   if (m.corrupt != 0) return CorruptStatus(KindOf(groups[m.corrupt - 1].params));
   if (m.write) {
-    for (size_t i = 0; i < count; ++i) {
-      ApplyWrite(txn, raws[i], KindOf(groups[i].params), m.groups[i]);
+    for (size_t i = 0; i < groups.size(); ++i) {
+      ApplyWrite(txn, g.raws[i], KindOf(groups[i].params), m.groups[i]);
     }
   }
   LimitsReply reply;
   reply.decision = m.combined.decision;
   reply.binding = m.combined.binding;
-  reply.groups.reserve(count);
+  reply.groups.reserve(m.groups.size());
   for (const limiter::Outcome& o : m.groups) reply.groups.push_back(o.decision);
   return reply;
 }

@@ -324,3 +324,27 @@ TEST_CASE("INFO limiters counts LIMITS.TAKE and refunds") {
 }
 
 }  // namespace sluice::server::testing
+
+namespace sluice::server::testing {
+
+TEST_CASE("LIMITS.TAKE in MULTI/EXEC; a denied call writes no key, so no WATCH fires") {
+  Harness h;
+  CHECK(h.Cmd("MULTI") == Ok());
+  CHECK(h.Cmd(kSecDay) == Simple("QUEUED"));
+  CHECK(h.Cmd("EXEC") ==
+        Arr({Multi({1, 1, 0, 86400000, 2}, 1, {{1, 1, 0, 500, 2}, {1, 2, 0, 86400000, 3}})}));
+  CHECK(h.Cmd(kSecDay).substr(0, 8) == "*7\r\n:1\r\n");
+  CHECK(h.Cmd("WATCH day sec") == Ok());
+  CHECK(h.Cmd(kSecDay).substr(0, 8) == "*7\r\n:0\r\n");  // denied
+  CHECK(h.Cmd("MULTI") == Ok());
+  CHECK(h.Cmd("GET day") == Simple("QUEUED"));
+  CHECK(h.Cmd("EXEC") == Arr({Bulk("2")}));
+  CHECK(h.Cmd("WATCH day") == Ok());
+  h.AdvanceMs(1000);
+  CHECK(h.Cmd(kSecDay).substr(0, 8) == "*7\r\n:1\r\n");  // allowed: writes day
+  CHECK(h.Cmd("MULTI") == Ok());
+  CHECK(h.Cmd("GET day") == Simple("QUEUED"));
+  CHECK(h.Cmd("EXEC") == NilArray());
+}
+
+}  // namespace sluice::server::testing

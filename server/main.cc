@@ -71,6 +71,7 @@ int Serve(Config config, const char* argv0) {
   options.block_cache_bytes = static_cast<size_t>(config.block_cache_size);
   options.on_progress = [](const std::string& line) { sluice::server::LogInfo(line); };
   options.on_error = [](const std::string& line) { sluice::server::LogError(line); };
+  options.wal_recovery = config.wal_recovery;
   sluice::server::LogInfo("loading: opening data dir " + config.dir);
   auto opened = sluice::Store::Open(options);
   if (!opened.ok()) {

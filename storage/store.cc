@@ -279,7 +279,9 @@ Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer) 
   // manual_wal_flush: this appends the batch to the WAL's in-memory buffer (and applies it to
   // the memtable); nothing has reached the OS yet.
   auto s = db_->Write(rocksdb::WriteOptions(), batch);
-  if (!s.ok()) return NoteWriteError(FromRocks(s));
+  // An I/O error (a full disk, or the background error RocksDB latched) stops writes; any
+  // other failure is this write's own.
+  if (!s.ok()) return s.IsIOError() ? NoteWriteError(FromRocks(s)) : FromRocks(s);
   unsynced_.store(true, std::memory_order_release);
   if (defer) return Status::Ok();
   // The fsync also hands the buffer to the OS. Either way the flush covers whatever the buffer

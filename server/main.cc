@@ -75,7 +75,10 @@ int Serve(Config config, const char* argv0) {
   sluice::server::LogInfo("loading: opening data dir " + config.dir);
   auto opened = sluice::Store::Open(options);
   if (!opened.ok()) {
-    return Fail("cannot open data directory '" + config.dir + "': " + opened.status().ToString());
+    const std::string why = opened.status().ToString();
+    const bool full = why.find("No space left on device") != std::string::npos;
+    return Fail("cannot open data directory '" + config.dir + "': " + why +
+                (full ? " (the disk is full: free some space and start again)" : ""));
   }
   std::unique_ptr<sluice::Store> store = std::move(opened).value();
   store->AddCommitObserver(&state.watches());

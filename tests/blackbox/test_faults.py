@@ -499,6 +499,7 @@ class DiskFullTest(BlackboxTestCase):
         self.assertEqual(rc, 1, server.log())
         self.assertIn("cannot open data directory '%s'" % self.datadir, server.log())
         self.assertIn("No space left on device", server.log())
+        self.assertIn("(the disk is full: free some space and start again)", server.log())
         os.unlink(self.filler)
         server.start()
         with server.client() as c:

@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -487,6 +488,40 @@ class DiskFullTest(BlackboxTestCase):
             for key, value in acked:
                 self.assertEqual(c2.call("GET", key), value, key)
             self.assertEqual(c2.call("GET", "after"), b"1")
+
+    def test_concurrent_writers_then_kill9_lose_no_acknowledged_write(self):
+        server = self.start().start()
+        fill(self.filler, leave=2 << 20)
+        acked = [[] for _ in range(4)]
+        errors = [[] for _ in range(4)]
+
+        def writer(n):
+            with server.client() as c:
+                for batch in range(200):
+                    keys = ["w%d-%d-%d" % (n, batch, i) for i in range(20)]
+                    replies = c.pipeline([("SET", k, k.encode() * 500) for k in keys])
+                    for k, r in zip(keys, replies):
+                        (acked[n] if r == "OK" else errors[n]).append((k, r))
+                    if any(r != "OK" for r in replies):
+                        return
+
+        threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for n in range(4):
+            self.assertTrue(errors[n], "writer %d never saw the disk full" % n)
+            for k, r in errors[n]:
+                self.assertTrue(isinstance(r, RespError) and r.startswith("MISCONF "), r)
+        server.kill9()
+        os.unlink(self.filler)
+        server.start()
+        with server.client() as c:
+            for n in range(4):
+                for k, _ in acked[n]:
+                    self.assertEqual(c.call("GET", k), k.encode() * 500, k)
+            self.assertEqual(c.call("SET", "after", "1"), "OK")
 
     def test_start_on_a_full_disk_is_a_clear_error(self):
         server = self.start().start()

@@ -67,10 +67,11 @@ struct Options {
   // a crash or an unflushed close, this can take seconds), at most one line a second, then one
   // summary line when Open has finished. Called on the thread calling Open. nullptr: silent.
   std::function<void(const std::string&)> on_progress;
-  // Write errors and the recovery from them (disk full...), one line each: "writes refused: ..."
-  // when the store latches read-only, "writes accepted again: ..." when it recovers. Called on
-  // whichever thread noticed (RocksDB's background threads included); must be thread-safe and
-  // quick. nullptr: silent.
+  // Errors and warnings, one line each: write errors and the recovery from them (disk full...):
+  // "writes refused: ..." when the store latches read-only, "writes accepted again: ..." when it
+  // recovers; and, during Open, "WARNING: ..." for each write-ahead log that is cut short or
+  // damaged but accepted by wal_recovery. Called on whichever thread noticed (RocksDB's
+  // background threads included); must be thread-safe and quick. nullptr: silent.
   std::function<void(const std::string&)> on_error;
   // What Open does with a damaged write-ahead log (see WalRecovery).
   WalRecovery wal_recovery = WalRecovery::kTolerateTail;

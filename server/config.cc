@@ -189,6 +189,32 @@ std::string GetOutputBufferLimit(const Config& c) {
   return out;
 }
 
+constexpr std::pair<const char*, WalRecovery> kWalRecoveryNames[] = {
+    {"tolerate-tail", WalRecovery::kTolerateTail},
+    {"absolute", WalRecovery::kAbsolute},
+    {"point-in-time", WalRecovery::kPointInTime},
+    {"skip-damaged", WalRecovery::kSkipDamaged},
+};
+
+Error SetWalRecovery(Config& c, std::string_view v) {
+  for (const auto& [name, mode] : kWalRecoveryNames) {
+    if (EqualsIgnoreCase(v, name)) {
+      c.wal_recovery = mode;
+      return std::nullopt;
+    }
+  }
+  return std::string(
+      "argument(s) must be one of the following: tolerate-tail, absolute, point-in-time, "
+      "skip-damaged");
+}
+
+std::string GetWalRecovery(const Config& c) {
+  for (const auto& [name, mode] : kWalRecoveryNames) {
+    if (mode == c.wal_recovery) return name;
+  }
+  return "tolerate-tail";
+}
+
 Error SetQueryBufferLimit(Config& c, std::string_view v) {
   std::optional<int64_t> bytes = ParseMemory(v);
   if (!bytes) return std::string("argument must be a memory value");
@@ -262,6 +288,11 @@ const std::vector<ConfigOption>& ConfigOptions() {
       {"lua-time-limit", "5000", "Old name of busy-reply-threshold.", true, false,
        SetBusyReplyThreshold,
        [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
+      {"wal-recovery-mode", "tolerate-tail",
+       "A damaged write-ahead log at start: tolerate-tail loads a log cut short by a crash (with "
+       "a warning) and refuses damage elsewhere; absolute refuses both; point-in-time (load up "
+       "to the damage) and skip-damaged (load every intact record) accept losing data.",
+       false, false, SetWalRecovery, GetWalRecovery},
       {"enable-debug-command", "no",
        "yes allows DEBUG (e.g. DEBUG CLOCK SET/ADVANCE/REAL, for tests).", false, false, SetDebug,
        [](const Config& c) -> std::string { return c.enable_debug_command ? "yes" : "no"; }},

@@ -44,8 +44,9 @@ struct Config {
   // Redis 7.0's defaults; only the normal class applies to Sluice's clients.
   OutputBufferLimit client_output_buffer_limit[3] = {
       {0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
-  int64_t client_query_buffer_limit = 1LL << 30;  // unparsed input bytes per client
-  int64_t block_cache_size = 256LL << 20;         // RocksDB block cache bytes
+  int64_t client_query_buffer_limit = 1LL << 30;          // unparsed input bytes per client
+  WalRecovery wal_recovery = WalRecovery::kTolerateTail;  // a damaged write-ahead log
+  int64_t block_cache_size = 256LL << 20;                 // RocksDB block cache bytes
   // busy-reply-threshold (alias lua-time-limit): ms a script runs before it counts as busy
   // (SCRIPT KILL may stop it, other clients get -BUSY).
   int64_t busy_reply_threshold_ms = 5000;

@@ -261,12 +261,12 @@ bool Connection::OverOutputLimit() {
     return true;
   }
   const bool over_soft = limit.soft > 0 && pending > limit.soft;
-  const auto now = std::chrono::steady_clock::now();
   if (!over_soft) {
     if (soft_limit_since_ != std::chrono::steady_clock::time_point{}) soft_limit_timer_.cancel();
     soft_limit_since_ = {};
     return false;
   }
+  const auto now = std::chrono::steady_clock::now();  // read only when over the soft limit
   if (soft_limit_since_ == std::chrono::steady_clock::time_point{}) {
     soft_limit_since_ = now;
     soft_limit_timer_.expires_at(now + std::chrono::seconds(limit.soft_seconds) +

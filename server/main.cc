@@ -71,10 +71,14 @@ int Serve(Config config, const char* argv0) {
   options.block_cache_bytes = static_cast<size_t>(config.block_cache_size);
   options.on_progress = [](const std::string& line) { sluice::server::LogInfo(line); };
   options.on_error = [](const std::string& line) { sluice::server::LogError(line); };
+  options.wal_recovery = config.wal_recovery;
   sluice::server::LogInfo("loading: opening data dir " + config.dir);
   auto opened = sluice::Store::Open(options);
   if (!opened.ok()) {
-    return Fail("cannot open data directory '" + config.dir + "': " + opened.status().ToString());
+    const std::string why = opened.status().ToString();
+    const bool full = why.find("No space left on device") != std::string::npos;
+    return Fail("cannot open data directory '" + config.dir + "': " + why +
+                (full ? " (the disk is full: free some space and start again)" : ""));
   }
   std::unique_ptr<sluice::Store> store = std::move(opened).value();
   store->AddCommitObserver(&state.watches());

@@ -17,6 +17,7 @@
 #include "expiry.h"
 #include "info_log.h"
 #include "store_impl.h"
+#include "wal_check.h"
 
 namespace sluice {
 
@@ -162,13 +163,63 @@ class WriteErrorListener final : public rocksdb::EventListener {
 
 }  // namespace
 
+namespace {
+
+rocksdb::WALRecoveryMode RocksRecoveryMode(WalRecovery mode) {
+  switch (mode) {
+    case WalRecovery::kTolerateTail:
+      return rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+    case WalRecovery::kAbsolute:
+      return rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+    case WalRecovery::kPointInTime:
+      return rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+    case WalRecovery::kSkipDamaged:
+      return rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
+  }
+  return rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+}
+
+}  // namespace
+
+// Checks the write-ahead logs before RocksDB replays them (wal_check.h): refuses what the
+// recovery mode does not accept, with the file and offset, before any file is touched; warns
+// about what it accepts.
+Status Store::Impl::CheckLogs() {
+  for (const internal::WalFinding& f : internal::CheckWalFiles(options_.path)) {
+    const std::string where = "write-ahead log " + f.file + " at byte " + std::to_string(f.offset) +
+                              " of " + std::to_string(f.size) + " (" + f.what + ")";
+    const WalRecovery mode = options_.wal_recovery;
+    const bool refuse = f.torn_tail
+                            ? mode == WalRecovery::kAbsolute
+                            : mode == WalRecovery::kTolerateTail || mode == WalRecovery::kAbsolute;
+    if (refuse) {
+      return Status::Corruption(
+          "damaged " + where +
+          ": refusing to start, every file is left in place. Restore the "
+          "data directory from a backup, or accept losing data with --wal-recovery-mode "
+          "point-in-time (load the records before the damage) or skip-damaged (load every "
+          "intact record)");
+    }
+    if (options_.on_error) {
+      options_.on_error(f.torn_tail
+                            ? "WARNING: " + where + ": the log was cut short, as by a crash " +
+                                  "during a write; loading the records before it"
+                            : "WARNING: damaged " + where +
+                                  ": loading what the wal-recovery-mode allows, the rest is lost");
+    }
+  }
+  return Status::Ok();
+}
+
 Status Store::Impl::Open() {
   if (options_.path.empty()) return Status::IOError("no data directory given");
   std::error_code ec;
   std::filesystem::create_directories(options_.path, ec);  // RocksDB reports what still fails
+  if (Status checked = CheckLogs(); !checked.ok()) return checked;
   const auto started = std::chrono::steady_clock::now();
   rocksdb::Options rocks = internal::MakeRocksOptions(options_, clock_);
   rocks.info_log = internal::OpenInfoLog(options_.path);
+  rocks.wal_recovery_mode = RocksRecoveryMode(options_.wal_recovery);
   error_listener_ = std::make_shared<WriteErrorListener>(this);
   rocks.listeners.push_back(error_listener_);
   RecoveryProgress* progress = nullptr;
@@ -228,7 +279,9 @@ Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer) 
   // manual_wal_flush: this appends the batch to the WAL's in-memory buffer (and applies it to
   // the memtable); nothing has reached the OS yet.
   auto s = db_->Write(rocksdb::WriteOptions(), batch);
-  if (!s.ok()) return NoteWriteError(FromRocks(s));
+  // An I/O error (a full disk, or the background error RocksDB latched) stops writes; any
+  // other failure is this write's own.
+  if (!s.ok()) return s.IsIOError() ? NoteWriteError(FromRocks(s)) : FromRocks(s);
   unsynced_.store(true, std::memory_order_release);
   if (defer) return Status::Ok();
   // The fsync also hands the buffer to the OS. Either way the flush covers whatever the buffer

@@ -149,6 +149,7 @@ class Store::Impl {
   void StopThreads();
   void NoteSynced();
   void TryResume();  // everysec thread, while latched
+  Status CheckLogs();
 
   Options options_;
   std::shared_ptr<const Clock> clock_;

@@ -65,14 +65,15 @@ WalFinding CheckBytes(const std::vector<uint8_t>& data) {
     const uint32_t length = h[4] | (uint32_t{h[5]} << 8);
     const uint8_t type = h[6];
     if (type == 0 && length == 0 && AllZero(data, offset)) return f;  // preallocated space
-    if (type >= kFirstRecyclable && type <= kLastRecyclable) return WalFinding{};  // left to RocksDB
+    if (type >= kFirstRecyclable && type <= kLastRecyclable)
+      return WalFinding{};  // left to RocksDB
     if (type == 0 || type > kMaxRecordType) return fail(false, "invalid record type");
     if (kHeaderSize + length > block_left) return fail(false, "record length beyond its block");
     if (offset + kHeaderSize + length > data.size()) {
       return fail(true, "incomplete record at the end");
     }
-    const uint32_t expected = Unmask(h[0] | (uint32_t{h[1]} << 8) | (uint32_t{h[2]} << 16) |
-                                     (uint32_t{h[3]} << 24));
+    const uint32_t expected =
+        Unmask(h[0] | (uint32_t{h[1]} << 8) | (uint32_t{h[2]} << 16) | (uint32_t{h[3]} << 24));
     // The checksum covers the type byte and the payload.
     if (Crc32c(0, h + 6, 1 + length) != expected) return fail(false, "checksum mismatch");
     offset += kHeaderSize + length;

@@ -15,9 +15,9 @@
 namespace sluice::internal {
 
 struct WalFinding {
-  std::string file;     // path of the log file
-  uint64_t offset = 0;  // byte offset of the first bad or incomplete record
-  uint64_t size = 0;    // the file's size
+  std::string file;        // path of the log file
+  uint64_t offset = 0;     // byte offset of the first bad or incomplete record
+  uint64_t size = 0;       // the file's size
   bool torn_tail = false;  // true: the file ends inside a record (cut short); else damaged
   std::string what;        // "checksum mismatch", "incomplete record at the end", ...
 };

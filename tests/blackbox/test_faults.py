@@ -2,11 +2,13 @@
 a full disk, a damaged write-ahead log. Each test starts its own server (harness.Server)."""
 
 import os
+import re
 import resource
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -487,6 +489,40 @@ class DiskFullTest(BlackboxTestCase):
                 self.assertEqual(c2.call("GET", key), value, key)
             self.assertEqual(c2.call("GET", "after"), b"1")
 
+    def test_concurrent_writers_then_kill9_lose_no_acknowledged_write(self):
+        server = self.start().start()
+        fill(self.filler, leave=2 << 20)
+        acked = [[] for _ in range(4)]
+        errors = [[] for _ in range(4)]
+
+        def writer(n):
+            with server.client() as c:
+                for batch in range(200):
+                    keys = ["w%d-%d-%d" % (n, batch, i) for i in range(20)]
+                    replies = c.pipeline([("SET", k, k.encode() * 500) for k in keys])
+                    for k, r in zip(keys, replies):
+                        (acked[n] if r == "OK" else errors[n]).append((k, r))
+                    if any(r != "OK" for r in replies):
+                        return
+
+        threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for n in range(4):
+            self.assertTrue(errors[n], "writer %d never saw the disk full" % n)
+            for k, r in errors[n]:
+                self.assertTrue(isinstance(r, RespError) and r.startswith("MISCONF "), r)
+        server.kill9()
+        os.unlink(self.filler)
+        server.start()
+        with server.client() as c:
+            for n in range(4):
+                for k, _ in acked[n]:
+                    self.assertEqual(c.call("GET", k), k.encode() * 500, k)
+            self.assertEqual(c.call("SET", "after", "1"), "OK")
+
     def test_start_on_a_full_disk_is_a_clear_error(self):
         server = self.start().start()
         with server.client() as c:
@@ -498,6 +534,7 @@ class DiskFullTest(BlackboxTestCase):
         self.assertEqual(rc, 1, server.log())
         self.assertIn("cannot open data directory '%s'" % self.datadir, server.log())
         self.assertIn("No space left on device", server.log())
+        self.assertIn("(the disk is full: free some space and start again)", server.log())
         os.unlink(self.filler)
         server.start()
         with server.client() as c:
@@ -510,6 +547,119 @@ class DiskFullAlwaysTest(DiskFullTest):
 
     appendfsync = "always"
 
+
+
+@sluice_only
+class DamagedWalTest(BlackboxTestCase):
+    """kill -9 after 200 acknowledged writes leaves them in the write-ahead log only; then the log
+    is damaged in three ways."""
+
+    KEYS = 200
+
+    def setUp(self):
+        self.server = Server(options={"threads": "2"})
+        self.addCleanup(self.server.stop)
+        self.server.start()
+        with self.server.client() as c:
+            replies = c.pipeline([("SET", "k%03d" % i, "v%03d" % i * 50)
+                                  for i in range(self.KEYS)])
+            self.assertEqual(replies, ["OK"] * self.KEYS)
+        self.server.kill9()
+        logs = sorted(f for f in os.listdir(self.server.datadir) if f.endswith(".log"))
+        sizes = {f: os.path.getsize(os.path.join(self.server.datadir, f)) for f in logs}
+        self.wal = os.path.join(self.server.datadir, max(sizes, key=sizes.get))
+        with open(self.wal, "rb") as f:
+            self.data = f.read()
+        self.assertGreater(len(self.data), 20000)
+
+    def write_wal(self, data):
+        with open(self.wal, "wb") as f:
+            f.write(data)
+
+    def keys_present(self):
+        with self.server.client() as c:
+            values = c.pipeline([("GET", "k%03d" % i) for i in range(self.KEYS)])
+        present = [i for i, v in enumerate(values) if v is not None]
+        for i in present:
+            self.assertEqual(values[i], b"v%03d" % i * 50)
+        return present
+
+    def files(self):
+        d = self.server.datadir
+        out = {}
+        for name in os.listdir(d):
+            if name.startswith("LOG"):
+                continue  # RocksDB's info log
+            with open(os.path.join(d, name), "rb") as f:
+                out[name] = f.read()
+        return out
+
+    def start_fails(self, **options):
+        self.server.options.update(options)
+        self.server.spawn()
+        self.assertEqual(self.server.wait_exit(), 1, self.server.log())
+        return self.server.log()
+
+    def test_flipped_byte_refuses_to_start_and_leaves_files(self):
+        pos = len(self.data) // 2
+        damaged = bytearray(self.data)
+        damaged[pos] ^= 0xff
+        self.write_wal(bytes(damaged))
+        before = self.files()
+        log = self.start_fails()
+        m = re.search(r"damaged write-ahead log (\S+) at byte (\d+) of (\d+) \(checksum mismatch\): "
+                      r"refusing to start, every file is left in place", log)
+        self.assertIsNotNone(m, log)
+        self.assertEqual(m.group(1), self.wal)
+        self.assertLessEqual(int(m.group(2)), pos)
+        self.assertGreater(int(m.group(2)), pos - 2000)
+        self.assertEqual(int(m.group(3)), len(self.data))
+        self.assertIn("--wal-recovery-mode point-in-time", log)
+        self.assertEqual(self.files(), before)
+        # The operator accepts the loss: the records before the damage load.
+        self.server.options["wal-recovery-mode"] = "point-in-time"
+        self.server.start()
+        self.assertIn("WARNING: damaged write-ahead log %s" % self.wal, self.server.log())
+        present = self.keys_present()
+        self.assertEqual(present, list(range(len(present))))
+        self.assertGreater(len(present), self.KEYS // 4)
+        self.assertLess(len(present), self.KEYS)
+
+    def test_skip_damaged_loads_every_intact_record(self):
+        pos = len(self.data) // 2
+        damaged = bytearray(self.data)
+        damaged[pos] ^= 0xff
+        self.write_wal(bytes(damaged))
+        self.server.options["wal-recovery-mode"] = "skip-damaged"
+        self.server.start()
+        present = self.keys_present()
+        self.assertGreater(len(present), self.KEYS // 4)
+        self.assertLess(len(present), self.KEYS)
+        self.assertIn(self.KEYS - 1, present)
+
+    def test_log_cut_in_half_loads_with_a_warning(self):
+        self.write_wal(self.data[:len(self.data) // 2])
+        self.server.start()
+        self.assertRegex(self.server.log(), r"WARNING: write-ahead log %s at byte \d+ of %d "
+                         r"\(incomplete record[^)]*\): the log was cut short"
+                         % (re.escape(self.wal), len(self.data) // 2))
+        present = self.keys_present()
+        self.assertEqual(present, list(range(len(present))))
+        self.assertGreater(len(present), self.KEYS // 4)
+
+    def test_last_record_cut_loads_all_but_it(self):
+        self.write_wal(self.data[:-10])
+        self.server.start()
+        self.assertIn("the log was cut short", self.server.log())
+        self.assertEqual(self.keys_present(), list(range(self.KEYS - 1)))
+
+    def test_absolute_refuses_even_a_cut_tail(self):
+        self.write_wal(self.data[:-10])
+        log = self.start_fails(**{"wal-recovery-mode": "absolute"})
+        self.assertIn("damaged write-ahead log %s at byte" % self.wal, log)
+        self.assertIn("(incomplete record at the end)", log)
+        with open(self.wal, "rb") as f:
+            self.assertEqual(f.read(), self.data[:-10])
 
 
 if __name__ == "__main__":

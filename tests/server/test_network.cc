@@ -1,7 +1,8 @@
 // The real Server and Connection over TCP on 127.0.0.1 (an ephemeral port): pipelining,
-// commands split across reads, protocol errors, QUIT, maxclients, CLIENT KILL, the
-// unauthenticated limits, the idle timeout, large values and SHUTDOWN. Reads use a generous
-// read deadline so a broken server fails the test instead of hanging it.
+// commands split across reads, the reply-bounded batch, client-output-buffer-limit, protocol
+// errors, QUIT, maxclients, CLIENT KILL, the unauthenticated limits, the idle timeout, large
+// values and SHUTDOWN. Reads use a generous read deadline so a broken server fails the test
+// instead of hanging it.
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
@@ -169,6 +170,42 @@ TEST_CASE("a large value crosses many reads") {
       "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
   CHECK(Expect(c, set, Ok()) == Ok());
   CHECK(Expect(c, "GET k\r\n", Bulk(value)) == Bulk(value));
+}
+
+TEST_CASE("pipelined replies past the batch bound resume after they are written, in order") {
+  // 40 GETs of 100 KB in one write: the batch stops at Connection::kBatchReplyBytes and the
+  // remaining commands run once its replies are written; every reply arrives, in order.
+  LiveServer server;
+  Client c(server.port());
+  std::string value(100 * 1000, 'v');
+  std::string set =
+      "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
+  CHECK(Expect(c, set, Ok()) == Ok());
+  std::string request;
+  std::string want;
+  for (int i = 0; i < 40; ++i) {
+    request += "GET k\r\nINCR n\r\n";
+    want += Bulk(value) + Int(i + 1);
+  }
+  CHECK(Expect(c, request, want) == want);
+}
+
+TEST_CASE("client-output-buffer-limit: over the hard limit the client is closed") {
+  LiveServer server;
+  Client c(server.port());
+  std::string value(2 * 1000 * 1000, 'v');
+  std::string set =
+      "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
+  CHECK(Expect(c, set, Ok()) == Ok());
+  std::string config =
+      "*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$26\r\nclient-output-buffer-limit\r\n$14\r\nnormal 1mb 0 "
+      "0\r\n";
+  CHECK(Expect(c, config, Ok()) == Ok());
+  c.Send("GET k\r\n");
+  CHECK(c.ClosedByServer());
+  CHECK(server.state().stats().client_output_buffer_limit_disconnections.load() == 1);
+  Client other(server.port());
+  CHECK(Expect(other, "PING\r\n", Simple("PONG")) == Simple("PONG"));
 }
 
 TEST_CASE("protocol error: reply then close") {

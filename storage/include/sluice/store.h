@@ -40,6 +40,18 @@ inline constexpr int kNumDatabases = 16;
 
 enum class Durability { kAlways, kEverySec, kNo };
 
+// How Open treats the write-ahead log when it is not clean. A log that ends inside a record was
+// cut short while being written (a crash, a power loss): what is lost is the tail after the last
+// fsync, which the durability mode already allows to lose. Damage elsewhere (a bad checksum, a
+// bad record) would lose durable writes after it, so by default Open refuses it. (A log cut
+// anywhere looks the same as one cut by a crash: only damage inside the file can be detected.)
+enum class WalRecovery {
+  kTolerateTail,  // a cut-short tail loads with a warning; damage refuses to open (default)
+  kAbsolute,      // even a cut-short tail refuses to open
+  kPointInTime,   // loads every record before the first damage, drops the rest (data loss)
+  kSkipDamaged,   // loads every intact record, skipping damaged ones (data loss)
+};
+
 struct Options {
   std::string path;  // data directory; created if missing. Required.
   Durability durability = Durability::kEverySec;
@@ -55,11 +67,14 @@ struct Options {
   // a crash or an unflushed close, this can take seconds), at most one line a second, then one
   // summary line when Open has finished. Called on the thread calling Open. nullptr: silent.
   std::function<void(const std::string&)> on_progress;
-  // Write errors and the recovery from them (disk full...), one line each: "writes refused: ..."
-  // when the store latches read-only, "writes accepted again: ..." when it recovers. Called on
-  // whichever thread noticed (RocksDB's background threads included); must be thread-safe and
-  // quick. nullptr: silent.
+  // Errors and warnings, one line each: write errors and the recovery from them (disk full...):
+  // "writes refused: ..." when the store latches read-only, "writes accepted again: ..." when it
+  // recovers; and, during Open, "WARNING: ..." for each write-ahead log that is cut short or
+  // damaged but accepted by wal_recovery. Called on whichever thread noticed (RocksDB's
+  // background threads included); must be thread-safe and quick. nullptr: silent.
   std::function<void(const std::string&)> on_error;
+  // What Open does with a damaged write-ahead log (see WalRecovery).
+  WalRecovery wal_recovery = WalRecovery::kTolerateTail;
 };
 
 // What a key holds. TypeName() gives the name TYPE replies with.

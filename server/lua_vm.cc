@@ -339,6 +339,12 @@ void LuaVm::Sandbox() {
   lua_settop(L, 0);
 }
 
+std::optional<uint32_t> LuaVm::Tag(const std::string& sha) const {
+  auto it = tags_.find(sha);
+  if (it == tags_.end()) return std::nullopt;
+  return it->second;
+}
+
 bool LuaVm::Compiled(std::string_view sha) {
   lua_getfield(L_, LUA_REGISTRYINDEX, kFunctionsKey);
   lua_pushlstring(L_, sha.data(), sha.size());

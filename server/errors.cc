@@ -110,6 +110,9 @@ Status ScriptNoArguments() {
 Status ScriptBadArgument() {
   return Err("ERR Lua redis lib command arguments must be strings or integers");
 }
+Status ScriptLockConflict() {
+  return Err("ERR script stopped: an undeclared key is locked by another client");
+}
 Status ScriptKilled() { return Err("ERR Script killed by user with SCRIPT KILL..."); }
 Status ScriptNotBusy() { return Err("NOTBUSY No scripts in execution right now."); }
 Status ScriptUnkillable() {

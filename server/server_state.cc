@@ -72,6 +72,7 @@ void ServerState::PublishLocked() {
   obuf_soft_.store(normal.soft, std::memory_order_relaxed);
   obuf_soft_seconds_.store(normal.soft_seconds, std::memory_order_relaxed);
   query_limit_.store(config_.client_query_buffer_limit, std::memory_order_relaxed);
+  busy_threshold_ms_.store(config_.busy_reply_threshold_ms, std::memory_order_relaxed);
 }
 
 bool ServerState::CheckPassword(std::string_view password) const {

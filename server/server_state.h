@@ -16,6 +16,7 @@
 #include "server/client_state.h"
 #include "server/config.h"
 #include "server/limiter_stats.h"
+#include "server/lua_functions.h"
 #include "server/lua_script_cache.h"
 #include "server/watch.h"
 #include "sluice/clock.h"
@@ -96,6 +97,9 @@ class ServerState {
             obuf_soft_seconds_.load(std::memory_order_relaxed)};
   }
   int64_t query_buffer_limit() const { return query_limit_.load(std::memory_order_relaxed); }
+  int64_t busy_reply_threshold_ms() const {
+    return busy_threshold_ms_.load(std::memory_order_relaxed);
+  }
 
   AdjustableClock& clock() { return *clock_; }
   const std::shared_ptr<AdjustableClock>& shared_clock() const { return clock_; }
@@ -107,6 +111,7 @@ class ServerState {
   // EVAL/SCRIPT: the script cache every connection shares, and the scripts running now.
   ScriptCache& scripts() { return scripts_; }
   RunningScripts& running_scripts() { return running_scripts_; }
+  FunctionRegistry& functions() { return functions_; }  // FUNCTION / FCALL libraries
 
   // The full command table (for COMMAND). Not owned; set once before serving.
   void set_commands(const CommandTable* table) { commands_ = table; }
@@ -141,6 +146,7 @@ class ServerState {
   std::atomic<int64_t> obuf_soft_{0};
   std::atomic<int64_t> obuf_soft_seconds_{0};
   std::atomic<int64_t> query_limit_{0};
+  std::atomic<int64_t> busy_threshold_ms_{5000};
 
   std::shared_ptr<AdjustableClock> clock_;
   ServerStats stats_;
@@ -149,6 +155,7 @@ class ServerState {
   WatchRegistry watches_;
   ScriptCache scripts_;
   RunningScripts running_scripts_;
+  FunctionRegistry functions_;
   const CommandTable* commands_ = nullptr;
   std::string executable_;
   std::atomic<int> tcp_port_{0};

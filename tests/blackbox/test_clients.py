@@ -17,6 +17,7 @@ printed, while Sluice answers `COMMAND INFO lpush` with nothing.
 import hashlib
 import os
 import sys
+import threading
 import time
 import unittest
 
@@ -257,6 +258,50 @@ class LockTest(ClientsTestCase):
         self.on_each_server(scenario, [True, False, None, True, True])
 
 
+def run_threads(n, work):
+    """Runs work(i) on n threads at once; returns their results in order (raises the first
+    exception a thread raised)."""
+    results = [None] * n
+    errors = []
+    start = threading.Barrier(n)
+
+    def run(i):
+        try:
+            start.wait()
+            results[i] = work(i)
+        except BaseException as e:  # noqa: B902 - reported to the test below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    if errors:
+        raise errors[0]
+    return results
+
+
+class LockConcurrencyTest(ClientsTestCase):
+    def test_lock_excludes_4_threads_doing_read_modify_write(self):
+        def scenario(port):
+            def work(_):
+                r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
+                try:
+                    for _ in range(15):
+                        with r.lock("rp:mutex", timeout=30, sleep=0.002, blocking_timeout=60):
+                            v = int(r.get("rp:counter") or 0)
+                            r.set("rp:counter", v + 1)  # lost updates unless the lock excludes
+                finally:
+                    r.close()
+
+            run_threads(4, work)
+            r = self.client(port)
+            return [r.get("rp:counter"), r.exists("rp:mutex")]
+
+        self.on_each_server(scenario, [b"60", 0])
+
+
 # ---------------------------------------------------------------------------------------------
 # limits
 # ---------------------------------------------------------------------------------------------
@@ -315,6 +360,20 @@ class LimitsTest(LimitsBase):
             return got
 
         self.on_each_server(scenario, [True, True, True, False, False, False, (False, 0), True])
+
+    def test_fixed_window_6_threads_share_30_per_minute(self):
+        def scenario(port):
+            item = limits.parse("30/minute")
+
+            def work(_):
+                storage = self.storage(port)  # its own connection pool; kept alive here
+                limiter = limits.strategies.FixedWindowRateLimiter(storage)
+                return sum(limiter.hit(item, "shared") for _ in range(20))
+
+            allowed = run_threads(6, work)
+            return [sum(allowed), self.client(port).get(item.key_for("shared"))]
+
+        self.on_each_server(scenario, [30, b"120"])
 
     def test_storage_reset_deletes_the_limiter_keys(self):
         def scenario(port):

@@ -390,6 +390,37 @@ class LimitsTest(LimitsBase):
             [b"unrelated"]])
 
 
+@unittest.skipIf(limits is None, LIMITS_MISSING)
+class LimitsRestartTest(LimitsBase):
+    """A server of its own, restarted: the limiter state is durable, the script cache is not
+    (as in Redis), and the libraries load their scripts again on NOSCRIPT."""
+
+    def check_restart(self, hard):
+        server = Server(debug=False)
+        self.addCleanup(server.stop)
+        server.start()
+        item = limits.parse("5/minute")
+        limiter = limits.strategies.FixedWindowRateLimiter(self.storage(server.port))
+        got = [limiter.hit(item, "u") for _ in range(3)]
+        take = self.client(server.port).register_script(INCR_EXPIRE)
+        got.append(take(keys=["s"], args=[60, 1])[0])
+        server.restart(hard=hard)
+        # New connections, as an application gets when it reconnects.
+        r = self.client(server.port)
+        limiter = limits.strategies.FixedWindowRateLimiter(self.storage(server.port))
+        got += [r.script_exists(take.sha), [limiter.hit(item, "u") for _ in range(3)],
+                50 < r.ttl(item.key_for("u")) <= 60]
+        take = r.register_script(INCR_EXPIRE)
+        got += [take(keys=["s"], args=[60, 1])[0], r.script_exists(take.sha)]
+        self.assertEqual(got, [True, True, True, 1, [False], [True, True, False], True, 2, [True]])
+
+    def test_sigterm_restart(self):
+        self.check_restart(hard=False)
+
+    def test_kill9_restart(self):
+        self.check_restart(hard=True)
+
+
 def lists_missing():
     """Why the moving window cannot run on Sluice yet, or None."""
     server = TARGETS.get("sluice")

@@ -11,6 +11,7 @@
 
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import Redis from 'ioredis-6';
 import { createClient } from 'redis-6';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
@@ -172,6 +173,23 @@ for (const clientKind of Object.keys(clients)) {
         const ttl = Number(await client.ttl(`${prefix}-raw:u`));
         return [await client.get(`${prefix}-raw:u`), ttl > 52 && ttl <= 60];
       }, ['2', true]);
+    });
+
+    // ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT; node-redis sends EVAL. Either
+    // way the server caches the script (EVAL caches it, as in Redis), so EVALSHA works after.
+    test('the first consume leaves the library\'s script in the server\'s cache', async () => {
+      await onEachServer(clientKind, async (make, client) => {
+        const call = (...args) => (client.call ? client.call(...args) : client.sendCommand(args));
+        const rl = make({ keyPrefix: `${prefix}-cache`, points: 5, duration: 60 });
+        const sha = createHash('sha1').update(rl._incrTtlLuaScript).digest('hex');
+        const got = [await call('SCRIPT', 'FLUSH'), await call('SCRIPT', 'EXISTS', sha)];
+        await rl.delete('u');
+        got.push(await settle(rl.consume('u'), 60), await call('SCRIPT', 'EXISTS', sha));
+        const [consumed, ttl] = await call('EVALSHA', sha, '1', `${prefix}-cache:u`, '1', '60', '5',
+                                           '60');
+        got.push(consumed, ttl > 52_000 && ttl <= 60_000);
+        return got;
+      }, ['OK', [0], allowed(1, 4, true), [1], 2, true]);
     });
 
     if (clientKind.includes('RESP3')) {

@@ -226,5 +226,22 @@ for (const clientKind of Object.keys(clients)) {
                 await client.get(`${prefix}-conns:u`)];
       }, [25, Array.from({ length: 80 }, (_, i) => i + 1).join(','), '80']);
     });
+
+    // SCRIPT FLUSH from another connection while they run: ioredis's EVALSHA gets NOSCRIPT and
+    // falls back to EVAL, so every consume still counts exactly once.
+    test('SCRIPT FLUSH during 80 consumes from 8 connections changes no count', async () => {
+      await onEachServer(clientKind, async (make, client, connect) => {
+        const call = (...args) => (client.call ? client.call(...args) : client.sendCommand(args));
+        await make({ keyPrefix: `${prefix}-flush`, points: 25, duration: 60 }).delete('u');
+        const limiters = await Promise.all(Array.from({ length: 8 }, async () =>
+          (await connect())({ keyPrefix: `${prefix}-flush`, points: 25, duration: 60 })));
+        const consumes = limiters.flatMap((rl) =>
+          Array.from({ length: 10 }, () => settle(rl.consume('u'), 60)));
+        const flushes = Array.from({ length: 5 }, () => call('SCRIPT', 'FLUSH'));
+        const all = await Promise.all(consumes);
+        const consumed = all.map((o) => (o.ok ?? o.rejected).consumed).sort((a, b) => a - b);
+        return [all.filter((o) => o.ok).length, consumed.join(','), await Promise.all(flushes)];
+      }, [25, Array.from({ length: 80 }, (_, i) => i + 1).join(','), Array(5).fill('OK')]);
+    });
   });
 }

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -47,6 +48,8 @@ class LuaVm {
 
   // This thread's state of `kind`, rebuilt first when it was built for another generation.
   static LuaVm& ForThread(Kind kind, uint64_t generation);
+  // A state of `kind` owned by the caller, not this thread's (FUNCTION LOAD validates in one).
+  static std::unique_ptr<LuaVm> Create(Kind kind);
   // Bytes every thread's Lua states hold now (INFO used_memory_lua).
   static size_t TotalMemory();
 
@@ -71,6 +74,16 @@ class LuaVm {
 
   // The script running on this thread (nullptr when none): the `redis` API's context.
   static ScriptExecution* current();
+  // Redis 7.0's error handler (makes errors {err=..., source=..., line=...}): for callers that
+  // run Lua code in a protected call of their own (FUNCTION LOAD).
+  static int ErrorHandler(lua_State* L);
+  void PushGlobals();         // pushes the real globals table (behind the scripts' read-only view)
+  void PushArgs(Args items);  // pushes a table {items[0], items[1], ...}
+  bool HasValueOnTop();       // false (popping it) when the top of the stack is nil
+  void Pop();                 // pops the top of the stack
+
+  // Set by the owner once it has filled a fresh state (the functions state: its libraries).
+  bool prepared = false;
 
  private:
   LuaVm(Kind kind, uint64_t generation);

@@ -16,6 +16,7 @@
 #include "server/client_state.h"
 #include "server/config.h"
 #include "server/limiter_stats.h"
+#include "server/lua_functions.h"
 #include "server/lua_script_cache.h"
 #include "server/watch.h"
 #include "sluice/clock.h"
@@ -101,6 +102,7 @@ class ServerState {
   // EVAL/SCRIPT: the script cache every connection shares, and the scripts running now.
   ScriptCache& scripts() { return scripts_; }
   RunningScripts& running_scripts() { return running_scripts_; }
+  FunctionRegistry& functions() { return functions_; }  // FUNCTION / FCALL libraries
 
   // The full command table (for COMMAND). Not owned; set once before serving.
   void set_commands(const CommandTable* table) { commands_ = table; }
@@ -139,6 +141,7 @@ class ServerState {
   WatchRegistry watches_;
   ScriptCache scripts_;
   RunningScripts running_scripts_;
+  FunctionRegistry functions_;
   const CommandTable* commands_ = nullptr;
   std::string executable_;
   std::atomic<int> tcp_port_{0};

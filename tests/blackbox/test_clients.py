@@ -10,8 +10,10 @@ Every scenario runs on sluice-server and, side by side, on a reference redis-ser
 started beside it, and each result must equal the value written here (so both being wrong the
 same way still fails). With SLUICE_TARGET=redis only the reference runs (proving the values are
 Redis's). Limits use the servers' real clocks with windows of a minute or more: nothing waits.
-The moving window needs the list commands (issue 8); only it is skipped, with the reason
-printed, while Sluice answers `COMMAND INFO lpush` with nothing.
+Concurrency: a Lock shared by 4 threads and a fixed window shared by 6 (each result exact).
+Restarts (SIGTERM, kill -9) run on a server of their own: the server under test only, as the
+reference keeps no data. The moving window needs the list commands (issue 8); only it is
+skipped, with the reason printed, while Sluice answers `COMMAND INFO lpush` with nothing.
 """
 
 import hashlib
@@ -392,8 +394,9 @@ class LimitsTest(LimitsBase):
 
 @unittest.skipIf(limits is None, LIMITS_MISSING)
 class LimitsRestartTest(LimitsBase):
-    """A server of its own, restarted: the limiter state is durable, the script cache is not
-    (as in Redis), and the libraries load their scripts again on NOSCRIPT."""
+    """A server of its own (the server under test; with SLUICE_TARGET=redis a redis-server with
+    appendonly), restarted: the limiter state is durable, the script cache is not (as in Redis),
+    and the libraries load their scripts again on NOSCRIPT."""
 
     def check_restart(self, hard):
         server = Server(debug=False)

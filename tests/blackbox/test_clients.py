@@ -10,13 +10,16 @@ Every scenario runs on sluice-server and, side by side, on a reference redis-ser
 started beside it, and each result must equal the value written here (so both being wrong the
 same way still fails). With SLUICE_TARGET=redis only the reference runs (proving the values are
 Redis's). Limits use the servers' real clocks with windows of a minute or more: nothing waits.
-The moving window needs the list commands (issue 8); only it is skipped, with the reason
-printed, while Sluice answers `COMMAND INFO lpush` with nothing.
+Concurrency: a Lock shared by 4 threads and a fixed window shared by 6 (each result exact).
+Restarts (SIGTERM, kill -9) run on a server of their own: the server under test only, as the
+reference keeps no data. The moving window needs the list commands (issue 8); only it is
+skipped, with the reason printed, while Sluice answers `COMMAND INFO lpush` with nothing.
 """
 
 import hashlib
 import os
 import sys
+import threading
 import time
 import unittest
 
@@ -257,6 +260,50 @@ class LockTest(ClientsTestCase):
         self.on_each_server(scenario, [True, False, None, True, True])
 
 
+def run_threads(n, work):
+    """Runs work(i) on n threads at once; returns their results in order (raises the first
+    exception a thread raised)."""
+    results = [None] * n
+    errors = []
+    start = threading.Barrier(n)
+
+    def run(i):
+        try:
+            start.wait()
+            results[i] = work(i)
+        except BaseException as e:  # noqa: B902 - reported to the test below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    if errors:
+        raise errors[0]
+    return results
+
+
+class LockConcurrencyTest(ClientsTestCase):
+    def test_lock_excludes_4_threads_doing_read_modify_write(self):
+        def scenario(port):
+            def work(_):
+                r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
+                try:
+                    for _ in range(15):
+                        with r.lock("rp:mutex", timeout=30, sleep=0.002, blocking_timeout=60):
+                            v = int(r.get("rp:counter") or 0)
+                            r.set("rp:counter", v + 1)  # lost updates unless the lock excludes
+                finally:
+                    r.close()
+
+            run_threads(4, work)
+            r = self.client(port)
+            return [r.get("rp:counter"), r.exists("rp:mutex")]
+
+        self.on_each_server(scenario, [b"60", 0])
+
+
 # ---------------------------------------------------------------------------------------------
 # limits
 # ---------------------------------------------------------------------------------------------
@@ -316,6 +363,20 @@ class LimitsTest(LimitsBase):
 
         self.on_each_server(scenario, [True, True, True, False, False, False, (False, 0), True])
 
+    def test_fixed_window_6_threads_share_30_per_minute(self):
+        def scenario(port):
+            item = limits.parse("30/minute")
+
+            def work(_):
+                storage = self.storage(port)  # its own connection pool; kept alive here
+                limiter = limits.strategies.FixedWindowRateLimiter(storage)
+                return sum(limiter.hit(item, "shared") for _ in range(20))
+
+            allowed = run_threads(6, work)
+            return [sum(allowed), self.client(port).get(item.key_for("shared"))]
+
+        self.on_each_server(scenario, [30, b"120"])
+
     def test_storage_reset_deletes_the_limiter_keys(self):
         def scenario(port):
             s = self.storage(port)
@@ -329,6 +390,38 @@ class LimitsTest(LimitsBase):
         self.on_each_server(scenario, [
             [b"LIMITER/a/1/1/hour", b"LIMITER/b/1/1/hour", b"LIMITER/c/1/1/hour"], 3,
             [b"unrelated"]])
+
+
+@unittest.skipIf(limits is None, LIMITS_MISSING)
+class LimitsRestartTest(LimitsBase):
+    """A server of its own (the server under test; with SLUICE_TARGET=redis a redis-server with
+    appendonly), restarted: the limiter state is durable, the script cache is not (as in Redis),
+    and the libraries load their scripts again on NOSCRIPT."""
+
+    def check_restart(self, hard):
+        server = Server(debug=False)
+        self.addCleanup(server.stop)
+        server.start()
+        item = limits.parse("5/minute")
+        limiter = limits.strategies.FixedWindowRateLimiter(self.storage(server.port))
+        got = [limiter.hit(item, "u") for _ in range(3)]
+        take = self.client(server.port).register_script(INCR_EXPIRE)
+        got.append(take(keys=["s"], args=[60, 1])[0])
+        server.restart(hard=hard)
+        # New connections, as an application gets when it reconnects.
+        r = self.client(server.port)
+        limiter = limits.strategies.FixedWindowRateLimiter(self.storage(server.port))
+        got += [r.script_exists(take.sha), [limiter.hit(item, "u") for _ in range(3)],
+                50 < r.ttl(item.key_for("u")) <= 60]
+        take = r.register_script(INCR_EXPIRE)
+        got += [take(keys=["s"], args=[60, 1])[0], r.script_exists(take.sha)]
+        self.assertEqual(got, [True, True, True, 1, [False], [True, True, False], True, 2, [True]])
+
+    def test_sigterm_restart(self):
+        self.check_restart(hard=False)
+
+    def test_kill9_restart(self):
+        self.check_restart(hard=True)
 
 
 def lists_missing():

@@ -86,17 +86,27 @@ async function startApp(sendCommand, prefix, options) {
   };
 }
 
-// Runs scenario(app, conn) on every server with a fresh client and app; asserts its result.
+// Runs scenario(app, conn, another) on every server with a fresh client and app; asserts its
+// result. another() starts one more app instance, on its own connection, sharing the store.
 async function onEachServer(clientKind, prefix, options, scenario, expected) {
   for (const [kind, server] of Object.entries(servers)) {
-    const conn = await clients[clientKind](server.port);
-    const app = await startApp(conn.sendCommand, prefix, options);
+    const opened = [];
+    const another = async () => {
+      const conn = await clients[clientKind](server.port);
+      const app = await startApp(conn.sendCommand, prefix, options);
+      opened.push({ conn, app });
+      return { conn, app };
+    };
     try {
+      const { conn, app } = await another();
       await conn.raw('DEL', `${prefix}127.0.0.1`, `${prefix}::ffff:127.0.0.1`);
-      assert.deepEqual(await scenario(app, conn), expected, `${kind} answered differently`);
+      assert.deepEqual(await scenario(app, conn, another), expected,
+                       `${kind} answered differently`);
     } finally {
-      await app.close();
-      await conn.close();
+      for (const { conn, app } of opened) {
+        await app.close();
+        await conn.close();
+      }
     }
   }
 }
@@ -156,6 +166,16 @@ for (const clientKind of Object.keys(clients)) {
         for (let i = 0; i < 6; i++) got.push((await app.get()).status);
         return got;
       }, [500, 500, 500, 200, 200, 200, 200, 200, 429]);
+    });
+
+    test('3 app instances, 30 requests at once: exactly 5 answered, 25 limited', async () => {
+      await onEachServer(clientKind, `erl-${tag}-e:`, {}, async (app, conn, another) => {
+        const apps = [app, (await another()).app, (await another()).app];
+        const all = await Promise.all(Array.from({ length: 30 }, (_, i) => apps[i % 3].get()));
+        const count = (status) => all.filter((r) => r.status === status).length;
+        const remaining = all.filter((r) => r.status === 200).map((r) => r.remaining).sort();
+        return [count(200), count(429), remaining.join(',')];
+      }, [5, 25, '0,1,2,3,4']);
     });
   });
 }

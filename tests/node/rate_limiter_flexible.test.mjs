@@ -2,8 +2,8 @@
 // by side, the reference redis-server 7.0.x, through two clients:
 // - ioredis 6.0.0 (package alias `ioredis-6`): the library defines its Lua script as a command
 //   (defineCommand: EVALSHA, then EVAL on NOSCRIPT);
-// - node-redis 6.3.1 (package alias `redis-6`, the newest major; it speaks RESP3 with
-//   `RESP: 3`, sent as HELLO 3): the library calls EVAL with the script each time.
+// - node-redis 6.3.1 (package alias `redis-6`), in RESP3 (`RESP: 3`, sent as HELLO 3) and in
+//   RESP2: the library calls EVAL with the script each time.
 // consume/get/block/penalty/reward/delete and blockDuration each assert exact points (5 of 8
 // allowed at 5 per minute, the rejections being the library's own RateLimiterRes, not an Error)
 // and the milliseconds before the next point within the window. The limiter's time is the
@@ -11,6 +11,7 @@
 
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import Redis from 'ioredis-6';
 import { createClient } from 'redis-6';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
@@ -57,26 +58,34 @@ const clients = {
       return { client: c, opts: {}, close: async () => c.disconnect() };
     },
   },
-  'node-redis 6 (RESP3)': {
-    async open(port) {
-      const c = createClient({ RESP: 3, socket: { port, host: '127.0.0.1', reconnectStrategy: false } });
-      c.on('error', () => {});
-      await c.connect();
-      return { client: c, opts: { useRedisPackage: true }, close: async () => c.close() };
-    },
-  },
+  'node-redis 6 (RESP3)': { open: (port) => openNodeRedis(port, 3) },
+  'node-redis 6 (RESP2)': { open: (port) => openNodeRedis(port, 2) },
 };
 
-// Runs scenario(limiterFactory) on every server with a fresh client; asserts its result.
+async function openNodeRedis(port, RESP) {
+  const c = createClient({ RESP, socket: { port, host: '127.0.0.1', reconnectStrategy: false } });
+  c.on('error', () => {});
+  await c.connect();
+  return { client: c, opts: { useRedisPackage: true }, close: async () => c.close() };
+}
+
+// Runs scenario(make, client, connect) on every server with a fresh client; asserts its result.
+// make(options) builds a limiter on that client; connect() opens another connection and gives
+// its make (closed with the first).
 async function onEachServer(clientKind, scenario, expected) {
   for (const [kind, server] of Object.entries(servers)) {
-    const { client, opts, close } = await clients[clientKind].open(server.port);
+    const opened = [];
+    const connect = async () => {
+      const conn = await clients[clientKind].open(server.port);
+      opened.push(conn);
+      return (o) => new RateLimiterRedis({ storeClient: conn.client, ...conn.opts, ...o });
+    };
     try {
-      const make = (o) => new RateLimiterRedis({ storeClient: client, ...opts, ...o });
-      const got = await scenario(make, client);
+      const make = await connect();
+      const got = await scenario(make, opened[0].client, connect);
       assert.deepEqual(got, expected, `${kind} answered differently`);
     } finally {
-      await close();
+      for (const conn of opened) await conn.close();
     }
   }
 }
@@ -88,7 +97,7 @@ const denied = (consumed, window = '~60s') =>
 
 for (const clientKind of Object.keys(clients)) {
   describe(`RateLimiterRedis with ${clientKind}`, () => {
-    const prefix = clientKind.startsWith('io') ? 'rlf-io' : 'rlf-nr';
+    const prefix = `rlf-${clientKind.replace(/\W+/g, '')}`;
 
     test('5 of 8 allowed at 5 per minute; the 6th is rejected with a RateLimiterRes', async () => {
       await onEachServer(clientKind, async (make) => {
@@ -166,6 +175,23 @@ for (const clientKind of Object.keys(clients)) {
       }, ['2', true]);
     });
 
+    // ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT; node-redis sends EVAL. Either
+    // way the server caches the script (EVAL caches it, as in Redis), so EVALSHA works after.
+    test('the first consume leaves the library\'s script in the server\'s cache', async () => {
+      await onEachServer(clientKind, async (make, client) => {
+        const call = (...args) => (client.call ? client.call(...args) : client.sendCommand(args));
+        const rl = make({ keyPrefix: `${prefix}-cache`, points: 5, duration: 60 });
+        const sha = createHash('sha1').update(rl._incrTtlLuaScript).digest('hex');
+        const got = [await call('SCRIPT', 'FLUSH'), await call('SCRIPT', 'EXISTS', sha)];
+        await rl.delete('u');
+        got.push(await settle(rl.consume('u'), 60), await call('SCRIPT', 'EXISTS', sha));
+        const [consumed, ttl] = await call('EVALSHA', sha, '1', `${prefix}-cache:u`, '1', '60', '5',
+                                           '60');
+        got.push(consumed, ttl > 52_000 && ttl <= 60_000);
+        return got;
+      }, ['OK', [0], allowed(1, 4, true), [1], 2, true]);
+    });
+
     if (clientKind.includes('RESP3')) {
       test('the connection speaks RESP3 (HELLO reports proto 3)', async () => {
         await onEachServer(clientKind, async (make, client) => {
@@ -183,6 +209,39 @@ for (const clientKind of Object.keys(clients)) {
         const consumed = all.map((o) => (o.ok ?? o.rejected).consumed).sort((a, b) => a - b);
         return [all.filter((o) => o.ok).length, consumed.join(',')];
       }, [5, Array.from({ length: 20 }, (_, i) => i + 1).join(',')]);
+    });
+
+    // Scripts from many connections (Sluice serves them on several I/O threads) at one key:
+    // each consume's script is atomic, so the counts are 1..80 each once and 25 are allowed.
+    test('8 connections x 10 concurrent consumes share 25 points: exactly 25 allowed',
+         async () => {
+      await onEachServer(clientKind, async (make, client, connect) => {
+        await make({ keyPrefix: `${prefix}-conns`, points: 25, duration: 60 }).delete('u');
+        const limiters = await Promise.all(Array.from({ length: 8 }, async () =>
+          (await connect())({ keyPrefix: `${prefix}-conns`, points: 25, duration: 60 })));
+        const all = await Promise.all(limiters.flatMap((rl) =>
+          Array.from({ length: 10 }, () => settle(rl.consume('u'), 60))));
+        const consumed = all.map((o) => (o.ok ?? o.rejected).consumed).sort((a, b) => a - b);
+        return [all.filter((o) => o.ok).length, consumed.join(','),
+                await client.get(`${prefix}-conns:u`)];
+      }, [25, Array.from({ length: 80 }, (_, i) => i + 1).join(','), '80']);
+    });
+
+    // SCRIPT FLUSH from another connection while they run: ioredis's EVALSHA gets NOSCRIPT and
+    // falls back to EVAL, so every consume still counts exactly once.
+    test('SCRIPT FLUSH during 80 consumes from 8 connections changes no count', async () => {
+      await onEachServer(clientKind, async (make, client, connect) => {
+        const call = (...args) => (client.call ? client.call(...args) : client.sendCommand(args));
+        await make({ keyPrefix: `${prefix}-flush`, points: 25, duration: 60 }).delete('u');
+        const limiters = await Promise.all(Array.from({ length: 8 }, async () =>
+          (await connect())({ keyPrefix: `${prefix}-flush`, points: 25, duration: 60 })));
+        const consumes = limiters.flatMap((rl) =>
+          Array.from({ length: 10 }, () => settle(rl.consume('u'), 60)));
+        const flushes = Array.from({ length: 5 }, () => call('SCRIPT', 'FLUSH'));
+        const all = await Promise.all(consumes);
+        const consumed = all.map((o) => (o.ok ?? o.rejected).consumed).sort((a, b) => a - b);
+        return [all.filter((o) => o.ok).length, consumed.join(','), await Promise.all(flushes)];
+      }, [25, Array.from({ length: 80 }, (_, i) => i + 1).join(','), Array(5).fill('OK')]);
     });
   });
 }

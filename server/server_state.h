@@ -17,6 +17,7 @@
 #include "server/config.h"
 #include "server/limiter_stats.h"
 #include "server/lua_script_cache.h"
+#include "server/native_scripts.h"
 #include "server/watch.h"
 #include "sluice/clock.h"
 
@@ -87,6 +88,7 @@ class ServerState {
   int64_t timeout_seconds() const { return timeout_s_.load(std::memory_order_relaxed); }
   int64_t proto_max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
   bool debug_enabled() const { return debug_enabled_.load(std::memory_order_relaxed); }
+  bool native_scripts_enabled() const { return native_scripts_.load(std::memory_order_relaxed); }
 
   AdjustableClock& clock() { return *clock_; }
   const std::shared_ptr<AdjustableClock>& shared_clock() const { return clock_; }
@@ -98,6 +100,7 @@ class ServerState {
   // EVAL/SCRIPT: the script cache every connection shares, and the scripts running now.
   ScriptCache& scripts() { return scripts_; }
   RunningScripts& running_scripts() { return running_scripts_; }
+  NativeScriptStats& native_script_stats() { return native_script_stats_; }
 
   // The full command table (for COMMAND). Not owned; set once before serving.
   void set_commands(const CommandTable* table) { commands_ = table; }
@@ -127,6 +130,7 @@ class ServerState {
   std::atomic<int64_t> timeout_s_{0};
   std::atomic<int64_t> max_bulk_len_{0};
   std::atomic<bool> debug_enabled_{false};
+  std::atomic<bool> native_scripts_{true};
 
   std::shared_ptr<AdjustableClock> clock_;
   ServerStats stats_;
@@ -135,6 +139,7 @@ class ServerState {
   WatchRegistry watches_;
   ScriptCache scripts_;
   RunningScripts running_scripts_;
+  NativeScriptStats native_script_stats_;
   const CommandTable* commands_ = nullptr;
   std::string executable_;
   std::atomic<int> tcp_port_{0};

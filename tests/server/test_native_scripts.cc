@@ -155,6 +155,37 @@ TEST_CASE("native scripts: a declined call runs in Lua and is counted as interpr
   CHECK(Counts(h, "rate_limit_redis_get") == "native=1,interpreted=0");
 }
 
+TEST_CASE("native scripts: the cache, MULTI/EXEC and WATCH work as for any script") {
+  Harness h;
+  const std::string body = Body("rate-limit-redis_increment.lua");
+  const std::string sha = Sha1Hex(body);
+  const std::string name = "rate_limit_redis_increment";
+  // Recognised, but not cached: EVALSHA is NOSCRIPT, and nothing is counted.
+  CHECK(h.Run({"EVALSHA", sha, "1", "w", "1000"}) ==
+        "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+  CHECK(h.Run({"SCRIPT", "EXISTS", sha}) == Arr({Int(0)}));
+  CHECK(Eval(h, body, {"1", "w", "1000"}) == Arr({Int(1), Int(1000)}));
+  CHECK(h.Run({"SCRIPT", "EXISTS", sha}) == Arr({Int(1)}));
+  CHECK(h.Cmd("SCRIPT FLUSH") == Ok());
+  CHECK(h.Run({"EVALSHA", sha, "1", "w", "1000"}) ==
+        "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+  CHECK(Counts(h, name) == "native=1,interpreted=0");
+  // Inside MULTI: queued, then run in the EXEC's unit, after the command before it.
+  CHECK(h.Cmd("MULTI") == Ok());
+  CHECK(h.Cmd("SET w 10 PX 5000") == Simple("QUEUED"));
+  CHECK(h.Run({"EVAL", body, "1", "w", "1000"}) == Simple("QUEUED"));
+  CHECK(h.Cmd("PTTL w") == Simple("QUEUED"));
+  CHECK(h.Cmd("EXEC") == Arr({Ok(), Arr({Int(11), Int(5000)}), Int(5000)}));
+  CHECK(Counts(h, name) == "native=2,interpreted=0");
+  // A native run's write is a write WATCH sees.
+  CHECK(h.Cmd("WATCH w") == Ok());
+  CHECK(Eval(h, body, {"1", "w", "1000"}) == Arr({Int(12), Int(5000)}));
+  CHECK(h.Cmd("MULTI") == Ok());
+  CHECK(h.Cmd("GET w") == Simple("QUEUED"));
+  CHECK(h.Cmd("EXEC") == NilArray());
+  CHECK(Counts(h, name) == "native=3,interpreted=0");
+}
+
 TEST_CASE("native scripts: every op matches its Lua run, RESP2 and RESP3") {
   for (bool resp3 : {false, true}) {
     Pair p;
@@ -206,6 +237,13 @@ TEST_CASE("native scripts: every op matches its Lua run, RESP2 and RESP3") {
     p.Eval(inc, {"0", "200"});
     p.Run({"EVALSHA", Sha1Hex(fin), "1", "d", "1000", "2"});
     for (const std::string key : {"a", "b", "c", "d", "e", "m"}) p.SameKey(key);
+    // The comparison was native against Lua: every op ran natively on one side only.
+    for (const NativeScript& script : NativeScripts()) {
+      CAPTURE(script.name);
+      const std::string native = Counts(p.native, script.name);
+      CHECK(native.rfind("native=0,", 0) != 0);
+      CHECK(Counts(p.lua, script.name).rfind("native=0,", 0) == 0);
+    }
   }
 }
 

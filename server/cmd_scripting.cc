@@ -179,7 +179,9 @@ void ScriptKill(CommandContext& ctx, Args) {
     case RunningScripts::KillResult::kNotBusy:
       break;
   }
-  if (running.AnyBusy(now, threshold)) return ReplyError(ctx.out, Busy(/*function=*/true));
+  if (running.Busy(now, threshold) == RunningScripts::BusyKind::kFunction) {
+    return ReplyError(ctx.out, Busy(/*function=*/true));
+  }
   ReplyError(ctx.out, ScriptNotBusy());
 }
 
@@ -215,7 +217,7 @@ void Add(CommandTable& table, std::string name, int arity, uint32_t flags, Handl
 
 }  // namespace
 
-int64_t BusyThresholdMs(ServerState& server) { return server.config().busy_reply_threshold_ms; }
+int64_t BusyThresholdMs(ServerState& server) { return server.busy_reply_threshold_ms(); }
 
 void RegisterScriptingCommands(CommandTable& table) {
   constexpr uint32_t kEvalFlags = kNoScript | kStale | kScriptUnit;

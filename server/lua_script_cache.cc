@@ -76,13 +76,15 @@ void RunningScripts::Remove(RunningScript* script) {
   count_.fetch_sub(1, std::memory_order_release);
 }
 
-bool RunningScripts::AnyBusy(int64_t now_ms, int64_t threshold_ms) const {
-  if (count_.load(std::memory_order_acquire) == 0) return false;  // the common case, lock-free
+RunningScripts::BusyKind RunningScripts::Busy(int64_t now_ms, int64_t threshold_ms) const {
+  if (count_.load(std::memory_order_acquire) == 0) return BusyKind::kNone;  // lock-free
   std::lock_guard<std::mutex> lock(mu_);
   for (const RunningScript* s : running_) {
-    if (now_ms - s->started_ms >= threshold_ms) return true;
+    if (now_ms - s->started_ms >= threshold_ms) {
+      return s->is_function ? BusyKind::kFunction : BusyKind::kScript;
+    }
   }
-  return false;
+  return BusyKind::kNone;
 }
 
 RunningScripts::KillResult RunningScripts::Kill(bool functions, int64_t now_ms,

@@ -52,8 +52,11 @@ class RunningScripts {
  public:
   void Add(RunningScript* script);
   void Remove(RunningScript* script);
-  // Scripts running for longer than `threshold_ms` at `now_ms` (steady-clock ms).
-  bool AnyBusy(int64_t now_ms, int64_t threshold_ms) const;
+  // What runs longer than `threshold_ms` at `now_ms` (steady-clock ms). Lock-free when no
+  // script runs at all.
+  enum class BusyKind { kNone, kScript, kFunction };
+  bool empty() const { return count_.load(std::memory_order_acquire) == 0; }
+  BusyKind Busy(int64_t now_ms, int64_t threshold_ms) const;
   enum class KillResult { kNotBusy, kUnkillable, kKilled };
   // Asks every busy script of the kind (function or not) to stop; kUnkillable when a busy one
   // has written (nothing is asked then).

@@ -64,6 +64,7 @@ void ServerState::PublishLocked() {
   timeout_s_.store(config_.timeout, std::memory_order_relaxed);
   max_bulk_len_.store(config_.proto_max_bulk_len, std::memory_order_relaxed);
   debug_enabled_.store(config_.enable_debug_command, std::memory_order_relaxed);
+  busy_threshold_ms_.store(config_.busy_reply_threshold_ms, std::memory_order_relaxed);
   native_scripts_.store(config_.native_scripts, std::memory_order_relaxed);
 }
 

@@ -88,6 +88,9 @@ class ServerState {
   int64_t timeout_seconds() const { return timeout_s_.load(std::memory_order_relaxed); }
   int64_t proto_max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
   bool debug_enabled() const { return debug_enabled_.load(std::memory_order_relaxed); }
+  int64_t busy_reply_threshold_ms() const {
+    return busy_threshold_ms_.load(std::memory_order_relaxed);
+  }
   bool native_scripts_enabled() const { return native_scripts_.load(std::memory_order_relaxed); }
 
   AdjustableClock& clock() { return *clock_; }
@@ -130,6 +133,7 @@ class ServerState {
   std::atomic<int64_t> timeout_s_{0};
   std::atomic<int64_t> max_bulk_len_{0};
   std::atomic<bool> debug_enabled_{false};
+  std::atomic<int64_t> busy_threshold_ms_{5000};
   std::atomic<bool> native_scripts_{true};
 
   std::shared_ptr<AdjustableClock> clock_;

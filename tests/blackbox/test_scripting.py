@@ -1,0 +1,268 @@
+"""Scripting (issue 7), black box: EVAL, EVALSHA, EVAL_RO, SCRIPT and the Lua `redis` API.
+
+- DifferentialTest: the same scripts go over raw RESP sockets to sluice-server and to a real
+  redis-server 7.0.15 started here; every reply is compared byte for byte, in RESP2 and RESP3:
+  the Lua<->RESP conversion rules, redis.call/pcall errors, error positions, the sandbox,
+  shebang flags, numkeys errors, NOSCRIPT, SCRIPT LOAD/EXISTS/FLUSH, cjson/bit/struct/cmsgpack.
+- AtomicityTest: scripts that touch an undeclared key, from several threads at once, against
+  readers that must never see a script half done; counters end exact.
+- BusyTest: a script past busy-reply-threshold: other clients get -BUSY, SCRIPT KILL stops it
+  (NOTBUSY before, UNKILLABLE once it wrote), CONFIG GET/SET of the threshold.
+"""
+
+import threading
+import time
+import unittest
+
+from harness import IS_REDIS, BlackboxTestCase, Client, RespError, Server, encode_command
+from test_transactions import RedisReference, read_raw_reply, redis_server_binary, \
+    redis_server_version
+
+# Each case: a list of commands sent in order on one connection after FLUSHALL and SCRIPT FLUSH.
+CASES = [
+    # Conversions Lua -> RESP
+    [["EVAL", "return 3.99", "0"], ["EVAL", "return -3.99", "0"], ["EVAL", "return 'x'", "0"]],
+    [["EVAL", "return nil", "0"], ["EVAL", "return true", "0"], ["EVAL", "return false", "0"]],
+    [["EVAL", "return {1,2,3.7,'x',nil,5}", "0"], ["EVAL", "return {true,false}", "0"]],
+    [["EVAL", "redis.setresp(3) return {true,false}", "0"]],
+    [["EVAL", "return {1,{2,{3}},{err='x'},{ok='y'}}", "0"]],
+    [["EVAL", "return {double=1.5}", "0"], ["EVAL", "return {double=0.1}", "0"]],
+    [["EVAL", "return {map={a=1}}", "0"], ["EVAL", "return {set={a=true}}", "0"]],
+    [["EVAL", "return {big_number='123'}", "0"],
+     ["EVAL", "return {verbatim_string={format='txt',string='hi'}}", "0"]],
+    [["EVAL", "return {1e30, -1e30}", "0"], ["EVAL", "return {KEYS[1],ARGV[1],#KEYS,#ARGV}", "1",
+                                             "k", "a"]],
+    # Conversions RESP -> Lua
+    [["EVAL", "return type(redis.call('get','missing'))", "0"],
+     ["EVAL", "redis.setresp(3) return type(redis.call('get','missing'))", "0"],
+     ["EVAL", "redis.setresp(3) return redis.call('get','missing')", "0"]],
+    [["EVAL", "return redis.call('ping')", "0"], ["EVAL", "return redis.call('ping')['ok']", "0"]],
+    [["EVAL", "redis.call('set','n',0.1) return redis.call('get','n')", "0"],
+     ["EVAL", "redis.call('set','n',1e20) return redis.call('get','n')", "0"],
+     ["EVAL", "return redis.call('incrbyfloat','fl','0.1')", "0"]],
+    [["EVAL", "return redis.call('set',KEYS[1],ARGV[1])", "1", "k", "v"], ["GET", "k"],
+     ["EVAL", "return redis.call('del', KEYS[1], 'other')", "1", "k"]],
+    [["SET", "s", "abc"], ["EVAL", "return redis.pcall('incr','s')", "0"],
+     ["EVAL", "return {pcall(redis.call,'incr','s')}", "0"],
+     ["EVAL", "local t = redis.pcall('nosuch') return t.err", "0"]],
+    # Errors
+    [["EVAL", "return x", "0"], ["EVAL", "x = 1", "0"], ["EVAL", "string.x = 1", "0"],
+     ["EVAL", "redis.x = 1", "0"], ["EVAL", "setmetatable(_G, nil)", "0"]],
+    [["SET", "s", "abc"], ["EVAL", "return redis.call('incr','s')", "0"],
+     ["EVAL", "\n\nreturn redis.call('incr','s')", "0"]],
+    [["EVAL", "return redis.call('nosuch','s')", "0"], ["EVAL", "return redis.call('get')", "0"],
+     ["EVAL", "return redis.call()", "0"], ["EVAL", "return redis.call('multi')", "0"],
+     ["EVAL", "return redis.call({})", "0"], ["EVAL", "return redis.call('eval','return 1','0')",
+                                              "0"]],
+    [["EVAL", "return error('boom')", "0"], ["EVAL", "return error({err='boom'})", "0"],
+     ["EVAL", "local function f() error('deep') end\nf()", "0"]],
+    [["EVAL", "return redis.error_reply('My Error')", "0"],
+     ["EVAL", "return redis.error_reply('oops')", "0"],
+     ["EVAL", "return redis.error_reply('-oops')", "0"], ["EVAL", "return {err='x y'}", "0"],
+     ["EVAL", "return redis.status_reply('fine')", "0"], ["EVAL", "return {ok='fine'}", "0"]],
+    [["EVAL", "return 'a' .. ", "0"], ["EVAL", "return end", "0"]],
+    [["EVAL", "return redis.sha1hex('')", "0"], ["EVAL", "return redis.sha1hex()", "0"],
+     ["EVAL", "return redis.setresp(4)", "0"], ["EVAL", "return redis.setresp()", "0"],
+     ["EVAL", "return redis.log(99,'hi')", "0"], ["EVAL", "return redis.log(1)", "0"],
+     ["EVAL", "return redis.log(redis.LOG_WARNING,'hi')", "0"]],
+    [["EVAL", "return redis.set_repl(redis.REPL_ALL)", "0"],
+     ["EVAL", "return redis.replicate_commands()", "0"], ["EVAL", "return redis.breakpoint()", "0"],
+     ["EVAL", "return redis.debug('x')", "0"], ["EVAL", "return redis.REDIS_VERSION", "0"]],
+    # Command errors
+    [["EVAL", "return 1", "-1"], ["EVAL", "return 1", "2", "a"], ["EVAL", "return 1", "x"],
+     ["EVAL"], ["EVAL", "return 1"], ["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"],
+     ["EVALSHA", "fff", "0"]],
+    [["EVAL", "#!lua name=x\nreturn 1", "0"], ["EVAL", "#!lua flags=bogus\nreturn 1", "0"],
+     ["EVAL", "#!lua\nreturn 1", "0"], ["EVAL", "#!lu\nreturn 1", "0"],
+     ["EVAL", "#!lua foo=bar\nreturn 1", "0"],
+     ["EVAL", "#!lua flags=no-writes\nreturn redis.call('set','a','b')", "0"],
+     ["EVAL", "#!lua flags=no-writes,allow-oom\nreturn redis.call('get','a')", "0"]],
+    [["EVAL_RO", "return redis.call('set','a','b')", "0"], ["EVAL_RO", "#!lua\nreturn 1", "0"],
+     ["SET", "a", "1"], ["EVAL_RO", "return redis.call('get', KEYS[1])", "1", "a"]],
+    # The script cache
+    [["SCRIPT", "LOAD", "return 1"], ["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+     ["EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"],
+     ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "nope"],
+     ["SCRIPT", "FLUSH", "foo"], ["SCRIPT", "FLUSH", "SYNC"],
+     ["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"], ["EVAL", "return 1", "0"],
+     ["EVALSHA_RO", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"]],
+    [["SCRIPT", "LOAD", "return +"], ["SCRIPT", "KILL"], ["SCRIPT", "EXISTS"], ["SCRIPT"],
+     ["SCRIPT", "NOPE"]],
+    # The sandbox and the libraries
+    [["EVAL", "return os", "0"], ["EVAL", "return print", "0"], ["EVAL", "return getfenv", "0"],
+     ["EVAL", "return type(loadstring)", "0"], ["EVAL", "return _G.redis ~= nil", "0"]],
+    [["EVAL", "return cjson.encode({1,2,{a=1}})", "0"], ["EVAL", "return cjson.decode('[1,2,3]')",
+                                                         "0"],
+     ["EVAL", "return {pcall(cjson.decode, '[1,2,')}", "0"]],
+    [["EVAL", "return cmsgpack.pack({1,2,3})", "0"],
+     ["EVAL", "return cmsgpack.unpack(cmsgpack.pack({1,'a',{b=2}}))", "0"],
+     ["EVAL", "return cmsgpack.pack({1,-1,-100,300,70000,5000000000,1.5,0.1,'hello',true,false})",
+      "0"],
+     ["EVAL", "return {cmsgpack.unpack(cmsgpack.pack(1,'x',{1,2}))}", "0"]],
+    [["EVAL", "return struct.pack('>I2',258)", "0"],
+     ["EVAL", "return {struct.unpack('>I2','\\1\\2')}", "0"],
+     ["EVAL", "return struct.pack('<i4 >h B d c3 s', -5, -2, 200, 1.5, 'abc', 'zz')", "0"],
+     ["EVAL", "return {struct.unpack('<i4 >h B', struct.pack('<i4 >h B', -5, -2, 200))}", "0"],
+     ["EVAL", "return struct.size('>I2 i8 d')", "0"]],
+    [["EVAL", "return bit.band(7,3)", "0"], ["EVAL", "return bit.tohex(255)", "0"],
+     ["EVAL", "return tostring(math.huge)", "0"], ["EVAL", "return string.format('%d', 5)", "0"],
+     ["EVAL", "return ('abc'):upper()", "0"]],
+    # Inside MULTI
+    [["MULTI"], ["EVAL", "return redis.call('incr', KEYS[1])", "1", "c"], ["INCR", "c"],
+     ["EXEC"]],
+]
+
+
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class DifferentialTest(BlackboxTestCase):
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        binary = redis_server_binary()
+        if binary is None:
+            raise unittest.SkipTest("redis-server (7.0.15) is not installed")
+        if not redis_server_version(binary).startswith("7.0."):
+            raise unittest.SkipTest("%s is not redis-server 7.0.x" % binary)
+        cls.redis = RedisReference(binary)
+        try:
+            cls.redis.start()
+        except BaseException:
+            cls.redis.stop()
+            raise
+        cls.sluice = Server()
+        try:
+            cls.sluice.start()
+        except BaseException:
+            cls.sluice.stop()
+            cls.redis.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.redis.stop()
+        cls.sluice.stop()
+
+    def play(self, port, commands, proto):
+        with Client(port) as c:
+            if proto == 3:  # the reply names the server: not compared
+                self.assertEqual(c.call("HELLO", "3")[b"proto"], 3)
+            for cmd in (["FLUSHALL"], ["SCRIPT", "FLUSH"]):
+                c.send(encode_command(*cmd))
+                read_raw_reply(c)
+            out = []
+            for cmd in commands:
+                c.send(encode_command(*cmd))
+                out.append((" ".join(cmd), read_raw_reply(c)))
+            return out
+
+    def test_cases_resp2_and_resp3(self):
+        for proto in (2, 3):
+            for commands in CASES:
+                want = self.play(self.redis.port, commands, proto)
+                got = self.play(self.sluice.port, commands, proto)
+                self.assertEqual(got, want, "RESP%d" % proto)
+
+
+class ServerStarter:
+    def start_server(self, options):
+        server = Server(options=options)
+        self.addCleanup(server.stop)
+        return server.start()
+
+
+
+
+
+class AtomicityTest(ServerStarter, BlackboxTestCase):
+    """Writers run a script that declares one key and touches another it did not declare;
+    readers read both in one script. Nobody may see one incremented without the other."""
+
+    WRITER = ("redis.call('incr', KEYS[1]) redis.call('incr', 'undeclared') "
+              "return redis.call('get', KEYS[1])")
+    READER = "return {redis.call('get', 'declared'), redis.call('get', 'undeclared')}"
+
+    def test_undeclared_keys_stay_atomic(self):
+        server = self.start_server({"threads": "4"})
+        writers, per_writer = 4, 150
+        errors = []
+
+        def write():
+            with Client(server.port) as c:
+                sha = c.call("SCRIPT", "LOAD", self.WRITER)
+                for _ in range(per_writer):
+                    r = c.call("EVALSHA", sha, "1", "declared")
+                    if isinstance(r, RespError):
+                        errors.append(r)
+
+        def read(stop):
+            with Client(server.port) as c:
+                while not stop.is_set():
+                    a, b = c.call("EVAL", self.READER, "0")
+                    if a != b:
+                        errors.append(("torn", a, b))
+
+        stop = threading.Event()
+        readers = [threading.Thread(target=read, args=(stop,)) for _ in range(2)]
+        threads = [threading.Thread(target=write) for _ in range(writers)]
+        for t in readers + threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stop.set()
+        for t in readers:
+            t.join()
+        self.assertEqual(errors, [])
+        with Client(server.port) as c:
+            total = str(writers * per_writer).encode()
+            self.assertEqual(c.call("MGET", "declared", "undeclared"), [total, total])
+
+
+class BusyTest(ServerStarter, BlackboxTestCase):
+    LOOP = "local i = 0 while true do i = i + 1 end"
+    BUSY = RespError("BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                     "SHUTDOWN NOSAVE.")
+
+    def wait_for(self, client, want, *args):
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            got = client.call(*args)
+            if got == want:
+                return
+            time.sleep(0.02)
+        self.fail("%s never replied %r (last %r)" % (args, want, got))
+
+    def test_kill_a_busy_script(self):
+        server = self.start_server({"threads": "2", "busy-reply-threshold": "200"})
+        with Client(server.port) as admin:
+            self.assertEqual(admin.call("CONFIG", "GET", "lua-time-limit"),
+                             [b"lua-time-limit", b"200"])
+            self.assertEqual(admin.call("SCRIPT", "KILL"),
+                             RespError("NOTBUSY No scripts in execution right now."))
+            looper = Client(server.port)
+            looper.send(encode_command("EVAL", self.LOOP, "0"))
+            self.wait_for(admin, self.BUSY, "GET", "x")
+            self.assertEqual(admin.call("SCRIPT", "KILL"), "OK")
+            reply = looper.read()
+            self.assertIsInstance(reply, RespError)
+            self.assertTrue(str(reply).startswith(
+                "ERR Script killed by user with SCRIPT KILL... script: "), reply)
+            looper.close()
+            self.assertEqual(admin.call("SET", "x", "1"), "OK")
+
+    def test_a_script_that_wrote_cannot_be_killed(self):
+        server = self.start_server({"threads": "2", "busy-reply-threshold": "100"})
+        with Client(server.port) as admin:
+            looper = Client(server.port)
+            looper.send(encode_command("EVAL", "redis.call('set','w','1') " + self.LOOP, "0"))
+            self.wait_for(admin, self.BUSY, "PING")
+            self.assertEqual(admin.call("SCRIPT", "KILL"), RespError(
+                "UNKILLABLE Sorry the script already executed write commands against the "
+                "dataset. You can either wait the script termination or kill the server in a "
+                "hard way using the SHUTDOWN NOSAVE command."))
+            looper.close()
+        server.kill9()  # the script never ends
+
+
+if __name__ == "__main__":
+    unittest.main()

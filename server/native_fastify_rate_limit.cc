@@ -47,6 +47,7 @@ bool FastifyIncr(Call& c) {
     pexpire = true;
   }
   int64_t reply_window = 0;
+  c.commands = 2;
   if (pexpire) {
     int64_t at = 0;
     Status s =
@@ -72,6 +73,7 @@ bool FastifyRead(Call& c) {
   Result<std::optional<std::string>> value = c.txn.Get(c.db, key);
   if (!value.ok()) return false;  // WRONGTYPE: Lua raises it
   if (!value->has_value()) {
+    c.commands = 1;
     c.ctx.out.Array(2);
     c.ctx.out.Integer(0);
     c.ctx.out.Integer(0);
@@ -82,6 +84,7 @@ bool FastifyRead(Call& c) {
   if (!current) return false;
   Result<int64_t> ttl = c.txn.PTtl(c.db, key);
   if (!ttl.ok()) return false;
+  c.commands = 2;
   c.ctx.out.Array(2);
   c.ctx.out.Integer(*current);
   c.ctx.out.Integer(*ttl < 0 ? 0 : ViaLuaNumber(*ttl));

@@ -20,7 +20,9 @@ bool LimitsIncrExpire(Call& c) {
   Result<int64_t> current = c.txn.IncrBy(c.db, key, *amount);
   if (!current.ok()) return false;  // the first op: nothing staged
   // As doubles the two compare equal exactly when the integers do, since |amount| < 2^53.
+  c.commands = 1;
   if (*current == *amount) {
+    ++c.commands;
     Result<bool> expired = c.txn.ExpireAt(c.db, key, expire_at, ExpireCondition::kAlways);
     if (!expired.ok()) return FailAfterWrite(c, expired.status());
   }

@@ -25,6 +25,9 @@ struct Call {
   Store::Transaction& txn;
   int db;
   int64_t now_ms;  // the unit's time
+  // The redis.call()s the body would have made, for INFO's total_commands_processed (the Lua
+  // run counts each one). Set by an op that runs.
+  int commands = 0;
 };
 
 using Op = bool (*)(Call& call);

@@ -26,6 +26,7 @@ bool RateLimitRedisIncrement(Call& c) {
     options.expiry = {ExpiryChange::Kind::kSetAt, set_at};
     Result<SetReply> set = c.txn.Set(c.db, key, "1", options);
     if (!set.ok()) return false;  // the first write: a failure staged nothing
+    c.commands = 2;
     c.ctx.out.Array(2);
     c.ctx.out.Integer(1);
     c.ctx.out.Integer(*window_ms);
@@ -33,6 +34,7 @@ bool RateLimitRedisIncrement(Call& c) {
   }
   Result<int64_t> hits = c.txn.IncrBy(c.db, key, 1);
   if (!hits.ok()) return false;  // the only write: a failure staged nothing
+  c.commands = 2;
   c.ctx.out.Array(2);
   c.ctx.out.Integer(ViaLuaNumber(*hits));
   c.ctx.out.Integer(ViaLuaNumber(*ttl));
@@ -46,6 +48,7 @@ bool RateLimitRedisGet(Call& c) {
   if (!value.ok()) return false;  // WRONGTYPE: Lua raises it
   Result<int64_t> ttl = c.txn.PTtl(c.db, key);
   if (!ttl.ok()) return false;
+  c.commands = 2;
   c.ctx.out.Array(2);
   // GET's nil is Lua's false, which a script reply turns back into a nil bulk.
   if (value->has_value()) {

@@ -32,7 +32,9 @@ bool RateLimiterFlexibleIncrTtl(Call& c) {
   Result<int64_t> ttl = c.txn.PTtl(c.db, key);
   if (!ttl.ok()) return FailAfterWrite(c, ttl.status());
   int64_t ttl_reply = ViaLuaNumber(*ttl);
+  c.commands = 3;
   if (*ttl == -1) {
+    ++c.commands;
     Result<bool> expired = c.txn.ExpireAt(c.db, key, expire_at, ExpireCondition::kAlways);
     if (!expired.ok()) return FailAfterWrite(c, expired.status());
     ttl_reply = 1000 * *seconds;

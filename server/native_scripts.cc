@@ -76,6 +76,7 @@ bool TryRunNativeScript(CommandContext& ctx, std::string_view sha, Args keys, Ar
     return false;
   }
   stats.CountNative(index);
+  ctx.server.stats().total_commands_processed.fetch_add(call.commands, std::memory_order_relaxed);
   return true;
 }
 

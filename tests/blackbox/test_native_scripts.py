@@ -3,10 +3,11 @@
 For each script of server/native_scripts/ (the exact bodies the libraries send), one randomized
 call sequence (fixed seeds; SLUICE_NATIVE_SEED=n adds another) of EVAL / EVALSHA / EVAL_RO calls
 with good and bad arguments, clock steps on the DEBUG test clock, other writers on the same keys
-(SET, DEL, PERSIST, GCRA.TAKE, a CONC key of another type) and RESP2/RESP3 switches runs twice on one
-Sluice server: with native-scripts yes and with native-scripts no (the body run by Lua). Every
+(SET, DEL, PERSIST, GCRA.TAKE, a CONC key of another type) and RESP2/RESP3 switches runs twice on
+one Sluice server: with native-scripts yes and with native-scripts no (the body run by Lua). Every
 raw reply and the final keyspace (keys, types, values, PTTL) must be byte for byte the same, and
-INFO native_scripts must show that the first run went native and the second did not.
+INFO native_scripts must show that the first run went native and the second did not, and INFO's
+total_commands_processed must have grown the same (a Lua run counts every redis.call).
 """
 
 import hashlib
@@ -134,7 +135,10 @@ class NativeScriptsGoldenTest(ServerTestCase):
         for cmd in (["FLUSHALL"], ["SCRIPT", "FLUSH"], ["DEBUG", "CLOCK", "SET", str(T0_MS)],
                     ["CONFIG", "SET", "native-scripts", "yes" if native else "no"]):
             self.assertEqual(c.call(*cmd), "OK")
+        before = self.commands_processed(c)
         replies = [c.raw_call(*step) for step in steps]
+        # A Lua run counts each redis.call: a native one counts the same calls.
+        processed = self.commands_processed(c) - before
         # HELLO's reply names the connection's id, which differs between the runs.
         replies = [re.sub(rb"\$2\r\nid\r\n:\d+\r\n", b"<id>", r) if s[0] == "HELLO" else r
                    for s, r in zip(steps, replies)]
@@ -143,20 +147,26 @@ class NativeScriptsGoldenTest(ServerTestCase):
         for key in sorted(c.call("KEYS", "*")):
             keyspace.append((key, c.raw_call("TYPE", key), c.raw_call("PTTL", key),
                              c.raw_call("GET", key)))
-        return replies, keyspace
+        return replies, keyspace, processed
+
+    def commands_processed(self, c):
+        info = c.call("INFO", "stats")
+        info = info.decode() if isinstance(info, bytes) else str(info)
+        return int(info.split("total_commands_processed:")[1].split("\r\n")[0])
 
     def check_script(self, name, seed):
         info_name = SCRIPTS[name][1]
         steps = make_steps(name, seed)
         calls = sum(1 for s in steps if s[0].startswith("EVAL"))
         n0, i0 = self.counts(self.c, info_name)
-        native_replies, native_keys = self.run_sequence(steps, native=True)
+        native_replies, native_keys, native_processed = self.run_sequence(steps, native=True)
         n1, i1 = self.counts(self.c, info_name)
-        lua_replies, lua_keys = self.run_sequence(steps, native=False)
+        lua_replies, lua_keys, lua_processed = self.run_sequence(steps, native=False)
         n2, i2 = self.counts(self.c, info_name)
         for i, (step, a, b) in enumerate(zip(steps, native_replies, lua_replies)):
             self.assertEqual(a, b, "step %d: %r" % (i, [str(x)[:20] for x in step]))
         self.assertEqual(native_keys, lua_keys)
+        self.assertEqual(native_processed, lua_processed)
         # Native run: most calls native, the rest (bad arguments, EVAL_RO...) interpreted, and
         # none uncounted (NOSCRIPT and numkeys errors come before the registry).
         self.assertGreater(n1 - n0, calls // 2)

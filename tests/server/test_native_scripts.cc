@@ -53,7 +53,10 @@ std::string Eval(Harness& h, const std::string& body, std::vector<std::string> r
 struct Pair {
   Harness native;
   Harness lua;
-  Pair() { REQUIRE(lua.Cmd("CONFIG SET native-scripts no") == Ok()); }
+  Pair() {
+    REQUIRE(native.Cmd("CONFIG SET native-scripts yes") == Ok());
+    REQUIRE(lua.Cmd("CONFIG SET native-scripts no") == Ok());
+  }
   std::string Run(const std::vector<std::string>& args) {
     const std::string a = native.Run(args);
     const std::string b = lua.Run(args);
@@ -237,6 +240,9 @@ TEST_CASE("native scripts: every op matches its Lua run, RESP2 and RESP3") {
     p.Eval(inc, {"0", "200"});
     p.Run({"EVALSHA", Sha1Hex(fin), "1", "d", "1000", "2"});
     for (const std::string key : {"a", "b", "c", "d", "e", "m"}) p.SameKey(key);
+    // A native run counts the commands the body would have called, as the Lua run does.
+    CHECK(p.native.server().stats().total_commands_processed.load() ==
+          p.lua.server().stats().total_commands_processed.load());
     // The comparison was native against Lua: every op ran natively on one side only.
     for (const NativeScript& script : NativeScripts()) {
       CAPTURE(script.name);

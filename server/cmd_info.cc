@@ -1,6 +1,7 @@
 // INFO [section ...]: Redis's "# Section\r\nfield:value\r\n" text. Sections: server, clients,
-// memory, persistence, stats, keyspace, limiters; "default", "all" and "everything" give them
-// all. Unknown sections are skipped (an empty reply when nothing matched), as Redis does.
+// memory, persistence, stats, keyspace, limiters, native_scripts; "default", "all" and
+// "everything" give them all. Unknown sections are skipped (an empty reply when nothing
+// matched), as Redis does.
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -105,14 +106,16 @@ void ScriptingMemoryFields(CommandContext& ctx, std::string& out) {
   Field(out, "used_memory_lua_human", Human(vm));
   Field(out, "used_memory_scripts_eval", scripts);
   Field(out, "number_of_cached_scripts", cached);
-  Field(out, "number_of_functions", 0);
-  Field(out, "number_of_libraries", 0);
-  Field(out, "used_memory_vm_functions", 0);
+  FunctionRegistry& functions = ctx.server.functions();
+  const auto code = static_cast<int64_t>(functions.code_bytes());
+  Field(out, "number_of_functions", static_cast<int64_t>(functions.function_count()));
+  Field(out, "number_of_libraries", static_cast<int64_t>(functions.library_count()));
+  Field(out, "used_memory_vm_functions", 0);  // counted in used_memory_lua
   Field(out, "used_memory_vm_total", vm);
   Field(out, "used_memory_vm_total_human", Human(vm));
-  Field(out, "used_memory_functions", 0);
-  Field(out, "used_memory_scripts", scripts);
-  Field(out, "used_memory_scripts_human", Human(scripts));
+  Field(out, "used_memory_functions", code);
+  Field(out, "used_memory_scripts", scripts + code);
+  Field(out, "used_memory_scripts_human", Human(scripts + code));
 }
 
 void MemorySection(CommandContext& ctx, std::string& out) {

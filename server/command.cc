@@ -71,6 +71,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterLimiterCommands(table);
   RegisterTransactionCommands(table);
   RegisterScriptingCommands(table);
+  RegisterFunctionCommands(table);
 }
 
 }  // namespace sluice::server

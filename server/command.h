@@ -141,6 +141,7 @@ void RegisterKeyCommands(CommandTable& table);      // cmd_keys.cc
 void RegisterLimiterCommands(CommandTable& table);  // cmd_limiters.cc
 void RegisterTransactionCommands(CommandTable& table);  // cmd_multi.cc: MULTI, EXEC, WATCH, ...
 void RegisterScriptingCommands(CommandTable& table);    // cmd_scripting.cc: EVAL, SCRIPT, ...
+void RegisterFunctionCommands(CommandTable& table);     // cmd_functions.cc: FUNCTION, FCALL
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 

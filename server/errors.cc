@@ -110,6 +110,10 @@ Status ScriptNoArguments() {
 Status ScriptBadArgument() {
   return Err("ERR Lua redis lib command arguments must be strings or integers");
 }
+Status ScriptLockConflict() {
+  return Err("ERR script stopped: an undeclared key is locked by another client");
+}
+Status ScriptStackLimit() { return Err("ERR reached lua stack limit"); }
 Status ScriptKilled() { return Err("ERR Script killed by user with SCRIPT KILL..."); }
 Status ScriptNotBusy() { return Err("NOTBUSY No scripts in execution right now."); }
 Status ScriptUnkillable() {
@@ -136,6 +140,74 @@ Status ScriptRoWithWrites() {
   return Err("ERR Can not execute a script with write flag using *_ro command.");
 }
 Status ScriptFlushOption() { return Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option"); }
+Status MissingLibraryMetadata() { return Err("ERR Missing library metadata"); }
+Status EngineNotFound(std::string_view name) {
+  return Err("ERR Engine '" + std::string(name) + "' not found");
+}
+Status InvalidMetadata(std::string_view part) {
+  return Err("ERR Invalid metadata value given: " + std::string(part));
+}
+Status LibraryNameMissing() { return Err("ERR Library name was not given"); }
+Status BadLibraryName() {
+  return Err(
+      "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
+      "least one character long");
+}
+Status FunctionCompile(std::string_view lua_message) {
+  return Err("ERR Error compiling function: " + std::string(lua_message));
+}
+Status FunctionRegistering(std::string_view lua_message) {
+  return Err("ERR Error registering functions: " + std::string(lua_message));
+}
+Status NoFunctionsRegistered() { return Err("ERR No functions registered"); }
+Status FunctionExists(std::string_view name) {
+  return Err("ERR Function " + std::string(name) + " already exists");
+}
+Status LibraryExists(std::string_view name) {
+  return Err("ERR Library '" + std::string(name) + "' already exists");
+}
+Status LibraryNotFound() { return Err("ERR Library not found"); }
+Status FunctionNotFound() { return Err("ERR Function not found"); }
+Status BadDumpPayload() { return Err("ERR DUMP payload version or checksum are wrong"); }
+Status FunctionFlushOption() { return Err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option"); }
+Status UnknownOptionGiven(std::string_view opt) {
+  return Err("ERR Unknown option given: " + std::string(opt));
+}
+Status UnknownArgument(std::string_view arg) {
+  return Err("ERR Unknown argument " + std::string(arg));
+}
+Status LibraryNameArgMissing() { return Err("ERR library name argument was not given"); }
+Status BadRestorePolicy() {
+  return Err("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+}
+Status ScriptFunctionBadFlag() { return Err("ERR unknown flag given"); }
+Status ScriptFunctionBadArgument() {
+  return Err("ERR unknown argument given to redis.register_function");
+}
+Status ScriptFunctionNeedsName() {
+  return Err("ERR first argument to redis.register_function must be a string");
+}
+Status ScriptFunctionNeedsCallback() {
+  return Err("ERR second argument to redis.register_function must be a function");
+}
+Status ScriptFunctionSingleArgument() {
+  return Err(
+      "ERR calling redis.register_function with a single argument is only applicable to Lua "
+      "table (representing named arguments).");
+}
+Status ScriptFunctionWrongArgs() {
+  return Err("ERR wrong number of arguments to redis.register_function");
+}
+Status ScriptFunctionNotLoading() {
+  return Err("ERR redis.register_function can only be called on FUNCTION LOAD command");
+}
+Status ScriptFunctionDuplicate() { return Err("ERR Function already exists in the library"); }
+Status ScriptFunctionNamedNoName() {
+  return Err("ERR redis.register_function must get a function name argument");
+}
+Status ScriptFunctionNamedNoCallback() {
+  return Err("ERR redis.register_function must get a callback argument");
+}
 std::string NonexistentGlobal(std::string_view name) {
   return "Script attempted to access nonexistent global variable '" + std::string(name) + "'";
 }

@@ -90,9 +90,13 @@ Status ScriptNoScriptCommand();  // "ERR This Redis command is not allowed from 
 Status ScriptWriteInReadOnly();  // "ERR Write commands are not allowed from read-only scripts."
 Status ScriptNoArguments();      // "ERR Please specify at least one argument for this redis ..."
 Status ScriptBadArgument();      // "ERR Lua redis lib command arguments must be strings or ..."
-Status ScriptKilled();           // "ERR Script killed by user with SCRIPT KILL..."
-Status ScriptNotBusy();          // "NOTBUSY No scripts in execution right now."
-Status ScriptUnkillable();       // "UNKILLABLE Sorry the script already executed write ..."
+// Raised inside a script whose unit met a locked undeclared key; never replied (the script
+// runs again): "ERR script stopped: an undeclared key is locked by another client"
+Status ScriptLockConflict();
+Status ScriptStackLimit();  // "ERR reached lua stack limit" (a reply nested too deep)
+Status ScriptKilled();      // "ERR Script killed by user with SCRIPT KILL..."
+Status ScriptNotBusy();     // "NOTBUSY No scripts in execution right now."
+Status ScriptUnkillable();  // "UNKILLABLE Sorry the script already executed write ..."
 // "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 // (FUNCTION KILL when a function is busy)
 Status Busy(bool function);
@@ -106,6 +110,35 @@ Status ScriptSetReplArgs();      // "ERR redis.set_repl() requires one argument.
 Status ScriptBadReplFlags();     // "ERR Invalid replication flags. Use REPL_AOF, ..."
 Status ScriptRoWithWrites();     // "ERR Can not execute a script with write flag using *_ro ..."
 Status ScriptFlushOption();      // "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+// Functions (FUNCTION, FCALL, redis.register_function), Redis 7.0's texts.
+Status MissingLibraryMetadata();                // "ERR Missing library metadata"
+Status EngineNotFound(std::string_view name);   // "ERR Engine 'x' not found"
+Status InvalidMetadata(std::string_view part);  // "ERR Invalid metadata value given: foo=bar"
+Status LibraryNameMissing();                    // "ERR Library name was not given"
+Status BadLibraryName();                        // "ERR Library names can only contain ..."
+Status FunctionCompile(std::string_view lua_message);      // "ERR Error compiling function: ..."
+Status FunctionRegistering(std::string_view lua_message);  // "ERR Error registering functions: "
+Status NoFunctionsRegistered();                            // "ERR No functions registered"
+Status FunctionExists(std::string_view name);              // "ERR Function f already exists"
+Status LibraryExists(std::string_view name);               // "ERR Library 'x' already exists"
+Status LibraryNotFound();                                  // "ERR Library not found"
+Status FunctionNotFound();                                 // "ERR Function not found"
+Status BadDumpPayload();       // "ERR DUMP payload version or checksum are wrong"
+Status FunctionFlushOption();  // "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
+Status UnknownOptionGiven(std::string_view opt);  // "ERR Unknown option given: FOO"
+Status UnknownArgument(std::string_view arg);     // "ERR Unknown argument FOO"
+Status LibraryNameArgMissing();                   // "ERR library name argument was not given"
+Status BadRestorePolicy();              // "ERR Wrong restore policy given, value should be ..."
+Status ScriptFunctionBadFlag();         // "ERR unknown flag given"
+Status ScriptFunctionBadArgument();     // "ERR unknown argument given to redis.register_function"
+Status ScriptFunctionNeedsName();       // "ERR first argument to redis.register_function must ..."
+Status ScriptFunctionNeedsCallback();   // "ERR second argument to redis.register_function must ..."
+Status ScriptFunctionSingleArgument();  // "ERR calling redis.register_function with a single ..."
+Status ScriptFunctionWrongArgs();    // "ERR wrong number of arguments to redis.register_function"
+Status ScriptFunctionNotLoading();   // "ERR redis.register_function can only be called on ..."
+Status ScriptFunctionDuplicate();    // "ERR Function already exists in the library"
+Status ScriptFunctionNamedNoName();  // "ERR redis.register_function must get a function ..."
+Status ScriptFunctionNamedNoCallback();  // "ERR redis.register_function must get a callback ..."
 // "Script attempted to access nonexistent global variable 'x'" and "Attempt to modify a
 // readonly table": Lua error messages (the script position is prefixed, "ERR " added later).
 std::string NonexistentGlobal(std::string_view name);

@@ -111,9 +111,11 @@ int ScriptPcall(lua_State* L) {
   return 2;
 }
 
+}  // namespace
+
 // The error handler of every script call: makes the error a table {err=...} ("ERR " before a
 // string's text) and records where it was raised (source, line) as Redis 7.0 does.
-int ErrorHandler(lua_State* L) {
+int LuaVm::ErrorHandler(lua_State* L) {
   lua_Debug ar;
   bool have = lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar);
   if (have && std::strcmp(ar.what, "C") == 0) {
@@ -140,6 +142,8 @@ int ErrorHandler(lua_State* L) {
   lua_settop(L, 1);
   return 1;
 }
+
+namespace {
 
 // Calls a library's open function and stores what it returns as the global `name`.
 void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
@@ -212,6 +216,20 @@ LuaVm& LuaVm::ForThread(Kind kind, uint64_t generation) {
   }
   return *vm;
 }
+
+std::unique_ptr<LuaVm> LuaVm::Create(Kind kind) {
+  return std::unique_ptr<LuaVm>(new LuaVm(kind, 0));
+}
+
+void LuaVm::PushArgs(Args items) { PushStrings(L_, items); }
+
+bool LuaVm::HasValueOnTop() {
+  if (!lua_isnil(L_, -1)) return true;
+  lua_pop(L_, 1);
+  return false;
+}
+
+void LuaVm::Pop() { lua_pop(L_, 1); }
 
 size_t LuaVm::TotalMemory() {
   return static_cast<size_t>(std::max<int64_t>(0, g_total_memory.load(std::memory_order_relaxed)));
@@ -321,6 +339,12 @@ void LuaVm::Sandbox() {
   lua_settop(L, 0);
 }
 
+std::optional<uint32_t> LuaVm::Tag(const std::string& sha) const {
+  auto it = tags_.find(sha);
+  if (it == tags_.end()) return std::nullopt;
+  return it->second;
+}
+
 bool LuaVm::Compiled(std::string_view sha) {
   lua_getfield(L_, LUA_REGISTRYINDEX, kFunctionsKey);
   lua_pushlstring(L_, sha.data(), sha.size());
@@ -344,6 +368,8 @@ Status LuaVm::Compile(std::string_view sha, std::string_view body) {
   lua_pop(L_, 2);
   return Status::Ok();
 }
+
+void LuaVm::PushGlobals() { lua_getfield(L_, LUA_REGISTRYINDEX, kGlobalsKey); }
 
 void LuaVm::Run(std::string_view sha, Args keys, Args argv, ScriptExecution& exec,
                 protocol::ReplyWriter& out) {

@@ -9,8 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "protocol/reply_writer.h"
 #include "server/command.h"
@@ -47,6 +50,8 @@ class LuaVm {
 
   // This thread's state of `kind`, rebuilt first when it was built for another generation.
   static LuaVm& ForThread(Kind kind, uint64_t generation);
+  // A state of `kind` owned by the caller, not this thread's (FUNCTION LOAD validates in one).
+  static std::unique_ptr<LuaVm> Create(Kind kind);
   // Bytes every thread's Lua states hold now (INFO used_memory_lua).
   static size_t TotalMemory();
 
@@ -57,6 +62,10 @@ class LuaVm {
   lua_State* state() { return L_; }
   uint64_t generation() const { return generation_; }
   bool Compiled(std::string_view sha);
+  // A small value the caller keeps with a compiled script (EVAL: its shebang flags), so a
+  // call by SHA1 needs neither the shared cache nor the body. nullopt when none was set.
+  std::optional<uint32_t> Tag(const std::string& sha) const;
+  void SetTag(const std::string& sha, uint32_t tag) { tags_[sha] = tag; }
   // Compiles `body` as the function for `sha` (a no-op when already compiled). The chunk is
   // named "@user_script", so positions read "user_script:3:". Errors: ScriptCompile(...).
   Status Compile(std::string_view sha, std::string_view body);
@@ -71,6 +80,16 @@ class LuaVm {
 
   // The script running on this thread (nullptr when none): the `redis` API's context.
   static ScriptExecution* current();
+  // Redis 7.0's error handler (makes errors {err=..., source=..., line=...}): for callers that
+  // run Lua code in a protected call of their own (FUNCTION LOAD).
+  static int ErrorHandler(lua_State* L);
+  void PushGlobals();         // pushes the real globals table (behind the scripts' read-only view)
+  void PushArgs(Args items);  // pushes a table {items[0], items[1], ...}
+  bool HasValueOnTop();       // false (popping it) when the top of the stack is nil
+  void Pop();                 // pops the top of the stack
+
+  // Set by the owner once it has filled a fresh state (the functions state: its libraries).
+  bool prepared = false;
 
  private:
   LuaVm(Kind kind, uint64_t generation);
@@ -82,6 +101,7 @@ class LuaVm {
   lua_State* L_ = nullptr;
   uint64_t generation_ = 0;
   size_t used_ = 0;  // bytes allocated by L_
+  std::unordered_map<std::string, uint32_t> tags_;
 };
 
 }  // namespace sluice::server

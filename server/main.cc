@@ -63,6 +63,11 @@ int Serve(const Config& config, const char* argv0) {
   sluice::server::CommandTable table;
   sluice::server::RegisterAllCommands(table);
   state.set_commands(&table);
+  // FUNCTION LOAD's libraries live in one file next to the engine's (docs/scripting.md).
+  state.functions().set_path(config.dir + "/sluice-functions.bin");
+  if (sluice::Status fs = state.functions().LoadFromDisk(); !fs.ok()) {
+    return Fail("cannot load functions: " + fs.message());
+  }
 
   {
     sluice::server::Server server(*store, state, table);

@@ -16,6 +16,7 @@
 #include "server/client_state.h"
 #include "server/config.h"
 #include "server/limiter_stats.h"
+#include "server/lua_functions.h"
 #include "server/lua_script_cache.h"
 #include "server/native_scripts.h"
 #include "server/watch.h"
@@ -103,6 +104,7 @@ class ServerState {
   // EVAL/SCRIPT: the script cache every connection shares, and the scripts running now.
   ScriptCache& scripts() { return scripts_; }
   RunningScripts& running_scripts() { return running_scripts_; }
+  FunctionRegistry& functions() { return functions_; }  // FUNCTION / FCALL libraries
   NativeScriptStats& native_script_stats() { return native_script_stats_; }
 
   // The full command table (for COMMAND). Not owned; set once before serving.
@@ -143,6 +145,7 @@ class ServerState {
   WatchRegistry watches_;
   ScriptCache scripts_;
   RunningScripts running_scripts_;
+  FunctionRegistry functions_;
   NativeScriptStats native_script_stats_;
   const CommandTable* commands_ = nullptr;
   std::string executable_;

@@ -6,6 +6,7 @@
   shebang flags, numkeys errors, NOSCRIPT, SCRIPT LOAD/EXISTS/FLUSH, cjson/bit/struct/cmsgpack.
 - AtomicityTest: scripts that touch an undeclared key, from several threads at once, against
   readers that must never see a script half done; counters end exact.
+- FunctionPersistenceTest: libraries survive a restart and a kill -9; DUMP/RESTORE round trip.
 - BusyTest: a script past busy-reply-threshold: other clients get -BUSY, SCRIPT KILL stops it
   (NOTBUSY before, UNKILLABLE once it wrote), CONFIG GET/SET of the threshold.
 """
@@ -18,7 +19,8 @@ from harness import IS_REDIS, BlackboxTestCase, Client, RespError, Server, encod
 from test_transactions import RedisReference, read_raw_reply, redis_server_binary, \
     redis_server_version
 
-# Each case: a list of commands sent in order on one connection after FLUSHALL and SCRIPT FLUSH.
+# Each case: a list of commands sent in order on one connection after FLUSHALL, SCRIPT FLUSH and
+# FUNCTION FLUSH.
 CASES = [
     # Conversions Lua -> RESP
     [["EVAL", "return 3.99", "0"], ["EVAL", "return -3.99", "0"], ["EVAL", "return 'x'", "0"]],
@@ -32,6 +34,14 @@ CASES = [
      ["EVAL", "return {verbatim_string={format='txt',string='hi'}}", "0"]],
     [["EVAL", "return {1e30, -1e30}", "0"], ["EVAL", "return {KEYS[1],ARGV[1],#KEYS,#ARGV}", "1",
                                              "k", "a"]],
+    [["EVAL", "local t = {} t[1] = t return t", "0"],
+     ["EVAL", "local t = {} t.map = t return t", "0"]],  # nesting ends at the Lua stack's limit
+    [["EVAL", "return {1, 2, nil}", "0"], ["EVAL", "return {a=1, 2, 3}", "0"],
+     ["EVAL", "return 0/0", "0"], ["EVAL", "return 1/0", "0"], ["EVAL", "return 2^63", "0"],
+     ["EVAL", "return {err=5}", "0"], ["EVAL", "return {double=1/0}", "0"],
+     ["EVAL", "return {map={[1]='a', [2]='b'}}", "0"],
+     ["EVAL", "return redis.call('set', 'k', 1.5)", "0"], ["GET", "k"],
+     ["EVAL", "return redis.call('set', 'k', true)", "0"]],
     # Conversions RESP -> Lua
     [["EVAL", "return type(redis.call('get','missing'))", "0"],
      ["EVAL", "redis.setresp(3) return type(redis.call('get','missing'))", "0"],
@@ -107,6 +117,33 @@ CASES = [
     [["EVAL", "return bit.band(7,3)", "0"], ["EVAL", "return bit.tohex(255)", "0"],
      ["EVAL", "return tostring(math.huge)", "0"], ["EVAL", "return string.format('%d', 5)", "0"],
      ["EVAL", "return ('abc'):upper()", "0"]],
+    # Functions
+    [["FUNCTION", "LOAD", "#!lua name=mylib\nredis.register_function('myfunc', function(keys, "
+      "args) return {keys[1], args[1]} end)"], ["FCALL", "myfunc", "1", "k", "a"],
+     ["FCALL_RO", "myfunc", "1", "k", "a"], ["FUNCTION", "LIST"], ["FUNCTION", "LIST", "WITHCODE"],
+     ["FUNCTION", "LIST", "LIBRARYNAME", "x*"], ["FUNCTION", "STATS"], ["FUNCTION", "KILL"],
+     ["FUNCTION", "DELETE", "mylib"], ["FUNCTION", "DELETE", "mylib"], ["FCALL", "myfunc", "0"]],
+    [["FUNCTION", "LOAD", "return 1"], ["FUNCTION", "LOAD", "#!lua\nreturn 1"],
+     ["FUNCTION", "LOAD", "#!lua name=bad-name\nreturn 1"],
+     ["FUNCTION", "LOAD", "#!lua name=x\nreturn 1"], ["FUNCTION", "LOAD", "#!lua name=x a=b\n"],
+     ["FUNCTION", "LOAD", "#!lu name=x\nreturn 1"], ["FUNCTION", "LOAD", "FOO", "x"],
+     ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', function() end) return +"],
+     ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', function() end) "
+      "redis.call('ping')"],
+     ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', function() end) y = 5"],
+     ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f')"],
+     ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function{function_name='f', "
+      "callback=function() end, flags={'bogus'}}"],
+     ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function{callback=function() end}"],
+     ["FUNCTION", "RESTORE", "garbage"], ["FUNCTION", "FLUSH", "bad"]],
+    [["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function{function_name='f', "
+      "callback=function() return redis.call('set','a','b') end, flags={'no-writes'}, "
+      "description='desc'}"], ["FCALL", "f", "0"], ["FUNCTION", "LIST"],
+     ["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', function() return 2 end)"],
+     ["FUNCTION", "LOAD", "REPLACE", "#!lua name=x\nredis.register_function('f', function() "
+      "return x end)"], ["FCALL", "f", "0"], ["FCALL", "f", "-1"], ["FCALL", "f", "5"],
+     ["FUNCTION", "LOAD", "#!lua name=y\nredis.register_function('f', function() return 3 end)"],
+     ["FUNCTION", "FLUSH"], ["FUNCTION", "LIST"]],
     # Inside MULTI
     [["MULTI"], ["EVAL", "return redis.call('incr', KEYS[1])", "1", "c"], ["INCR", "c"],
      ["EXEC"]],
@@ -147,7 +184,7 @@ class DifferentialTest(BlackboxTestCase):
         with Client(port) as c:
             if proto == 3:  # the reply names the server: not compared
                 self.assertEqual(c.call("HELLO", "3")[b"proto"], 3)
-            for cmd in (["FLUSHALL"], ["SCRIPT", "FLUSH"]):
+            for cmd in (["FLUSHALL"], ["SCRIPT", "FLUSH"], ["FUNCTION", "FLUSH"]):
                 c.send(encode_command(*cmd))
                 read_raw_reply(c)
             out = []
@@ -216,6 +253,33 @@ class AtomicityTest(ServerStarter, BlackboxTestCase):
         with Client(server.port) as c:
             total = str(writers * per_writer).encode()
             self.assertEqual(c.call("MGET", "declared", "undeclared"), [total, total])
+
+
+class FunctionPersistenceTest(ServerStarter, BlackboxTestCase):
+    LIB = ("#!lua name=counter\nredis.register_function('bump', function(keys, args) "
+           "return redis.call('incrby', keys[1], args[1]) end)")
+
+    def test_libraries_survive_restarts(self):
+        server = self.start_server({})
+        with Client(server.port) as c:
+            self.assertEqual(c.call("FUNCTION", "LOAD", self.LIB), b"counter")
+            self.assertEqual(c.call("FCALL", "bump", "1", "n", "5"), 5)
+        server.restart()
+        with Client(server.port) as c:
+            self.assertEqual(c.call("FCALL", "bump", "1", "n", "2"), 7)
+            dump = c.call("FUNCTION", "DUMP")
+            self.assertEqual(c.call("FUNCTION", "FLUSH"), "OK")
+        server.restart(hard=True)
+        with Client(server.port) as c:
+            self.assertEqual(c.call("FCALL", "bump", "1", "n", "1"),
+                             RespError("ERR Function not found"))
+            self.assertEqual(c.call("FUNCTION", "RESTORE", dump), "OK")
+            self.assertEqual(c.call("FUNCTION", "RESTORE", dump),
+                             RespError("ERR Library 'counter' already exists"))
+            self.assertEqual(c.call("FUNCTION", "RESTORE", dump, "REPLACE"), "OK")
+        server.restart(hard=True)
+        with Client(server.port) as c:
+            self.assertEqual(c.call("FCALL", "bump", "1", "n", "1"), 8)
 
 
 class BusyTest(ServerStarter, BlackboxTestCase):

@@ -11,6 +11,7 @@
   (NOTBUSY before, UNKILLABLE once it wrote), CONFIG GET/SET of the threshold.
 """
 
+import sys
 import threading
 import time
 import unittest
@@ -18,6 +19,9 @@ import unittest
 from harness import IS_REDIS, BlackboxTestCase, Client, RespError, Server, encode_command
 from test_transactions import RedisReference, read_raw_reply, redis_server_binary, \
     redis_server_version
+
+# Replies nested 8000 deep (a table that contains itself) are read recursively.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 40000))
 
 # Each case: a list of commands sent in order on one connection after FLUSHALL, SCRIPT FLUSH and
 # FUNCTION FLUSH.

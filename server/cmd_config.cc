@@ -123,6 +123,7 @@ void ConfigSet(CommandContext& ctx, Args args) {
 void ConfigResetStat(CommandContext& ctx, Args) {
   ctx.server.stats().Reset();
   ctx.server.limiter_stats().Reset();
+  ctx.server.native_script_stats().Reset();
   ctx.out.Simple("OK");
 }
 

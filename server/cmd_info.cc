@@ -1,6 +1,7 @@
 // INFO [section ...]: Redis's "# Section\r\nfield:value\r\n" text. Sections: server, clients,
-// memory, persistence, stats, keyspace, limiters; "default", "all" and "everything" give them
-// all. Unknown sections are skipped (an empty reply when nothing matched), as Redis does.
+// memory, persistence, stats, keyspace, limiters, native_scripts; "default", "all" and
+// "everything" give them all. Unknown sections are skipped (an empty reply when nothing
+// matched), as Redis does.
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "server/client_state.h"
 #include "server/errors.h"
 #include "server/lua_vm.h"
+#include "server/native_scripts.h"
 #include "server/server_commands.h"
 #include "server/server_state.h"
 #include "sluice/store.h"
@@ -178,6 +180,11 @@ void KeyspaceSection(CommandContext& ctx, std::string& out) {
   }
 }
 
+void NativeScriptsSection(CommandContext& ctx, std::string& out) {
+  out += "# Native_scripts\r\n";
+  out += NativeScriptsInfo(ctx);
+}
+
 void LimitersSection(CommandContext& ctx, std::string& out) {
   out += "# Limiters\r\n";
   out += ctx.server.limiter_stats().InfoSection();
@@ -191,14 +198,17 @@ enum Section : unsigned {
   kStats = 1u << 4,
   kKeyspace = 1u << 5,
   kLimiters = 1u << 6,
-  kAll = (1u << 7) - 1,
+  kNativeScripts = 1u << 7,
+  kAll = (1u << 8) - 1,
 };
 
 unsigned SectionBit(std::string_view name) {
   static constexpr std::pair<const char*, unsigned> kNames[] = {
-      {"server", kServer},           {"clients", kClients}, {"memory", kMemory},
-      {"persistence", kPersistence}, {"stats", kStats},     {"keyspace", kKeyspace},
-      {"limiters", kLimiters},       {"default", kAll},     {"all", kAll},
+      {"server", kServer},     {"clients", kClients},
+      {"memory", kMemory},     {"persistence", kPersistence},
+      {"stats", kStats},       {"keyspace", kKeyspace},
+      {"limiters", kLimiters}, {"native_scripts", kNativeScripts},
+      {"default", kAll},       {"all", kAll},
       {"everything", kAll},
   };
   for (const auto& [n, bit] : kNames) {
@@ -225,6 +235,7 @@ void Info(CommandContext& ctx, Args args) {
   section(kStats, [&] { StatsSection(ctx, out); });
   section(kKeyspace, [&] { KeyspaceSection(ctx, out); });
   section(kLimiters, [&] { LimitersSection(ctx, out); });
+  section(kNativeScripts, [&] { NativeScriptsSection(ctx, out); });
   ctx.out.Verbatim("txt", out);
 }
 

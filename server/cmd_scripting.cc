@@ -15,6 +15,7 @@
 #include "server/errors.h"
 #include "server/lua_sha1.h"
 #include "server/lua_vm.h"
+#include "server/native_scripts.h"
 #include "server/server_state.h"
 
 namespace sluice::server {
@@ -121,12 +122,14 @@ void EvalGeneric(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
   if (read_only && flags.shebang && !flags.no_writes) {
     return ReplyError(ctx.out, ScriptRoWithWrites());
   }
+  const auto n = static_cast<size_t>(*numkeys);
+  // A known library script runs natively on the planned unit (server/native_scripts.h).
+  if (TryRunNativeScript(ctx, sha, args.subspan(3, n), args.subspan(3 + n), read_only)) return;
 
   ScriptExecution exec;
   exec.ctx = &ctx;
   exec.name = sha;
   exec.read_only = read_only || flags.no_writes;
-  const auto n = static_cast<size_t>(*numkeys);
   const int db_before = ctx.client.db;  // SELECT inside a script does not outlive it
   ctx.txn();                            // the unit the Dispatcher planned (or EXEC's)
   vm.Run(sha, args.subspan(3, n), args.subspan(3 + n), exec, ctx.out);

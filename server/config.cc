@@ -228,6 +228,8 @@ Error SetBusyReplyThreshold(Config& c, std::string_view v) {
   return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.busy_reply_threshold_ms);
 }
 
+Error SetNativeScripts(Config& c, std::string_view v) { return ParseYesNo(v, &c.native_scripts); }
+
 }  // namespace
 
 int Config::EffectiveThreads() const {
@@ -293,6 +295,11 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "a warning) and refuses damage elsewhere; absolute refuses both; point-in-time (load up "
        "to the damage) and skip-damaged (load every intact record) accept losing data.",
        false, false, SetWalRecovery, GetWalRecovery},
+      {"native-scripts", "yes",
+       "yes runs the known limiter-library scripts (rate-limiter-flexible, limits, "
+       "rate-limit-redis, @fastify/rate-limit) natively on EVAL/EVALSHA; no runs them in Lua.",
+       true, false, SetNativeScripts,
+       [](const Config& c) -> std::string { return c.native_scripts ? "yes" : "no"; }},
       {"enable-debug-command", "no",
        "yes allows DEBUG (e.g. DEBUG CLOCK SET/ADVANCE/REAL, for tests).", false, false, SetDebug,
        [](const Config& c) -> std::string { return c.enable_debug_command ? "yes" : "no"; }},

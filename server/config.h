@@ -50,6 +50,8 @@ struct Config {
   // busy-reply-threshold (alias lua-time-limit): ms a script runs before it counts as busy
   // (SCRIPT KILL may stop it, other clients get -BUSY).
   int64_t busy_reply_threshold_ms = 5000;
+  // native-scripts: recognised limiter-library scripts run natively (server/native_scripts.h).
+  bool native_scripts = true;
   std::string config_file;  // absolute path of the file read, if any
 
   // threads with 0 resolved to the number of hardware cores (at least 1).

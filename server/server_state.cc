@@ -73,6 +73,7 @@ void ServerState::PublishLocked() {
   obuf_soft_seconds_.store(normal.soft_seconds, std::memory_order_relaxed);
   query_limit_.store(config_.client_query_buffer_limit, std::memory_order_relaxed);
   busy_threshold_ms_.store(config_.busy_reply_threshold_ms, std::memory_order_relaxed);
+  native_scripts_.store(config_.native_scripts, std::memory_order_relaxed);
 }
 
 bool ServerState::CheckPassword(std::string_view password) const {

@@ -18,6 +18,7 @@
 #include "server/limiter_stats.h"
 #include "server/lua_functions.h"
 #include "server/lua_script_cache.h"
+#include "server/native_scripts.h"
 #include "server/watch.h"
 #include "sluice/clock.h"
 
@@ -100,6 +101,7 @@ class ServerState {
   int64_t busy_reply_threshold_ms() const {
     return busy_threshold_ms_.load(std::memory_order_relaxed);
   }
+  bool native_scripts_enabled() const { return native_scripts_.load(std::memory_order_relaxed); }
 
   AdjustableClock& clock() { return *clock_; }
   const std::shared_ptr<AdjustableClock>& shared_clock() const { return clock_; }
@@ -112,6 +114,7 @@ class ServerState {
   ScriptCache& scripts() { return scripts_; }
   RunningScripts& running_scripts() { return running_scripts_; }
   FunctionRegistry& functions() { return functions_; }  // FUNCTION / FCALL libraries
+  NativeScriptStats& native_script_stats() { return native_script_stats_; }
 
   // The full command table (for COMMAND). Not owned; set once before serving.
   void set_commands(const CommandTable* table) { commands_ = table; }
@@ -147,6 +150,7 @@ class ServerState {
   std::atomic<int64_t> obuf_soft_seconds_{0};
   std::atomic<int64_t> query_limit_{0};
   std::atomic<int64_t> busy_threshold_ms_{5000};
+  std::atomic<bool> native_scripts_{true};
 
   std::shared_ptr<AdjustableClock> clock_;
   ServerStats stats_;
@@ -156,6 +160,7 @@ class ServerState {
   ScriptCache scripts_;
   RunningScripts running_scripts_;
   FunctionRegistry functions_;
+  NativeScriptStats native_script_stats_;
   const CommandTable* commands_ = nullptr;
   std::string executable_;
   std::atomic<int> tcp_port_{0};

@@ -1,0 +1,64 @@
+// The native ops behind server/native_scripts.h, one file per library (native_<library>.cc).
+// Internal to the native-scripts files.
+//
+// Contract of every op: it either declines (returns false) having staged nothing and written no
+// reply, so the body then runs in Lua; or it runs the body's key operations in the body's order
+// on call.txn and writes exactly the reply the body's Lua run would (numbers through a Lua
+// number: LuaNumberToInteger), and returns true. An op declines on every input for which the
+// Lua run would raise an error or read an argument in a way the op does not reproduce.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "server/command.h"
+#include "sluice/transaction.h"
+
+namespace sluice::server::native {
+
+struct Call {
+  CommandContext& ctx;
+  Args keys;  // KEYS
+  Args argv;  // ARGV
+  Store::Transaction& txn;
+  int db;
+  int64_t now_ms;  // the unit's time
+  // The redis.call()s the body would have made, for INFO's total_commands_processed (the Lua
+  // run counts each one). Set by an op that runs.
+  int commands = 0;
+};
+
+using Op = bool (*)(Call& call);
+
+// Integers a Lua script can hold exactly and print back unchanged (|v| < 2^53).
+inline constexpr int64_t kLuaExactLimit = int64_t{1} << 53;
+
+// `text` as an integer when it is one in canonical decimal form ("12", "-3"; not "+1", "012",
+// "-0", " 1", "1.0") with |v| < 2^53: then Lua's tonumber(text) is exactly v, and a redis.call
+// argument made of that number reads "%.17g" = text again.
+std::optional<int64_t> CanonicalLuaInt(std::string_view text);
+
+// An integer reply after its trip through a Lua number (redis.call reply -> Lua -> script
+// reply): rounded to a double, then truncated as lua_convert's Truncate does.
+int64_t LuaNumberToInteger(double d);
+inline int64_t ViaLuaNumber(int64_t v) { return LuaNumberToInteger(static_cast<double>(v)); }
+
+// A Lua number as redis.call passes it to a command: "%.17g".
+std::string LuaNumberArg(double d);
+
+// An operation failed after the op had staged a write, which each op's preconditions rule out:
+// replies the error (the unit keeps what was staged, as a Lua run that stops there would) and
+// returns true. Never reached by inputs the ops accept; a guard, not a path.
+bool FailAfterWrite(Call& call, const Status& status);
+
+// The ops (native_<library>.cc).
+bool RateLimiterFlexibleIncrTtl(Call& call);
+bool LimitsIncrExpire(Call& call);
+bool RateLimitRedisIncrement(Call& call);
+bool RateLimitRedisGet(Call& call);
+bool FastifyIncr(Call& call);
+bool FastifyRead(Call& call);
+
+}  // namespace sluice::server::native

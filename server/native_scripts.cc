@@ -1,0 +1,136 @@
+#include "server/native_scripts.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "server/errors.h"
+#include "server/native_ops.h"
+#include "server/server_state.h"
+
+namespace sluice::server {
+
+namespace {
+
+// Bodies: server/native_scripts/*.lua; their sources: server/native_scripts/README.md.
+constexpr std::array<NativeScript, kNativeScriptCount> kScripts = {{
+    {"a1de965f42e177aa339706bd580f049065eca79a", "rate_limiter_flexible_incr_ttl",
+     "rate-limiter-flexible", "11.4.0", true},
+    {"628bd136a573a06b346879695681af12ccef300f", "limits_incr_expire", "limits", "2.8.0", true},
+    {"895b92e1712734e1b464999be23953485475357b", "rate_limit_redis_increment", "rate-limit-redis",
+     "6.0.1", true},
+    {"6aeb97ed6086dcdeafdc6fda3999a0d0e38ec96a", "rate_limit_redis_get", "rate-limit-redis",
+     "6.0.1", false},
+    {"b8a19d47785922bb04e7a9fdb49e90d89be1b8af", "fastify_rate_limit_incr", "@fastify/rate-limit",
+     "11.2.0", true},
+    {"4c7d9ef62b3d4f8efd8d11d5d2fd1a56b1e723bc", "fastify_rate_limit_read", "@fastify/rate-limit",
+     "11.2.0", false},
+}};
+
+// Same order as kScripts.
+constexpr std::array<native::Op, kNativeScriptCount> kOps = {
+    native::RateLimiterFlexibleIncrTtl, native::LimitsIncrExpire, native::RateLimitRedisIncrement,
+    native::RateLimitRedisGet,          native::FastifyIncr,      native::FastifyRead,
+};
+
+bool SameShaIgnoreCase(std::string_view sha, const char* lower) {
+  for (size_t i = 0; i < 40; ++i) {
+    char c = sha[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const std::array<NativeScript, kNativeScriptCount>& NativeScripts() { return kScripts; }
+
+int FindNativeScript(std::string_view sha) {
+  if (sha.size() != 40) return -1;
+  for (size_t i = 0; i < kScripts.size(); ++i) {
+    if (SameShaIgnoreCase(sha, kScripts[i].sha)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void NativeScriptStats::Reset() {
+  for (auto& n : native_) n.store(0, std::memory_order_relaxed);
+  for (auto& n : interpreted_) n.store(0, std::memory_order_relaxed);
+}
+
+bool TryRunNativeScript(CommandContext& ctx, std::string_view sha, Args keys, Args argv,
+                        bool read_only) {
+  const int index = FindNativeScript(sha);
+  if (index < 0) return false;
+  NativeScriptStats& stats = ctx.server.native_script_stats();
+  const NativeScript& script = kScripts[static_cast<size_t>(index)];
+  // EVAL_RO of a writing body: Lua gives the read-only error at its first write.
+  if (!ctx.server.native_scripts_enabled() || (read_only && script.writes)) {
+    stats.CountInterpreted(index);
+    return false;
+  }
+  Store::Transaction& txn = ctx.txn();
+  native::Call call{ctx, keys, argv, txn, ctx.client.db, txn.NowMs()};
+  if (!kOps[static_cast<size_t>(index)](call)) {
+    stats.CountInterpreted(index);
+    return false;
+  }
+  stats.CountNative(index);
+  ctx.server.stats().total_commands_processed.fetch_add(call.commands, std::memory_order_relaxed);
+  return true;
+}
+
+std::string NativeScriptsInfo(CommandContext& ctx) {
+  const NativeScriptStats& stats = ctx.server.native_script_stats();
+  std::string out = "native_scripts:";
+  out += ctx.server.native_scripts_enabled() ? "yes\r\n" : "no\r\n";
+  for (size_t i = 0; i < kScripts.size(); ++i) {
+    const int index = static_cast<int>(i);
+    out += "native_script_";
+    out += kScripts[i].name;
+    out += ":sha=";
+    out += kScripts[i].sha;
+    out += ",native=" + std::to_string(stats.native(index));
+    out += ",interpreted=" + std::to_string(stats.interpreted(index));
+    out += "\r\n";
+  }
+  return out;
+}
+
+namespace native {
+
+std::optional<int64_t> CanonicalLuaInt(std::string_view text) {
+  if (text.empty() || text.size() > 17) return std::nullopt;
+  size_t i = 0;
+  const bool negative = text[0] == '-';
+  if (negative) ++i;
+  if (i == text.size()) return std::nullopt;
+  if (text[i] == '0' && (negative || text.size() > 1)) return std::nullopt;  // "-0", "01"
+  int64_t v = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    v = v * 10 + (text[i] - '0');
+  }
+  if (v >= kLuaExactLimit) return std::nullopt;
+  return negative ? -v : v;
+}
+
+int64_t LuaNumberToInteger(double d) {
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return INT64_MIN;
+  return static_cast<int64_t>(d);
+}
+
+bool FailAfterWrite(Call& call, const Status& status) {
+  ReplyError(call.ctx.out, status);
+  return true;
+}
+
+std::string LuaNumberArg(double d) {
+  char buf[64];
+  const int n = std::snprintf(buf, sizeof buf, "%.17g", d);
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace native
+
+}  // namespace sluice::server

@@ -1,0 +1,68 @@
+// Native library scripts (docs/scripting.md, "Native library scripts"): a registry of the Lua
+// scripts well-known rate-limiter libraries send (keyed by the SHA1 of the exact body; the
+// bodies and where they come from are in server/native_scripts/), each with a C++ op that does
+// what the body does, on the same unit of work: the same key ops in the same order on ctx.txn(),
+// so the same locks, the same `now`, the same stored keys, values and TTLs and the same reply.
+// EVAL/EVALSHA look the SHA1 up before running Lua (TryRunNativeScript). An op runs only the
+// calls it has proved cannot fail: on any input whose Lua run would raise an error or leave the
+// common path (bad arguments, a key of another type, an overflow), it declines before it stages
+// anything, and the body runs in Lua as it would without the registry. So the errors, their text
+// and any partial writes are always the interpreter's own.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "server/command.h"
+
+namespace sluice::server {
+
+// One recognised script: where its body comes from and what runs instead.
+struct NativeScript {
+  const char* sha;      // SHA1 of the exact body, lower-case hex
+  const char* name;     // stable id for INFO: "<library>_<script>"
+  const char* library;  // npm / PyPI package name
+  const char* version;  // the package version the body was taken from
+  bool writes;          // the body calls write commands (EVAL_RO of it runs in Lua)
+};
+
+inline constexpr size_t kNativeScriptCount = 6;
+
+// Every recognised script, in INFO order.
+const std::array<NativeScript, kNativeScriptCount>& NativeScripts();
+// The index of the script whose body hashes to `sha` (any case), or -1.
+int FindNativeScript(std::string_view sha);
+
+// Runs counted per recognised script, for INFO native_scripts. Thread-safe (relaxed atomics:
+// statistics, not synchronisation).
+class NativeScriptStats {
+ public:
+  void CountNative(int index) { native_[index].fetch_add(1, std::memory_order_relaxed); }
+  void CountInterpreted(int index) { interpreted_[index].fetch_add(1, std::memory_order_relaxed); }
+  int64_t native(int index) const { return native_[index].load(std::memory_order_relaxed); }
+  int64_t interpreted(int index) const {
+    return interpreted_[index].load(std::memory_order_relaxed);
+  }
+  void Reset();
+
+ private:
+  std::array<std::atomic<int64_t>, kNativeScriptCount> native_{};
+  std::array<std::atomic<int64_t>, kNativeScriptCount> interpreted_{};
+};
+
+// EVAL/EVALSHA's hook, called with the script's unit planned (ctx.txn()) and its arguments
+// validated. When `sha` is a recognised script, native-scripts is yes, and its op takes this
+// call, the op runs on ctx.txn(), writes the reply to ctx.out and this returns true. Otherwise
+// it has touched nothing and returns false: run the body in Lua. Counts either way for
+// recognised scripts.
+bool TryRunNativeScript(CommandContext& ctx, std::string_view sha, Args keys, Args argv,
+                        bool read_only);
+
+// The body of INFO's "native_scripts" section (without its "# Native_scripts" header).
+std::string NativeScriptsInfo(CommandContext& ctx);
+
+}  // namespace sluice::server

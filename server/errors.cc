@@ -113,6 +113,7 @@ Status ScriptBadArgument() {
 Status ScriptLockConflict() {
   return Err("ERR script stopped: an undeclared key is locked by another client");
 }
+Status ScriptStackLimit() { return Err("ERR reached lua stack limit"); }
 Status ScriptKilled() { return Err("ERR Script killed by user with SCRIPT KILL..."); }
 Status ScriptNotBusy() { return Err("NOTBUSY No scripts in execution right now."); }
 Status ScriptUnkillable() {

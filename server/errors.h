@@ -93,6 +93,7 @@ Status ScriptBadArgument();      // "ERR Lua redis lib command arguments must be
 // Raised inside a script whose unit met a locked undeclared key; never replied (the script
 // runs again): "ERR script stopped: an undeclared key is locked by another client"
 Status ScriptLockConflict();
+Status ScriptStackLimit();  // "ERR reached lua stack limit" (a reply nested too deep)
 Status ScriptKilled();      // "ERR Script killed by user with SCRIPT KILL..."
 Status ScriptNotBusy();     // "NOTBUSY No scripts in execution right now."
 Status ScriptUnkillable();  // "UNKILLABLE Sorry the script already executed write ..."

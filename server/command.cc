@@ -70,6 +70,8 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterKeyCommands(table);
   RegisterLimiterCommands(table);
   RegisterTransactionCommands(table);
+  RegisterHashCommands(table);
+  RegisterSetCommands(table);
 }
 
 }  // namespace sluice::server

@@ -136,6 +136,8 @@ void RegisterStringCommands(CommandTable& table);   // cmd_strings.cc
 void RegisterKeyCommands(CommandTable& table);      // cmd_keys.cc
 void RegisterLimiterCommands(CommandTable& table);  // cmd_limiters.cc
 void RegisterTransactionCommands(CommandTable& table);  // cmd_multi.cc: MULTI, EXEC, WATCH, ...
+void RegisterHashCommands(CommandTable& table);         // cmd_hashes.cc
+void RegisterSetCommands(CommandTable& table);          // cmd_sets.cc
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 

@@ -69,6 +69,15 @@ Status ExecAborted();          // "EXECABORT Transaction discarded because of pr
 // error's text without its "ERR " code.
 Status ExecAbortedBecause(const Status& error);
 Status MultiQueueTooLarge();  // "ERR MULTI queue exceeds the client query buffer limit (1gb)"
+// Collection commands (Redis 7.0's texts).
+Status NotPositive();  // "ERR value is out of range, must be positive"
+Status
+CountOutOfLongRange();     // "ERR value is out of range, value must between -LONG_MAX and LONG_MAX"
+Status ValueOutOfRange();  // "ERR value is out of range"
+Status NumkeysNotPositive();  // "ERR numkeys should be greater than 0"
+Status NumkeysTooMany();      // "ERR Number of keys can't be greater than number of args"
+Status LimitNegative();       // "ERR LIMIT can't be negative"
+Status InvalidCursor();       // "ERR invalid cursor"
 // The full error line ReplyError writes for `status` ("ERR ...", "WRONGTYPE ...").
 std::string ErrorText(const Status& status);
 

@@ -213,11 +213,11 @@ Result<bool> Store::Transaction::SMove(int db, std::string_view src, std::string
 
 namespace {
 
-// The sets named by keys, in order; a missing key is nullopt. SINTER's rule: stop (with
-// *missing set) at the first missing key, before looking at later keys.
+// The sets named by keys, in order; a missing key is nullopt (and sets *missing). Every key's
+// type is checked first, as Redis 7.0 does for all of SINTER/SUNION/SDIFF.
 Result<std::vector<std::optional<Collection>>> OpenAll(Txn& txn, int db,
                                                        std::span<const std::string_view> keys,
-                                                       bool stop_at_missing, bool* missing) {
+                                                       bool* missing) {
   std::vector<std::optional<Collection>> sets;
   *missing = false;
   for (std::string_view k : keys) {
@@ -225,7 +225,6 @@ Result<std::vector<std::optional<Collection>>> OpenAll(Txn& txn, int db,
     if (!s.ok()) return s.status();
     if (!s->exists()) {
       *missing = true;
-      if (stop_at_missing) return sets;
       sets.emplace_back();
       continue;
     }
@@ -259,7 +258,7 @@ Result<Members> Intersect(std::vector<std::optional<Collection>>& sets, int64_t 
 Result<Members> Combine(Txn& txn, int db, SetOp op, std::span<const std::string_view> keys,
                         int64_t limit) {
   bool missing = false;
-  auto sets = OpenAll(txn, db, keys, op == SetOp::kInter, &missing);
+  auto sets = OpenAll(txn, db, keys, &missing);
   if (!sets.ok()) return sets.status();
   if (op == SetOp::kInter) {
     if (missing || sets->empty()) return Members{};

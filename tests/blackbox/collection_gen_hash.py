@@ -28,8 +28,8 @@ def commands(rng, keys):
     if r < 0.04:
         return ["HSET", "hbig", _field(rng), "L" * rng.choice([10, 65, 70])], "exact"
     if r < 0.07:
-        return [rng.choice(["HGETALL", "HKEYS", "HVALS"]), "hbig"], (
-            "pairs" if r < 0.05 else "sorted")
+        cmd = rng.choice(["HGETALL", "HKEYS", "HVALS"])
+        return [cmd, "hbig"], "pairs" if cmd == "HGETALL" else "sorted"
     ops = [
         lambda: (["HSET", k] + sum(([_field(rng), _value(rng)]
                                     for _ in range(rng.randint(1, 3))), []), "exact"),

@@ -118,8 +118,9 @@ TEST_CASE("SINTER/SUNION/SDIFF, their STORE forms and SINTERCARD") {
   CHECK(h.Cmd("SINTERCARD 1 a LIMIT") == SyntaxErr());
   CHECK(h.Cmd("SINTERCARD 1 a FOO 1") == SyntaxErr());
   CHECK(h.Cmd("SET s2 x") == Ok());
-  // SINTER stops at a missing key before seeing a wrong type after it; SUNION checks them all.
-  CHECK(h.Cmd("SINTER nokey s2") == Arr({}));
+  // Every key's type is checked, even after a missing key (Redis 7.0).
+  CHECK(h.Cmd("SINTER nokey s2") == WrongTypeErr());
+  CHECK(h.Cmd("SINTERCARD 2 nokey s2") == WrongTypeErr());
   CHECK(h.Cmd("SINTER a s2") == WrongTypeErr());
   CHECK(h.Cmd("SUNION nokey s2") == WrongTypeErr());
   CHECK(h.Cmd("SDIFF a s2") == WrongTypeErr());

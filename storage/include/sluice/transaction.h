@@ -147,8 +147,8 @@ class Store::Transaction {
   // kWrongType when either key holds another kind. False when member is not in src.
   Result<bool> SMove(int db, std::string_view src, std::string_view dst, std::string_view member);
   enum class SetOp { kInter, kUnion, kDiff };
-  // SINTER/SUNION/SDIFF over keys, in Redis's order of checks: SINTER stops at the first missing
-  // key (empty result) before looking at later keys' types; SUNION/SDIFF check every key.
+  // SINTER/SUNION/SDIFF over keys; every key's type is checked first (kWrongType), a missing key
+  // is an empty set.
   Result<std::vector<std::string>> SetAlgebra(int db, SetOp op,
                                               std::span<const std::string_view> keys);
   // The STORE forms: dst (whatever it held) becomes the result, or is deleted when it is empty.

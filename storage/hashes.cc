@@ -165,6 +165,7 @@ Result<std::optional<std::string>> Store::Transaction::HGet(int db, std::string_
 
 Result<std::vector<std::optional<std::string>>> Store::Transaction::HMGet(
     int db, std::string_view key, std::span<const std::string_view> fields) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto h = OpenHash(*txn_, db, key, false);
   if (!h.ok()) return h.status();
   std::vector<std::optional<std::string>> out;
@@ -178,6 +179,7 @@ Result<std::vector<std::optional<std::string>>> Store::Transaction::HMGet(
 }
 
 Result<FieldValues> Store::Transaction::HGetAll(int db, std::string_view key) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto h = OpenHash(*txn_, db, key, false);
   if (!h.ok()) return h.status();
   return AllFields(*h);
@@ -273,6 +275,7 @@ Result<std::string> Store::Transaction::HIncrByFloat(int db, std::string_view ke
 }
 
 Result<FieldValues> Store::Transaction::HRandField(int db, std::string_view key, int64_t count) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto h = OpenHash(*txn_, db, key, false);
   if (!h.ok()) return h.status();
   auto all = AllFields(*h);
@@ -299,6 +302,7 @@ Result<FieldValues> Store::Transaction::HRandField(int db, std::string_view key,
 Result<ElementScanReply> Store::Transaction::HScan(int db, std::string_view key, uint64_t cursor,
                                                    std::optional<std::string_view> match,
                                                    int64_t count) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto h = OpenHash(*txn_, db, key, false);
   if (!h.ok()) return h.status();
   ElementScanReply reply;

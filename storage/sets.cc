@@ -146,6 +146,7 @@ Result<bool> Store::Transaction::SIsMember(int db, std::string_view key, std::st
 
 Result<std::vector<bool>> Store::Transaction::SMIsMember(
     int db, std::string_view key, std::span<const std::string_view> members) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto s = OpenSet(*txn_, db, key, false);
   if (!s.ok()) return s.status();
   std::vector<bool> out;
@@ -158,6 +159,7 @@ Result<std::vector<bool>> Store::Transaction::SMIsMember(
 }
 
 Result<Members> Store::Transaction::SMembers(int db, std::string_view key) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto s = OpenSet(*txn_, db, key, false);
   if (!s.ok()) return s.status();
   return AllMembers(*s);
@@ -183,6 +185,7 @@ Result<Members> Store::Transaction::SPop(int db, std::string_view key, int64_t c
 }
 
 Result<Members> Store::Transaction::SRandMember(int db, std::string_view key, int64_t count) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto s = OpenSet(*txn_, db, key, false);
   if (!s.ok()) return s.status();
   auto all = AllMembers(*s);
@@ -284,6 +287,7 @@ Result<Members> Combine(Txn& txn, int db, SetOp op, std::span<const std::string_
 
 Result<Members> Store::Transaction::SetAlgebra(int db, SetOp op,
                                                std::span<const std::string_view> keys) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   return Combine(*txn_, db, op, keys, 0);
 }
 
@@ -299,6 +303,7 @@ Result<int64_t> Store::Transaction::SetAlgebraStore(int db, SetOp op, std::strin
 
 Result<int64_t> Store::Transaction::SInterCard(int db, std::span<const std::string_view> keys,
                                                int64_t limit) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto members = Combine(*txn_, db, SetOp::kInter, keys, limit);
   if (!members.ok()) return members.status();
   return static_cast<int64_t>(members->size());
@@ -307,6 +312,7 @@ Result<int64_t> Store::Transaction::SInterCard(int db, std::span<const std::stri
 Result<ElementScanReply> Store::Transaction::SScan(int db, std::string_view key, uint64_t cursor,
                                                    std::optional<std::string_view> match,
                                                    int64_t count) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto s = OpenSet(*txn_, db, key, false);
   if (!s.ok()) return s.status();
   ElementScanReply reply;

@@ -9,6 +9,7 @@ redis-server 7.0.15, and kill -9 durability of big collections.
   SLUICE_COLLECTIONS_SEED=n runs another seed.
 - KillNineTest: a 20,000-field hash and a 20,000-member set written in pipelined batches, then
   kill -9; after restart every acknowledged element is there, in each appendfsync mode.
+- FormatTest: the data dir's SLUICE-FORMAT file; a server refuses a dir of an unknown format.
 """
 import glob
 import importlib
@@ -218,6 +219,32 @@ class KillNineTest(unittest.TestCase):
 
     def test_no(self):
         self.check_mode("no")
+
+
+@sluice_only
+class FormatTest(unittest.TestCase):
+    def test_data_dir_records_its_format_and_unknown_formats_are_refused(self):
+        srv = Server()
+        try:
+            srv.start()
+            with Client(srv.port) as c:
+                self.assertEqual(c.call("HSET", "h", "f", "v"), 1)
+            self.assertEqual(srv.terminate(), 0)
+            path = os.path.join(srv.datadir, "SLUICE-FORMAT")
+            with open(path) as f:
+                self.assertEqual(f.read(), "sluice-format 1\n")
+            with open(path, "w") as f:
+                f.write("sluice-format 2\n")
+            srv.spawn()
+            self.assertNotEqual(srv.wait_exit(), 0)
+            self.assertIn("on-disk format 2, which this build of Sluice cannot read", srv.log())
+            with open(path, "w") as f:
+                f.write("sluice-format 1\n")
+            srv.start()
+            with Client(srv.port) as c:
+                self.assertEqual(c.call("HGET", "h", "f"), b"v")
+        finally:
+            srv.stop()
 
 
 if __name__ == "__main__":

@@ -195,4 +195,21 @@ TEST_CASE("hash commands in MULTI see each other's writes") {
   CHECK(h.Cmd("EXEC") == Arr({Int(1), Int(3), Arr({Bulk("a"), Bulk("3")})}));
 }
 
+TEST_CASE("WATCH sees field writes; FLUSHDB inside EXEC then HSET starts a new hash") {
+  Harness h;
+  CHECK(h.Cmd("HSET h a 1") == Int(1));
+  CHECK(h.Cmd("WATCH h") == Ok());
+  CHECK(h.Cmd("HSET h a 2") == Int(0));  // an overwrite changes no count, still a write
+  CHECK(h.Cmd("MULTI") == Ok());
+  CHECK(h.Cmd("HGET h a") == Simple("QUEUED"));
+  CHECK(h.Cmd("EXEC") == NilArray());
+  CHECK(h.Cmd("MULTI") == Ok());
+  CHECK(h.Cmd("FLUSHDB") == Simple("QUEUED"));
+  CHECK(h.Cmd("HSET h b 1") == Simple("QUEUED"));
+  CHECK(h.Cmd("HGETALL h") == Simple("QUEUED"));
+  CHECK(h.Cmd("EXEC") == Arr({Ok(), Int(1), Arr({Bulk("b"), Bulk("1")})}));
+  CHECK(h.Cmd("HGETALL h") == Arr({Bulk("b"), Bulk("1")}));
+  CHECK(h.Cmd("DBSIZE") == Int(1));
+}
+
 }  // namespace sluice::server::testing

@@ -130,14 +130,23 @@ class DifferentialTest(unittest.TestCase):
             for step in range(STEPS):
                 gen = rng.choice(gens)
                 args, mode = gen.commands(rng, SHARED_KEYS)
-                if rng.random() < 0.03:  # the other types at the shared keys
+                if rng.random() < 0.06:  # key commands, and the other types at the shared keys
                     args, mode = rng.choice([(["SET", "k1", "str"], "exact"),
                                              (["GET", "k2"], "exact"),
                                              (["DEL", "k1"], "exact"),
                                              (["TYPE", "k2"], "exact"),
                                              (["RENAME", "k2", "k1"], "exact"),
                                              (["COPY", "k1", "k2", "REPLACE"], "exact"),
-                                             (["EXISTS", "k1", "k2", "h1", "s1"], "exact")])
+                                             (["EXISTS", "k1", "k2", "h1", "s1"], "exact"),
+                                             (["EXPIRE", "k1", "1000"], "exact"),
+                                             (["PERSIST", "k1"], "exact"),
+                                             (["UNLINK", "k2", "h2"], "exact"),
+                                             (["RENAMENX", "h1", "s1"], "exact"),
+                                             (["SCAN", "0", "TYPE", "hash", "COUNT", "1000"],
+                                              "sorted"),
+                                             (["KEYS", "*1"], "sorted"),
+                                             (["DBSIZE"], "exact"),
+                                             (["RANDOMKEY"], "shape")])
                 history.append(" ".join(args))
                 for c in (s, r):
                     c.send(b"*%d\r\n" % len(args) + b"".join(

@@ -104,6 +104,48 @@ Members Pick(Members all, int64_t count) {
   return all;
 }
 
+// Sets at least this big pick a single random member by seeking instead of reading them all.
+constexpr int64_t kSeekPickMin = 64;
+
+// One member from a random point of the set's element range: between the first and the last
+// member, past their common prefix, so members that share a prefix ("user:1", "user:2") are
+// still spread. O(log n); roughly, not exactly, uniform (Redis's pick is uniform).
+Result<std::string> SeekRandomMember(Collection& s) {
+  auto it = s.NewIterator(ElementCf::kSet);
+  it->SeekToLast();
+  if (!it->Valid()) return internal::FromRocks(it->status());
+  const std::string last(s.ElementOf(it->key()));
+  it->SeekToFirst();
+  if (!it->Valid()) return internal::FromRocks(it->status());
+  const std::string first(s.ElementOf(it->key()));
+  size_t n = 0;
+  while (n < first.size() && n < last.size() && first[n] == last[n]) ++n;
+  std::string target = first.substr(0, n);
+  if (n < last.size()) {
+    const unsigned lo = n < first.size() ? static_cast<unsigned char>(first[n]) : 0u;
+    const unsigned hi = static_cast<unsigned char>(last[n]);
+    target.push_back(static_cast<char>(lo + internal::RandomU64() % (hi - lo + 1)));
+    const uint64_t tail = internal::RandomU64();
+    target.append(reinterpret_cast<const char*>(&tail), sizeof(tail));
+  }
+  it->Seek(s.SubKey(target));
+  if (!it->Valid()) it->SeekToFirst();  // past the last member: wrap around
+  if (!it->Valid()) return internal::FromRocks(it->status());
+  return std::string(s.ElementOf(it->key()));
+}
+
+// `count` picks as Pick() makes them; a single pick from a big set seeks (SeekRandomMember).
+Result<Members> PickFrom(Collection& s, int64_t count) {
+  if (count == 1 && s.size() >= kSeekPickMin) {
+    auto m = SeekRandomMember(s);
+    if (!m.ok()) return m.status();
+    return Members{std::move(*m)};
+  }
+  auto all = AllMembers(s);
+  if (!all.ok()) return all.status();
+  return Pick(std::move(*all), count);
+}
+
 }  // namespace
 
 Result<int64_t> Store::Transaction::SAdd(int db, std::string_view key,
@@ -175,9 +217,9 @@ Result<Members> Store::Transaction::SPop(int db, std::string_view key, int64_t c
   auto s = OpenSet(*txn_, db, key, true);
   if (!s.ok()) return s.status();
   if (!s->exists() || count <= 0) return Members{};
-  auto all = AllMembers(*s);
-  if (!all.ok()) return all.status();
-  Members picked = Pick(std::move(*all), count);
+  auto pick = PickFrom(*s, count);
+  if (!pick.ok()) return pick.status();
+  Members picked = std::move(*pick);
   for (const auto& m : picked) s->Erase(ElementCf::kSet, m);
   s->meta().count -= static_cast<int64_t>(picked.size());
   s->Save();
@@ -188,9 +230,8 @@ Result<Members> Store::Transaction::SRandMember(int db, std::string_view key, in
   Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto s = OpenSet(*txn_, db, key, false);
   if (!s.ok()) return s.status();
-  auto all = AllMembers(*s);
-  if (!all.ok()) return all.status();
-  return Pick(std::move(*all), count);
+  if (!s->exists()) return Members{};
+  return PickFrom(*s, count);
 }
 
 Result<bool> Store::Transaction::SMove(int db, std::string_view src, std::string_view dst,

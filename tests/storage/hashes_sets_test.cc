@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,30 @@ TEST_CASE("collections survive reopen and keep their encodings") {
   CHECK(*t.SMembers(0, "s") == Members{"1", "2"});
   CHECK(**t.ObjectEncoding(0, "h") == "hashtable");
   CHECK(t.HGet(0, "h", "f")->value().size() == 70);
+}
+
+TEST_CASE("SPOP one at a time from a big set returns every member once") {
+  Fixture f;
+  std::vector<std::string> members;
+  for (int i = 0; i < 300; ++i) members.push_back("user:" + std::to_string(i));
+  std::vector<SV> views(members.begin(), members.end());
+  InUnit(*f.store, {"big"}, [&](Txn& t) { return t.SAdd(0, "big", views); });
+  std::set<std::string> seen;
+  std::set<std::string> first_picks;
+  for (int i = 0; i < 300; ++i) {
+    auto popped = InUnit(*f.store, {"big"}, [&](Txn& t) { return t.SPop(0, "big", 1); });
+    REQUIRE(popped.ok());
+    REQUIRE(popped->size() == 1);
+    CHECK(seen.insert(popped->front()).second);
+    if (i < 20) first_picks.insert(popped->front());
+  }
+  CHECK(seen.size() == 300);
+  // Spread, not the set's first members in order (chance of that: negligible).
+  std::vector<std::string> sorted_members(seen.begin(), seen.end());
+  CHECK(first_picks != std::set<std::string>(sorted_members.begin(), sorted_members.begin() + 20));
+  CHECK_FALSE(f.store->Type(0, "big")->has_value());
+  Txn t(*f.store, {});
+  CHECK(t.SRandMember(0, "big", 1)->empty());
 }
 
 }  // namespace sluice::testing

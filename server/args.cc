@@ -67,4 +67,14 @@ std::string ToLower(std::string_view s) {
   return out;
 }
 
+std::optional<uint64_t> ParseScanCursor(std::string_view text) {
+  if (!text.empty() && std::isspace(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  std::string buf(text);  // strtoull needs a terminated string
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(buf.c_str(), &end, 10);
+  if (*end != '\0' || errno == ERANGE) return std::nullopt;
+  return static_cast<uint64_t>(v);
+}
+
 }  // namespace sluice::server

@@ -14,6 +14,8 @@ namespace sluice::server {
 std::optional<int64_t> ParseInt64(std::string_view s);
 // Redis's string2ld: strtold over the whole string, no leading space, not NaN. Accepts "inf".
 std::optional<long double> ParseLongDouble(std::string_view s);
+// Redis's SCAN cursor: an unsigned decimal (strtoull over the whole string, no leading space).
+std::optional<uint64_t> ParseScanCursor(std::string_view s);
 // ASCII case-insensitive equality (command names, option keywords).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 std::string ToLower(std::string_view s);

@@ -103,6 +103,17 @@ void TypeCommand(CommandContext& ctx, Args args) {
   ctx.out.Simple(r->has_value() ? TypeName(**r) : "none");
 }
 
+// OBJECT ENCODING key: Redis's encoding name, nil when the key is missing.
+void ObjectEncodingCommand(CommandContext& ctx, Args args) {
+  Result<std::optional<std::string>> r = ctx.txn().ObjectEncoding(ctx.client.db, args[2]);
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (r->has_value()) {
+    ctx.out.Bulk(**r);
+  } else {
+    ctx.out.NullBulk();
+  }
+}
+
 // RENAME src dst -> OK; RENAMENX src dst -> 1/0. A missing src is "ERR no such key" for both;
 // onto itself, RENAME replies OK and RENAMENX 0 (Redis's answers; nothing changes).
 void RenameCore(CommandContext& ctx, Args args, bool nx) {
@@ -151,19 +162,10 @@ void KeysCommand(CommandContext& ctx, Args args) {
 
 // Redis's SCAN cursor rule (strtoul over the whole text): no leading space, digits only after
 // an optional sign, within 64 bits; "" is 0 and "-1" wraps to 2^64-1 as in Redis.
-std::optional<uint64_t> ParseCursor(std::string_view text) {
-  if (!text.empty() && std::isspace(static_cast<unsigned char>(text[0]))) return std::nullopt;
-  std::string buf(text);  // strtoull needs a terminated string
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(buf.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE) return std::nullopt;
-  return static_cast<uint64_t>(v);
-}
 
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type] -> [cursor as bulk, [keys...]]
 void ScanCommand(CommandContext& ctx, Args args) {
-  std::optional<uint64_t> cursor = ParseCursor(args[1]);
+  std::optional<uint64_t> cursor = ParseScanCursor(args[1]);
   if (!cursor) return ReplyError(ctx.out, Status::InvalidArgument("invalid cursor"));
   std::optional<std::string_view> match;
   std::optional<std::string_view> type;
@@ -242,6 +244,10 @@ void RegisterKeyCommands(CommandTable& table) {
       "2.2.0", "key");
   Add(table, "type", 2, kRoFast, 1, 1, TypeCommand, "Determine the type stored at key", "1.0.0",
       "key");
+  Add(table, "object", -2, 0, 0, 0, nullptr, "A container for object introspection commands",
+      "2.2.3", "subcommand");
+  Add(table, "object|encoding", 3, kReadOnly, 2, 2, ObjectEncodingCommand,
+      "Inspect the internal encoding of a Redis object", "2.2.3", "key");
   Add(table, "rename", 3, kWrite, 1, 2, RenameCommand, "Rename a key", "1.0.0", "key newkey");
   Add(table, "renamenx", 3, kWriteFast, 1, 2, RenameNxCommand,
       "Rename a key, only if the new key does not exist", "1.0.0", "key newkey");

@@ -72,6 +72,8 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterTransactionCommands(table);
   RegisterScriptingCommands(table);
   RegisterFunctionCommands(table);
+  RegisterHashCommands(table);
+  RegisterSetCommands(table);
 }
 
 }  // namespace sluice::server

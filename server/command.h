@@ -156,6 +156,8 @@ void RegisterLimiterCommands(CommandTable& table);  // cmd_limiters.cc
 void RegisterTransactionCommands(CommandTable& table);  // cmd_multi.cc: MULTI, EXEC, WATCH, ...
 void RegisterScriptingCommands(CommandTable& table);    // cmd_scripting.cc: EVAL, SCRIPT, ...
 void RegisterFunctionCommands(CommandTable& table);     // cmd_functions.cc: FUNCTION, FCALL
+void RegisterHashCommands(CommandTable& table);         // cmd_hashes.cc
+void RegisterSetCommands(CommandTable& table);          // cmd_sets.cc
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 // LIMITS.TAKE (cmd_limits_take.cc); RegisterLimiterCommands calls it.

@@ -368,4 +368,16 @@ Status ConfigSetUnknown(std::string_view name) {
              "'");
 }
 
+Status NotPositive() { return Err("ERR value is out of range, must be positive"); }
+Status CountOutOfLongRange() {
+  return Err(
+      "ERR value is out of range, value must between -9223372036854775807 and "
+      "9223372036854775807");
+}
+Status ValueOutOfRange() { return Err("ERR value is out of range"); }
+Status NumkeysNotPositive() { return Err("ERR numkeys should be greater than 0"); }
+Status NumkeysTooMany() { return Err("ERR Number of keys can't be greater than number of args"); }
+Status LimitNegative() { return Err("ERR LIMIT can't be negative"); }
+Status InvalidCursor() { return Err("ERR invalid cursor"); }
+
 }  // namespace sluice::server

@@ -77,6 +77,15 @@ Status MultiQueueTooLarge();  // "ERR MULTI queue exceeds the client query buffe
 Status GetKeysInvalidCommand();  // "ERR Invalid command specified"
 Status GetKeysInvalidArity();    // "ERR Invalid number of arguments specified for command"
 Status GetKeysNoKeys();          // "ERR The command has no key arguments"
+// Collection commands (Redis 7.0's texts).
+Status NotPositive();  // "ERR value is out of range, must be positive"
+Status
+CountOutOfLongRange();     // "ERR value is out of range, value must between -LONG_MAX and LONG_MAX"
+Status ValueOutOfRange();  // "ERR value is out of range"
+Status NumkeysNotPositive();  // "ERR numkeys should be greater than 0"
+Status NumkeysTooMany();      // "ERR Number of keys can't be greater than number of args"
+Status LimitNegative();       // "ERR LIMIT can't be negative"
+Status InvalidCursor();       // "ERR invalid cursor"
 // The full error line ReplyError writes for `status` ("ERR ...", "WRONGTYPE ...").
 std::string ErrorText(const Status& status);
 

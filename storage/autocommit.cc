@@ -153,6 +153,10 @@ Result<std::optional<ValueKind>> Store::Type(int db, std::string_view key) {
   return ReadUnit(*this, [&](Txn& t) { return t.Type(db, key); });
 }
 
+Result<std::optional<std::string>> Store::ObjectEncoding(int db, std::string_view key) {
+  return ReadUnit(*this, [&](Txn& t) { return t.ObjectEncoding(db, key); });
+}
+
 Result<bool> Store::Rename(int db, std::string_view src, std::string_view dst,
                            bool only_if_absent) {
   const KeyRef keys[] = {{db, src}, {db, dst}};

@@ -16,9 +16,50 @@ uint64_t GetFixed64(const char* p) {
   return v;
 }
 
-bool ValidKind(unsigned char k) { return k <= static_cast<unsigned char>(ValueKind::kConc); }
+bool ValidKind(unsigned char k) { return k <= static_cast<unsigned char>(ValueKind::kZSet); }
+
+// CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), the checksum Redis Cluster uses.
+constexpr auto kCrc16Table = [] {
+  struct Table {
+    uint16_t v[256];
+  } t{};
+  for (int i = 0; i < 256; ++i) {
+    uint16_t crc = static_cast<uint16_t>(i << 8);
+    for (int b = 0; b < 8; ++b) {
+      crc = (crc & 0x8000) ? static_cast<uint16_t>((crc << 1) ^ 0x1021)
+                           : static_cast<uint16_t>(crc << 1);
+    }
+    t.v[i] = crc;
+  }
+  return t;
+}();
+
+uint16_t Crc16(std::string_view s) {
+  uint16_t crc = 0;
+  for (char c : s) {
+    crc = static_cast<uint16_t>((crc << 8) ^
+                                kCrc16Table.v[((crc >> 8) ^ static_cast<unsigned char>(c)) & 0xff]);
+  }
+  return crc;
+}
 
 }  // namespace
+
+const char* ElementCfName(ElementCf cf) {
+  switch (cf) {
+    case ElementCf::kHash:
+      return "hash";
+    case ElementCf::kSet:
+      return "set";
+    case ElementCf::kList:
+      return "list";
+    case ElementCf::kZSet:
+      return "zset";
+    case ElementCf::kZScore:
+      return "zscore";
+  }
+  return "?";
+}
 
 std::string EncodeKey(int db, std::string_view user_key) {
   std::string out;
@@ -26,10 +67,24 @@ std::string EncodeKey(int db, std::string_view user_key) {
   return out;
 }
 
+uint16_t KeySlot(std::string_view user_key) {
+  const size_t open = user_key.find('{');
+  if (open != std::string_view::npos) {
+    const size_t close = user_key.find('}', open + 1);
+    if (close != std::string_view::npos && close > open + 1) {
+      return Crc16(user_key.substr(open + 1, close - open - 1)) & 16383;
+    }
+  }
+  return Crc16(user_key) & 16383;
+}
+
 void EncodeKeyTo(int db, std::string_view user_key, std::string* out) {
+  const uint16_t slot = KeySlot(user_key);
   out->clear();
-  out->reserve(1 + user_key.size());
+  out->reserve(kKeyPrefixBytes + user_key.size());
   out->push_back(static_cast<char>(db));
+  out->push_back(static_cast<char>(slot >> 8));
+  out->push_back(static_cast<char>(slot & 0xff));
   out->append(user_key);
 }
 
@@ -37,11 +92,11 @@ std::string DbPrefix(int db) { return std::string(1, static_cast<char>(db)); }
 std::string DbEnd(int db) { return std::string(1, static_cast<char>(db + 1)); }
 
 bool DecodeKey(std::string_view raw, int* db, std::string_view* user_key) {
-  if (raw.empty()) return false;
+  if (raw.size() < kKeyPrefixBytes) return false;
   int d = static_cast<unsigned char>(raw[0]);
   if (d >= kNumDatabases) return false;
   *db = d;
-  *user_key = raw.substr(1);
+  *user_key = raw.substr(kKeyPrefixBytes);
   return true;
 }
 

@@ -1,10 +1,12 @@
 // Key and value codec of the engine's RocksDB keyspace. Pure functions; thread-safe.
 //
-// RocksDB key:   [db: 1 byte, 0..15][user key bytes]
-//   so each logical database is one contiguous prefix range [db, db + 1).
+// RocksDB key:   [db: 1 byte, 0..15][slot: 2 bytes big-endian][user key bytes]
+//   so each logical database is one contiguous prefix range [db, db + 1), and within it each
+//   Redis Cluster hash slot (CRC16 of the key or of its {hash tag}, mod 16384) is one contiguous
+//   range [db slot, db slot+1): a cluster mode can walk or move one slot's keys without a scan.
 //
 // RocksDB value: [tag: 1 byte][expire_at_ms: 8 bytes little-endian, only if tag bit 7][payload]
-//   tag bits 0-3: ValueKind (kString, kLeaky, kSliding, kConc)
+//   tag bits 0-3: ValueKind (kString, kLeaky, kSliding, kConc, kHash, kList, kSet, kZSet)
 //   tag bits 4-6: format version, 0 (anything else is rejected as corrupt)
 //   tag bit  7:   the value has an absolute expiry (ms since the Unix epoch) after the tag
 // A persistent value costs 1 byte of header, an expiring one 9.
@@ -20,6 +22,12 @@
 namespace sluice::internal {
 
 inline constexpr int64_t kNoExpiry = -1;
+
+// The column families holding collection elements (collection.h), one per element kind, opened
+// in this order after the default one (the keys) by Store::Impl::Open.
+enum class ElementCf : int { kHash = 0, kSet = 1, kList = 2, kZSet = 3, kZScore = 4 };
+inline constexpr int kNumElementCfs = 5;
+const char* ElementCfName(ElementCf cf);  // "hash", "set", "list", "zset", "zscore"
 
 // A decoded value. expire_at_ms is kNoExpiry or an absolute time in ms since the epoch.
 struct Entry {
@@ -39,6 +47,12 @@ struct EntryView {
 inline bool IsExpired(int64_t expire_at_ms, int64_t now_ms) {
   return expire_at_ms != kNoExpiry && now_ms > expire_at_ms;
 }
+
+// Redis Cluster's hash slot of a user key: CRC16 (XMODEM) of the key, or of the part between
+// the first '{' and the first '}' after it when that part is not empty, mod 16384.
+uint16_t KeySlot(std::string_view user_key);
+// Bytes before the user key in an encoded key: the db and the slot.
+inline constexpr size_t kKeyPrefixBytes = 3;
 
 std::string EncodeKey(int db, std::string_view user_key);
 // EncodeKey into *out (replacing its contents; keeps its capacity, so reuse does not allocate).

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "collection.h"
 #include "store_impl.h"
 #include "txn.h"
 
@@ -47,6 +48,50 @@ class ExpiryFilterFactory final : public rocksdb::CompactionFilterFactory {
   std::shared_ptr<const Clock> clock_;
 };
 
+// One compaction's filter of an element column family. Sub-keys of one collection are
+// contiguous, so the last metadata looked up is remembered.
+class ElementFilter final : public rocksdb::CompactionFilter {
+ public:
+  ElementFilter(rocksdb::DB* db, const Clock* clock) : db_(db), clock_(clock) {}
+
+  Decision FilterV2(int /*level*/, const rocksdb::Slice& key, ValueType type,
+                    const rocksdb::Slice& /*value*/, std::string* /*new_value*/,
+                    std::string* /*skip_until*/) const override {
+    if (type != ValueType::kValue) return Decision::kKeep;
+    uint64_t version = 0;
+    std::string_view element;
+    if (!DecodeSubKey(key.ToStringView(), &meta_key_, &version, &element)) return Decision::kKeep;
+    if (meta_key_ != cached_key_) {
+      cached_key_ = meta_key_;
+      cached_ = LookUp();
+    }
+    if (cached_ == kUnknown) return Decision::kKeep;
+    return cached_ == version ? Decision::kKeep : Decision::kRemove;
+  }
+  const char* Name() const override { return "sluice.ElementFilter"; }
+
+ private:
+  static constexpr uint64_t kUnknown = ~uint64_t{0};
+  // The live version of cached_key_'s collection, 0 when there is none, kUnknown on doubt.
+  uint64_t LookUp() const {
+    std::string raw;
+    auto s = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), cached_key_, &raw);
+    if (s.IsNotFound()) return 0;
+    if (!s.ok()) return kUnknown;
+    auto v = DecodeValue(raw);
+    if (!v) return kUnknown;
+    if (!IsCollection(v->kind) || IsExpired(v->expire_at_ms, clock_->NowMs())) return 0;
+    auto meta = DecodeMeta(v->payload);
+    return meta ? meta->version : kUnknown;
+  }
+
+  rocksdb::DB* db_;
+  const Clock* clock_;
+  mutable std::string meta_key_;
+  mutable std::string cached_key_;
+  mutable uint64_t cached_ = kUnknown;
+};
+
 // Redis's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP: keys with a TTL examined per sample.
 constexpr int kSampleSize = 20;
 // Keys without a TTL are walked over too (Redis never sees them); cap that walk per sample
@@ -54,7 +99,24 @@ constexpr int kSampleSize = 20;
 constexpr int kMaxVisitsPerSample = 20 * kSampleSize;
 constexpr int kMaxVisitsWithoutTtl = 5000;
 
+// Keeps every entry (the store is not open yet).
+class KeepAll final : public rocksdb::CompactionFilter {
+ public:
+  bool Filter(int, const rocksdb::Slice&, const rocksdb::Slice&, std::string*,
+              bool*) const override {
+    return false;
+  }
+  const char* Name() const override { return "sluice.KeepAll"; }
+};
+
 }  // namespace
+
+std::unique_ptr<rocksdb::CompactionFilter> ElementFilterFactory::CreateCompactionFilter(
+    const rocksdb::CompactionFilter::Context& /*context*/) {
+  rocksdb::DB* db = db_.load(std::memory_order_acquire);
+  if (db == nullptr) return std::make_unique<KeepAll>();
+  return std::make_unique<ElementFilter>(db, clock_.get());
+}
 
 std::shared_ptr<rocksdb::CompactionFilterFactory> NewExpiryFilterFactory(
     std::shared_ptr<const Clock> clock) {

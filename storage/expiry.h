@@ -1,8 +1,10 @@
-// The expiry compaction filter (expiry.cc). Internal header.
+// The compaction filters (expiry.cc): expired keys, stale collection elements. Internal header.
 #pragma once
 
 #include <rocksdb/compaction_filter.h>
+#include <rocksdb/db.h>
 
+#include <atomic>
 #include <memory>
 
 #include "sluice/clock.h"
@@ -15,5 +17,22 @@ namespace sluice::internal {
 // shadowed until the marker itself reaches the bottommost level; nothing can reappear.
 std::shared_ptr<rocksdb::CompactionFilterFactory> NewExpiryFilterFactory(
     std::shared_ptr<const Clock> clock);
+
+// The compaction filter of the element column families (collection.h): drops a sub-key whose
+// metadata (read from the default column family) is missing, expired on `clock`, not a
+// collection, or of another version. Keeps everything until set_db() is given the open database
+// and whatever it cannot decide (undecodable keys, read errors): never loses live data.
+class ElementFilterFactory final : public rocksdb::CompactionFilterFactory {
+ public:
+  explicit ElementFilterFactory(std::shared_ptr<const Clock> clock) : clock_(std::move(clock)) {}
+  void set_db(rocksdb::DB* db) { db_.store(db, std::memory_order_release); }
+  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
+      const rocksdb::CompactionFilter::Context& context) override;
+  const char* Name() const override { return "sluice.ElementFilterFactory"; }
+
+ private:
+  std::shared_ptr<const Clock> clock_;
+  std::atomic<rocksdb::DB*> db_{nullptr};
+};
 
 }  // namespace sluice::internal

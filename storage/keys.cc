@@ -1,7 +1,10 @@
 // Generic key commands with Redis 7 semantics: DEL, EXISTS, PEXPIREAT (NX|XX|GT|LT, and XX
 // with GT or LT), PTTL, PEXPIRETIME, PERSIST, TYPE, RENAME/RENAMENX, COPY.
 #include <algorithm>
+#include <charconv>
+#include <string>
 
+#include "collection.h"
 #include "store_impl.h"
 #include "txn.h"
 
@@ -127,6 +130,35 @@ Result<bool> Store::Transaction::Persist(int db, std::string_view key) {
   return true;
 }
 
+namespace {
+
+// Redis's string encodings: "int" for a value string2ll reads back exactly, "embstr" up to 44
+// bytes, "raw" beyond.
+const char* StringEncodingName(std::string_view v) {
+  if (!v.empty() && v.size() <= 20) {
+    int64_t n = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec == std::errc() && end == v.data() + v.size() && std::to_string(n) == v) return "int";
+  }
+  return v.size() <= 44 ? "embstr" : "raw";
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> Store::Transaction::ObjectEncoding(int db,
+                                                                      std::string_view key) {
+  auto e = ReadLive(*txn_, db, key);
+  if (!e.ok()) return e.status();
+  if (!e->has_value()) return std::optional<std::string>();
+  const internal::EntryView& v = **e;
+  if (v.kind == ValueKind::kString)
+    return std::optional<std::string>(StringEncodingName(v.payload));
+  if (!IsCollection(v.kind)) return std::optional<std::string>("raw");
+  auto meta = internal::DecodeMeta(v.payload);
+  if (!meta) return Status::Corruption("invalid collection metadata");
+  return std::optional<std::string>(internal::CollectionEncodingName(v.kind, *meta));
+}
+
 Result<std::optional<ValueKind>> Store::Transaction::Type(int db, std::string_view key) {
   auto e = ReadLive(*txn_, db, key);
   if (!e.ok()) return e.status();
@@ -148,7 +180,12 @@ Result<bool> Store::Transaction::Rename(int db, std::string_view src, std::strin
   auto to = txn_->ReadView(raw_dst);
   if (!to.ok()) return to.status();
   if (to->has_value() && only_if_absent) return false;
-  txn_->Put(raw_dst, **from);  // value and TTL move together
+  if (IsCollection((*from)->kind)) {
+    Status c = internal::CopyCollection(*txn_, (*from)->kind, db, src, db, dst);
+    if (!c.ok()) return c;
+  } else {
+    txn_->Put(raw_dst, **from);  // value and TTL move together
+  }
   txn_->Delete(raw_src);
   return true;
 }
@@ -168,7 +205,12 @@ Result<bool> Store::Transaction::Copy(int src_db, std::string_view src, int dst_
   auto to = txn_->ReadView(raw_dst);
   if (!to.ok()) return to.status();
   if (to->has_value() && !replace) return false;
-  txn_->Put(raw_dst, **from);
+  if (IsCollection((*from)->kind)) {
+    Status c = internal::CopyCollection(*txn_, (*from)->kind, src_db, src, dst_db, dst);
+    if (!c.ok()) return c;
+  } else {
+    txn_->Put(raw_dst, **from);
+  }
   return true;
 }
 

@@ -32,7 +32,9 @@ class DbIterator {
     it_->Seek(raw);
     if (it_->Valid() && it_->key() == raw) it_->Next();
   }
-  std::string_view user_key() const { return it_->key().ToStringView().substr(1); }
+  std::string_view user_key() const {
+    return it_->key().ToStringView().substr(internal::kKeyPrefixBytes);
+  }
   // The entry's header, or nullopt when undecodable (treated as live: never hide data).
   std::optional<internal::EntryView> value() const {
     return internal::DecodeValue(it_->value().ToStringView());
@@ -96,12 +98,13 @@ std::optional<CursorTable::Position> CursorTable::Find(uint64_t id) const {
 Result<std::vector<std::string>> Store::Transaction::Keys(int db, std::string_view pattern) {
   if (Status c = ClaimAll(/*write=*/false); !c.ok()) return c;
   const int64_t now = NowMs();
+  // Keys are ordered by slot first, so a literal prefix of the pattern does not bound the walk.
   const std::string_view literal = GlobLiteralPrefix(pattern);
   DbIterator it(*txn_, db);
   std::vector<std::string> keys;
-  for (it->Seek(EncodeKey(db, literal)); it->Valid(); it->Next()) {
+  for (it.SeekToFirst(); it->Valid(); it->Next()) {
     std::string_view key = it.user_key();
-    if (key.substr(0, literal.size()) != literal) break;  // past every possible match
+    if (key.substr(0, literal.size()) != literal) continue;
     if (Live(it.value(), now) && Matches(pattern, key)) keys.emplace_back(key);
   }
   Status s = it.status();
@@ -120,7 +123,7 @@ Result<ScanPage> Store::Transaction::Scan(int db, uint64_t cursor,
   DbIterator it(*txn_, db);
   std::optional<internal::CursorTable::Position> pos;
   if (cursor != 0) pos = txn_->impl().cursors().Find(cursor);
-  if (pos && pos->db == db) {
+  if (pos && pos->db == db && pos->owner.empty()) {
     it.SeekAfter(pos->last_key, db);
   } else {
     it.SeekToFirst();
@@ -136,7 +139,7 @@ Result<ScanPage> Store::Transaction::Scan(int db, uint64_t cursor,
   }
   Status s = it.status();
   if (!s.ok()) return s;
-  if (it->Valid()) page.next_cursor = txn_->impl().cursors().Add({db, std::move(last)});
+  if (it->Valid()) page.next_cursor = txn_->impl().cursors().Add({db, std::move(last), {}});
   return page;
 }
 
@@ -152,14 +155,15 @@ Result<std::optional<std::string>> Store::Transaction::RandomKey(int db) {
     if (!s.ok()) return s;
     return std::optional<std::string>();
   }
-  const std::string last_key(it.user_key());
+  // Raw keys (slot first): the random target is a point in the db's stored order.
+  const std::string last_key(it->key().ToStringView());
   it.SeekToFirst();
   if (!it->Valid()) {  // cannot happen on the iterator's snapshot; never read an invalid key()
     Status s = it.status();
     if (!s.ok()) return s;
     return std::optional<std::string>();
   }
-  const std::string first_key(it.user_key());
+  const std::string first_key(it->key().ToStringView());
   std::string target = CommonPrefix(first_key, last_key);
   const size_t n = target.size();
   if (n < last_key.size()) {
@@ -169,11 +173,11 @@ Result<std::optional<std::string>> Store::Transaction::RandomKey(int db) {
     uint64_t tail = internal::RandomU64();
     target.append(reinterpret_cast<const char*>(&tail), sizeof(tail));
   }
-  it->Seek(EncodeKey(db, target));
+  it->Seek(target);
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1) it.SeekToFirst();
     for (; it->Valid(); it->Next()) {
-      if (pass == 1 && it.user_key() >= target) break;  // wrapped all the way round
+      if (pass == 1 && it->key().ToStringView() >= target) break;  // wrapped all the way round
       if (Live(it.value(), now)) return std::optional<std::string>(std::string(it.user_key()));
     }
   }

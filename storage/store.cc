@@ -33,6 +33,14 @@ const char* TypeName(ValueKind kind) {
       return "sliding";
     case ValueKind::kConc:
       return "conc";
+    case ValueKind::kHash:
+      return "hash";
+    case ValueKind::kList:
+      return "list";
+    case ValueKind::kSet:
+      return "set";
+    case ValueKind::kZSet:
+      return "zset";
   }
   return "none";
 }
@@ -229,10 +237,9 @@ Status Store::Impl::Open() {
     rocks.wal_filter = filter.get();
     recovery_progress_ = std::move(filter);
   }
-  rocksdb::DB* raw = nullptr;
-  auto s = rocksdb::DB::Open(rocks, options_.path, &raw);
-  if (!s.ok()) return FromRocks(s);
-  db_.reset(raw);
+  if (Status s = OpenRocks(rocks); !s.ok()) return s;
+  if (Status s = InitVersions(); !s.ok()) return s;
+  element_filter_->set_db(db_.get());
   group_ = std::make_unique<internal::GroupCommit>(db_.get(), [this] { NoteSynced(); });
   if (progress != nullptr) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -263,7 +270,10 @@ Store::Impl::~Impl() {
   StopThreads();
   if (!db_) return;
   if (!writes_refused()) db_->FlushWAL(/*sync=*/true);
+  for (auto* h : cf_handles_) db_->DestroyColumnFamilyHandle(h);
+  cf_handles_.clear();
   db_->Close();
+  if (element_filter_) element_filter_->set_db(nullptr);
   db_.reset();
 }
 

@@ -38,6 +38,7 @@ namespace sluice {
 namespace internal {
 
 class Txn;
+class ElementFilterFactory;  // expiry.cc
 
 // The RocksDB options Store::Open uses (tuned for small values, with the expiry compaction
 // filter driven by `clock`). Exposed so tests can drive RocksDB directly with the same setup.
@@ -53,6 +54,9 @@ class CursorTable {
   struct Position {
     int db = 0;
     std::string last_key;  // user key; the next page starts strictly after it
+    // Empty for SCAN; for an element scan (HSCAN, SSCAN, ...) the collection's raw key and
+    // version, and last_key is an element.
+    std::string owner;
   };
   uint64_t Add(Position pos);  // returns a fresh id in [1, 2^63)
   std::optional<Position> Find(uint64_t id) const;
@@ -77,6 +81,13 @@ class Store::Impl {
 
   const Clock& clock() const { return *clock_; }
   rocksdb::DB* db() const { return db_.get(); }
+  // The column family of a collection element kind (collection.h). Valid while the store is open.
+  rocksdb::ColumnFamilyHandle* element_cf(internal::ElementCf cf) const {
+    return element_cfs_[static_cast<int>(cf)];
+  }
+  // A collection version never used before in this data dir (also across restarts and clock
+  // steps: versions come from a persisted high-water mark). Thread-safe.
+  uint64_t NewCollectionVersion();
   internal::LockPool& locks() { return locks_; }
   int64_t max_value_bytes() const { return max_value_bytes_.load(std::memory_order_relaxed); }
   void set_max_value_bytes(int64_t b) { max_value_bytes_.store(b, std::memory_order_relaxed); }
@@ -157,6 +168,22 @@ class Store::Impl {
   // it, so it is declared before db_ and outlives the database.
   std::unique_ptr<rocksdb::WalFilter> recovery_progress_;
   std::unique_ptr<rocksdb::DB> db_;
+  // Every column family handle Open made (default first); destroyed before db_ closes.
+  std::vector<rocksdb::ColumnFamilyHandle*> cf_handles_;
+  rocksdb::ColumnFamilyHandle* element_cfs_[internal::kNumElementCfs] = {};
+  rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;  // engine bookkeeping (version mark)
+  std::shared_ptr<internal::ElementFilterFactory> element_filter_;
+  // Collection versions: next_version_ is handed out; version_limit_ is the persisted mark
+  // below which versions may be used (raised, and persisted first, under version_mu_).
+  std::atomic<uint64_t> next_version_{0};
+  std::atomic<uint64_t> version_limit_{0};
+  std::mutex version_mu_;
+  Status InitVersions();
+  Status PersistVersionLimit(uint64_t limit);
+  // Opens RocksDB with every column family, checking (and migrating) the data dir's on-disk
+  // format first (format.cc).
+  Status OpenRocks(const rocksdb::Options& rocks);
+  Status MigrateFromFormat0(bool staged);
   std::unique_ptr<internal::GroupCommit> group_;  // after db_: stopped and destroyed first
   internal::LockPool locks_;
   internal::CursorTable cursors_;

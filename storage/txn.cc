@@ -212,6 +212,12 @@ void Txn::DeleteDb(int db) {
   // WriteBatchWithIndex cannot index a range deletion: it goes into the underlying batch, in
   // order, and DbFlushed() masks the stored keys for this unit's reads.
   s_->batch.GetWriteBatch()->DeleteRange(begin, end);
+  // Elements of the db's collections are stale once their metadata is gone (the element filter
+  // would drop them); deleting their ranges reclaims the space sooner. Reads never see them:
+  // every element read goes through a live metadata record's version.
+  for (int i = 0; i < kNumElementCfs; ++i) {
+    s_->batch.GetWriteBatch()->DeleteRange(impl_.element_cf(static_cast<ElementCf>(i)), begin, end);
+  }
   s_->flushed |= 1u << db;
   s_->written_at_flush[db] = s_->written.n;
 }
@@ -223,10 +229,12 @@ namespace {
 class BoundedIterator : public rocksdb::Iterator {
  public:
   // masked: the stored data is hidden (the base iterates an empty range).
-  BoundedIterator(std::string_view lower, std::string_view upper, bool masked)
+  BoundedIterator(std::string_view lower, std::string_view upper, bool masked,
+                  const rocksdb::Snapshot* snapshot)
       : lower_(lower), upper_(upper), lower_slice_(lower_), upper_slice_(upper_) {
     ro_.iterate_lower_bound = &lower_slice_;
     ro_.iterate_upper_bound = &upper_slice_;
+    ro_.snapshot = snapshot;
     base_ro_ = ro_;
     if (masked) base_ro_.iterate_upper_bound = &lower_slice_;
   }
@@ -268,7 +276,7 @@ std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle*
                                                     std::string_view upper) {
   // A db emptied in this unit: the stored keys are gone, only the batch's own entries count.
   const bool masked = cf == impl_.db()->DefaultColumnFamily() && DbFlushed(lower);
-  auto it = std::make_unique<BoundedIterator>(lower, upper, masked);
+  auto it = std::make_unique<BoundedIterator>(lower, upper, masked, snapshot_);
   rocksdb::Iterator* base = impl_.db()->NewIterator(it->base_read_options(), cf);
   it->set(s_->batch.NewIteratorWithBase(cf, base, it->read_options()));
   return it;

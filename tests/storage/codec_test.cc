@@ -7,11 +7,11 @@
 
 namespace sluice::internal {
 
-TEST_CASE("keys encode as db byte + user key and round-trip") {
+TEST_CASE("keys encode as db byte + slot + user key and round-trip") {
   std::string raw = EncodeKey(3, std::string_view("a\0b", 3));
-  CHECK(raw == std::string("\x03"
-                           "a\0b",
-                           4));
+  const uint16_t slot = KeySlot(std::string_view("a\0b", 3));
+  CHECK(raw ==
+        std::string("\x03", 1) + char(slot >> 8) + char(slot & 0xff) + std::string("a\0b", 3));
   int db = -1;
   std::string_view key;
   REQUIRE(DecodeKey(raw, &db, &key));
@@ -20,7 +20,29 @@ TEST_CASE("keys encode as db byte + user key and round-trip") {
   CHECK(DbPrefix(15) == "\x0f");
   CHECK(DbEnd(15) == "\x10");
   CHECK_FALSE(DecodeKey("", &db, &key));
-  CHECK_FALSE(DecodeKey("\x10k", &db, &key));
+  CHECK_FALSE(DecodeKey("\x10\0\0k", &db, &key));
+  CHECK_FALSE(DecodeKey("\x01\0", &db, &key));  // shorter than db + slot
+}
+
+TEST_CASE("hash slots are Redis Cluster's (CRC16 XMODEM mod 16384, hash tags)") {
+  // Values from redis-cli CLUSTER KEYSLOT on a Redis 7.0 cluster node.
+  CHECK(KeySlot("foo") == 12182);
+  CHECK(KeySlot("bar") == 5061);
+  CHECK(KeySlot("123456789") == (0x31C3 & 16383));  // CRC16/XMODEM check value 0x31C3
+  CHECK(KeySlot("{user1000}.following") == KeySlot("user1000"));
+  CHECK(KeySlot("{user1000}.followers") == KeySlot("user1000"));
+  CHECK(KeySlot("foo{}{bar}") == KeySlot("foo{}{bar}"));
+  CHECK(KeySlot("foo{}{bar}") != KeySlot("bar"));      // an empty tag: the whole key
+  CHECK(KeySlot("foo{{bar}}zap") == KeySlot("{bar"));  // from the first '{' to the first '}'
+  CHECK(KeySlot("") == 0);
+}
+
+TEST_CASE("keys of one slot sort together within a db") {
+  const std::string a = EncodeKey(0, "{t}a"), b = EncodeKey(0, "{t}zzz"), c = EncodeKey(0, "x");
+  CHECK(a.substr(0, 3) == b.substr(0, 3));
+  CHECK(a.compare(0, 1, c, 0, 1) == 0);
+  CHECK(DbPrefix(0) <= a);
+  CHECK(a < DbEnd(0));
 }
 
 TEST_CASE("values round-trip with and without expiry") {
@@ -49,7 +71,7 @@ TEST_CASE("values round-trip with and without expiry") {
 
 TEST_CASE("undecodable values are rejected") {
   CHECK_FALSE(DecodeValue("").has_value());
-  CHECK_FALSE(DecodeValue("\x05").has_value());  // unknown kind
+  CHECK_FALSE(DecodeValue("\x08").has_value());  // unknown kind (kinds end at kZSet, 7)
   CHECK_FALSE(DecodeValue("\x10"
                           "abc")
                   .has_value());  // unknown format version

@@ -26,14 +26,8 @@ bool Eventually(F cond) {
 
 // RocksDB opened directly on a store's directory, with the store's options and filter.
 struct RawDb {
-  RawDb(const std::string& path, std::shared_ptr<const Clock> clock) {
-    Options o;
-    o.path = path;
-    rocksdb::DB* db = nullptr;
-    auto s = rocksdb::DB::Open(internal::MakeRocksOptions(o, std::move(clock)), path, &db);
-    REQUIRE_MESSAGE(s.ok(), s.ToString());
-    db_.reset(db);
-  }
+  RawDb(const std::string& path, std::shared_ptr<const Clock> clock)
+      : db_(path, std::move(clock)) {}
   void Put(SV key, int64_t expire_at_ms, SV payload) {
     REQUIRE(db_->Put(rocksdb::WriteOptions(), internal::EncodeKey(0, key),
                      internal::EncodeValue(ValueKind::kString, expire_at_ms, payload))
@@ -62,7 +56,7 @@ struct RawDb {
     for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
     return n;
   }
-  std::unique_ptr<rocksdb::DB> db_;
+  RawStoreDb db_;
 };
 
 }  // namespace

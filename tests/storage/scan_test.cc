@@ -100,18 +100,19 @@ TEST_CASE("SCAN keeps going while keys change; keys present throughout are seen"
 
 TEST_CASE("SCAN MATCH and TYPE filter after sampling; COUNT is a hint") {
   Fixture f;
-  for (int i = 0; i < 20; ++i) Put(*f.store, "a" + std::to_string(i));
-  for (int i = 0; i < 20; ++i) Put(*f.store, "b" + std::to_string(i));
-  f.PutRaw(0, "c-leaky", ValueKind::kLeaky, "x");
+  // One hash tag: one slot, so the keys are walked in byte order (a*, then b*, then c*).
+  for (int i = 0; i < 20; ++i) Put(*f.store, "{t}a" + std::to_string(i));
+  for (int i = 0; i < 20; ++i) Put(*f.store, "{t}b" + std::to_string(i));
+  f.PutRaw(0, "{t}c-leaky", ValueKind::kLeaky, "x");
   int pages = 0;
-  auto only_b = ScanAll(*f.store, 0, 10, &pages, SV("b*"));
+  auto only_b = ScanAll(*f.store, 0, 10, &pages, SV("{t}b*"));
   CHECK(only_b.size() == 20);
   CHECK(pages == 5);  // 41 keys / 10 per page: pages of sampled keys, some empty after MATCH
-  auto page = f.store->Scan(0, 0, SV("b*"), 10, std::nullopt);
+  auto page = f.store->Scan(0, 0, SV("{t}b*"), 10, std::nullopt);
   CHECK(page->keys.empty());  // the first 10 sampled keys are a*: filtered out
   CHECK(page->next_cursor != 0);
   auto leaky = ScanAll(*f.store, 0, 1000, &pages, std::nullopt, SV("leaky"));
-  CHECK(leaky == std::vector<std::string>{"c-leaky"});
+  CHECK(leaky == std::vector<std::string>{"{t}c-leaky"});
   CHECK(pages == 1);
   CHECK(ScanAll(*f.store, 0, 1000, &pages, std::nullopt, SV("string")).size() == 40);
   CHECK(ScanAll(*f.store, 0, 1000, &pages, std::nullopt, SV("list")).empty());
@@ -119,7 +120,7 @@ TEST_CASE("SCAN MATCH and TYPE filter after sampling; COUNT is a hint") {
 
 TEST_CASE("SCAN with an unknown cursor restarts from the beginning") {
   Fixture f;
-  for (int i = 0; i < 5; ++i) Put(*f.store, "k" + std::to_string(i));
+  for (int i = 0; i < 5; ++i) Put(*f.store, "{t}k" + std::to_string(i));  // one slot
   auto page = f.store->Scan(0, 123456789, std::nullopt, 100, std::nullopt);
   REQUIRE(page.ok());
   CHECK(page->keys.size() == 5);
@@ -134,7 +135,7 @@ TEST_CASE("SCAN with an unknown cursor restarts from the beginning") {
   auto a = f.store->Scan(0, first->next_cursor, std::nullopt, 2, std::nullopt);
   auto b = f.store->Scan(0, first->next_cursor, std::nullopt, 2, std::nullopt);
   CHECK(a->keys == b->keys);
-  CHECK(a->keys == std::vector<std::string>{"k2", "k3"});
+  CHECK(a->keys == std::vector<std::string>{"{t}k2", "{t}k3"});
 }
 
 TEST_CASE("SCAN on an empty db completes at once") {

@@ -297,12 +297,10 @@ TEST_CASE("string commands on a non-string key: WRONGTYPE, and SET overwrites") 
 TEST_CASE("corrupt stored bytes are reported, not misread") {
   Fixture f;
   f.store.reset();
-  Options o;
-  o.path = f.dir.path();
-  rocksdb::DB* raw = nullptr;
-  REQUIRE(rocksdb::DB::Open(internal::MakeRocksOptions(o, f.clock), o.path, &raw).ok());
-  REQUIRE(raw->Put(rocksdb::WriteOptions(), internal::EncodeKey(0, "bad"), "\x7f").ok());
-  delete raw;
+  {
+    RawStoreDb raw(f.dir.path(), f.clock);
+    REQUIRE(raw->Put(rocksdb::WriteOptions(), internal::EncodeKey(0, "bad"), "\x7f").ok());
+  }
   f.store = OpenStore(f.dir.path(), f.clock);
   CHECK(f.store->Get(0, "bad").status().code() == Code::kCorruption);
   CHECK(f.store->IncrBy(0, "bad", 1).status().code() == Code::kCorruption);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sluice/store.h"
 #include "storage/encoding.h"
@@ -57,6 +58,54 @@ inline std::unique_ptr<Store> OpenStore(const std::string& path,
   return std::move(r).value();
 }
 
+// RocksDB opened directly on a store's data dir (or a fresh dir), with every column family the
+// dir has (a store's dir has its element families too): the default one with the store's
+// options and expiry filter. Closes cleanly (handles first) on destruction.
+class RawStoreDb {
+ public:
+  RawStoreDb(const std::string& path, std::shared_ptr<const Clock> clock) {
+    Options o;
+    o.path = path;
+    rocksdb::Options opts = internal::MakeRocksOptions(o, std::move(clock));
+    std::vector<std::string> names;
+    if (!rocksdb::DB::ListColumnFamilies(opts, path, &names).ok()) names.clear();
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+    cfs.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(opts));
+    for (const auto& n : names) {
+      if (n != rocksdb::kDefaultColumnFamilyName)
+        cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    }
+    rocksdb::DB* db = nullptr;
+    auto s = rocksdb::DB::Open(rocksdb::DBOptions(opts), path, cfs, &handles_, &db);
+    REQUIRE_MESSAGE(s.ok(), s.ToString());
+    db_ = db;
+  }
+  ~RawStoreDb() { reset(); }
+  // Closes the database now.
+  void reset() {
+    if (db_ == nullptr) return;
+    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+    handles_.clear();
+    delete db_;
+    db_ = nullptr;
+  }
+  RawStoreDb(const RawStoreDb&) = delete;
+  RawStoreDb& operator=(const RawStoreDb&) = delete;
+  rocksdb::DB* get() const { return db_; }
+  rocksdb::DB* operator->() const { return db_; }
+  // A column family by name (nullptr when the dir has none of that name).
+  rocksdb::ColumnFamilyHandle* cf(const std::string& name) const {
+    for (auto* h : handles_) {
+      if (h->GetName() == name) return h;
+    }
+    return nullptr;
+  }
+
+ private:
+  rocksdb::DB* db_ = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+};
+
 // A store in a temp dir with a manual clock at kT0Ms; no background expiry unless asked.
 struct Fixture {
   TempDir dir;
@@ -73,14 +122,12 @@ struct Fixture {
   void PutRaw(int db, std::string_view key, ValueKind kind, std::string_view payload,
               int64_t expire_at_ms = internal::kNoExpiry) {
     store.reset();
-    Options o;
-    o.path = dir.path();
-    rocksdb::DB* raw = nullptr;
-    REQUIRE(rocksdb::DB::Open(internal::MakeRocksOptions(o, clock), o.path, &raw).ok());
-    REQUIRE(raw->Put(rocksdb::WriteOptions(), internal::EncodeKey(db, key),
-                     internal::EncodeValue(kind, expire_at_ms, payload))
-                .ok());
-    delete raw;
+    {
+      RawStoreDb raw(dir.path(), clock);
+      REQUIRE(raw->Put(rocksdb::WriteOptions(), internal::EncodeKey(db, key),
+                       internal::EncodeValue(kind, expire_at_ms, payload))
+                  .ok());
+    }
     store = OpenStore(dir.path(), clock);
   }
 };

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <rocksdb/db.h>
 
+#include <algorithm>
 #include <atomic>
 #include <random>
 #include <thread>
@@ -191,10 +192,14 @@ TEST_CASE("iterators merge the unit's writes over stored keys") {
   const SV del[] = {"c"};
   REQUIRE(t.Del(0, del).ok());
   REQUIRE(t.Set(0, "f", "t", SetPlain()).ok());
-  CHECK(*t.Keys(0, "*") == std::vector<std::string>{"a", "b", "e", "f"});
+  auto sorted = [](std::vector<std::string> v) {  // keys are walked in slot order
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  CHECK(sorted(*t.Keys(0, "*")) == std::vector<std::string>{"a", "b", "e", "f"});
   auto page = t.Scan(0, 0, std::nullopt, 100, std::nullopt);
   REQUIRE(page.ok());
-  CHECK(page->keys == std::vector<std::string>{"a", "b", "e", "f"});
+  CHECK(sorted(page->keys) == std::vector<std::string>{"a", "b", "e", "f"});
   CHECK(page->next_cursor == 0);
 }
 

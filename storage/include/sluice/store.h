@@ -78,8 +78,23 @@ struct Options {
 };
 
 // What a key holds. TypeName() gives the name TYPE replies with.
-enum class ValueKind : unsigned char { kString = 0, kLeaky = 1, kSliding = 2, kConc = 3 };
-const char* TypeName(ValueKind kind);  // "string", "leaky", "sliding", "conc"
+enum class ValueKind : unsigned char {
+  kString = 0,
+  kLeaky = 1,
+  kSliding = 2,
+  kConc = 3,
+  kHash = 4,
+  kList = 5,
+  kSet = 6,
+  kZSet = 7,
+};
+// "string", "leaky", "sliding", "conc", "hash", "list", "set", "zset"
+const char* TypeName(ValueKind kind);
+// True for the collection kinds (hash, list, set, zset): a metadata record at the key and one
+// RocksDB entry per element (docs/engine.md).
+constexpr bool IsCollection(ValueKind kind) {
+  return kind >= ValueKind::kHash && kind <= ValueKind::kZSet;
+}
 
 // How a write treats the key's existing TTL.
 struct ExpiryChange {
@@ -123,6 +138,12 @@ constexpr bool HasAll(ExpireCondition set, ExpireCondition flags) {
 struct ScanPage {
   uint64_t next_cursor = 0;  // 0 when the iteration is complete
   std::vector<std::string> keys;
+};
+
+// A page of HSCAN/SSCAN/ZSCAN: (element, value) pairs; the value is empty for sets.
+struct ElementScanReply {
+  uint64_t next_cursor = 0;  // 0 when the iteration is complete
+  std::vector<std::pair<std::string, std::string>> items;
 };
 
 struct KeyspaceInfo {
@@ -266,8 +287,11 @@ class Store {
   Result<int64_t> ExpireTimeMs(int db, std::string_view key);  // -2 missing, -1 no TTL, else ms
   Result<bool> Persist(int db, std::string_view key);
   Result<std::optional<ValueKind>> Type(int db, std::string_view key);
-  // Moves the value and its TTL. kNoSuchKey when src is missing. With only_if_absent, false
-  // when dst exists. Renaming a key onto itself succeeds (true) and changes nothing.
+  // OBJECT ENCODING's name for the key's value; nullopt when missing.
+  Result<std::optional<std::string>> ObjectEncoding(int db, std::string_view key);
+  // Moves the value and its TTL (a collection's elements are copied: O(n)). kNoSuchKey when src is
+  // missing. With only_if_absent, false when dst exists. Renaming a key onto itself succeeds (true)
+  // and changes nothing.
   Result<bool> Rename(int db, std::string_view src, std::string_view dst, bool only_if_absent);
   // COPY; kInvalidArgument "source and destination objects are the same" for the same key.
   Result<bool> Copy(int src_db, std::string_view src, int dst_db, std::string_view dst,

@@ -84,6 +84,10 @@ class Store::Transaction {
   Result<int64_t> ExpireTimeMs(int db, std::string_view key);
   Result<bool> Persist(int db, std::string_view key);
   Result<std::optional<ValueKind>> Type(int db, std::string_view key);
+  // Redis's OBJECT ENCODING name of the key's value ("int", "embstr", "raw", "listpack",
+  // "hashtable", "intset", "quicklist", "skiplist"); nullopt when the key is missing.
+  Result<std::optional<std::string>> ObjectEncoding(int db, std::string_view key);
+  // Collections are copied element by element (O(n)), strings and limiter states in one write.
   Result<bool> Rename(int db, std::string_view src, std::string_view dst, bool only_if_absent);
   Result<bool> Copy(int src_db, std::string_view src, int dst_db, std::string_view dst,
                     bool replace);
@@ -97,6 +101,65 @@ class Store::Transaction {
   Result<KeyspaceInfo> Keyspace(int db);
   Status FlushDb(int db);
   Status FlushAll();
+
+  // ---- Hashes (Redis 7.0 semantics; every call is kWrongType on a key of another kind). Fields
+  // come back in insertion order, as Redis's small (listpack) hashes keep them. hashes.cc.
+  // HSET/HMSET: the number of fields that were new.
+  Result<int64_t> HSet(int db, std::string_view key,
+                       std::span<const std::pair<std::string_view, std::string_view>> pairs);
+  Result<bool> HSetNx(int db, std::string_view key, std::string_view field, std::string_view value);
+  Result<std::optional<std::string>> HGet(int db, std::string_view key, std::string_view field);
+  Result<std::vector<std::optional<std::string>>> HMGet(int db, std::string_view key,
+                                                        std::span<const std::string_view> fields);
+  Result<std::vector<std::pair<std::string, std::string>>> HGetAll(int db, std::string_view key);
+  Result<int64_t> HDel(int db, std::string_view key, std::span<const std::string_view> fields);
+  Result<int64_t> HLen(int db, std::string_view key);
+  Result<bool> HExists(int db, std::string_view key, std::string_view field);
+  Result<int64_t> HStrLen(int db, std::string_view key, std::string_view field);
+  // kInvalidArgument "hash value is not an integer" / kOverflow.
+  Result<int64_t> HIncrBy(int db, std::string_view key, std::string_view field, int64_t delta);
+  // kInvalidArgument "hash value is not a float" / "increment would produce NaN or Infinity".
+  Result<std::string> HIncrByFloat(int db, std::string_view key, std::string_view field,
+                                   long double delta);
+  // HRANDFIELD's picks: count >= 0 distinct fields (all of them when count >= HLEN), count < 0
+  // exactly -count fields, repeats allowed. Empty for a missing key. O(HLEN).
+  Result<std::vector<std::pair<std::string, std::string>>> HRandField(int db, std::string_view key,
+                                                                      int64_t count);
+  // A small hash (listpack) comes back whole with cursor 0, as in Redis; a big one in pages.
+  Result<ElementScanReply> HScan(int db, std::string_view key, uint64_t cursor,
+                                 std::optional<std::string_view> match, int64_t count);
+
+  // ---- Sets (Redis 7.0 semantics; kWrongType on a key of another kind). sets.cc.
+  // Members come back in element (byte) order, or in numeric order while the set is an intset
+  // (as Redis orders an intset).
+  Result<int64_t> SAdd(int db, std::string_view key, std::span<const std::string_view> members);
+  Result<int64_t> SRem(int db, std::string_view key, std::span<const std::string_view> members);
+  Result<bool> SIsMember(int db, std::string_view key, std::string_view member);
+  Result<std::vector<bool>> SMIsMember(int db, std::string_view key,
+                                       std::span<const std::string_view> members);
+  Result<std::vector<std::string>> SMembers(int db, std::string_view key);
+  Result<int64_t> SCard(int db, std::string_view key);
+  // Removes and returns up to `count` random distinct members (the key goes with the last one).
+  Result<std::vector<std::string>> SPop(int db, std::string_view key, int64_t count);
+  // SRANDMEMBER's picks: count >= 0 distinct members (all when count >= SCARD), count < 0
+  // exactly -count members, repeats allowed.
+  Result<std::vector<std::string>> SRandMember(int db, std::string_view key, int64_t count);
+  // kWrongType when either key holds another kind. False when member is not in src.
+  Result<bool> SMove(int db, std::string_view src, std::string_view dst, std::string_view member);
+  enum class SetOp { kInter, kUnion, kDiff };
+  // SINTER/SUNION/SDIFF over keys; every key's type is checked first (kWrongType), a missing key
+  // is an empty set.
+  Result<std::vector<std::string>> SetAlgebra(int db, SetOp op,
+                                              std::span<const std::string_view> keys);
+  // The STORE forms: dst (whatever it held) becomes the result, or is deleted when it is empty.
+  // Returns the result's size.
+  Result<int64_t> SetAlgebraStore(int db, SetOp op, std::string_view dst,
+                                  std::span<const std::string_view> keys);
+  // SINTERCARD: the intersection's size, counting stops at limit (0: no limit).
+  Result<int64_t> SInterCard(int db, std::span<const std::string_view> keys, int64_t limit);
+  // A small set (intset) comes back whole with cursor 0, as in Redis; a big one in pages.
+  Result<ElementScanReply> SScan(int db, std::string_view key, uint64_t cursor,
+                                 std::optional<std::string_view> match, int64_t count);
 
   // ---- Limiters
   Result<limiter::Decision> GcraTake(int db, std::string_view key, const limiter::GcraParams& p,

@@ -1,0 +1,262 @@
+#include "collection.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "sluice/glob.h"
+#include "store_impl.h"
+#include "txn.h"
+
+namespace sluice::internal {
+namespace {
+
+constexpr size_t kMetaFixedBytes = 17;  // version 8, count 8, flags 1
+
+void PutLe64(uint64_t v, std::string* out) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+uint64_t GetLe64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  return v;
+}
+void PutBe(uint64_t v, int bytes, std::string* out) {
+  for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+uint64_t GetBe(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+}  // namespace
+
+std::string EncodeMeta(const CollectionMeta& m) {
+  std::string out;
+  out.reserve(kMetaFixedBytes + m.extra.size());
+  PutLe64(m.version, &out);
+  PutLe64(static_cast<uint64_t>(m.count), &out);
+  out.push_back(static_cast<char>(m.flags));
+  out.append(m.extra);
+  return out;
+}
+
+std::optional<CollectionMeta> DecodeMeta(std::string_view payload) {
+  if (payload.size() < kMetaFixedBytes) return std::nullopt;
+  CollectionMeta m;
+  m.version = GetLe64(payload.data());
+  m.count = static_cast<int64_t>(GetLe64(payload.data() + 8));
+  m.flags = static_cast<uint8_t>(payload[16]);
+  m.extra.assign(payload.substr(kMetaFixedBytes));
+  return m;
+}
+
+void EncodeSubKeyPrefix(int db, std::string_view user_key, uint64_t version, std::string* out) {
+  const uint16_t slot = KeySlot(user_key);
+  out->clear();
+  out->reserve(kKeyPrefixBytes + 4 + user_key.size() + 8);
+  out->push_back(static_cast<char>(db));
+  PutBe(slot, 2, out);
+  PutBe(user_key.size(), 4, out);
+  out->append(user_key);
+  PutBe(version, 8, out);
+}
+
+bool DecodeSubKey(std::string_view sub_key, std::string* meta_key, uint64_t* version,
+                  std::string_view* element) {
+  if (sub_key.size() < kKeyPrefixBytes + 4) return false;
+  const uint64_t key_len = GetBe(sub_key.data() + kKeyPrefixBytes, 4);
+  const size_t key_at = kKeyPrefixBytes + 4;
+  if (sub_key.size() < key_at + key_len + 8) return false;
+  meta_key->assign(sub_key.substr(0, kKeyPrefixBytes));
+  meta_key->append(sub_key.substr(key_at, key_len));
+  *version = GetBe(sub_key.data() + key_at + key_len, 8);
+  *element = sub_key.substr(key_at + key_len + 8);
+  return true;
+}
+
+std::string PrefixEnd(std::string_view prefix) {
+  std::string end(prefix);
+  while (!end.empty()) {
+    auto last = static_cast<unsigned char>(end.back());
+    if (last != 0xff) {
+      end.back() = static_cast<char>(last + 1);
+      return end;
+    }
+    end.pop_back();
+  }
+  return end;
+}
+
+uint32_t ElementCfsOf(ValueKind kind) {
+  auto bit = [](ElementCf cf) { return 1u << static_cast<int>(cf); };
+  switch (kind) {
+    case ValueKind::kHash:
+      return bit(ElementCf::kHash);
+    case ValueKind::kSet:
+      return bit(ElementCf::kSet);
+    case ValueKind::kList:
+      return bit(ElementCf::kList);
+    case ValueKind::kZSet:
+      return bit(ElementCf::kZSet) | bit(ElementCf::kZScore);
+    default:
+      return 0;
+  }
+}
+
+const char* CollectionEncodingName(ValueKind kind, const CollectionMeta& meta) {
+  const bool big = (meta.flags & kMetaBigEncoding) != 0;
+  switch (kind) {
+    case ValueKind::kHash:
+      return big ? "hashtable" : "listpack";
+    case ValueKind::kList:
+      return "quicklist";
+    case ValueKind::kSet:
+      return big ? "hashtable" : "intset";
+    case ValueKind::kZSet:
+      return big ? "skiplist" : "listpack";
+    default:
+      return "raw";
+  }
+}
+
+Collection::Collection(Txn& txn, int db, std::string_view user_key, ValueKind kind)
+    : txn_(&txn), db_(db), user_key_(user_key), raw_key_(EncodeKey(db, user_key)), kind_(kind) {}
+
+Result<Collection> Collection::Open(Txn& txn, int db, std::string_view user_key, ValueKind kind,
+                                    bool write) {
+  Collection c(txn, db, user_key, kind);
+  Status claim = write ? txn.ClaimWrite(c.raw_key_) : txn.ClaimRead(c.raw_key_);
+  if (!claim.ok()) return claim;
+  auto v = txn.ReadView(c.raw_key_);
+  if (!v.ok()) return v.status();
+  if (!v->has_value()) return c;
+  if ((*v)->kind != kind) return Status::WrongType();
+  auto meta = DecodeMeta((*v)->payload);
+  if (!meta || meta->version == 0) return Status::Corruption("invalid collection metadata");
+  c.meta_ = std::move(*meta);
+  c.expire_at_ms_ = (*v)->expire_at_ms;
+  c.SetPrefix();
+  return c;
+}
+
+Collection Collection::NewAt(Txn& txn, int db, std::string_view user_key, ValueKind kind) {
+  Collection c(txn, db, user_key, kind);
+  c.Reset();
+  return c;
+}
+
+void Collection::SetPrefix() { EncodeSubKeyPrefix(db_, user_key_, meta_.version, &prefix_); }
+
+void Collection::Create() {
+  if (!exists()) Reset();
+}
+
+void Collection::Reset() {
+  meta_ = CollectionMeta{};
+  meta_.version = txn_->impl().NewCollectionVersion();
+  expire_at_ms_ = kNoExpiry;
+  SetPrefix();
+}
+
+std::string Collection::SubKey(std::string_view element) const {
+  std::string k;
+  k.reserve(prefix_.size() + element.size());
+  k.append(prefix_);
+  k.append(element);
+  return k;
+}
+
+Status Collection::Get(ElementCf cf, std::string_view element, std::string* value, bool* found) {
+  scratch_.assign(prefix_);
+  scratch_.append(element);
+  return txn_->GetRaw(txn_->impl().element_cf(cf), scratch_, value, found);
+}
+
+void Collection::Put(ElementCf cf, std::string_view element, std::string_view value) {
+  scratch_.assign(prefix_);
+  scratch_.append(element);
+  txn_->PutRaw(txn_->impl().element_cf(cf), scratch_, value);
+}
+
+void Collection::Erase(ElementCf cf, std::string_view element) {
+  scratch_.assign(prefix_);
+  scratch_.append(element);
+  txn_->DeleteRaw(txn_->impl().element_cf(cf), scratch_);
+}
+
+std::unique_ptr<rocksdb::Iterator> Collection::NewIterator(ElementCf cf) {
+  return txn_->NewIterator(txn_->impl().element_cf(cf), prefix_, PrefixEnd(prefix_));
+}
+
+void Collection::Save() {
+  if (meta_.count <= 0) {
+    txn_->Delete(raw_key_);
+    return;
+  }
+  txn_->Put(raw_key_, kind_, expire_at_ms_, EncodeMeta(meta_));
+}
+
+Status CopyElements(Collection& src, Collection& dst) {
+  const uint32_t cfs = ElementCfsOf(src.kind());
+  for (int i = 0; i < kNumElementCfs; ++i) {
+    if ((cfs & (1u << i)) == 0) continue;
+    const auto cf = static_cast<ElementCf>(i);
+    // Collected first: writes through the Txn while iterating are not followed by the view.
+    std::vector<std::pair<std::string, std::string>> items;
+    auto it = src.NewIterator(cf);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      items.emplace_back(std::string(src.ElementOf(it->key())), it->value().ToString());
+    }
+    if (!it->status().ok()) return FromRocks(it->status());
+    it.reset();
+    for (const auto& [element, value] : items) dst.Put(cf, element, value);
+  }
+  return Status::Ok();
+}
+
+Result<ElementScanPage> ScanElements(Collection& c, ElementCf cf, uint64_t cursor,
+                                     std::optional<std::string_view> match, int64_t count) {
+  ElementScanPage page;
+  if (!c.exists()) return page;
+  const std::string owner = c.raw_key() + c.SubKey("");
+  CursorTable& cursors = c.txn().impl().cursors();
+  std::optional<CursorTable::Position> pos;
+  if (cursor != 0) pos = cursors.Find(cursor);
+  auto it = c.NewIterator(cf);
+  if (pos && pos->owner == owner) {
+    const std::string after = c.SubKey(pos->last_key);
+    it->Seek(after);
+    if (it->Valid() && it->key() == after) it->Next();
+  } else {
+    it->SeekToFirst();
+  }
+  std::string last;
+  for (int64_t n = 0; it->Valid() && n < std::max<int64_t>(count, 1); ++n, it->Next()) {
+    const std::string_view element = c.ElementOf(it->key());
+    last.assign(element);
+    if (!match || *match == "*" || GlobMatch(*match, element)) {
+      page.items.emplace_back(std::string(element), it->value().ToString());
+    }
+  }
+  if (!it->status().ok()) return FromRocks(it->status());
+  if (it->Valid()) page.next_cursor = cursors.Add({c.db(), std::move(last), owner});
+  return page;
+}
+
+Status CopyCollection(Txn& txn, ValueKind kind, int src_db, std::string_view src, int dst_db,
+                      std::string_view dst) {
+  auto from = Collection::Open(txn, src_db, src, kind, /*write=*/false);
+  if (!from.ok()) return from.status();
+  if (!from->exists()) return Status::NoSuchKey();
+  Collection to = Collection::NewAt(txn, dst_db, dst, kind);
+  if (Status s = CopyElements(*from, to); !s.ok()) return s;
+  const uint64_t version = to.meta().version;
+  to.meta() = from->meta();
+  to.meta().version = version;
+  to.set_expire_at_ms(from->expire_at_ms());
+  to.Save();
+  return Status::Ok();
+}
+
+}  // namespace sluice::internal

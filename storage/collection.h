@@ -1,0 +1,169 @@
+// The collection layout (hashes, lists, sets, sorted sets): a metadata record at the key, and one
+// RocksDB entry per element, in column families of their own. Internal header; docs/engine.md
+// has the picture.
+//
+// Metadata: the key's ordinary entry in the default column family, with the usual value header
+// (kind kHash/kList/kSet/kZSet, absolute expiry) and this payload:
+//   [version: 8 bytes LE][count: 8 bytes LE][flags: 1 byte][extra: type-specific, opaque here]
+// Element sub-key, in the element column family of its type (ElementCf):
+//   [db: 1][slot: 2 BE][user key length: 4 BE][user key][version: 8 BE][element bytes]
+// so one collection's elements are one contiguous range, ordered by element bytes. The version
+// is fresh for every new collection (Store::Impl::NewCollectionVersion), so deleting, expiring or
+// overwriting a collection is one write of the metadata: sub-keys of any other version are
+// invisible (reads go through the metadata's version) and the element compaction filter drops
+// them (a sub-key whose metadata is missing, expired, of another kind or another version).
+//
+// Every operation runs on the unit's Txn: element reads see the unit's own writes.
+#pragma once
+
+#include <rocksdb/iterator.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "encoding.h"
+#include "sluice/status.h"
+#include "sluice/store.h"
+
+namespace sluice::internal {
+
+class Txn;
+
+// Redis 7.0's default conversion thresholds, for OBJECT ENCODING's names.
+inline constexpr int64_t kHashMaxListpackEntries = 128;  // hash-max-listpack-entries
+inline constexpr size_t kHashMaxListpackValue = 64;      // hash-max-listpack-value
+inline constexpr int64_t kSetMaxIntsetEntries = 512;     // set-max-intset-entries
+inline constexpr int64_t kZsetMaxListpackEntries = 128;  // zset-max-listpack-entries
+inline constexpr size_t kZsetMaxListpackValue = 64;      // zset-max-listpack-value
+
+// Metadata flag bits.
+// Redis has converted this collection to its big encoding (hashtable, skiplist): sticky, as in
+// Redis, until the key is deleted.
+inline constexpr uint8_t kMetaBigEncoding = 0x01;
+
+struct CollectionMeta {
+  uint64_t version = 0;
+  int64_t count = 0;  // elements; a stored collection always has at least one
+  uint8_t flags = 0;
+  std::string extra;  // type-specific state (a hash's next insertion number, a list's ends)
+};
+
+std::string EncodeMeta(const CollectionMeta& m);
+// nullopt when the payload is too short (corruption).
+std::optional<CollectionMeta> DecodeMeta(std::string_view payload);
+
+// [db][slot][key length][key][version]: the prefix every element sub-key of one collection
+// version starts with.
+void EncodeSubKeyPrefix(int db, std::string_view user_key, uint64_t version, std::string* out);
+// Splits a sub-key: the metadata's encoded key (EncodeKey), the version and the element.
+// False when it is not a valid sub-key.
+bool DecodeSubKey(std::string_view sub_key, std::string* meta_key, uint64_t* version,
+                  std::string_view* element);
+// The first key after every key starting with `prefix` ("" when there is none).
+std::string PrefixEnd(std::string_view prefix);
+
+// The element column families a kind uses (kZSet: kZSet and kZScore), as a bit set of
+// 1 << ElementCf; 0 for the other kinds.
+uint32_t ElementCfsOf(ValueKind kind);
+
+// Redis's OBJECT ENCODING name of a collection: hash listpack|hashtable, list quicklist (Redis
+// 7.0), set intset|hashtable, zset listpack|skiplist.
+const char* CollectionEncodingName(ValueKind kind, const CollectionMeta& meta);
+
+// One collection key inside a unit of work. Not thread-safe; lives within one operation.
+//
+//   auto c = Collection::Open(txn, db, key, ValueKind::kHash, /*write=*/true);
+//   if (!c.ok()) return c.status();            // kWrongType, kLockConflict, I/O
+//   c->Create();                                // a version for a new key (no-op if it exists)
+//   c->Put(ElementCf::kHash, field, value);
+//   c->meta().count += 1;
+//   c->Save();                                  // metadata written (deleted when count is 0)
+class Collection {
+ public:
+  // Claims the key (a write or a read claim) and reads its metadata. kWrongType when the key
+  // holds another kind; a missing or expired key gives exists() == false.
+  static Result<Collection> Open(Txn& txn, int db, std::string_view user_key, ValueKind kind,
+                                 bool write);
+
+  // A new, empty collection at the key (Created), replacing whatever is there once Saved; reads
+  // nothing. The caller has claimed the key for writing.
+  static Collection NewAt(Txn& txn, int db, std::string_view user_key, ValueKind kind);
+
+  bool exists() const { return meta_.version != 0; }
+  int64_t size() const { return exists() ? meta_.count : 0; }
+  ValueKind kind() const { return kind_; }
+  int db() const { return db_; }
+  std::string_view user_key() const { return user_key_; }
+  const std::string& raw_key() const { return raw_key_; }
+  CollectionMeta& meta() { return meta_; }
+  const CollectionMeta& meta() const { return meta_; }
+  int64_t expire_at_ms() const { return expire_at_ms_; }
+  void set_expire_at_ms(int64_t at_ms) { expire_at_ms_ = at_ms; }
+
+  // Makes a new collection: a fresh version, count 0, no flags, no expiry. No-op if it exists.
+  void Create();
+  // Like Create, but always a new, empty collection (overwriting: SINTERSTORE's destination).
+  void Reset();
+
+  // Element access (the collection must exist, or have been Created).
+  Status Get(ElementCf cf, std::string_view element, std::string* value, bool* found);
+  void Put(ElementCf cf, std::string_view element, std::string_view value);
+  void Erase(ElementCf cf, std::string_view element);
+  // The unit's view of this version's elements in cf, ordered by element bytes; element bytes
+  // of an entry: ElementOf(it->key()). Do not write through the Txn while iterating.
+  std::unique_ptr<rocksdb::Iterator> NewIterator(ElementCf cf);
+  std::string_view ElementOf(const rocksdb::Slice& sub_key) const {
+    return sub_key.ToStringView().substr(prefix_.size());
+  }
+  // The sub-key of element in this version (for Seek on an iterator).
+  std::string SubKey(std::string_view element) const;
+
+  // Stages the metadata: written when the count is positive, the key deleted when it is 0
+  // (Redis removes empty collections). Call once the elements are staged.
+  void Save();
+
+  Txn& txn() const { return *txn_; }
+
+ private:
+  Collection(Txn& txn, int db, std::string_view user_key, ValueKind kind);
+  void SetPrefix();
+
+  Txn* txn_;
+  int db_;
+  std::string user_key_;
+  std::string raw_key_;
+  ValueKind kind_;
+  CollectionMeta meta_;  // version 0: no collection
+  int64_t expire_at_ms_ = kNoExpiry;
+  std::string prefix_;  // EncodeSubKeyPrefix of the current version
+  std::string scratch_;
+};
+
+// One page of an element scan (HSCAN, SSCAN, ZSCAN) of a collection in its big encoding:
+// `count` elements examined from the cursor's position, in element order; elements matching
+// `match` (a glob) returned with their stored values. next_cursor 0 ends the scan. Cursors are
+// ids in the store's cursor table, bound to the collection's key and version; an unknown
+// cursor restarts from the first element.
+struct ElementScanPage {
+  uint64_t next_cursor = 0;
+  std::vector<std::pair<std::string, std::string>> items;  // element, stored value
+};
+Result<ElementScanPage> ScanElements(Collection& c, ElementCf cf, uint64_t cursor,
+                                     std::optional<std::string_view> match, int64_t count);
+
+// Copies every element of src (all its column families) into dst, which must exist (Created)
+// and be empty. O(n).
+Status CopyElements(Collection& src, Collection& dst);
+
+// RENAME and COPY of a collection: a new collection at (dst_db, dst) with src's elements, count,
+// flags, type state and expiry (the sub-keys are named after the key, so they are copied: O(n)).
+// `src` must be a live collection of kind `kind`; the caller has claimed both keys.
+Status CopyCollection(Txn& txn, ValueKind kind, int src_db, std::string_view src, int dst_db,
+                      std::string_view dst);
+
+}  // namespace sluice::internal

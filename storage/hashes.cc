@@ -1,0 +1,327 @@
+// Hashes on the collection layout (collection.h): one element per field in the `hash` column
+// family, its value [insertion number: 8 bytes BE][value bytes]. The metadata's extra holds the
+// next insertion number, so reads can return fields in insertion order (Redis's listpack order)
+// and an overwrite keeps a field's place, as Redis's does.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "collection.h"
+#include "numeric.h"
+#include "sluice/glob.h"
+#include "store_impl.h"
+#include "txn.h"
+
+namespace sluice {
+
+using internal::Collection;
+using internal::ElementCf;
+using internal::Txn;
+using FieldValues = std::vector<std::pair<std::string, std::string>>;
+
+namespace {
+
+constexpr size_t kSeqBytes = 8;
+
+uint64_t NextSeq(const internal::CollectionMeta& m) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < m.extra.size() && i < 8; ++i) {
+    v |= uint64_t{static_cast<unsigned char>(m.extra[i])} << (8 * i);
+  }
+  return v;
+}
+
+void SetNextSeq(internal::CollectionMeta& m, uint64_t seq) {
+  m.extra.clear();
+  for (int i = 0; i < 8; ++i) m.extra.push_back(static_cast<char>(seq >> (8 * i)));
+}
+
+std::string EncodeField(uint64_t seq, std::string_view value) {
+  std::string out;
+  out.reserve(kSeqBytes + value.size());
+  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>(seq >> (8 * i)));
+  out.append(value);
+  return out;
+}
+
+uint64_t SeqOf(std::string_view stored) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < kSeqBytes && i < stored.size(); ++i) {
+    v = (v << 8) | static_cast<unsigned char>(stored[i]);
+  }
+  return v;
+}
+
+std::string_view ValueOf(std::string_view stored) {
+  return stored.size() < kSeqBytes ? std::string_view() : stored.substr(kSeqBytes);
+}
+
+Result<Collection> OpenHash(Txn& txn, int db, std::string_view key, bool write) {
+  return Collection::Open(txn, db, key, ValueKind::kHash, write);
+}
+
+// Redis converts a listpack hash once a field or value is longer than 64 bytes, or it has more
+// than 128 fields; never back.
+void NoteSize(Collection& h, std::string_view field, std::string_view value) {
+  if (field.size() > internal::kHashMaxListpackValue ||
+      value.size() > internal::kHashMaxListpackValue) {
+    h.meta().flags |= internal::kMetaBigEncoding;
+  }
+}
+void NoteCount(Collection& h) {
+  if (h.meta().count > internal::kHashMaxListpackEntries) {
+    h.meta().flags |= internal::kMetaBigEncoding;
+  }
+}
+
+// Sets one field (the hash exists or was Created); true when it was new.
+Result<bool> SetField(Collection& h, std::string_view field, std::string_view value) {
+  std::string stored;
+  bool found = false;
+  if (Status s = h.Get(ElementCf::kHash, field, &stored, &found); !s.ok()) return s;
+  uint64_t seq = 0;
+  if (found) {
+    seq = SeqOf(stored);
+  } else {
+    seq = NextSeq(h.meta());
+    SetNextSeq(h.meta(), seq + 1);
+    h.meta().count += 1;
+  }
+  h.Put(ElementCf::kHash, field, EncodeField(seq, value));
+  return !found;
+}
+
+// Every field with its value, in insertion order.
+Result<FieldValues> AllFields(Collection& h) {
+  std::vector<std::pair<uint64_t, std::pair<std::string, std::string>>> rows;
+  if (!h.exists()) return FieldValues{};
+  auto it = h.NewIterator(ElementCf::kHash);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string_view stored = it->value().ToStringView();
+    rows.push_back(
+        {SeqOf(stored), {std::string(h.ElementOf(it->key())), std::string(ValueOf(stored))}});
+  }
+  if (!it->status().ok()) return internal::FromRocks(it->status());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  FieldValues out;
+  out.reserve(rows.size());
+  for (auto& r : rows) out.push_back(std::move(r.second));
+  return out;
+}
+
+// The stored value of a field (nullopt when the hash or the field is missing).
+Result<std::optional<std::string>> GetField(Collection& h, std::string_view field) {
+  if (!h.exists()) return std::optional<std::string>();
+  std::string stored;
+  bool found = false;
+  if (Status s = h.Get(ElementCf::kHash, field, &stored, &found); !s.ok()) return s;
+  if (!found) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(ValueOf(stored)));
+}
+
+}  // namespace
+
+Result<int64_t> Store::Transaction::HSet(
+    int db, std::string_view key,
+    std::span<const std::pair<std::string_view, std::string_view>> pairs) {
+  auto h = OpenHash(*txn_, db, key, true);
+  if (!h.ok()) return h.status();
+  h->Create();
+  for (const auto& [field, value] : pairs) NoteSize(*h, field, value);
+  int64_t added = 0;
+  for (const auto& [field, value] : pairs) {
+    auto isnew = SetField(*h, field, value);
+    if (!isnew.ok()) return isnew.status();
+    added += *isnew ? 1 : 0;
+  }
+  NoteCount(*h);
+  h->Save();
+  return added;
+}
+
+Result<bool> Store::Transaction::HSetNx(int db, std::string_view key, std::string_view field,
+                                        std::string_view value) {
+  auto h = OpenHash(*txn_, db, key, true);
+  if (!h.ok()) return h.status();
+  auto cur = GetField(*h, field);
+  if (!cur.ok()) return cur.status();
+  if (cur->has_value()) return false;
+  h->Create();
+  NoteSize(*h, field, value);
+  auto isnew = SetField(*h, field, value);
+  if (!isnew.ok()) return isnew.status();
+  NoteCount(*h);
+  h->Save();
+  return true;
+}
+
+Result<std::optional<std::string>> Store::Transaction::HGet(int db, std::string_view key,
+                                                            std::string_view field) {
+  auto h = OpenHash(*txn_, db, key, false);
+  if (!h.ok()) return h.status();
+  return GetField(*h, field);
+}
+
+Result<std::vector<std::optional<std::string>>> Store::Transaction::HMGet(
+    int db, std::string_view key, std::span<const std::string_view> fields) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
+  auto h = OpenHash(*txn_, db, key, false);
+  if (!h.ok()) return h.status();
+  std::vector<std::optional<std::string>> out;
+  out.reserve(fields.size());
+  for (std::string_view f : fields) {
+    auto v = GetField(*h, f);
+    if (!v.ok()) return v.status();
+    out.push_back(std::move(*v));
+  }
+  return out;
+}
+
+Result<FieldValues> Store::Transaction::HGetAll(int db, std::string_view key) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
+  auto h = OpenHash(*txn_, db, key, false);
+  if (!h.ok()) return h.status();
+  return AllFields(*h);
+}
+
+Result<int64_t> Store::Transaction::HDel(int db, std::string_view key,
+                                         std::span<const std::string_view> fields) {
+  auto h = OpenHash(*txn_, db, key, true);
+  if (!h.ok()) return h.status();
+  if (!h->exists()) return int64_t{0};
+  int64_t removed = 0;
+  for (std::string_view f : fields) {
+    auto v = GetField(*h, f);
+    if (!v.ok()) return v.status();
+    if (!v->has_value()) continue;
+    h->Erase(ElementCf::kHash, f);
+    h->meta().count -= 1;
+    ++removed;
+  }
+  if (removed > 0) h->Save();
+  return removed;
+}
+
+Result<int64_t> Store::Transaction::HLen(int db, std::string_view key) {
+  auto h = OpenHash(*txn_, db, key, false);
+  if (!h.ok()) return h.status();
+  return h->size();
+}
+
+Result<bool> Store::Transaction::HExists(int db, std::string_view key, std::string_view field) {
+  auto v = HGet(db, key, field);
+  if (!v.ok()) return v.status();
+  return v->has_value();
+}
+
+Result<int64_t> Store::Transaction::HStrLen(int db, std::string_view key, std::string_view field) {
+  auto v = HGet(db, key, field);
+  if (!v.ok()) return v.status();
+  return v->has_value() ? static_cast<int64_t>((*v)->size()) : int64_t{0};
+}
+
+Result<int64_t> Store::Transaction::HIncrBy(int db, std::string_view key, std::string_view field,
+                                            int64_t delta) {
+  auto h = OpenHash(*txn_, db, key, true);
+  if (!h.ok()) return h.status();
+  auto cur = GetField(*h, field);
+  if (!cur.ok()) return cur.status();
+  int64_t old = 0;
+  if (cur->has_value()) {
+    auto parsed = internal::ParseInt64(**cur);
+    if (!parsed) return Status::InvalidArgument("hash value is not an integer");
+    old = *parsed;
+  }
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  if ((delta < 0 && old < 0 && delta < kMin - old) ||
+      (delta > 0 && old > 0 && delta > kMax - old)) {
+    return Status::Overflow();
+  }
+  const int64_t result = old + delta;
+  h->Create();
+  const std::string text = std::to_string(result);
+  NoteSize(*h, field, text);
+  if (auto s = SetField(*h, field, text); !s.ok()) return s.status();
+  NoteCount(*h);
+  h->Save();
+  return result;
+}
+
+Result<std::string> Store::Transaction::HIncrByFloat(int db, std::string_view key,
+                                                     std::string_view field, long double delta) {
+  auto h = OpenHash(*txn_, db, key, true);
+  if (!h.ok()) return h.status();
+  auto cur = GetField(*h, field);
+  if (!cur.ok()) return cur.status();
+  long double value = 0;
+  if (cur->has_value()) {
+    auto parsed = internal::ParseLongDouble(**cur);
+    if (!parsed) return Status::InvalidArgument("hash value is not a float");
+    value = *parsed;
+  }
+  value += delta;
+  if (std::isnan(value) || std::isinf(value)) {
+    return Status::InvalidArgument("increment would produce NaN or Infinity");
+  }
+  std::string text = internal::FormatLongDouble(value);
+  h->Create();
+  NoteSize(*h, field, text);
+  if (auto s = SetField(*h, field, text); !s.ok()) return s.status();
+  NoteCount(*h);
+  h->Save();
+  return text;
+}
+
+Result<FieldValues> Store::Transaction::HRandField(int db, std::string_view key, int64_t count) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
+  auto h = OpenHash(*txn_, db, key, false);
+  if (!h.ok()) return h.status();
+  auto all = AllFields(*h);
+  if (!all.ok() || all->empty() || count == 0) return FieldValues{};
+  FieldValues& fields = *all;
+  FieldValues out;
+  if (count < 0) {
+    const uint64_t n = count == std::numeric_limits<int64_t>::min() ? uint64_t{1} << 63
+                                                                    : static_cast<uint64_t>(-count);
+    out.reserve(static_cast<size_t>(std::min<uint64_t>(n, 1 << 20)));
+    for (uint64_t i = 0; i < n; ++i) out.push_back(fields[internal::RandomU64() % fields.size()]);
+    return out;
+  }
+  if (static_cast<uint64_t>(count) >= fields.size()) return std::move(fields);
+  // A partial Fisher-Yates shuffle: `count` distinct picks.
+  for (size_t i = 0; i < static_cast<size_t>(count); ++i) {
+    const size_t j = i + internal::RandomU64() % (fields.size() - i);
+    std::swap(fields[i], fields[j]);
+  }
+  fields.resize(static_cast<size_t>(count));
+  return std::move(fields);
+}
+
+Result<ElementScanReply> Store::Transaction::HScan(int db, std::string_view key, uint64_t cursor,
+                                                   std::optional<std::string_view> match,
+                                                   int64_t count) {
+  Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
+  auto h = OpenHash(*txn_, db, key, false);
+  if (!h.ok()) return h.status();
+  ElementScanReply reply;
+  if (!h->exists()) return reply;
+  if ((h->meta().flags & internal::kMetaBigEncoding) == 0) {
+    auto all = AllFields(*h);
+    if (!all.ok()) return all.status();
+    for (auto& fv : *all) {
+      if (!match || *match == "*" || GlobMatch(*match, fv.first)) reply.items.push_back(fv);
+    }
+    return reply;
+  }
+  auto page = internal::ScanElements(*h, ElementCf::kHash, cursor, match, count);
+  if (!page.ok()) return page.status();
+  reply.next_cursor = page->next_cursor;
+  for (auto& [field, stored] : page->items) {
+    reply.items.emplace_back(std::move(field), std::string(ValueOf(stored)));
+  }
+  return reply;
+}
+
+}  // namespace sluice

@@ -1,0 +1,260 @@
+"""Collections (hashes and sets; lists and sorted sets plug in the same way) against a real
+redis-server 7.0.15, and kill -9 durability of big collections.
+
+- DifferentialTest: seeded random mixes of collection and key commands, sent to Sluice and to a
+  redis-server started here (`--save '' --appendonly no`); each raw reply is compared as the
+  generator says (see collection_gen_hash.py): byte for byte, sorted, as sorted pairs, or by
+  shape for random picks. RESP2 and RESP3. Generators are the modules collection_gen_*.py in
+  this directory, each with `commands(rng, keys) -> (args, mode)`: add a type by adding a file.
+  SLUICE_COLLECTIONS_SEED=n runs another seed.
+- KillNineTest: a 20,000-field hash and a 20,000-member set written in pipelined batches, then
+  kill -9; after restart every acknowledged element is there, in each appendfsync mode.
+- FormatTest: the data dir's SLUICE-FORMAT file; a server refuses a dir of an unknown format.
+"""
+import glob
+import importlib
+import os
+import random
+import unittest
+
+from harness import IS_REDIS, Client, Server, sluice_only  # noqa: F401
+from test_transactions import (RedisReference, read_raw_reply, redis_server_binary,
+                               redis_server_version)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED_KEYS = ["k1", "k2"]  # every generator uses these too: cross-type WRONGTYPE
+STEPS = 400
+
+
+def generators():
+    mods = []
+    for path in sorted(glob.glob(os.path.join(HERE, "collection_gen_*.py"))):
+        mods.append(importlib.import_module(os.path.basename(path)[:-3]))
+    return mods
+
+
+# -- raw reply parsing, for the comparisons that are not byte for byte
+
+def parse(raw, pos=0):
+    """(value, next position) of one RESP2/RESP3 reply in `raw` bytes. Aggregates are lists
+    (a map is a list of [key, value] lists), scalars their bytes line or payload."""
+    eol = raw.index(b"\r\n", pos)
+    t, rest = raw[pos:pos + 1], raw[pos + 1:eol]
+    pos = eol + 2
+    if t in (b"$", b"=", b"!"):
+        n = int(rest)
+        if n < 0:
+            return (b"$-1", pos)
+        return (t + raw[pos:pos + n], pos + n + 2)
+    if t in (b"*", b"~", b">"):
+        n = int(rest)
+        items = []
+        for _ in range(max(n, 0)):
+            v, pos = parse(raw, pos)
+            items.append(v)
+        return ((t, items) if n >= 0 else b"*-1", pos)
+    if t == b"%":
+        items = []
+        for _ in range(int(rest)):
+            k, pos = parse(raw, pos)
+            v, pos = parse(raw, pos)
+            items.append((k, v))
+        return ((t, items), pos)
+    return (t + rest, pos)
+
+
+def normalize(raw, mode):
+    value, _ = parse(raw)
+    if mode == "sorted":
+        if isinstance(value, tuple):
+            t, items = value
+            # A scan reply [cursor, [elements]]: sort the elements.
+            if len(items) == 2 and isinstance(items[1], tuple) and not isinstance(items[0], tuple):
+                return (t, [items[0], (items[1][0], sorted(items[1][1], key=repr))])
+            return (t, sorted(items, key=repr))
+        return value
+    if mode == "pairs":
+        if isinstance(value, tuple):
+            t, items = value
+            if t == b"%":
+                return (t, sorted(items, key=repr))
+            return (t, sorted(zip(items[0::2], items[1::2]), key=repr))
+        return value
+    if mode == "shape":
+        if isinstance(value, tuple):
+            return (value[0], len(value[1]))
+        if value.startswith(b"$") and value != b"$-1":
+            return b"$bulk"
+        return value
+    raise AssertionError("unknown mode %r" % mode)
+
+
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class DifferentialTest(unittest.TestCase):
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        binary = redis_server_binary()
+        if binary is None:
+            raise unittest.SkipTest("redis-server (7.0.15) is not installed (tools/setup.sh)")
+        if not redis_server_version(binary).startswith("7.0."):
+            raise unittest.SkipTest("%s is not redis-server 7.0.x: not the reference" % binary)
+        cls.redis = RedisReference(binary)
+        try:
+            cls.redis.start()
+        except BaseException:
+            cls.redis.stop()
+            raise
+        cls.sluice = Server()
+        try:
+            cls.sluice.start()
+        except BaseException:
+            cls.redis.stop()
+            cls.sluice.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.redis.stop()
+        cls.sluice.stop()
+
+    def run_mix(self, seed, resp, gens):
+        rng = random.Random(seed)
+        with Client(self.sluice.port) as s, Client(self.redis.port) as r:
+            for c in (s, r):
+                if resp == 3:
+                    c.call("HELLO", "3")
+                c.call("FLUSHALL")
+            history = []
+            for step in range(STEPS):
+                gen = rng.choice(gens)
+                args, mode = gen.commands(rng, SHARED_KEYS)
+                if rng.random() < 0.06:  # key commands, and the other types at the shared keys
+                    args, mode = rng.choice([(["SET", "k1", "str"], "exact"),
+                                             (["GET", "k2"], "exact"),
+                                             (["DEL", "k1"], "exact"),
+                                             (["TYPE", "k2"], "exact"),
+                                             (["RENAME", "k2", "k1"], "exact"),
+                                             (["COPY", "k1", "k2", "REPLACE"], "exact"),
+                                             (["EXISTS", "k1", "k2", "h1", "s1"], "exact"),
+                                             (["EXPIRE", "k1", "1000"], "exact"),
+                                             (["PERSIST", "k1"], "exact"),
+                                             (["UNLINK", "k2", "h2"], "exact"),
+                                             (["RENAMENX", "h1", "s1"], "exact"),
+                                             (["SCAN", "0", "TYPE", "hash", "COUNT", "1000"],
+                                              "sorted"),
+                                             (["KEYS", "*1"], "sorted"),
+                                             (["DBSIZE"], "exact"),
+                                             (["RANDOMKEY"], "shape")])
+                history.append(" ".join(args))
+                for c in (s, r):
+                    c.send(b"*%d\r\n" % len(args) + b"".join(
+                        b"$%d\r\n%s\r\n" % (len(a.encode()), a.encode()) for a in args))
+                got, want = read_raw_reply(s), read_raw_reply(r)
+                if mode != "exact":
+                    got, want = normalize(got, mode), normalize(want, mode)
+                if got != want:
+                    self.fail("seed %d RESP%d step %d: %s\n  sluice: %r\n  redis:  %r\n"
+                              "last commands:\n  %s" % (seed, resp, step, " ".join(args), got,
+                                                         want, "\n  ".join(history[-15:])))
+
+    def seeds(self):
+        env = os.environ.get("SLUICE_COLLECTIONS_SEED")
+        return [int(env)] if env else [1, 2, 3, 4]
+
+    def test_each_type_alone(self):
+        for gen in generators():
+            for seed in self.seeds():
+                for resp in (2, 3):
+                    with self.subTest(generator=gen.__name__, seed=seed, resp=resp):
+                        self.run_mix(seed, resp, [gen])
+
+    def test_all_types_mixed(self):
+        for seed in self.seeds():
+            for resp in (2, 3):
+                with self.subTest(seed=seed, resp=resp):
+                    self.run_mix(1000 + seed, resp, generators())
+
+    def test_spop_of_the_last_member_is_exact(self):
+        with Client(self.sluice.port) as s, Client(self.redis.port) as r:
+            for c in (s, r):
+                c.call("DEL", "one")
+            for args in (["SADD", "one", "m"], ["SPOP", "one"], ["EXISTS", "one"],
+                         ["SPOP", "one"], ["SADD", "one", "5"], ["SPOP", "one", "3"]):
+                for c in (s, r):
+                    c.send(b"*%d\r\n" % len(args) + b"".join(
+                        b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in args))
+                self.assertEqual(read_raw_reply(s), read_raw_reply(r), args)
+
+
+@sluice_only
+class KillNineTest(unittest.TestCase):
+    N = 20000
+    BATCH = 500
+
+    def check_mode(self, mode):
+        srv = Server({"appendfsync": mode})
+        try:
+            srv.start()
+            with Client(srv.port) as c:
+                cmds = []
+                for i in range(self.N):
+                    cmds.append(("HSET", "bighash", "field:%d" % i, "value:%d" % i))
+                    cmds.append(("SADD", "bigset", "member:%d" % i))
+                for at in range(0, len(cmds), self.BATCH):
+                    replies = c.pipeline(cmds[at:at + self.BATCH])
+                    self.assertEqual(replies, [1] * len(replies))
+            srv.kill9()
+            srv.start()
+            with Client(srv.port) as c:
+                self.assertEqual(c.call("HLEN", "bighash"), self.N)
+                self.assertEqual(c.call("SCARD", "bigset"), self.N)
+                for i in (0, 1, self.N // 2, self.N - 1):
+                    self.assertEqual(c.call("HGET", "bighash", "field:%d" % i), b"value:%d" % i)
+                    self.assertEqual(c.call("SISMEMBER", "bigset", "member:%d" % i), 1)
+                self.assertEqual(len(c.call("HKEYS", "bighash")), self.N)
+                self.assertEqual(c.call("OBJECT", "ENCODING", "bighash"), b"hashtable")
+                self.assertEqual(c.call("DEL", "bighash", "bigset"), 2)
+                self.assertEqual(c.call("HLEN", "bighash"), 0)
+        finally:
+            srv.stop()
+
+    def test_always(self):
+        self.check_mode("always")
+
+    def test_everysec(self):
+        self.check_mode("everysec")
+
+    def test_no(self):
+        self.check_mode("no")
+
+
+@sluice_only
+class FormatTest(unittest.TestCase):
+    def test_data_dir_records_its_format_and_unknown_formats_are_refused(self):
+        srv = Server()
+        try:
+            srv.start()
+            with Client(srv.port) as c:
+                self.assertEqual(c.call("HSET", "h", "f", "v"), 1)
+            self.assertEqual(srv.terminate(), 0)
+            path = os.path.join(srv.datadir, "SLUICE-FORMAT")
+            with open(path) as f:
+                self.assertEqual(f.read(), "sluice-format 1\n")
+            with open(path, "w") as f:
+                f.write("sluice-format 2\n")
+            srv.spawn()
+            self.assertNotEqual(srv.wait_exit(), 0)
+            self.assertIn("on-disk format 2, which this build of Sluice cannot read", srv.log())
+            with open(path, "w") as f:
+                f.write("sluice-format 1\n")
+            srv.start()
+            with Client(srv.port) as c:
+                self.assertEqual(c.call("HGET", "h", "f"), b"v")
+        finally:
+            srv.stop()
+
+
+if __name__ == "__main__":
+    unittest.main()

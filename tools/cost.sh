@@ -11,7 +11,8 @@
 # the network), and how work spreads over cores. For each server it starts the process under
 # callgrind with instrumentation off, warms it up, then for each command turns it on, runs N
 # requests from one redis-benchmark client (pipeline P, default 16, keys from 100k) and prints
-# the server's instructions per request (all its threads: I/O, RocksDB, background work).
+# the server's instructions per request (EVALSHA: tools/bench/gcra.lua, where the server has
+# scripting) (all its threads: I/O, RocksDB, background work).
 # Default N=20000, appendfsync everysec (Redis: appendonly yes, same appendfsync).
 # Not a test: a benchmark that takes a few minutes (valgrind runs the server ~50x slower).
 set -euo pipefail
@@ -68,7 +69,7 @@ instructions() {
 }
 
 declare -A results
-commands=("SET" "GET" "INCR" "GCRA.TAKE")
+commands=("SET" "GET" "INCR" "GCRA.TAKE" "EVALSHA")
 
 measure() {  # name kind binary
   local name=$1 kind=$2 bin=$3 port
@@ -92,8 +93,10 @@ measure() {  # name kind binary
     ((SECONDS < deadline)) || { echo "cost: $name did not start" >&2; exit 1; }
     sleep 0.5
   done
-  local sha=""
-  [ "$kind" = redis ] && sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat tools/bench/gcra.lua)")
+  # Servers without scripting skip the EVALSHA row.
+  local sha
+  sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat tools/bench/gcra.lua)" 2>/dev/null || true)
+  case "$sha" in *ERR*|"") sha="" ;; esac
   local cmd
   for cmd in "${commands[@]}"; do
     local argv
@@ -104,6 +107,9 @@ measure() {  # name kind binary
       GCRA.TAKE)
         if [ "$kind" = redis ]; then argv=(EVALSHA "$sha" 1 gcra:__rand_int__ 100 1000 100 1)
         else argv=(GCRA.TAKE gcra:__rand_int__ 100 1s); fi ;;
+      EVALSHA)
+        if [ -z "$sha" ]; then results["$name,$cmd"]=0; continue; fi
+        argv=(EVALSHA "$sha" 1 gcra:__rand_int__ 100 1000 100 1) ;;
     esac
     # Warm-up (uncounted), then the counted run.
     redis-benchmark -p "$port" -c 1 -n 2000 -P "$pipeline" -r 100000 "${argv[@]}" >/dev/null
@@ -136,11 +142,11 @@ for cmd in "${commands[@]}"; do
   line=$(printf '%-10s %12s' "$cmd" "$s")
   if [ -n "$baseline_bin" ]; then
     b=${results["baseline,$cmd"]}
-    line+=$(printf ' %12s %9s' "$b" "$(python3 -c "print('%.2fx' % ($s / $b))")")
+    line+=$(printf ' %12s %9s' "$b" "$(python3 -c "print('%.2fx' % ($s / $b) if $b else '-')")")
   fi
   if [ -n "$redis_bin" ]; then
     r=${results["redis,$cmd"]}
-    line+=$(printf ' %12s %9s' "$r" "$(python3 -c "print('%.2fx' % ($s / $r))")")
+    line+=$(printf ' %12s %9s' "$r" "$(python3 -c "print('%.2fx' % ($s / $r) if $r else '-')")")
   fi
   echo "$line"
 done

@@ -25,6 +25,11 @@ namespace {
 struct ScriptFlags {
   bool shebang = false;
   bool no_writes = false;
+
+  uint32_t ToTag() const { return (shebang ? 1u : 0u) | (no_writes ? 2u : 0u); }
+  static ScriptFlags FromTag(uint32_t tag) {
+    return ScriptFlags{.shebang = (tag & 1u) != 0, .no_writes = (tag & 2u) != 0};
+  }
 };
 
 // Parses the shebang of `body`, if any, and gives the text to compile: the shebang line emptied
@@ -88,31 +93,34 @@ void EvalGeneric(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
   }
   if (*numkeys < 0) return ReplyError(ctx.out, NumKeysNegative());
   ScriptCache& cache = ctx.server.scripts();
-  const uint64_t generation = cache.generation();
-  std::string body_storage;
-  std::string_view body = args[1];
-  std::string sha;
-  if (by_sha) {
-    auto cached = cache.Get(args[1]);
-    if (!cached) return ReplyError(ctx.out, NoScript());
-    body_storage = std::move(*cached);
-    body = body_storage;
-    sha = LowerSha(args[1]);
-  } else {
-    sha = Sha1Hex(body);
-  }
+  LuaVm& vm = LuaVm::ForThread(LuaVm::Kind::kEval, cache.generation());
+  std::string sha = by_sha ? LowerSha(args[1]) : Sha1Hex(args[1]);
   ScriptFlags flags;
-  std::string_view code;
-  std::string code_storage;
-  if (Status s = ParseShebang(body, &flags, &code, &code_storage); !s.ok()) {
-    return ReplyError(ctx.out, s);
+  // A script this thread compiled under the cache's current generation is still cached (only
+  // SCRIPT FLUSH removes scripts, and it changes the generation): no cache lookup, no parse.
+  if (auto tag = vm.Tag(sha)) {
+    flags = ScriptFlags::FromTag(*tag);
+  } else {
+    std::string body_storage;
+    std::string_view body = args[1];
+    if (by_sha) {
+      auto cached = cache.Get(sha);
+      if (!cached) return ReplyError(ctx.out, NoScript());
+      body_storage = std::move(*cached);
+      body = body_storage;
+    }
+    std::string_view code;
+    std::string code_storage;
+    if (Status s = ParseShebang(body, &flags, &code, &code_storage); !s.ok()) {
+      return ReplyError(ctx.out, s);
+    }
+    if (Status s = vm.Compile(sha, code); !s.ok()) return ReplyError(ctx.out, s);
+    if (!by_sha) cache.Add(body);
+    vm.SetTag(sha, flags.ToTag());
   }
   if (read_only && flags.shebang && !flags.no_writes) {
     return ReplyError(ctx.out, ScriptRoWithWrites());
   }
-  LuaVm& vm = LuaVm::ForThread(LuaVm::Kind::kEval, generation);
-  if (Status s = vm.Compile(sha, code); !s.ok()) return ReplyError(ctx.out, s);
-  if (!by_sha) cache.Add(body);
 
   ScriptExecution exec;
   exec.ctx = &ctx;

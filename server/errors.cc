@@ -110,6 +110,10 @@ Status ScriptNoArguments() {
 Status ScriptBadArgument() {
   return Err("ERR Lua redis lib command arguments must be strings or integers");
 }
+Status ScriptLockConflict() {
+  return Err("ERR script stopped: an undeclared key is locked by another client");
+}
+Status ScriptStackLimit() { return Err("ERR reached lua stack limit"); }
 Status ScriptKilled() { return Err("ERR Script killed by user with SCRIPT KILL..."); }
 Status ScriptNotBusy() { return Err("NOTBUSY No scripts in execution right now."); }
 Status ScriptUnkillable() {

@@ -90,9 +90,13 @@ Status ScriptNoScriptCommand();  // "ERR This Redis command is not allowed from 
 Status ScriptWriteInReadOnly();  // "ERR Write commands are not allowed from read-only scripts."
 Status ScriptNoArguments();      // "ERR Please specify at least one argument for this redis ..."
 Status ScriptBadArgument();      // "ERR Lua redis lib command arguments must be strings or ..."
-Status ScriptKilled();           // "ERR Script killed by user with SCRIPT KILL..."
-Status ScriptNotBusy();          // "NOTBUSY No scripts in execution right now."
-Status ScriptUnkillable();       // "UNKILLABLE Sorry the script already executed write ..."
+// Raised inside a script whose unit met a locked undeclared key; never replied (the script
+// runs again): "ERR script stopped: an undeclared key is locked by another client"
+Status ScriptLockConflict();
+Status ScriptStackLimit();  // "ERR reached lua stack limit" (a reply nested too deep)
+Status ScriptKilled();      // "ERR Script killed by user with SCRIPT KILL..."
+Status ScriptNotBusy();     // "NOTBUSY No scripts in execution right now."
+Status ScriptUnkillable();  // "UNKILLABLE Sorry the script already executed write ..."
 // "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 // (FUNCTION KILL when a function is busy)
 Status Busy(bool function);

@@ -5,13 +5,11 @@
 #include <lua5.1/lua.hpp>
 #include <string>
 
+#include "server/errors.h"
+
 namespace sluice::server {
 
 namespace {
-
-// Nested tables deeper than this are written as null, as Redis refuses them (the Lua stack
-// would overflow).
-constexpr int kMaxDepth = 1000;
 
 // A cursor over one well-formed reply written by our ReplyWriter.
 struct Cursor {
@@ -228,7 +226,8 @@ int64_t Truncate(double d) {
 }
 
 void Write(lua_State* L, int index, protocol::ReplyWriter& out, int depth) {
-  if (depth > kMaxDepth || !lua_checkstack(L, 4)) return out.NullBulk();
+  // Nesting ends where the Lua stack does (a table that contains itself), with Redis's error.
+  if (!lua_checkstack(L, 4)) return server::ReplyError(out, ScriptStackLimit());
   switch (lua_type(L, index)) {
     case LUA_TSTRING: {
       size_t len = 0;

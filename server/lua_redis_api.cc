@@ -93,7 +93,7 @@ int GenericCall(lua_State* L, bool raise) {
       // every stripe. Nothing of this run is replied.
       exec->aborted = true;
       reply.clear();
-      PushErrorTable(L, "ERR key lock conflict");
+      PushErrorTable(L, ErrorText(ScriptLockConflict()));
       return lua_error(L);
     }
   }

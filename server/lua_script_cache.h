@@ -40,12 +40,14 @@ class ScriptCache {
 };
 
 // One script in execution, as SCRIPT KILL and the busy check see it. Owned by the running
-// script's thread; registered in RunningScripts while it runs.
+// script's thread; registered in RunningScripts once it has run past busy-reply-threshold,
+// until it ends.
 struct RunningScript {
   int64_t started_ms = 0;          // steady-clock ms
   std::atomic<bool> wrote{false};  // it ran a write command: it cannot be killed
   std::atomic<bool> kill{false};   // SCRIPT KILL / FUNCTION KILL asked it to stop
   bool is_function = false;        // FCALL (FUNCTION KILL) rather than EVAL (SCRIPT KILL)
+  bool registered = false;         // in RunningScripts (touched by its own thread only)
 };
 
 class RunningScripts {

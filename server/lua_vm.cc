@@ -188,16 +188,17 @@ void PushStrings(lua_State* L, Args items) {
   }
 }
 
-// Registers `exec` as this thread's running script (and in the server's registry) for its scope.
+// Makes `exec` this thread's running script for its scope. A script enters the server's
+// registry of busy scripts only once it has run past busy-reply-threshold (LuaVm::Hook notices),
+// so a short script touches no shared state at all.
 class CurrentScope {
  public:
   explicit CurrentScope(ScriptExecution& exec) : exec_(exec), previous_(g_current) {
     g_current = &exec;
     exec.running.started_ms = RunningScripts::SteadyNowMs();
-    exec.ctx->server.running_scripts().Add(&exec.running);
   }
   ~CurrentScope() {
-    exec_.ctx->server.running_scripts().Remove(&exec_.running);
+    if (exec_.running.registered) exec_.ctx->server.running_scripts().Remove(&exec_.running);
     g_current = previous_;
   }
 
@@ -257,6 +258,12 @@ void* LuaVm::Alloc(void* ud, void* ptr, size_t osize, size_t nsize) {
 void LuaVm::Hook(lua_State* L, ::lua_Debug*) {
   ScriptExecution* exec = g_current;
   if (exec == nullptr) return;
+  RunningScript& running = exec->running;
+  if (!running.registered && RunningScripts::SteadyNowMs() - running.started_ms >=
+                                 exec->ctx->server.busy_reply_threshold_ms()) {
+    running.registered = true;  // now busy: SCRIPT KILL and -BUSY see it
+    exec->ctx->server.running_scripts().Add(&running);
+  }
   if (exec->running.kill.load(std::memory_order_acquire)) {
     // From now on every line fails, so a script that catches the error still stops.
     lua_sethook(L, Hook, LUA_MASKLINE, 0);
@@ -337,6 +344,12 @@ void LuaVm::Sandbox() {
   lua_getfield(L, globals, "_G");
   lua_replace(L, LUA_GLOBALSINDEX);
   lua_settop(L, 0);
+}
+
+std::optional<uint32_t> LuaVm::Tag(const std::string& sha) const {
+  auto it = tags_.find(sha);
+  if (it == tags_.end()) return std::nullopt;
+  return it->second;
 }
 
 bool LuaVm::Compiled(std::string_view sha) {

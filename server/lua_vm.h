@@ -10,8 +10,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "protocol/reply_writer.h"
 #include "server/command.h"
@@ -60,6 +62,10 @@ class LuaVm {
   lua_State* state() { return L_; }
   uint64_t generation() const { return generation_; }
   bool Compiled(std::string_view sha);
+  // A small value the caller keeps with a compiled script (EVAL: its shebang flags), so a
+  // call by SHA1 needs neither the shared cache nor the body. nullopt when none was set.
+  std::optional<uint32_t> Tag(const std::string& sha) const;
+  void SetTag(const std::string& sha, uint32_t tag) { tags_[sha] = tag; }
   // Compiles `body` as the function for `sha` (a no-op when already compiled). The chunk is
   // named "@user_script", so positions read "user_script:3:". Errors: ScriptCompile(...).
   Status Compile(std::string_view sha, std::string_view body);
@@ -95,6 +101,7 @@ class LuaVm {
   lua_State* L_ = nullptr;
   uint64_t generation_ = 0;
   size_t used_ = 0;  // bytes allocated by L_
+  std::unordered_map<std::string, uint32_t> tags_;
 };
 
 }  // namespace sluice::server

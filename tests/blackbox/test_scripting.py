@@ -11,6 +11,7 @@
   (NOTBUSY before, UNKILLABLE once it wrote), CONFIG GET/SET of the threshold.
 """
 
+import sys
 import threading
 import time
 import unittest
@@ -18,6 +19,9 @@ import unittest
 from harness import IS_REDIS, BlackboxTestCase, Client, RespError, Server, encode_command
 from test_transactions import RedisReference, read_raw_reply, redis_server_binary, \
     redis_server_version
+
+# Replies nested 8000 deep (a table that contains itself) are read recursively.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 40000))
 
 # Each case: a list of commands sent in order on one connection after FLUSHALL, SCRIPT FLUSH and
 # FUNCTION FLUSH.
@@ -34,6 +38,14 @@ CASES = [
      ["EVAL", "return {verbatim_string={format='txt',string='hi'}}", "0"]],
     [["EVAL", "return {1e30, -1e30}", "0"], ["EVAL", "return {KEYS[1],ARGV[1],#KEYS,#ARGV}", "1",
                                              "k", "a"]],
+    [["EVAL", "local t = {} t[1] = t return t", "0"],
+     ["EVAL", "local t = {} t.map = t return t", "0"]],  # nesting ends at the Lua stack's limit
+    [["EVAL", "return {1, 2, nil}", "0"], ["EVAL", "return {a=1, 2, 3}", "0"],
+     ["EVAL", "return 0/0", "0"], ["EVAL", "return 1/0", "0"], ["EVAL", "return 2^63", "0"],
+     ["EVAL", "return {err=5}", "0"], ["EVAL", "return {double=1/0}", "0"],
+     ["EVAL", "return {map={[1]='a', [2]='b'}}", "0"],
+     ["EVAL", "return redis.call('set', 'k', 1.5)", "0"], ["GET", "k"],
+     ["EVAL", "return redis.call('set', 'k', true)", "0"]],
     # Conversions RESP -> Lua
     [["EVAL", "return type(redis.call('get','missing'))", "0"],
      ["EVAL", "redis.setresp(3) return type(redis.call('get','missing'))", "0"],

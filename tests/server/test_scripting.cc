@@ -156,6 +156,13 @@ TEST_CASE("shebang flags, EVAL_RO and no-writes") {
         ScriptErr("ERR Write commands are not allowed from read-only scripts.", ro));
   CHECK(h.Run({"EVAL_RO", "#!lua\nreturn 1", "0"}) ==
         Err("ERR Can not execute a script with write flag using *_ro command."));
+  CHECK(Eval(h, "#!lua\nreturn 1") == Int(1));  // compiled and remembered with its flags
+  CHECK(h.Run({"EVAL_RO", "#!lua\nreturn 1", "0"}) ==
+        Err("ERR Can not execute a script with write flag using *_ro command."));
+  CHECK(h.Run({"EVALSHA_RO", Sha1Hex("#!lua\nreturn 1"), "0"}) ==
+        Err("ERR Can not execute a script with write flag using *_ro command."));
+  CHECK(h.Run({"EVALSHA", Sha1Hex(nw), "0"}) ==
+        ScriptErr("ERR Write commands are not allowed from read-only scripts.", nw, 2));
   CHECK(h.Run({"SET", "a", "1"}) == Ok());
   CHECK(h.Run({"EVAL_RO", "return redis.call('get', KEYS[1])", "1", "a"}) == Bulk("1"));
 }

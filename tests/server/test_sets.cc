@@ -146,4 +146,21 @@ TEST_CASE("SSCAN and set errors") {
   CHECK(h.Cmd("SINTERCARD 1") == ArityErr("sintercard"));
 }
 
+TEST_CASE("limiter commands on collections, and collection commands on limiter state") {
+  Harness h;
+  CHECK(h.Cmd("SADD s a") == Int(1));
+  CHECK(h.Cmd("HSET h f v") == Int(1));
+  for (const char* cmd :
+       {"GCRA.TAKE s 10 1s", "WINDOW.TAKE h 10 1s", "CL.THROTTLE s 1 1 1", "LEAKY.TAKE h 10 1s",
+        "SLIDING.TAKE s 10 1s", "CONC.ACQUIRE h 10 1s", "CONC.RELEASE s t"}) {
+    CAPTURE(cmd);
+    CHECK(h.Cmd(cmd) == WrongTypeErr());
+  }
+  CHECK(h.Cmd("SLIDING.TAKE lim 10 1s").rfind("*", 0) == 0);
+  CHECK(h.Cmd("SADD lim x") == WrongTypeErr());
+  CHECK(h.Cmd("HGET lim f") == WrongTypeErr());
+  CHECK(h.Cmd("TYPE s") == Simple("set"));
+  CHECK(h.Cmd("SCARD s") == Int(1));  // unchanged
+}
+
 }  // namespace sluice::server::testing

@@ -24,6 +24,8 @@ namespace {
 constexpr size_t kSeqBytes = 8;
 // Hashes at least this big pick a single random field by seeking instead of reading them all.
 constexpr int64_t kSeekPickMin = 64;
+// A negative count's reply holds -count picks: refused beyond this (it would not fit in memory).
+constexpr int64_t kMaxRepeatedPicks = int64_t{1} << 26;
 
 uint64_t NextSeq(const internal::CollectionMeta& m) {
   uint64_t v = 0;
@@ -280,6 +282,7 @@ Result<FieldValues> Store::Transaction::HRandField(int db, std::string_view key,
   Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto h = OpenHash(*txn_, db, key, false);
   if (!h.ok()) return h.status();
+  if (count < -kMaxRepeatedPicks) return Status::InvalidArgument("count too large");
   if (!h->exists() || count == 0) return FieldValues{};
   if (count == 1 && h->size() >= kSeekPickMin) {  // one pick from a big hash: seek, O(log n)
     auto one = internal::SeekRandomElement(*h, ElementCf::kHash);

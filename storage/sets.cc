@@ -106,9 +106,12 @@ Members Pick(Members all, int64_t count) {
 
 // Sets at least this big pick a single random member by seeking instead of reading them all.
 constexpr int64_t kSeekPickMin = 64;
+// A negative count's reply holds -count picks: refused beyond this (it would not fit in memory).
+constexpr int64_t kMaxRepeatedPicks = int64_t{1} << 26;
 
 // `count` picks as Pick() makes them; a single pick from a big set seeks (SeekRandomElement).
 Result<Members> PickFrom(Collection& s, int64_t count) {
+  if (count < -kMaxRepeatedPicks) return Status::InvalidArgument("count too large");
   if (count == 1 && s.size() >= kSeekPickMin) {
     auto m = internal::SeekRandomElement(s, ElementCf::kSet);
     if (!m.ok()) return m.status();

@@ -61,6 +61,8 @@ TEST_CASE("SPOP and SRANDMEMBER shapes, counts and ranges") {
   CHECK(h.Cmd("SRANDMEMBER s -9223372036854775808") ==
         Err("ERR value is out of range, value must between -9223372036854775807 and "
             "9223372036854775807"));
+  CHECK(h.Cmd("SRANDMEMBER s -9223372036854775807") ==
+        Err("ERR a negative count below -10000000 is not supported by Sluice"));
   CHECK(h.Cmd("SPOP s -1") == Err("ERR value is out of range, must be positive"));
   CHECK(h.Cmd("SPOP s x") == NotIntegerErr());
   CHECK(h.Cmd("SPOP s 1 2") == SyntaxErr());

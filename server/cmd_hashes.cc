@@ -17,6 +17,12 @@ namespace sluice::server {
 
 namespace {
 
+// A negative count repeats picks, so its reply is -count elements long whatever the collection
+// holds: beyond this it is refused rather than built in memory (Redis would try to send it).
+constexpr int64_t kMaxRepeatedPicks = 10'000'000;
+
+Status TooManyPicks() { return NotSupported("a negative count below -10000000"); }
+
 using Pairs = std::vector<std::pair<std::string_view, std::string_view>>;
 using FieldValues = std::vector<std::pair<std::string, std::string>>;
 
@@ -153,6 +159,7 @@ void HRandFieldCommand(CommandContext& ctx, Args args) {
   if (with_values && (*count < -kHalf || *count > kHalf)) {
     return ReplyError(ctx.out, ValueOutOfRange());
   }
+  if (*count < -kMaxRepeatedPicks) return ReplyError(ctx.out, TooManyPicks());
   Result<FieldValues> r = ctx.txn().HRandField(ctx.client.db, args[1], *count);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   const bool pairs = with_values && ctx.out.resp() == 3;

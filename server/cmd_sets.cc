@@ -17,6 +17,12 @@ namespace sluice::server {
 
 namespace {
 
+// A negative count repeats picks, so its reply is -count elements long whatever the collection
+// holds: beyond this it is refused rather than built in memory (Redis would try to send it).
+constexpr int64_t kMaxRepeatedPicks = 10'000'000;
+
+Status TooManyPicks() { return NotSupported("a negative count below -10000000"); }
+
 using Members = std::vector<std::string>;
 using SetOp = Store::Transaction::SetOp;
 
@@ -97,6 +103,7 @@ void SRandMemberCommand(CommandContext& ctx, Args args) {
   if (*count == std::numeric_limits<int64_t>::min()) {
     return ReplyError(ctx.out, CountOutOfLongRange());
   }
+  if (*count < -kMaxRepeatedPicks) return ReplyError(ctx.out, TooManyPicks());
   ReplyMembers(ctx, ctx.txn().SRandMember(ctx.client.db, args[1], *count), /*as_set=*/false);
 }
 

@@ -244,6 +244,30 @@ Result<ElementScanPage> ScanElements(Collection& c, ElementCf cf, uint64_t curso
   return page;
 }
 
+Result<std::pair<std::string, std::string>> SeekRandomElement(Collection& c, ElementCf cf) {
+  auto it = c.NewIterator(cf);
+  it->SeekToLast();
+  if (!it->Valid()) return it->status().ok() ? Status::NoSuchKey() : FromRocks(it->status());
+  const std::string last(c.ElementOf(it->key()));
+  it->SeekToFirst();
+  if (!it->Valid()) return it->status().ok() ? Status::NoSuchKey() : FromRocks(it->status());
+  const std::string first(c.ElementOf(it->key()));
+  size_t n = 0;
+  while (n < first.size() && n < last.size() && first[n] == last[n]) ++n;
+  std::string target = first.substr(0, n);
+  if (n < last.size()) {
+    const unsigned lo = n < first.size() ? static_cast<unsigned char>(first[n]) : 0u;
+    const unsigned hi = static_cast<unsigned char>(last[n]);
+    target.push_back(static_cast<char>(lo + RandomU64() % (hi - lo + 1)));
+    const uint64_t tail = RandomU64();
+    target.append(reinterpret_cast<const char*>(&tail), sizeof(tail));
+  }
+  it->Seek(c.SubKey(target));
+  if (!it->Valid()) it->SeekToFirst();  // past the last element: wrap around
+  if (!it->Valid()) return it->status().ok() ? Status::NoSuchKey() : FromRocks(it->status());
+  return std::make_pair(std::string(c.ElementOf(it->key())), it->value().ToString());
+}
+
 Status CopyCollection(Txn& txn, ValueKind kind, int src_db, std::string_view src, int dst_db,
                       std::string_view dst) {
   auto from = Collection::Open(txn, src_db, src, kind, /*write=*/false);

@@ -156,6 +156,12 @@ struct ElementScanPage {
 Result<ElementScanPage> ScanElements(Collection& c, ElementCf cf, uint64_t cursor,
                                      std::optional<std::string_view> match, int64_t count);
 
+// One element (and its stored value) from a random point of the collection's range in cf:
+// between its first and last element, past their common prefix, so elements sharing a prefix
+// ("user:1", "user:2") are still spread. O(log n); roughly, not exactly, uniform (as RANDOMKEY).
+// The collection must exist.
+Result<std::pair<std::string, std::string>> SeekRandomElement(Collection& c, ElementCf cf);
+
 // Copies every element of src (all its column families) into dst, which must exist (Created)
 // and be empty. O(n).
 Status CopyElements(Collection& src, Collection& dst);

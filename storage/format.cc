@@ -106,6 +106,10 @@ Status Store::Impl::OpenRocks(const rocksdb::Options& rocks) {
   element_filter_ = std::make_shared<internal::ElementFilterFactory>(clock_);
   rocksdb::ColumnFamilyOptions elements(rocks);
   elements.compaction_filter_factory = element_filter_;
+  // Stale elements are not deletions, so nothing else makes RocksDB compact a file that holds
+  // only the elements of a deleted collection: every element file is compacted (and filtered)
+  // at least once a day, so the space of a DEL'd or expired collection comes back.
+  elements.periodic_compaction_seconds = 24 * 3600;
 
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   cfs.emplace_back(rocksdb::kDefaultColumnFamilyName, keys_options);

@@ -22,6 +22,10 @@ using FieldValues = std::vector<std::pair<std::string, std::string>>;
 namespace {
 
 constexpr size_t kSeqBytes = 8;
+// Hashes at least this big pick a single random field by seeking instead of reading them all.
+constexpr int64_t kSeekPickMin = 64;
+// A negative count's reply holds -count picks: refused beyond this (it would not fit in memory).
+constexpr int64_t kMaxRepeatedPicks = int64_t{1} << 26;
 
 uint64_t NextSeq(const internal::CollectionMeta& m) {
   uint64_t v = 0;
@@ -278,8 +282,16 @@ Result<FieldValues> Store::Transaction::HRandField(int db, std::string_view key,
   Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto h = OpenHash(*txn_, db, key, false);
   if (!h.ok()) return h.status();
+  if (count < -kMaxRepeatedPicks) return Status::InvalidArgument("count too large");
+  if (!h->exists() || count == 0) return FieldValues{};
+  if (count == 1 && h->size() >= kSeekPickMin) {  // one pick from a big hash: seek, O(log n)
+    auto one = internal::SeekRandomElement(*h, ElementCf::kHash);
+    if (!one.ok()) return one.status();
+    return FieldValues{{std::move(one->first), std::string(ValueOf(one->second))}};
+  }
   auto all = AllFields(*h);
-  if (!all.ok() || all->empty() || count == 0) return FieldValues{};
+  if (!all.ok()) return all.status();
+  if (all->empty()) return FieldValues{};
   FieldValues& fields = *all;
   FieldValues out;
   if (count < 0) {

@@ -106,40 +106,16 @@ Members Pick(Members all, int64_t count) {
 
 // Sets at least this big pick a single random member by seeking instead of reading them all.
 constexpr int64_t kSeekPickMin = 64;
+// A negative count's reply holds -count picks: refused beyond this (it would not fit in memory).
+constexpr int64_t kMaxRepeatedPicks = int64_t{1} << 26;
 
-// One member from a random point of the set's element range: between the first and the last
-// member, past their common prefix, so members that share a prefix ("user:1", "user:2") are
-// still spread. O(log n); roughly, not exactly, uniform (Redis's pick is uniform).
-Result<std::string> SeekRandomMember(Collection& s) {
-  auto it = s.NewIterator(ElementCf::kSet);
-  it->SeekToLast();
-  if (!it->Valid()) return internal::FromRocks(it->status());
-  const std::string last(s.ElementOf(it->key()));
-  it->SeekToFirst();
-  if (!it->Valid()) return internal::FromRocks(it->status());
-  const std::string first(s.ElementOf(it->key()));
-  size_t n = 0;
-  while (n < first.size() && n < last.size() && first[n] == last[n]) ++n;
-  std::string target = first.substr(0, n);
-  if (n < last.size()) {
-    const unsigned lo = n < first.size() ? static_cast<unsigned char>(first[n]) : 0u;
-    const unsigned hi = static_cast<unsigned char>(last[n]);
-    target.push_back(static_cast<char>(lo + internal::RandomU64() % (hi - lo + 1)));
-    const uint64_t tail = internal::RandomU64();
-    target.append(reinterpret_cast<const char*>(&tail), sizeof(tail));
-  }
-  it->Seek(s.SubKey(target));
-  if (!it->Valid()) it->SeekToFirst();  // past the last member: wrap around
-  if (!it->Valid()) return internal::FromRocks(it->status());
-  return std::string(s.ElementOf(it->key()));
-}
-
-// `count` picks as Pick() makes them; a single pick from a big set seeks (SeekRandomMember).
+// `count` picks as Pick() makes them; a single pick from a big set seeks (SeekRandomElement).
 Result<Members> PickFrom(Collection& s, int64_t count) {
+  if (count < -kMaxRepeatedPicks) return Status::InvalidArgument("count too large");
   if (count == 1 && s.size() >= kSeekPickMin) {
-    auto m = SeekRandomMember(s);
+    auto m = internal::SeekRandomElement(s, ElementCf::kSet);
     if (!m.ok()) return m.status();
-    return Members{std::move(*m)};
+    return Members{std::move(m->first)};
   }
   auto all = AllMembers(s);
   if (!all.ok()) return all.status();

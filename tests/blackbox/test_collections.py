@@ -9,6 +9,7 @@ redis-server 7.0.15, and kill -9 durability of big collections.
   SLUICE_COLLECTIONS_SEED=n runs another seed.
 - KillNineTest: a 20,000-field hash and a 20,000-member set written in pipelined batches, then
   kill -9; after restart every acknowledged element is there, in each appendfsync mode.
+- ConcurrencyTest: 6 connections pipelining HINCRBY/SADD/HSET on the same keys: exact totals.
 - FormatTest: the data dir's SLUICE-FORMAT file; a server refuses a dir of an unknown format.
 """
 import glob
@@ -228,6 +229,46 @@ class KillNineTest(unittest.TestCase):
 
     def test_no(self):
         self.check_mode("no")
+
+
+@sluice_only
+class ConcurrencyTest(unittest.TestCase):
+    """Connections racing on one hash and one set (each command is atomic per key)."""
+
+    def test_concurrent_increments_and_adds_are_exact(self):
+        import threading
+        srv = Server({"threads": "4"})
+        errors = []
+
+        def worker(w):
+            try:
+                with Client(srv.port) as c:
+                    for batch in range(10):
+                        cmds = []
+                        for i in range(50):
+                            cmds.append(("HINCRBY", "counters", "f%d" % (i % 5), "1"))
+                            cmds.append(("SADD", "members", "w%d:%d:%d" % (w, batch, i)))
+                            cmds.append(("HSET", "owners", "w%d" % w, str(batch)))
+                        c.pipeline(cmds)
+            except Exception as e:  # reported below
+                errors.append(e)
+
+        try:
+            srv.start()
+            threads = [threading.Thread(target=worker, args=(w,)) for w in range(6)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(errors, [])
+            with Client(srv.port) as c:
+                values = c.call("HVALS", "counters")
+                self.assertEqual(sorted(int(v) for v in values), [600] * 5)
+                self.assertEqual(c.call("HLEN", "counters"), 5)
+                self.assertEqual(c.call("SCARD", "members"), 6 * 10 * 50)
+                self.assertEqual(c.call("HLEN", "owners"), 6)
+        finally:
+            srv.stop()
 
 
 @sluice_only

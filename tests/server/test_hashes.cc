@@ -88,6 +88,9 @@ TEST_CASE("HRANDFIELD shapes and ranges") {
         Err("ERR value is out of range, value must between -9223372036854775807 and "
             "9223372036854775807"));
   CHECK(h.Cmd("HRANDFIELD h 4611686018427387904 WITHVALUES") == Err("ERR value is out of range"));
+  // A reply that could not fit in memory is refused (Redis would try to build it).
+  CHECK(h.Cmd("HRANDFIELD h -10000001") ==
+        Err("ERR a negative count below -10000000 is not supported by Sluice"));
   h.Resp3();
   CHECK(h.Cmd("HRANDFIELD h 1 WITHVALUES") == Arr({Arr({Bulk("a"), Bulk("1")})}));
 }

@@ -61,6 +61,8 @@ TEST_CASE("SPOP and SRANDMEMBER shapes, counts and ranges") {
   CHECK(h.Cmd("SRANDMEMBER s -9223372036854775808") ==
         Err("ERR value is out of range, value must between -9223372036854775807 and "
             "9223372036854775807"));
+  CHECK(h.Cmd("SRANDMEMBER s -9223372036854775807") ==
+        Err("ERR a negative count below -10000000 is not supported by Sluice"));
   CHECK(h.Cmd("SPOP s -1") == Err("ERR value is out of range, must be positive"));
   CHECK(h.Cmd("SPOP s x") == NotIntegerErr());
   CHECK(h.Cmd("SPOP s 1 2") == SyntaxErr());
@@ -144,6 +146,23 @@ TEST_CASE("SSCAN and set errors") {
   CHECK(h.Cmd("GET s") == WrongTypeErr());
   CHECK(h.Cmd("SADD s") == ArityErr("sadd"));
   CHECK(h.Cmd("SINTERCARD 1") == ArityErr("sintercard"));
+}
+
+TEST_CASE("limiter commands on collections, and collection commands on limiter state") {
+  Harness h;
+  CHECK(h.Cmd("SADD s a") == Int(1));
+  CHECK(h.Cmd("HSET h f v") == Int(1));
+  for (const char* cmd :
+       {"GCRA.TAKE s 10 1s", "WINDOW.TAKE h 10 1s", "CL.THROTTLE s 1 1 1", "LEAKY.TAKE h 10 1s",
+        "SLIDING.TAKE s 10 1s", "CONC.ACQUIRE h 10 1s", "CONC.RELEASE s t"}) {
+    CAPTURE(cmd);
+    CHECK(h.Cmd(cmd) == WrongTypeErr());
+  }
+  CHECK(h.Cmd("SLIDING.TAKE lim 10 1s").rfind("*", 0) == 0);
+  CHECK(h.Cmd("SADD lim x") == WrongTypeErr());
+  CHECK(h.Cmd("HGET lim f") == WrongTypeErr());
+  CHECK(h.Cmd("TYPE s") == Simple("set"));
+  CHECK(h.Cmd("SCARD s") == Int(1));  // unchanged
 }
 
 }  // namespace sluice::server::testing

@@ -89,6 +89,20 @@ TEST_CASE("HRANDFIELD counts") {
   CHECK(t.HRandField(0, "h", 0)->empty());
   auto two = *t.HRandField(0, "h", 2);
   CHECK(two[0].first != two[1].first);  // distinct
+  // A big hash: one pick seeks; the value comes with its field.
+  std::vector<std::pair<SV, SV>> many;
+  std::vector<std::string> names;
+  for (int i = 0; i < 200; ++i) names.push_back("field" + std::to_string(i));
+  for (const auto& n : names) many.emplace_back(n, n);
+  REQUIRE(*t.HSet(0, "big", many) == 200);
+  std::set<std::string> picked;
+  for (int i = 0; i < 50; ++i) {
+    auto one = *t.HRandField(0, "big", 1);
+    REQUIRE(one.size() == 1);
+    CHECK(one[0].first == one[0].second);
+    picked.insert(one[0].first);
+  }
+  CHECK(picked.size() > 5);  // spread over the hash
 }
 
 TEST_CASE("set ops: add, remove, membership, intset order, pop, move") {

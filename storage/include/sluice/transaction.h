@@ -122,7 +122,8 @@ class Store::Transaction {
   Result<std::string> HIncrByFloat(int db, std::string_view key, std::string_view field,
                                    long double delta);
   // HRANDFIELD's picks: count >= 0 distinct fields (all of them when count >= HLEN), count < 0
-  // exactly -count fields, repeats allowed. Empty for a missing key. O(HLEN).
+  // exactly -count fields, repeats allowed (kInvalidArgument below -2^26). Empty for a missing
+  // key. O(HLEN), or O(log HLEN) for one pick from a big hash.
   Result<std::vector<std::pair<std::string, std::string>>> HRandField(int db, std::string_view key,
                                                                       int64_t count);
   // A small hash (listpack) comes back whole with cursor 0, as in Redis; a big one in pages.
@@ -142,7 +143,7 @@ class Store::Transaction {
   // Removes and returns up to `count` random distinct members (the key goes with the last one).
   Result<std::vector<std::string>> SPop(int db, std::string_view key, int64_t count);
   // SRANDMEMBER's picks: count >= 0 distinct members (all when count >= SCARD), count < 0
-  // exactly -count members, repeats allowed.
+  // exactly -count members, repeats allowed (kInvalidArgument below -2^26).
   Result<std::vector<std::string>> SRandMember(int db, std::string_view key, int64_t count);
   // kWrongType when either key holds another kind. False when member is not in src.
   Result<bool> SMove(int db, std::string_view src, std::string_view dst, std::string_view member);

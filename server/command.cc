@@ -72,6 +72,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterTransactionCommands(table);
   RegisterHashCommands(table);
   RegisterSetCommands(table);
+  RegisterListCommands(table);
 }
 
 }  // namespace sluice::server

@@ -138,6 +138,7 @@ void RegisterLimiterCommands(CommandTable& table);  // cmd_limiters.cc
 void RegisterTransactionCommands(CommandTable& table);  // cmd_multi.cc: MULTI, EXEC, WATCH, ...
 void RegisterHashCommands(CommandTable& table);         // cmd_hashes.cc
 void RegisterSetCommands(CommandTable& table);          // cmd_sets.cc
+void RegisterListCommands(CommandTable& table);         // cmd_lists.cc
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 

@@ -209,5 +209,13 @@ Status NumkeysNotPositive() { return Err("ERR numkeys should be greater than 0")
 Status NumkeysTooMany() { return Err("ERR Number of keys can't be greater than number of args"); }
 Status LimitNegative() { return Err("ERR LIMIT can't be negative"); }
 Status InvalidCursor() { return Err("ERR invalid cursor"); }
+Status RankZero() {
+  return Err(
+      "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
+      "negative to start from the end of the list");
+}
+Status CountNegative() { return Err("ERR COUNT can't be negative"); }
+Status MaxlenNegative() { return Err("ERR MAXLEN can't be negative"); }
+Status CountNotPositive() { return Err("ERR count should be greater than 0"); }
 
 }  // namespace sluice::server

@@ -161,6 +161,52 @@ class Store::Transaction {
   Result<ElementScanReply> SScan(int db, std::string_view key, uint64_t cursor,
                                  std::optional<std::string_view> match, int64_t count);
 
+  // ---- Lists (Redis 7.0 semantics; kWrongType on a key of another kind). lists.cc.
+  // Elements sit at consecutive positions, so pushes and pops at either end are O(1) element
+  // writes; an index is O(1) (LINDEX, LSET), a range O(its length); LREM and LINSERT rewrite
+  // the elements after the first change (O(N)).
+  enum class ListEnd { kLeft, kRight };
+  // LPUSH/RPUSH (LPUSHX/RPUSHX with only_if_exists: nothing happens to a missing key): each
+  // element pushed in turn at `end`. Returns the length after (0 for a skipped missing key).
+  Result<int64_t> ListPush(int db, std::string_view key, ListEnd end,
+                           std::span<const std::string_view> elements, bool only_if_exists);
+  // LPOP/RPOP: up to `count` (>= 0) elements from `end`, in pop order; the key goes with its
+  // last element. nullopt when the key is missing.
+  Result<std::optional<std::vector<std::string>>> ListPop(int db, std::string_view key, ListEnd end,
+                                                          int64_t count);
+  Result<int64_t> LLen(int db, std::string_view key);
+  // A negative index counts from the tail (-1: the last). nullopt when out of range or missing.
+  Result<std::optional<std::string>> LIndex(int db, std::string_view key, int64_t index);
+  // kNoSuchKey for a missing key; kInvalidArgument "index out of range".
+  Status LSet(int db, std::string_view key, int64_t index, std::string_view element);
+  // Inclusive range, negative indices from the tail, clamped as Redis does.
+  Result<std::vector<std::string>> LRange(int db, std::string_view key, int64_t start,
+                                          int64_t stop);
+  // Keeps only [start, stop] (LRANGE's indices); the key goes when nothing is left.
+  Status LTrim(int db, std::string_view key, int64_t start, int64_t stop);
+  // Removes up to |count| elements equal to `element` (count > 0 from the head, < 0 from the
+  // tail, 0 all of them). Returns how many were removed.
+  Result<int64_t> LRem(int db, std::string_view key, int64_t count, std::string_view element);
+  // Inserts before (after == false) or after the first `pivot`: the new length, -1 when the
+  // pivot is not there, 0 when the key is missing.
+  Result<int64_t> LInsert(int db, std::string_view key, bool after, std::string_view pivot,
+                          std::string_view element);
+  // LPOS: indices (from the head) of the matches of `element`, starting at the rank-th match
+  // (rank != 0; negative: searching from the tail, INT64_MIN acts as -1), at most `count` of
+  // them (0: all), looking at no more than `maxlen` elements (0: all). Empty when missing.
+  Result<std::vector<int64_t>> LPos(int db, std::string_view key, std::string_view element,
+                                    int64_t rank, int64_t count, int64_t maxlen);
+  // LMOVE/RPOPLPUSH: pops from src's `from` end and pushes at dst's `to` end (src == dst
+  // rotates). nullopt when src is missing (dst is then not examined); kWrongType when src, or
+  // dst once src has an element, holds another kind.
+  Result<std::optional<std::string>> LMove(int db, std::string_view src, std::string_view dst,
+                                           ListEnd from, ListEnd to);
+  // LMPOP: up to `count` (> 0) elements from `end` of the first non-empty list among keys
+  // (checked in order; kWrongType stops at the first key of another kind). nullopt when every
+  // key is missing.
+  Result<std::optional<std::pair<std::string, std::vector<std::string>>>> LMPop(
+      int db, std::span<const std::string_view> keys, ListEnd end, int64_t count);
+
   // ---- Limiters
   Result<limiter::Decision> GcraTake(int db, std::string_view key, const limiter::GcraParams& p,
                                      int64_t cost);

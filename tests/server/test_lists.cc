@@ -172,6 +172,15 @@ TEST_CASE("list commands on another kind are WRONGTYPE and write nothing") {
   CHECK(h.Cmd("GET l") == WrongTypeErr());
 }
 
+TEST_CASE("COMMAND INFO lpush: Redis 7.0's flags, keys and categories") {
+  Harness h;
+  // Redis's reply continues with key specs after the categories; Sluice has none.
+  const std::string want =
+      "*1\r\n*10\r\n$5\r\nlpush\r\n:-3\r\n*3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+      ":1\r\n:1\r\n:1\r\n*3\r\n+@write\r\n+@list\r\n+@fast\r\n";
+  CHECK(h.Cmd("COMMAND INFO lpush").substr(0, want.size()) == want);
+}
+
 TEST_CASE("list commands inside MULTI see each other's writes") {
   Harness h;
   CHECK(h.Cmd("MULTI") == Ok());

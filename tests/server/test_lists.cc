@@ -181,6 +181,26 @@ TEST_CASE("COMMAND INFO lpush: Redis 7.0's flags, keys and categories") {
   CHECK(h.Cmd("COMMAND INFO lpush").substr(0, want.size()) == want);
 }
 
+TEST_CASE("RENAME, COPY, EXPIRE and DEL of a list keep or drop it whole") {
+  Harness h;
+  CHECK(h.Cmd("RPUSH l a b c") == Int(3));
+  CHECK(h.Cmd("LPUSH l z") == Int(4));
+  CHECK(h.Cmd("RENAME l m") == Ok());
+  CHECK(h.Cmd("LRANGE m 0 -1") == Arr({Bulk("z"), Bulk("a"), Bulk("b"), Bulk("c")}));
+  CHECK(h.Cmd("COPY m n") == Int(1));
+  CHECK(h.Cmd("LPOP n") == Bulk("z"));
+  CHECK(h.Cmd("RPUSH n d") == Int(4));
+  CHECK(h.Cmd("LRANGE n 0 -1") == Arr({Bulk("a"), Bulk("b"), Bulk("c"), Bulk("d")}));
+  CHECK(h.Cmd("LLEN m") == Int(4));
+  CHECK(h.Cmd("PEXPIRE m 100") == Int(1));
+  h.AdvanceMs(101);
+  CHECK(h.Cmd("LLEN m") == Int(0));
+  CHECK(h.Cmd("RPUSH m x") == Int(1));  // a new list: old elements never come back
+  CHECK(h.Cmd("LRANGE m 0 -1") == Arr({Bulk("x")}));
+  CHECK(h.Cmd("DEL n") == Int(1));
+  CHECK(h.Cmd("LRANGE n 0 -1") == Arr({}));
+}
+
 TEST_CASE("list commands inside MULTI see each other's writes") {
   Harness h;
   CHECK(h.Cmd("MULTI") == Ok());

@@ -73,6 +73,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterHashCommands(table);
   RegisterSetCommands(table);
   RegisterListCommands(table);
+  RegisterZSetCommands(table);
 }
 
 }  // namespace sluice::server

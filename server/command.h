@@ -139,6 +139,7 @@ void RegisterTransactionCommands(CommandTable& table);  // cmd_multi.cc: MULTI, 
 void RegisterHashCommands(CommandTable& table);         // cmd_hashes.cc
 void RegisterSetCommands(CommandTable& table);          // cmd_sets.cc
 void RegisterListCommands(CommandTable& table);         // cmd_lists.cc
+void RegisterZSetCommands(CommandTable& table);         // cmd_zsets.cc
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 

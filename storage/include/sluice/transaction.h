@@ -207,6 +207,38 @@ class Store::Transaction {
   Result<std::optional<std::pair<std::string, std::vector<std::string>>>> LMPop(
       int db, std::span<const std::string_view> keys, ListEnd end, int64_t count);
 
+  // ---- Sorted sets (Redis 7.0 semantics; kWrongType on a key of another kind). zsets.cc.
+  // Members are ordered by score, then by member bytes, as Redis orders them.
+  struct ZAddFlags {
+    bool nx = false, xx = false, gt = false, lt = false, ch = false, incr = false;
+  };
+  struct ZAddReply {
+    int64_t count = 0;            // added (with ch: added or changed)
+    std::optional<double> score;  // incr: the new score; nullopt when the flags skipped it
+  };
+  // The caller has checked the flag combinations and that incr has one pair. kInvalidArgument
+  // "resulting score is not a number (NaN)" when an increment gives NaN (nothing written).
+  Result<ZAddReply> ZAdd(int db, std::string_view key, const ZAddFlags& flags,
+                         std::span<const std::pair<double, std::string_view>> pairs);
+  Result<int64_t> ZRem(int db, std::string_view key, std::span<const std::string_view> members);
+  Result<int64_t> ZCard(int db, std::string_view key);
+  Result<std::optional<double>> ZScore(int db, std::string_view key, std::string_view member);
+  struct ScoreBound {
+    double value = 0;
+    bool exclusive = false;
+  };
+  using ScoredMembers = std::vector<std::pair<std::string, double>>;
+  Result<int64_t> ZCount(int db, std::string_view key, ScoreBound min, ScoreBound max);
+  // Ranks as LRANGE's indices; rev: rank 0 is the highest score.
+  Result<ScoredMembers> ZRangeByRank(int db, std::string_view key, int64_t start, int64_t stop,
+                                     bool rev);
+  // Members with min <= score <= max, ascending (rev: descending), skipping `offset` (< 0:
+  // nothing at all), at most `count` (< 0: all).
+  Result<ScoredMembers> ZRangeByScore(int db, std::string_view key, ScoreBound min, ScoreBound max,
+                                      bool rev, int64_t offset, int64_t count);
+  Result<int64_t> ZRemRangeByRank(int db, std::string_view key, int64_t start, int64_t stop);
+  Result<int64_t> ZRemRangeByScore(int db, std::string_view key, ScoreBound min, ScoreBound max);
+
   // ---- Limiters
   Result<limiter::Decision> GcraTake(int db, std::string_view key, const limiter::GcraParams& p,
                                      int64_t cost);

@@ -47,6 +47,8 @@ std::vector<std::string> Categories(const CommandSpec& spec) {
   if (spec.flags & kWrite) cats.push_back("@write");
   if (spec.flags & kReadOnly) cats.push_back("@read");
   if (spec.group == "string") cats.push_back("@string");
+  if (spec.group == "list") cats.push_back("@list");
+  if (spec.group == "sorted-set") cats.push_back("@sortedset");
   if (spec.group == "generic") cats.push_back("@keyspace");
   if (spec.group == "connection") cats.push_back("@connection");
   if (spec.group == "rate-limit") cats.push_back("@ratelimit");

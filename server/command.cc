@@ -74,6 +74,8 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterFunctionCommands(table);
   RegisterHashCommands(table);
   RegisterSetCommands(table);
+  RegisterListCommands(table);
+  RegisterZSetCommands(table);
 }
 
 }  // namespace sluice::server

@@ -158,6 +158,8 @@ void RegisterScriptingCommands(CommandTable& table);    // cmd_scripting.cc: EVA
 void RegisterFunctionCommands(CommandTable& table);     // cmd_functions.cc: FUNCTION, FCALL
 void RegisterHashCommands(CommandTable& table);         // cmd_hashes.cc
 void RegisterSetCommands(CommandTable& table);          // cmd_sets.cc
+void RegisterListCommands(CommandTable& table);         // cmd_lists.cc
+void RegisterZSetCommands(CommandTable& table);         // cmd_zsets.cc
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 // LIMITS.TAKE (cmd_limits_take.cc); RegisterLimiterCommands calls it.

@@ -379,5 +379,23 @@ Status NumkeysNotPositive() { return Err("ERR numkeys should be greater than 0")
 Status NumkeysTooMany() { return Err("ERR Number of keys can't be greater than number of args"); }
 Status LimitNegative() { return Err("ERR LIMIT can't be negative"); }
 Status InvalidCursor() { return Err("ERR invalid cursor"); }
+Status RankZero() {
+  return Err(
+      "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
+      "negative to start from the end of the list");
+}
+Status CountNegative() { return Err("ERR COUNT can't be negative"); }
+Status MaxlenNegative() { return Err("ERR MAXLEN can't be negative"); }
+Status CountNotPositive() { return Err("ERR count should be greater than 0"); }
+Status MinOrMaxNotFloat() { return Err("ERR min or max is not a float"); }
+Status ZAddXxNx() { return Err("ERR XX and NX options at the same time are not compatible"); }
+Status ZAddGtLtNx() {
+  return Err("ERR GT, LT, and/or NX options at the same time are not compatible");
+}
+Status ZAddIncrPairs() { return Err("ERR INCR option supports a single increment-element pair"); }
+Status ZRangeLimitNeedsBy() {
+  return Err(
+      "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+}
 
 }  // namespace sluice::server

@@ -86,6 +86,17 @@ Status NumkeysNotPositive();  // "ERR numkeys should be greater than 0"
 Status NumkeysTooMany();      // "ERR Number of keys can't be greater than number of args"
 Status LimitNegative();       // "ERR LIMIT can't be negative"
 Status InvalidCursor();       // "ERR invalid cursor"
+// List commands (Redis 7.0's texts).
+Status RankZero();          // "ERR RANK can't be zero: use 1 to start from the first match, ..."
+Status CountNegative();     // "ERR COUNT can't be negative"
+Status MaxlenNegative();    // "ERR MAXLEN can't be negative"
+Status CountNotPositive();  // "ERR count should be greater than 0"
+// Sorted set commands (Redis 7.0's texts).
+Status MinOrMaxNotFloat();    // "ERR min or max is not a float"
+Status ZAddXxNx();            // "ERR XX and NX options at the same time are not compatible"
+Status ZAddGtLtNx();          // "ERR GT, LT, and/or NX options at the same time are not compatible"
+Status ZAddIncrPairs();       // "ERR INCR option supports a single increment-element pair"
+Status ZRangeLimitNeedsBy();  // "ERR syntax error, LIMIT is only supported in combination ..."
 // The full error line ReplyError writes for `status` ("ERR ...", "WRONGTYPE ...").
 std::string ErrorText(const Status& status);
 

@@ -162,6 +162,84 @@ class Store::Transaction {
   Result<ElementScanReply> SScan(int db, std::string_view key, uint64_t cursor,
                                  std::optional<std::string_view> match, int64_t count);
 
+  // ---- Lists (Redis 7.0 semantics; kWrongType on a key of another kind). lists.cc.
+  // Elements sit at consecutive positions, so pushes and pops at either end are O(1) element
+  // writes; an index is O(1) (LINDEX, LSET), a range O(its length); LREM and LINSERT rewrite
+  // the elements after the first change (O(N)).
+  enum class ListEnd { kLeft, kRight };
+  // LPUSH/RPUSH (LPUSHX/RPUSHX with only_if_exists: nothing happens to a missing key): each
+  // element pushed in turn at `end`. Returns the length after (0 for a skipped missing key).
+  Result<int64_t> ListPush(int db, std::string_view key, ListEnd end,
+                           std::span<const std::string_view> elements, bool only_if_exists);
+  // LPOP/RPOP: up to `count` (>= 0) elements from `end`, in pop order; the key goes with its
+  // last element. nullopt when the key is missing.
+  Result<std::optional<std::vector<std::string>>> ListPop(int db, std::string_view key, ListEnd end,
+                                                          int64_t count);
+  Result<int64_t> LLen(int db, std::string_view key);
+  // A negative index counts from the tail (-1: the last). nullopt when out of range or missing.
+  Result<std::optional<std::string>> LIndex(int db, std::string_view key, int64_t index);
+  // kNoSuchKey for a missing key; kInvalidArgument "index out of range".
+  Status LSet(int db, std::string_view key, int64_t index, std::string_view element);
+  // Inclusive range, negative indices from the tail, clamped as Redis does.
+  Result<std::vector<std::string>> LRange(int db, std::string_view key, int64_t start,
+                                          int64_t stop);
+  // Keeps only [start, stop] (LRANGE's indices); the key goes when nothing is left.
+  Status LTrim(int db, std::string_view key, int64_t start, int64_t stop);
+  // Removes up to |count| elements equal to `element` (count > 0 from the head, < 0 from the
+  // tail, 0 all of them). Returns how many were removed.
+  Result<int64_t> LRem(int db, std::string_view key, int64_t count, std::string_view element);
+  // Inserts before (after == false) or after the first `pivot`: the new length, -1 when the
+  // pivot is not there, 0 when the key is missing.
+  Result<int64_t> LInsert(int db, std::string_view key, bool after, std::string_view pivot,
+                          std::string_view element);
+  // LPOS: indices (from the head) of the matches of `element`, starting at the rank-th match
+  // (rank != 0; negative: searching from the tail, INT64_MIN acts as -1), at most `count` of
+  // them (0: all), looking at no more than `maxlen` elements (0: all). Empty when missing.
+  Result<std::vector<int64_t>> LPos(int db, std::string_view key, std::string_view element,
+                                    int64_t rank, int64_t count, int64_t maxlen);
+  // LMOVE/RPOPLPUSH: pops from src's `from` end and pushes at dst's `to` end (src == dst
+  // rotates). nullopt when src is missing (dst is then not examined); kWrongType when src, or
+  // dst once src has an element, holds another kind.
+  Result<std::optional<std::string>> LMove(int db, std::string_view src, std::string_view dst,
+                                           ListEnd from, ListEnd to);
+  // LMPOP: up to `count` (> 0) elements from `end` of the first non-empty list among keys
+  // (checked in order; kWrongType stops at the first key of another kind). nullopt when every
+  // key is missing.
+  Result<std::optional<std::pair<std::string, std::vector<std::string>>>> LMPop(
+      int db, std::span<const std::string_view> keys, ListEnd end, int64_t count);
+
+  // ---- Sorted sets (Redis 7.0 semantics; kWrongType on a key of another kind). zsets.cc.
+  // Members are ordered by score, then by member bytes, as Redis orders them.
+  struct ZAddFlags {
+    bool nx = false, xx = false, gt = false, lt = false, ch = false, incr = false;
+  };
+  struct ZAddReply {
+    int64_t count = 0;            // added (with ch: added or changed)
+    std::optional<double> score;  // incr: the new score; nullopt when the flags skipped it
+  };
+  // The caller has checked the flag combinations and that incr has one pair. kInvalidArgument
+  // "resulting score is not a number (NaN)" when an increment gives NaN (nothing written).
+  Result<ZAddReply> ZAdd(int db, std::string_view key, const ZAddFlags& flags,
+                         std::span<const std::pair<double, std::string_view>> pairs);
+  Result<int64_t> ZRem(int db, std::string_view key, std::span<const std::string_view> members);
+  Result<int64_t> ZCard(int db, std::string_view key);
+  Result<std::optional<double>> ZScore(int db, std::string_view key, std::string_view member);
+  struct ScoreBound {
+    double value = 0;
+    bool exclusive = false;
+  };
+  using ScoredMembers = std::vector<std::pair<std::string, double>>;
+  Result<int64_t> ZCount(int db, std::string_view key, ScoreBound min, ScoreBound max);
+  // Ranks as LRANGE's indices; rev: rank 0 is the highest score.
+  Result<ScoredMembers> ZRangeByRank(int db, std::string_view key, int64_t start, int64_t stop,
+                                     bool rev);
+  // Members with min <= score <= max, ascending (rev: descending), skipping `offset` (< 0:
+  // nothing at all), at most `count` (< 0: all).
+  Result<ScoredMembers> ZRangeByScore(int db, std::string_view key, ScoreBound min, ScoreBound max,
+                                      bool rev, int64_t offset, int64_t count);
+  Result<int64_t> ZRemRangeByRank(int db, std::string_view key, int64_t start, int64_t stop);
+  Result<int64_t> ZRemRangeByScore(int db, std::string_view key, ScoreBound min, ScoreBound max);
+
   // ---- Limiters
   Result<limiter::Decision> GcraTake(int db, std::string_view key, const limiter::GcraParams& p,
                                      int64_t cost);

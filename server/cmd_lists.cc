@@ -1,0 +1,298 @@
+// List commands: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LINDEX, LSET, LRANGE, LTRIM,
+// LREM, LINSERT, LPOS, LMOVE, RPOPLPUSH, LMPOP. Each parses its arguments in Redis 7.0's order
+// (so the same bad input gets the same error), makes one call on ctx.txn() and replies.
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/args.h"
+#include "server/client_state.h"
+#include "server/command.h"
+#include "server/errors.h"
+#include "sluice/transaction.h"
+
+namespace sluice::server {
+
+namespace {
+
+using ListEnd = Store::Transaction::ListEnd;
+using Elements = std::vector<std::string>;
+
+void ReplyInteger(CommandContext& ctx, const Result<int64_t>& r) {
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  ctx.out.Integer(*r);
+}
+
+void ReplyOptional(protocol::ReplyWriter& out, const std::optional<std::string>& v) {
+  if (v) {
+    out.Bulk(*v);
+  } else {
+    out.NullBulk();
+  }
+}
+
+void ReplyElements(protocol::ReplyWriter& out, const Elements& elements) {
+  out.Array(elements.size());
+  for (const std::string& e : elements) out.Bulk(e);
+}
+
+// LEFT|RIGHT, case-insensitive; nullopt for anything else (a syntax error).
+std::optional<ListEnd> ParseEnd(std::string_view s) {
+  if (EqualsIgnoreCase(s, "left")) return ListEnd::kLeft;
+  if (EqualsIgnoreCase(s, "right")) return ListEnd::kRight;
+  return std::nullopt;
+}
+
+void PushCore(CommandContext& ctx, Args args, ListEnd end, bool only_if_exists) {
+  ReplyInteger(ctx,
+               ctx.txn().ListPush(ctx.client.db, args[1], end, args.subspan(2), only_if_exists));
+}
+void LPushCommand(CommandContext& ctx, Args args) { PushCore(ctx, args, ListEnd::kLeft, false); }
+void RPushCommand(CommandContext& ctx, Args args) { PushCore(ctx, args, ListEnd::kRight, false); }
+void LPushXCommand(CommandContext& ctx, Args args) { PushCore(ctx, args, ListEnd::kLeft, true); }
+void RPushXCommand(CommandContext& ctx, Args args) { PushCore(ctx, args, ListEnd::kRight, true); }
+
+// LPOP/RPOP key [count]: without count one element or nil; with count an array (nil array for
+// a missing key, empty array for count 0).
+void PopCore(CommandContext& ctx, Args args, ListEnd end) {
+  if (args.size() > 3) return ReplyError(ctx.out, WrongArity(ToLower(args[0])));
+  const bool has_count = args.size() == 3;
+  int64_t count = 1;
+  if (has_count) {
+    std::optional<int64_t> c = ParseInt64(args[2]);
+    if (!c || *c < 0) return ReplyError(ctx.out, NotPositive());
+    count = *c;
+  }
+  auto r = ctx.txn().ListPop(ctx.client.db, args[1], end, count);
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (!r->has_value()) return has_count ? ctx.out.NullArray() : ctx.out.NullBulk();
+  if (has_count) return ReplyElements(ctx.out, **r);
+  ctx.out.Bulk((*r)->front());
+}
+void LPopCommand(CommandContext& ctx, Args args) { PopCore(ctx, args, ListEnd::kLeft); }
+void RPopCommand(CommandContext& ctx, Args args) { PopCore(ctx, args, ListEnd::kRight); }
+
+void LLenCommand(CommandContext& ctx, Args args) {
+  ReplyInteger(ctx, ctx.txn().LLen(ctx.client.db, args[1]));
+}
+
+// LINDEX key index: Redis looks the key up (nil, WRONGTYPE) before parsing the index.
+void LIndexCommand(CommandContext& ctx, Args args) {
+  Result<int64_t> len = ctx.txn().LLen(ctx.client.db, args[1]);
+  if (!len.ok()) return ReplyError(ctx.out, len.status());
+  if (*len == 0) return ctx.out.NullBulk();
+  std::optional<int64_t> index = ParseInt64(args[2]);
+  if (!index) return ReplyError(ctx.out, NotAnInteger());
+  auto r = ctx.txn().LIndex(ctx.client.db, args[1], *index);
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  ReplyOptional(ctx.out, *r);
+}
+
+// LSET key index element: Redis looks the key up (no such key, WRONGTYPE) before the index.
+void LSetCommand(CommandContext& ctx, Args args) {
+  Result<int64_t> len = ctx.txn().LLen(ctx.client.db, args[1]);
+  if (!len.ok()) return ReplyError(ctx.out, len.status());
+  if (*len == 0) return ReplyError(ctx.out, Status::NoSuchKey());
+  std::optional<int64_t> index = ParseInt64(args[2]);
+  if (!index) return ReplyError(ctx.out, NotAnInteger());
+  Status s = ctx.txn().LSet(ctx.client.db, args[1], *index, args[3]);
+  if (!s.ok()) return ReplyError(ctx.out, s);
+  ctx.out.Simple("OK");
+}
+
+// Parses two integer arguments at args[i], args[i + 1]; false after replying the error.
+bool ParseTwo(CommandContext& ctx, Args args, size_t i, int64_t* a, int64_t* b) {
+  std::optional<int64_t> x = ParseInt64(args[i]);
+  std::optional<int64_t> y = ParseInt64(args[i + 1]);
+  if (!x || !y) {
+    ReplyError(ctx.out, NotAnInteger());
+    return false;
+  }
+  *a = *x;
+  *b = *y;
+  return true;
+}
+
+void LRangeCommand(CommandContext& ctx, Args args) {
+  int64_t start = 0;
+  int64_t stop = 0;
+  if (!ParseTwo(ctx, args, 2, &start, &stop)) return;
+  Result<Elements> r = ctx.txn().LRange(ctx.client.db, args[1], start, stop);
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  ReplyElements(ctx.out, *r);
+}
+
+void LTrimCommand(CommandContext& ctx, Args args) {
+  int64_t start = 0;
+  int64_t stop = 0;
+  if (!ParseTwo(ctx, args, 2, &start, &stop)) return;
+  Status s = ctx.txn().LTrim(ctx.client.db, args[1], start, stop);
+  if (!s.ok()) return ReplyError(ctx.out, s);
+  ctx.out.Simple("OK");
+}
+
+void LRemCommand(CommandContext& ctx, Args args) {
+  std::optional<int64_t> count = ParseInt64(args[2]);
+  if (!count) return ReplyError(ctx.out, NotAnInteger());
+  ReplyInteger(ctx, ctx.txn().LRem(ctx.client.db, args[1], *count, args[3]));
+}
+
+// LINSERT key BEFORE|AFTER pivot element.
+void LInsertCommand(CommandContext& ctx, Args args) {
+  bool after = false;
+  if (EqualsIgnoreCase(args[2], "after")) {
+    after = true;
+  } else if (!EqualsIgnoreCase(args[2], "before")) {
+    return ReplyError(ctx.out, SyntaxError());
+  }
+  ReplyInteger(ctx, ctx.txn().LInsert(ctx.client.db, args[1], after, args[3], args[4]));
+}
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]: without COUNT the first
+// match's index or nil, with COUNT an array.
+void LPosCommand(CommandContext& ctx, Args args) {
+  int64_t rank = 1;
+  int64_t count = -1;  // no COUNT option
+  int64_t maxlen = 0;
+  for (size_t j = 3; j < args.size(); ++j) {
+    const bool more = j + 1 < args.size();
+    if (EqualsIgnoreCase(args[j], "rank") && more) {
+      std::optional<int64_t> r = ParseInt64(args[++j]);
+      if (!r) return ReplyError(ctx.out, NotAnInteger());
+      if (*r == 0) return ReplyError(ctx.out, RankZero());
+      rank = *r;
+    } else if (EqualsIgnoreCase(args[j], "count") && more) {
+      std::optional<int64_t> c = ParseInt64(args[++j]);
+      if (!c || *c < 0) return ReplyError(ctx.out, CountNegative());
+      count = *c;
+    } else if (EqualsIgnoreCase(args[j], "maxlen") && more) {
+      std::optional<int64_t> m = ParseInt64(args[++j]);
+      if (!m || *m < 0) return ReplyError(ctx.out, MaxlenNegative());
+      maxlen = *m;
+    } else {
+      return ReplyError(ctx.out, SyntaxError());
+    }
+  }
+  auto r = ctx.txn().LPos(ctx.client.db, args[1], args[2], rank, count < 0 ? 1 : count, maxlen);
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (count < 0) {
+    if (r->empty()) return ctx.out.NullBulk();
+    return ctx.out.Integer(r->front());
+  }
+  ctx.out.Array(r->size());
+  for (int64_t i : *r) ctx.out.Integer(i);
+}
+
+void MoveCore(CommandContext& ctx, Args args, ListEnd from, ListEnd to) {
+  auto r = ctx.txn().LMove(ctx.client.db, args[1], args[2], from, to);
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  ReplyOptional(ctx.out, *r);
+}
+
+// LMOVE source destination LEFT|RIGHT LEFT|RIGHT.
+void LMoveCommand(CommandContext& ctx, Args args) {
+  std::optional<ListEnd> from = ParseEnd(args[3]);
+  std::optional<ListEnd> to = ParseEnd(args[4]);
+  if (!from || !to) return ReplyError(ctx.out, SyntaxError());
+  MoveCore(ctx, args, *from, *to);
+}
+
+void RPopLPushCommand(CommandContext& ctx, Args args) {
+  MoveCore(ctx, args, ListEnd::kRight, ListEnd::kLeft);
+}
+
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] -> [key, [elements]] or a nil array.
+void LMPopCommand(CommandContext& ctx, Args args) {
+  std::optional<int64_t> numkeys = ParseInt64(args[1]);
+  if (!numkeys || *numkeys < 1) return ReplyError(ctx.out, NumkeysNotPositive());
+  if (*numkeys > static_cast<int64_t>(args.size()) - 3) return ReplyError(ctx.out, SyntaxError());
+  const size_t where = 2 + static_cast<size_t>(*numkeys);
+  std::optional<ListEnd> end = ParseEnd(args[where]);
+  if (!end) return ReplyError(ctx.out, SyntaxError());
+  int64_t count = -1;
+  for (size_t j = where + 1; j < args.size(); ++j) {
+    const bool more = j + 1 < args.size();
+    if (count == -1 && EqualsIgnoreCase(args[j], "count") && more) {
+      std::optional<int64_t> c = ParseInt64(args[++j]);
+      if (!c || *c < 1) return ReplyError(ctx.out, CountNotPositive());
+      count = *c;
+    } else {
+      return ReplyError(ctx.out, SyntaxError());
+    }
+  }
+  auto r = ctx.txn().LMPop(ctx.client.db, args.subspan(2, static_cast<size_t>(*numkeys)), *end,
+                           count == -1 ? 1 : count);
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (!r->has_value()) return ctx.out.NullArray();
+  ctx.out.Array(2);
+  ctx.out.Bulk((*r)->first);
+  ReplyElements(ctx.out, (*r)->second);
+}
+
+// LMPOP's keys: numkeys of them after the count; nothing for bad input.
+void LMPopKeys(Args args, std::vector<int>* positions) {
+  if (args.size() < 2) return;
+  std::optional<int64_t> n = ParseInt64(args[1]);
+  if (!n || *n < 1 || *n > static_cast<int64_t>(args.size()) - 3) return;
+  for (int64_t i = 0; i < *n; ++i) positions->push_back(static_cast<int>(2 + i));
+}
+
+void Add(CommandTable& table, std::string name, int arity, uint32_t flags, KeyRange keys,
+         Handler handler, std::string summary, std::string since, std::string hint) {
+  table.Add(MakeSpec("list", std::move(name), arity, flags, keys, handler, std::move(summary),
+                     std::move(since), std::move(hint)));
+}
+
+}  // namespace
+
+void RegisterListCommands(CommandTable& table) {
+  constexpr KeyRange kOne{1, 1, 1};
+  constexpr KeyRange kTwo{1, 2, 1};
+  constexpr uint32_t kRo = kReadOnly;
+  constexpr uint32_t kW = kWrite | kDenyOom;
+  constexpr uint32_t kWFast = kWrite | kDenyOom | kFast;
+  Add(table, "lpush", -3, kWFast, kOne, LPushCommand, "Prepend one or multiple elements to a list",
+      "1.0.0", "key element [element ...]");
+  Add(table, "rpush", -3, kWFast, kOne, RPushCommand, "Append one or multiple elements to a list",
+      "1.0.0", "key element [element ...]");
+  Add(table, "lpushx", -3, kWFast, kOne, LPushXCommand,
+      "Prepend an element to a list, only if the list exists", "2.2.0",
+      "key element [element ...]");
+  Add(table, "rpushx", -3, kWFast, kOne, RPushXCommand,
+      "Append an element to a list, only if the list exists", "2.2.0", "key element [element ...]");
+  Add(table, "lpop", -2, kWrite | kFast, kOne, LPopCommand,
+      "Remove and get the first elements in a list", "1.0.0", "key [count]");
+  Add(table, "rpop", -2, kWrite | kFast, kOne, RPopCommand,
+      "Remove and get the last elements in a list", "1.0.0", "key [count]");
+  Add(table, "llen", 2, kReadOnly | kFast, kOne, LLenCommand, "Get the length of a list", "1.0.0",
+      "key");
+  Add(table, "lindex", 3, kRo, kOne, LIndexCommand, "Get an element from a list by its index",
+      "1.0.0", "key index");
+  Add(table, "lset", 4, kW, kOne, LSetCommand, "Set the value of an element in a list by its index",
+      "1.0.0", "key index element");
+  Add(table, "lrange", 4, kRo, kOne, LRangeCommand, "Get a range of elements from a list", "1.0.0",
+      "key start stop");
+  Add(table, "ltrim", 4, kWrite, kOne, LTrimCommand, "Trim a list to the specified range", "1.0.0",
+      "key start stop");
+  Add(table, "lrem", 4, kWrite, kOne, LRemCommand, "Remove elements from a list", "1.0.0",
+      "key count element");
+  Add(table, "linsert", 5, kW, kOne, LInsertCommand,
+      "Insert an element before or after another element in a list", "2.2.0",
+      "key BEFORE|AFTER pivot element");
+  Add(table, "lpos", -3, kRo, kOne, LPosCommand, "Return the index of matching elements on a list",
+      "6.0.6", "key element [RANK rank] [COUNT num-matches] [MAXLEN len]");
+  Add(table, "lmove", 5, kW, kTwo, LMoveCommand,
+      "Pop an element from a list, push it to another list and return it", "6.2.0",
+      "source destination LEFT|RIGHT LEFT|RIGHT");
+  Add(table, "rpoplpush", 3, kW, kTwo, RPopLPushCommand,
+      "Remove the last element in a list, prepend it to another list and return it", "1.2.0",
+      "source destination");
+  CommandSpec mpop =
+      MakeSpec("list", "lmpop", -4, kWrite, KeyRange{}, LMPopCommand, "Pop elements from a list",
+               "7.0.0", "numkeys key [key ...] LEFT|RIGHT [COUNT count]");
+  mpop.find_keys = LMPopKeys;
+  table.Add(std::move(mpop));
+}
+
+}  // namespace sluice::server

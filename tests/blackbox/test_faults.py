@@ -427,8 +427,10 @@ class DiskFullTest(BlackboxTestCase):
     def setUp(self):
         self.mnt = tempfile.mkdtemp(prefix="sluice-full-")
         self.addCleanup(os.rmdir, self.mnt)
-        # RocksDB's recovery waits until a memtable's worth (64 MB) is free again.
-        res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=80m", "tmpfs", self.mnt],
+        # RocksDB's recovery waits until a memtable's worth (64 MB) is free again, and its
+        # write-ahead log holds ~70 MB preallocated from the first write on (the store writes a
+        # record at open), so the disk fills only once that much has been written.
+        res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", self.mnt],
                              capture_output=True, text=True)
         if res.returncode != 0:
             self.skipTest("cannot mount a tmpfs (needs root): " + res.stderr.strip())
@@ -452,7 +454,7 @@ class DiskFullTest(BlackboxTestCase):
         fill(self.filler, leave=1 << 20)
         acked = []
         error = None
-        for i in range(1000):
+        for i in range(20000):  # ~240 MB at most: past the log's preallocated space
             key, value = "k%d" % i, ("v%d-" % i).encode() * 2000
             reply = c.call("SET", key, value)
             if reply != "OK":
@@ -497,7 +499,7 @@ class DiskFullTest(BlackboxTestCase):
 
         def writer(n):
             with server.client() as c:
-                for batch in range(200):
+                for batch in range(2000):  # until the disk is full (~360 MB at most)
                     keys = ["w%d-%d-%d" % (n, batch, i) for i in range(20)]
                     replies = c.pipeline([("SET", k, k.encode() * 500) for k in keys])
                     for k, r in zip(keys, replies):

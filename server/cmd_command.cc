@@ -48,6 +48,8 @@ std::vector<std::string> Categories(const CommandSpec& spec) {
   if (spec.flags & kReadOnly) cats.push_back("@read");
   if (spec.group == "string") cats.push_back("@string");
   if (spec.group == "list") cats.push_back("@list");
+  if (spec.group == "hash") cats.push_back("@hash");
+  if (spec.group == "set") cats.push_back("@set");
   if (spec.group == "sorted-set") cats.push_back("@sortedset");
   if (spec.group == "generic") cats.push_back("@keyspace");
   if (spec.group == "connection") cats.push_back("@connection");

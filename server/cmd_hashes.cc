@@ -11,6 +11,7 @@
 #include "server/command.h"
 #include "server/element_scan.h"
 #include "server/errors.h"
+#include "server/replies.h"
 #include "sluice/transaction.h"
 
 namespace sluice::server {
@@ -25,24 +26,6 @@ Status TooManyPicks() { return NotSupported("a negative count below -10000000");
 
 using Pairs = std::vector<std::pair<std::string_view, std::string_view>>;
 using FieldValues = std::vector<std::pair<std::string, std::string>>;
-
-void ReplyInteger(CommandContext& ctx, const Result<int64_t>& r) {
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ctx.out.Integer(*r);
-}
-
-void ReplyBool(CommandContext& ctx, const Result<bool>& r) {
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ctx.out.Integer(*r ? 1 : 0);
-}
-
-void ReplyOptional(protocol::ReplyWriter& out, const std::optional<std::string>& v) {
-  if (v) {
-    out.Bulk(*v);
-  } else {
-    out.NullBulk();
-  }
-}
 
 // Parses field/value pairs from args[2...]; false (and an arity error) when one is unpaired.
 bool ParsePairs(CommandContext& ctx, Args args, Pairs* pairs) {

@@ -17,21 +17,12 @@
 #include "server/command.h"
 #include "server/errors.h"
 #include "server/expiry_args.h"
+#include "server/replies.h"
 #include "sluice/store.h"
 
 namespace sluice::server {
 
 namespace {
-
-void ReplyInteger(CommandContext& ctx, const Result<int64_t>& r) {
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ctx.out.Integer(*r);
-}
-
-void ReplyBool(CommandContext& ctx, const Result<bool>& r) {
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ctx.out.Integer(*r ? 1 : 0);
-}
 
 void ReplyKeys(CommandContext& ctx, const std::vector<std::string>& keys) {
   ctx.out.Array(keys.size());

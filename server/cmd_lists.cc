@@ -10,6 +10,7 @@
 #include "server/client_state.h"
 #include "server/command.h"
 #include "server/errors.h"
+#include "server/replies.h"
 #include "sluice/transaction.h"
 
 namespace sluice::server {
@@ -18,19 +19,6 @@ namespace {
 
 using ListEnd = Store::Transaction::ListEnd;
 using Elements = std::vector<std::string>;
-
-void ReplyInteger(CommandContext& ctx, const Result<int64_t>& r) {
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ctx.out.Integer(*r);
-}
-
-void ReplyOptional(protocol::ReplyWriter& out, const std::optional<std::string>& v) {
-  if (v) {
-    out.Bulk(*v);
-  } else {
-    out.NullBulk();
-  }
-}
 
 void ReplyElements(protocol::ReplyWriter& out, const Elements& elements) {
   out.Array(elements.size());

@@ -11,6 +11,7 @@
 #include "server/command.h"
 #include "server/element_scan.h"
 #include "server/errors.h"
+#include "server/replies.h"
 #include "sluice/transaction.h"
 
 namespace sluice::server {
@@ -25,16 +26,6 @@ Status TooManyPicks() { return NotSupported("a negative count below -10000000");
 
 using Members = std::vector<std::string>;
 using SetOp = Store::Transaction::SetOp;
-
-void ReplyInteger(CommandContext& ctx, const Result<int64_t>& r) {
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ctx.out.Integer(*r);
-}
-
-void ReplyBool(CommandContext& ctx, const Result<bool>& r) {
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ctx.out.Integer(*r ? 1 : 0);
-}
 
 // A set reply (RESP3 ~) or an array.
 void ReplyMembers(CommandContext& ctx, const Result<Members>& r, bool as_set) {

@@ -14,6 +14,7 @@
 #include "server/command.h"
 #include "server/errors.h"
 #include "server/expiry_args.h"
+#include "server/replies.h"
 #include "sluice/store.h"
 
 namespace sluice::server {
@@ -22,29 +23,7 @@ namespace {
 
 using Pairs = std::vector<std::pair<std::string_view, std::string_view>>;
 
-void ReplyOptional(protocol::ReplyWriter& out, const std::optional<std::string>& value) {
-  if (value) {
-    out.Bulk(*value);
-  } else {
-    out.NullBulk();
-  }
-}
-
 // Replies with the value of a Result<std::optional<std::string>> or its error.
-void ReplyOptional(CommandContext& ctx, const Result<std::optional<std::string>>& r) {
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ReplyOptional(ctx.out, *r);
-}
-
-void ReplyInteger(CommandContext& ctx, const Result<int64_t>& r) {
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ctx.out.Integer(*r);
-}
-
-void ReplyBool(CommandContext& ctx, const Result<bool>& r) {
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ctx.out.Integer(*r ? 1 : 0);
-}
 
 // The shared core of SET, SETNX, SETEX, PSETEX and GETSET: one Store::Set, replying OK (or the
 // old value with GET) when written and nil when the NX/XX condition failed.

@@ -14,6 +14,7 @@
 #include "server/client_state.h"
 #include "server/command.h"
 #include "server/errors.h"
+#include "server/replies.h"
 #include "sluice/transaction.h"
 
 namespace sluice::server {
@@ -61,11 +62,6 @@ bool ParseRange(CommandContext& ctx, std::string_view min, std::string_view max,
   *lo = *a;
   *hi = *b;
   return true;
-}
-
-void ReplyInteger(CommandContext& ctx, const Result<int64_t>& r) {
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ctx.out.Integer(*r);
 }
 
 void ReplyScore(CommandContext& ctx, const std::optional<double>& score) {

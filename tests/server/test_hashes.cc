@@ -215,4 +215,17 @@ TEST_CASE("WATCH sees field writes; FLUSHDB inside EXEC then HSET starts a new h
   CHECK(h.Cmd("DBSIZE") == Int(1));
 }
 
+TEST_CASE("COMMAND INFO hset and sadd: Redis 7.0's categories @hash and @set") {
+  Harness h;
+  // Redis's reply continues with key specs after the categories; Sluice has none.
+  const std::string hset =
+      "*1\r\n*10\r\n$4\r\nhset\r\n:-4\r\n*3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+      ":1\r\n:1\r\n:1\r\n*3\r\n+@write\r\n+@hash\r\n+@fast\r\n";
+  CHECK(h.Cmd("COMMAND INFO hset").substr(0, hset.size()) == hset);
+  const std::string sadd =
+      "*1\r\n*10\r\n$4\r\nsadd\r\n:-3\r\n*3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+      ":1\r\n:1\r\n:1\r\n*3\r\n+@write\r\n+@set\r\n+@fast\r\n";
+  CHECK(h.Cmd("COMMAND INFO sadd").substr(0, sadd.size()) == sadd);
+}
+
 }  // namespace sluice::server::testing

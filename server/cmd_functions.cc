@@ -189,23 +189,7 @@ void FunctionStats(CommandContext& ctx, Args) {
   ctx.out.Integer(static_cast<int64_t>(registry.function_count()));
 }
 
-void FunctionKill(CommandContext& ctx, Args) {
-  RunningScripts& running = ctx.server.running_scripts();
-  const int64_t now = RunningScripts::SteadyNowMs();
-  const int64_t threshold = BusyThresholdMs(ctx.server);
-  switch (running.Kill(/*functions=*/true, now, threshold)) {
-    case RunningScripts::KillResult::kKilled:
-      return ctx.out.Simple("OK");
-    case RunningScripts::KillResult::kUnkillable:
-      return ReplyError(ctx.out, ScriptUnkillable());
-    case RunningScripts::KillResult::kNotBusy:
-      break;
-  }
-  if (running.Busy(now, threshold) == RunningScripts::BusyKind::kScript) {
-    return ReplyError(ctx.out, Busy(/*function=*/false));
-  }
-  ReplyError(ctx.out, ScriptNotBusy());
-}
+void FunctionKill(CommandContext& ctx, Args) { KillRunningScript(ctx, /*functions=*/true); }
 
 void FunctionHelp(CommandContext& ctx, Args) {
   static constexpr const char* kLines[] = {

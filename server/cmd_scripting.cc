@@ -172,23 +172,7 @@ void ScriptFlush(CommandContext& ctx, Args args) {
   ctx.out.Simple("OK");
 }
 
-void ScriptKill(CommandContext& ctx, Args) {
-  RunningScripts& running = ctx.server.running_scripts();
-  const int64_t now = RunningScripts::SteadyNowMs();
-  const int64_t threshold = BusyThresholdMs(ctx.server);
-  switch (running.Kill(/*functions=*/false, now, threshold)) {
-    case RunningScripts::KillResult::kKilled:
-      return ctx.out.Simple("OK");
-    case RunningScripts::KillResult::kUnkillable:
-      return ReplyError(ctx.out, ScriptUnkillable());
-    case RunningScripts::KillResult::kNotBusy:
-      break;
-  }
-  if (running.Busy(now, threshold) == RunningScripts::BusyKind::kFunction) {
-    return ReplyError(ctx.out, Busy(/*function=*/true));
-  }
-  ReplyError(ctx.out, ScriptNotBusy());
-}
+void ScriptKill(CommandContext& ctx, Args) { KillRunningScript(ctx, /*functions=*/false); }
 
 void ScriptHelp(CommandContext& ctx, Args) {
   static constexpr const char* kLines[] = {
@@ -223,6 +207,25 @@ void Add(CommandTable& table, std::string name, int arity, uint32_t flags, Handl
 }  // namespace
 
 int64_t BusyThresholdMs(ServerState& server) { return server.busy_reply_threshold_ms(); }
+
+void KillRunningScript(CommandContext& ctx, bool functions) {
+  RunningScripts& running = ctx.server.running_scripts();
+  const int64_t now = RunningScripts::SteadyNowMs();
+  const int64_t threshold = BusyThresholdMs(ctx.server);
+  switch (running.Kill(functions, now, threshold)) {
+    case RunningScripts::KillResult::kKilled:
+      return ctx.out.Simple("OK");
+    case RunningScripts::KillResult::kUnkillable:
+      return ReplyError(ctx.out, ScriptUnkillable());
+    case RunningScripts::KillResult::kNotBusy:
+      break;
+  }
+  const auto other =
+      functions ? RunningScripts::BusyKind::kScript : RunningScripts::BusyKind::kFunction;
+  if (running.Busy(now, threshold) == other)
+    return ReplyError(ctx.out, Busy(/*function=*/!functions));
+  ReplyError(ctx.out, ScriptNotBusy());
+}
 
 void RegisterScriptingCommands(CommandTable& table) {
   constexpr uint32_t kEvalFlags = kNoScript | kStale | kScriptUnit;

@@ -30,6 +30,10 @@ class ServerState;
 // The live busy-reply-threshold (ms): how long a script runs before it counts as busy.
 int64_t BusyThresholdMs(ServerState& server);
 
+// SCRIPT KILL (functions=false) and FUNCTION KILL (functions=true), with Redis 7.0's replies: OK,
+// UNKILLABLE for a script that wrote, BUSY when only the other kind runs, else NOTBUSY.
+void KillRunningScript(CommandContext& ctx, bool functions);
+
 // A script in execution: what the `redis` API needs. Lives on the stack of the command that
 // runs the script, for that one run.
 struct ScriptExecution {

@@ -19,8 +19,7 @@ import random
 import unittest
 
 from harness import IS_REDIS, Client, Server, sluice_only  # noqa: F401
-from test_transactions import (RedisReference, read_raw_reply, redis_server_binary,
-                               redis_server_version)
+from test_transactions import read_raw_reply, start_beside_reference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED_KEYS = ["k1", "k2"]  # every generator uses these too: cross-type WRONGTYPE
@@ -96,24 +95,7 @@ class DifferentialTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        binary = redis_server_binary()
-        if binary is None:
-            raise unittest.SkipTest("redis-server (7.0.15) is not installed (tools/setup.sh)")
-        if not redis_server_version(binary).startswith("7.0."):
-            raise unittest.SkipTest("%s is not redis-server 7.0.x: not the reference" % binary)
-        cls.redis = RedisReference(binary)
-        try:
-            cls.redis.start()
-        except BaseException:
-            cls.redis.stop()
-            raise
-        cls.sluice = Server()
-        try:
-            cls.sluice.start()
-        except BaseException:
-            cls.redis.stop()
-            cls.sluice.stop()
-            raise
+        cls.sluice, cls.redis = start_beside_reference()
 
     @classmethod
     def tearDownClass(cls):

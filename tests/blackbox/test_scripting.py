@@ -17,8 +17,7 @@ import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, RespError, Server, encode_command
-from test_transactions import RedisReference, read_raw_reply, redis_server_binary, \
-    redis_server_version
+from test_transactions import read_raw_reply, start_beside_reference
 
 # Replies nested 8000 deep (a table that contains itself) are read recursively.
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 40000))
@@ -160,24 +159,7 @@ class DifferentialTest(BlackboxTestCase):
 
     @classmethod
     def setUpClass(cls):
-        binary = redis_server_binary()
-        if binary is None:
-            raise unittest.SkipTest("redis-server (7.0.15) is not installed")
-        if not redis_server_version(binary).startswith("7.0."):
-            raise unittest.SkipTest("%s is not redis-server 7.0.x" % binary)
-        cls.redis = RedisReference(binary)
-        try:
-            cls.redis.start()
-        except BaseException:
-            cls.redis.stop()
-            raise
-        cls.sluice = Server()
-        try:
-            cls.sluice.start()
-        except BaseException:
-            cls.sluice.stop()
-            cls.redis.stop()
-            raise
+        cls.sluice, cls.redis = start_beside_reference()
 
     @classmethod
     def tearDownClass(cls):

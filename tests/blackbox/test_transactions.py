@@ -108,6 +108,34 @@ class RedisReference:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+
+def start_beside_reference(**server_args):
+    """Starts a Sluice server (Server(**server_args)) and the reference redis-server 7.0.x;
+    returns (sluice, redis). Raises unittest.SkipTest when no 7.0 reference is installed. If
+    either fails to start, both are stopped before the error propagates."""
+    binary = redis_server_binary()
+    if binary is None:
+        raise unittest.SkipTest("redis-server (7.0.15) is not installed: no reference to "
+                                "compare with (tools/setup.sh installs it)")
+    version = redis_server_version(binary)
+    if not version.startswith("7.0."):  # the replies Sluice promises are 7.0's
+        raise unittest.SkipTest("%s is redis-server %s, not 7.0.x: not the reference"
+                                % (binary, version))
+    redis = RedisReference(binary)
+    try:
+        redis.start()
+    except BaseException:
+        redis.stop()
+        raise
+    sluice = Server(**server_args)
+    try:
+        sluice.start()
+    except BaseException:
+        sluice.stop()
+        redis.stop()
+        raise
+    return sluice, redis
+
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
 class DifferentialTest(BlackboxTestCase):
     """Each scenario runs on both servers, on fresh connections after FLUSHALL; every reply
@@ -117,27 +145,7 @@ class DifferentialTest(BlackboxTestCase):
 
     @classmethod
     def setUpClass(cls):
-        binary = redis_server_binary()
-        if binary is None:
-            raise unittest.SkipTest("redis-server (7.0.15) is not installed: no reference to "
-                                    "compare with (tools/setup.sh installs it)")
-        version = redis_server_version(binary)
-        if not version.startswith("7.0."):  # the replies Sluice promises are 7.0's
-            raise unittest.SkipTest("%s is redis-server %s, not 7.0.x: not the reference"
-                                    % (binary, version))
-        cls.redis = RedisReference(binary)
-        try:
-            cls.redis.start()
-        except BaseException:
-            cls.redis.stop()
-            raise
-        cls.sluice = Server()
-        try:
-            cls.sluice.start()
-        except BaseException:
-            cls.sluice.stop()
-            cls.redis.stop()
-            raise
+        cls.sluice, cls.redis = start_beside_reference()
 
     @classmethod
     def tearDownClass(cls):

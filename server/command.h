@@ -48,6 +48,9 @@ struct CommandContext {
   // on its first txn() call, a unit that locks nothing.
   Store::Transaction* unit = nullptr;
   std::optional<Store::Transaction> own_unit;  // the command's own unit, when it has one
+  // The connection's read batch: plain data commands join it (one RocksDB write for the batch);
+  // the Dispatcher flushes it before any other command. Null outside a connection's batch.
+  CommitGroup* group = nullptr;
 
   Store::Transaction& txn() {
     if (unit == nullptr) {

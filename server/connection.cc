@@ -9,6 +9,7 @@
 #include "server/logging.h"
 #include "server/server_state.h"
 #include "sluice/store.h"
+#include "sluice/transaction.h"
 
 namespace sluice::server {
 
@@ -105,6 +106,10 @@ void Connection::OnRead(const std::error_code& ec, size_t n) {
 
 void Connection::FinishBatch() {
   batch_wrote_ = store_.DurabilityTicket() != batch_seq_;
+  if (!group_status_.ok()) {
+    batch_wrote_ = true;  // the group's writes failed: no command of the batch is acknowledged
+    return AfterDurable(group_status_);
+  }
   if (store_.durability() != Durability::kAlways) return AfterDurable(store_.FlushLog());
   // The ticket is taken after the batch: it covers the batch's own writes and every write its
   // reads could have seen, so no reply reveals anything a power loss could still erase.
@@ -151,49 +156,64 @@ void Connection::UpdateParserLimits() {
 void Connection::ProcessBatch() {
   batch_seq_ = store_.DurabilityTicket();
   batch_replies_ = 0;
+  // The batch's units defer their durability (UnitOptions) and its plain data commands share
+  // one RocksDB write (the group): FinishBatch makes it durable with one write(2) (appendfsync
+  // always: a share of one group fsync) before any reply.
+  CommitGroup group(store_, /*defer_durability=*/true);
+  group_ = &group;
+  const bool stopped = RunBatchCommands();
+  group_status_ = group.Flush();
+  group_ = nullptr;
+  if (!stopped) CompactReadBuffer();
+}
+
+// Runs the complete commands in the read buffer until it is empty, the replies are large, or
+// the group's write failed. Returns true when the connection is being closed (output limit).
+bool Connection::RunBatchCommands() {
   size_t offset = 0;
-  {
-    // The batch's units defer their durability (UnitOptions): FinishBatch makes them durable
-    // with one write(2) (appendfsync always: a share of one group fsync) before any reply.
-    while (offset < in_len_) {
-      if (client_.close_after_reply || client_.kill_requested.load(std::memory_order_acquire)) {
-        break;
-      }
-      if (out_.size() >= kBatchReplyBytes) {
-        more_input_ = true;
-        break;
-      }
-      UpdateParserLimits();
-      size_t consumed = 0;
-      std::string_view pending(in_.data() + offset, in_len_ - offset);
-      protocol::ParseResult r = parser_.Parse(pending, &consumed);
-      if (r == protocol::ParseResult::kNeedMore) break;
-      protocol::ReplyWriter out(&out_, client_.resp);
-      if (r == protocol::ParseResult::kError) {
-        ReplyError(out, ProtocolError(parser_.error()));
-        ++batch_replies_;
-        client_.close_after_reply = true;
-        offset = in_len_;
-        break;
-      }
-      if (!parser_.args().empty()) {
-        RunCommand(out);
-        ++batch_replies_;
-      }
-      offset += consumed;
-      if (OverOutputLimit()) return;
+  bool stopped = false;
+  while (offset < in_len_) {
+    if (client_.close_after_reply || client_.kill_requested.load(std::memory_order_acquire)) {
+      break;
+    }
+    if (out_.size() >= kBatchReplyBytes || !group_->status().ok()) {
+      more_input_ = true;
+      break;
+    }
+    UpdateParserLimits();
+    size_t consumed = 0;
+    std::string_view pending(in_.data() + offset, in_len_ - offset);
+    protocol::ParseResult r = parser_.Parse(pending, &consumed);
+    if (r == protocol::ParseResult::kNeedMore) break;
+    protocol::ReplyWriter out(&out_, client_.resp);
+    if (r == protocol::ParseResult::kError) {
+      ReplyError(out, ProtocolError(parser_.error()));
+      ++batch_replies_;
+      client_.close_after_reply = true;
+      offset = in_len_;
+      break;
+    }
+    if (!parser_.args().empty()) {
+      RunCommand(out);
+      ++batch_replies_;
+    }
+    offset += consumed;
+    if (OverOutputLimit()) {
+      stopped = true;
+      break;
     }
   }
-  if (offset > 0) {
+  if (offset > 0 && !stopped) {
     // Keep the unparsed tail at the start of the buffer (the parser resumes on the same bytes).
     std::memmove(in_.data(), in_.data() + offset, in_len_ - offset);
     in_len_ -= offset;
   }
-  CompactReadBuffer();
+  return stopped;
 }
 
 void Connection::RunCommand(protocol::ReplyWriter& out) {
   CommandContext ctx{store_, server_, client_, out};
+  ctx.group = group_;
   try {
     dispatcher_.Dispatch(ctx, parser_.args());
   } catch (const std::exception& e) {

@@ -35,8 +35,9 @@
 #include "sluice/status.h"
 
 namespace sluice {
+class CommitGroup;
 class Store;
-}
+}  // namespace sluice
 
 namespace sluice::server {
 
@@ -69,6 +70,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnRead(const std::error_code& ec, size_t n);
   // Runs every complete command in the read buffer; appends replies to out_.
   void ProcessBatch();
+  bool RunBatchCommands();
   // Makes the batch durable, then continues in AfterDurable (inline, or posted back to this
   // thread by the store's syncer under appendfsync always).
   void FinishBatch();
@@ -103,7 +105,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t batch_seq_ = 0;    // the store's sequence number when the batch began
   size_t batch_replies_ = 0;  // replies the batch produced (one per command)
   bool batch_wrote_ = false;  // the sequence number moved during the batch
-  bool more_input_ = false;   // the batch stopped at kBatchReplyBytes with commands left
+  // The batch's commit group (its plain data commands share one RocksDB write), alive during
+  // ProcessBatch; and how its writes went: a failure answers every command of the batch with it.
+  CommitGroup* group_ = nullptr;
+  Status group_status_;
+  bool more_input_ = false;  // the batch stopped at kBatchReplyBytes with commands left
   asio::steady_timer soft_limit_timer_;
   std::chrono::steady_clock::time_point soft_limit_since_{};  // epoch: not over the soft limit
   bool writing_ = false;

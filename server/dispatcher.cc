@@ -67,6 +67,16 @@ void FinishOwnUnit(CommandContext& ctx, size_t reply_start) {
   ReplyError(ctx.out, s);
 }
 
+// Plain data commands (reads and writes of declared keys) join the connection's commit group.
+// Everything else (MULTI/EXEC/WATCH, scripts, keyspace-wide commands, server commands) runs
+// after the group's writes are flushed, so it sees them committed and never waits for a lock
+// the group holds.
+bool JoinsGroup(const CommandSpec& spec, const UnitPlan& plan) {
+  return plan.data && !plan.all_keys && !plan.isolate_reads &&
+         (spec.flags & (kWrite | kReadOnly)) != 0 &&
+         (spec.flags & (kScriptUnit | kMultiControl)) == 0;
+}
+
 // Runs the handler, in ctx.unit when the caller set one (EXEC, scripts), else in a unit of its
 // own planned from the command table. A command whose own unit hit a key it did not declare
 // (kLockConflict: a key the table cannot name, e.g. COPY's DB destination) runs once more
@@ -80,14 +90,20 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     thread_local std::vector<KeyRef> keys;
     keys.clear();
     const UnitPlan plan = PlanUnit(spec, args, ctx.client.db, &keys);
-    if (plan.data) {
-      ctx.unit =
-          &ctx.own_unit.emplace(ctx.store, keys, UnitOptions(plan.all_keys, plan.isolate_reads));
+    TransactionOptions options = UnitOptions(plan.all_keys, plan.isolate_reads);
+    if (ctx.group != nullptr) {
+      if (JoinsGroup(spec, plan)) {
+        options.group = ctx.group;
+      } else {
+        static_cast<void>(ctx.group->Flush());  // a failure sticks: the connection sees it
+      }
     }
+    if (plan.data) ctx.unit = &ctx.own_unit.emplace(ctx.store, keys, options);
   }
   spec.handler(ctx, args);
   if (top && ctx.own_unit && ctx.own_unit->conflicted()) {
     ctx.own_unit.reset();
+    if (ctx.group != nullptr) static_cast<void>(ctx.group->Flush());
     buffer->resize(reply_start);
     ctx.unit = &ctx.own_unit.emplace(ctx.store, std::span<const KeyRef>{},
                                      UnitOptions(/*all_keys=*/true, /*isolate_reads=*/false));

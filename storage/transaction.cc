@@ -17,7 +17,16 @@ static_assert(sizeof(Txn) <= 64 && alignof(Txn) <= 16, "grow Transaction::txn_st
 
 Store::Transaction::Transaction(Store& store, std::span<const KeyRef> keys,
                                 TransactionOptions options)
-    : store_(store), options_(options), locks_(LockSets::Acquire()) {
+    : store_(store), options_(options) {
+  if (options.group != nullptr) {
+    if (!options.all_keys && !options.isolate_reads) {
+      JoinGroup(keys);
+      return;
+    }
+    // A unit that locks everything or isolates its reads runs alone, after the group's writes.
+    static_cast<void>(options.group->Flush());
+  }
+  locks_ = LockSets::Acquire();
   if (options.all_keys) {
     locks_->PlanAll();
   } else {
@@ -30,7 +39,35 @@ Store::Transaction::Transaction(Store& store, std::span<const KeyRef> keys,
   txn_->set_locks(locks_, options.isolate_reads);
 }
 
+// Takes the stripes the group lacks by try-lock; if one is busy, flushes the group (releasing
+// all it holds) and then waits for this unit's stripes like an own unit.
+void Store::Transaction::JoinGroup(std::span<const KeyRef> keys) {
+  group_ = options_.group;
+  locks_ = &group_->locks();
+  bool held = true;
+  for (const KeyRef& k : keys) {
+    if (!locks_->TryAcquire(RawKey(k.db, k.key))) {
+      held = false;
+      break;
+    }
+  }
+  if (!held) {
+    static_cast<void>(group_->Flush());
+    locks_->Unlock();
+    for (const KeyRef& k : keys) locks_->Plan(RawKey(k.db, k.key));
+    locks_->Lock(store_.impl().locks());
+  }
+  txn_ = &group_->txn();
+  txn_->Retime(internal::UnitTime{store_.impl().clock().NowNs()});
+  txn_->set_locks(locks_, /*lock_reads=*/false);
+  txn_->SetMark();
+}
+
 Store::Transaction::~Transaction() {
+  if (group_ != nullptr) {
+    txn_->RollbackToMark();  // drops what this member staged and did not commit
+    return;
+  }
   txn_->~Txn();  // drops what was staged
   locks_->Unlock();
   LockSets::Release(locks_);
@@ -39,9 +76,23 @@ Store::Transaction::~Transaction() {
 int64_t Store::Transaction::NowMs() const { return txn_->now_ms(); }
 int64_t Store::Transaction::NowNs() const { return txn_->now_ns(); }
 Status Store::Transaction::Commit() {
+  if (group_ != nullptr) {
+    // A write the store would refuse now is refused now, as an own unit's would be; the rest
+    // waits for the group's write.
+    if (!group_->status().ok()) return group_->status();
+    if (txn_->StagedSinceMark() && store_.impl().writes_refused()) {
+      txn_->RollbackToMark();
+      return store_.impl().WriteRefusal();
+    }
+    txn_->AdvanceMark();
+    return group_->MemberCommitted();
+  }
   return txn_->Commit(/*durable=*/true, options_.defer_durability);
 }
-void Store::Transaction::Rollback() { txn_->Rollback(); }
+void Store::Transaction::Rollback() {
+  if (group_ != nullptr) return txn_->RollbackToMark();
+  txn_->Rollback();
+}
 bool Store::Transaction::conflicted() const { return txn_->conflicted(); }
 
 Status Store::Transaction::ClaimWrite(int db, std::string_view key) {
@@ -56,6 +107,40 @@ Status Store::Transaction::ClaimRead(int db, std::string_view key) {
 Status Store::Transaction::ClaimAll(bool write) {
   if (txn_->holds_all_locks() || (!write && !options_.isolate_reads)) return Status::Ok();
   return txn_->ClaimAllFailed();
+}
+
+// ---- CommitGroup
+
+CommitGroup::CommitGroup(Store& store, bool defer_durability)
+    : store_(store), defer_durability_(defer_durability), locks_(LockSets::Acquire()) {
+  locks_->Lock(store.impl().locks());  // nothing planned: ready for try-locks
+  txn_ = new (txn_storage_) Txn(store.impl(), internal::UnitTime{store.impl().clock().NowNs()});
+}
+
+CommitGroup::~CommitGroup() {
+  static_cast<void>(Flush());
+  txn_->~Txn();
+  locks_->Unlock();
+  LockSets::Release(locks_);
+}
+
+Status CommitGroup::Flush() {
+  if (members_ > 0) {
+    Status s = txn_->Commit(/*durable=*/true, defer_durability_);
+    if (status_.ok() && !s.ok()) status_ = s;
+    members_ = 0;
+  } else {
+    txn_->Rollback();
+  }
+  locks_->Unlock();
+  locks_->Lock(store_.impl().locks());
+  return status_;
+}
+
+Status CommitGroup::MemberCommitted() {
+  ++members_;
+  if (members_ >= kMaxUnits || txn_->staged_bytes() >= kMaxBytes) return Flush();
+  return status_;
 }
 
 // ---- Commit observers

@@ -47,6 +47,15 @@ struct Txn::Scratch {
   uint32_t flushed = 0;  // bit d: DeleteDb(d) ran in this unit
   size_t written_at_flush[kNumDatabases] = {};  // written.n when db d was last emptied
 
+  // The state at the mark (Txn::SetMark), restored by RollbackToMark.
+  struct Mark {
+    size_t expired_n = 0;
+    size_t written_n = 0;
+    uint32_t flushed = 0;
+    uint32_t batch_count = 0;
+    size_t written_at_flush[kNumDatabases] = {};
+  } mark;
+
   void Reset() {
     // Clearing rebuilds the index's arena: only worth it when something was staged (a read-only
     // unit, the common case, stages nothing).
@@ -140,7 +149,7 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
       read->PinSelf(it->Entry().value);
       found = true;
     }
-  } else if (s_->batch.GetWriteBatch()->Count() == 0) {
+  } else if (s_->batch.GetWriteBatch()->Count() == 0 || NotStaged(raw_key)) {
     Status st = impl_.ReadRaw(raw_key, read, &found, snapshot_);
     if (!st.ok()) return st;
   } else {
@@ -156,6 +165,15 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
   if (!IsExpired(view->expire_at_ms, now_ms_)) return std::optional<EntryView>(*view);
   if (MayRemoveExpired(raw_key) && !s_->expired.Contains(raw_key)) s_->expired.Add(raw_key);
   return std::optional<EntryView>();
+}
+
+// Whether the batch surely holds no entry for raw_key in the default column family: every write
+// there goes through Put/Delete (noted in `written`) or DeleteDb (checked before). A short scan
+// of the noted keys is much cheaper than searching the batch's index (a commit group's batch
+// holds many commands' writes).
+bool Txn::NotStaged(std::string_view raw_key) const {
+  constexpr size_t kMaxScan = 32;
+  return s_->written.n <= kMaxScan && !s_->written.Contains(raw_key);
 }
 
 Result<std::optional<Entry>> Txn::Read(const std::string& raw_key) {
@@ -288,6 +306,7 @@ std::string_view Txn::written_key(size_t i) const { return s_->written.slots[i];
 uint32_t Txn::flushed_dbs() const { return s_->flushed; }
 
 Status Txn::Commit(bool durable, bool defer_durability) {
+  DropMark();
   for (size_t i = 0; i < s_->expired.n; ++i) {
     const std::string& k = s_->expired.slots[i];
     if (!s_->written.Contains(k)) s_->batch.Delete(rocksdb::Slice(k));
@@ -302,8 +321,62 @@ Status Txn::Commit(bool durable, bool defer_durability) {
 }
 
 void Txn::Rollback() {
+  DropMark();
   s_->Reset();
   conflicted_ = false;
 }
+
+void Txn::DropMark() {
+  if (!marked_) return;
+  s_->batch.PopSavePoint().PermitUncheckedError();  // NotFound once the batch was cleared
+  marked_ = false;
+}
+
+void Txn::Retime(UnitTime now) {
+  if (now.ns <= now_ns_) return;
+  now_ns_ = now.ns;
+  now_ms_ = now.ns / 1'000'000;
+}
+
+void Txn::SetMark() {
+  DropMark();
+  s_->batch.SetSavePoint();
+  marked_ = true;
+  Scratch::Mark& m = s_->mark;
+  m.expired_n = s_->expired.n;
+  m.written_n = s_->written.n;
+  m.flushed = s_->flushed;
+  m.batch_count = s_->batch.GetWriteBatch()->Count();
+  std::copy(std::begin(s_->written_at_flush), std::end(s_->written_at_flush),
+            std::begin(m.written_at_flush));
+  conflicted_ = false;
+}
+
+void Txn::AdvanceMark() { SetMark(); }
+
+void Txn::RollbackToMark() {
+  if (!marked_) return Rollback();
+  if (StagedSinceMark()) {
+    // Rebuilds the index: costly, but only a failed member (a lock conflict, a script error)
+    // gets here.
+    s_->batch.RollbackToSavePoint().PermitUncheckedError();
+    marked_ = false;
+  }
+  const Scratch::Mark& m = s_->mark;
+  s_->expired.n = m.expired_n;
+  s_->written.n = m.written_n;
+  s_->flushed = m.flushed;
+  std::copy(std::begin(m.written_at_flush), std::end(m.written_at_flush),
+            std::begin(s_->written_at_flush));
+  SetMark();
+}
+
+bool Txn::StagedSinceMark() const {
+  return s_->batch.GetWriteBatch()->Count() != s_->mark.batch_count ||
+         s_->written.n != s_->mark.written_n || s_->expired.n != s_->mark.expired_n ||
+         s_->flushed != s_->mark.flushed;
+}
+
+size_t Txn::staged_bytes() const { return s_->batch.GetWriteBatch()->GetDataSize(); }
 
 }  // namespace sluice::internal

@@ -132,6 +132,18 @@ class Txn {
   // Drops everything staged so far (same time and locks).
   void Rollback();
 
+  // ---- Marks: the units of a Store::CommitGroup share one Txn. Each member starts at a mark
+  // (Retime + SetMark); Rollback/RollbackToMark drop only what was staged since it, and
+  // AdvanceMark keeps the member's writes for the group's one Commit.
+  // Gives the next member its own time (a unit's time never goes back).
+  void Retime(UnitTime now);
+  void SetMark();
+  void AdvanceMark();
+  void RollbackToMark();
+  bool StagedSinceMark() const;
+  // Bytes staged in the batch (bounds a group's write).
+  size_t staged_bytes() const;
+
   struct Scratch;  // txn.cc
 
  private:
@@ -141,12 +153,15 @@ class Txn {
     return locks_ == nullptr || locks_->Holds(raw_key);
   }
   void NoteWritten(std::string_view raw_key);
+  void DropMark();
+  bool NotStaged(std::string_view raw_key) const;
 
   Store::Impl& impl_;
   int64_t now_ns_;
   int64_t now_ms_;
   LockSet* locks_ = nullptr;
   bool lock_reads_ = false;
+  bool marked_ = false;  // a savepoint is set on the batch (group member)
   bool conflicted_ = false;
   const rocksdb::Snapshot* snapshot_ = nullptr;  // SnapshotReads
   Scratch* s_;

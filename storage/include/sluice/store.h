@@ -157,6 +157,8 @@ struct KeyRef {
   std::string_view key;
 };
 
+class CommitGroup;  // sluice/transaction.h
+
 struct TransactionOptions {
   // Lock every stripe instead of the declared keys' (for keyspace walks and flushes in a unit).
   bool all_keys = false;
@@ -166,6 +168,10 @@ struct TransactionOptions {
   // WhenDurable) before acknowledging the unit's results. The server defers every unit of a
   // read batch, so the batch costs one write(2) and, under kAlways, a share of one group fsync.
   bool defer_durability = false;
+  // Join this group (see CommitGroup in sluice/transaction.h): Commit() only marks the
+  // unit's writes for the group's one RocksDB write. Units with all_keys or isolate_reads never
+  // join: the group is flushed before they start.
+  CommitGroup* group = nullptr;
 };
 
 // Told of every committed unit of work that wrote something (WATCH uses it; replication and

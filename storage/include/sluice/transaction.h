@@ -268,10 +268,66 @@ class Store::Transaction {
   Status ClaimAll(bool write);
   internal::Txn* NewTxn();
 
+  void JoinGroup(std::span<const KeyRef> keys);
+
   Store& store_;
   TransactionOptions options_;
-  internal::LockSet* locks_;  // from a per-thread free list; held until destruction
-  internal::Txn* txn_;        // constructed in txn_storage_
+  CommitGroup* group_ = nullptr;  // set when the unit is a member of options.group
+  // Own units: from a per-thread free list, held until destruction. Members: the group's.
+  internal::LockSet* locks_;
+  internal::Txn* txn_;  // own units: constructed in txn_storage_; members: the group's
+  alignas(16) unsigned char txn_storage_[64];
+};
+
+// CommitGroup: lets consecutive units on one thread share one RocksDB write. A member unit
+// (TransactionOptions::group) runs as any unit, with its own time and its keys locked, but its
+// Commit() only keeps its writes in the group's batch, and its locks stay held by the group
+// until Flush() writes every member's writes as one RocksDB write and releases them. Later
+// members read earlier members' writes. The server runs a read batch's commands as one group:
+// one write and one commit notification instead of one per command.
+//
+// Deadlock freedom: a member takes the stripes the group does not hold yet by try-lock only;
+// when one is busy the group is flushed first (its locks released) and the member then waits
+// for its stripes like any unit, holding nothing else. So a group never waits while it holds
+// locks.
+//
+// Until Flush() returns, no member's result may be acknowledged (nothing is written yet); a
+// failed Flush() wrote nothing of any member since the last flush. The group flushes by itself
+// when it reaches kMaxUnits members or kMaxBytes staged. Thread-compatible: one thread, and
+// members are created one at a time (never two alive at once).
+class CommitGroup {
+ public:
+  static constexpr size_t kMaxUnits = 64;
+  static constexpr size_t kMaxBytes = 1 << 20;
+
+  // `defer_durability`: the group's writes only buffer their WAL record (see
+  // TransactionOptions::defer_durability).
+  CommitGroup(Store& store, bool defer_durability);
+  ~CommitGroup();  // flushes; call Flush() first to see its status
+  CommitGroup(const CommitGroup&) = delete;
+  CommitGroup& operator=(const CommitGroup&) = delete;
+
+  // Writes the members' writes as one RocksDB write (notifying commit observers once), then
+  // releases the group's locks. The first failure sticks: later members' commits and flushes
+  // report it (the caller should stop adding members).
+  Status Flush();
+  // The sticky failure of a flush, or OK.
+  const Status& status() const { return status_; }
+  bool empty() const { return members_ == 0; }
+
+ private:
+  friend class Store::Transaction;
+  internal::LockSet& locks() { return *locks_; }
+  internal::Txn& txn() { return *txn_; }
+  // After a member's Commit(): flushes when a bound is reached.
+  Status MemberCommitted();
+
+  Store& store_;
+  bool defer_durability_;
+  size_t members_ = 0;
+  Status status_;
+  internal::LockSet* locks_;
+  internal::Txn* txn_;
   alignas(16) unsigned char txn_storage_[64];
 };
 

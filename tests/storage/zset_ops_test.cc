@@ -55,6 +55,23 @@ TEST_CASE("zset lex ranges: bounds, exclusivity, rev, limit, removal") {
   CHECK(*t.Exists(0, std::vector<SV>{"z"}) == 0);
 }
 
+TEST_CASE("zset lex ranges in a big set of one score seek to the bound, both ways") {
+  Fixture f;
+  Txn t(*f.store, {});
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) names.push_back("m" + std::to_string(1000 + i));
+  for (const auto& n : names) Add(t, "big", {{7, n}});
+  CHECK(*t.ZLexCount(0, "big", Incl("m1100"), Excl("m1200")) == 100);
+  CHECK(Members(*t.ZRangeByLex(0, "big", Excl("m1100"), kHi, false, 1, 2)) ==
+        Names{"m1102", "m1103"});
+  CHECK(Members(*t.ZRangeByLex(0, "big", kLo, Excl("m1100"), true, 0, 2)) ==
+        Names{"m1099", "m1098"});
+  CHECK(Members(*t.ZRangeByLex(0, "big", Incl("m1298x"), kHi, false, 0, -1)) == Names{"m1299"});
+  CHECK(t.ZRangeByLex(0, "big", Incl("n"), kHi, false, 0, -1)->empty());
+  CHECK(*t.ZRemRangeByLex(0, "big", kLo, Excl("m1010")) == 10);
+  CHECK(**t.ZRank(0, "big", "m1010", false) == 0);
+}
+
 TEST_CASE("zset lex ranges over mixed scores walk the set in score order, as Redis's listpack") {
   Fixture f;
   Txn t(*f.store, {});

@@ -10,7 +10,7 @@ input of ZUNION/ZINTER/ZDIFF. ZRANDMEMBER is compared by shape, ZSCAN of `zbig` 
 """
 
 MEMBERS = ["a", "b", "c", "m1", "m2", "x", "", "zz"]
-SCORES = ["0", "1", "-1", "2.5", "1e3", "-0.125", "inf", "-inf", "+inf", "3", "x", "nan"]
+SCORES = ["0", "1", "-1", "2.5", "1e3", "-0.125", "inf", "-inf", "+inf", "3", "x", "nan", "-0"]
 BOUNDS = ["-inf", "+inf", "0", "(0", "1", "(1", "2.5", "(2.5", "-1", "1e3", "x", "(x"]
 RANKS = ["0", "1", "-1", "2", "-2", "5", "-10", "x"]
 FLAGS = ["NX", "XX", "GT", "LT", "CH", "INCR"]

@@ -22,6 +22,9 @@ namespace {
 
 // Beyond this many repeated picks ZRANDMEMBER is refused rather than built in memory.
 constexpr int64_t kMaxRepeatedPicks = int64_t{1} << 26;
+// From this size one pick seeks to a random point in the member order (O(log n), roughly
+// uniform), as HRANDFIELD and SRANDMEMBER do; smaller sets and counts read every member.
+constexpr int64_t kSeekPickMin = 64;
 
 // Removes up to `count` members from `end` of an existing set and stages its metadata.
 Result<ScoredMembers> PopSome(Collection& z, ZEnd end, int64_t count) {
@@ -66,6 +69,11 @@ Result<ScoredMembers> Store::Transaction::ZRandMember(int db, std::string_view k
   if (!z.ok()) return z.status();
   if (count < -kMaxRepeatedPicks) return Status::InvalidArgument("count too large");
   if (!z->exists() || count == 0) return ScoredMembers{};
+  if (count == 1 && z->size() >= kSeekPickMin) {  // one pick from a big set: O(log n)
+    auto one = internal::SeekRandomElement(*z, ElementCf::kZSet);
+    if (!one.ok()) return one.status();
+    return ScoredMembers{{std::move(one->first), internal::DecodeZScore(one->second)}};
+  }
   auto all = AllMembers(*z);
   if (!all.ok() || all->empty()) return all;
   ScoredMembers& members = *all;

@@ -156,6 +156,12 @@ TEST_CASE("zset random picks and ZSCAN") {
   } while (cursor != 0 && pages < 100);
   CHECK(seen == 200);
   CHECK(pages > 1);
+  for (int i = 0; i < 20; ++i) {  // one pick from a big set seeks
+    auto one = t.ZRandMember(0, "big", 1);
+    REQUIRE(one->size() == 1);
+    CHECK(one->front().first.rfind("m", 0) == 0);
+    CHECK(one->front().second == 1.5);
+  }
 }
 
 TEST_CASE("zset algebra: weights, aggregates, sets as inputs, NaN as 0, store and card") {

@@ -1,11 +1,10 @@
-// Sorted set commands: ZADD, ZINCRBY, ZREM, ZCARD, ZSCORE, ZCOUNT, ZRANGE (by rank or BYSCORE,
-// REV, LIMIT, WITHSCORES), ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZREMRANGEBYRANK,
-// ZREMRANGEBYSCORE. Each parses its arguments in Redis 7.0's order (so the same bad input gets
-// the same error), makes one call on ctx.txn() and replies.
-#include <cctype>
-#include <cerrno>
+// Sorted set commands: ZADD, ZINCRBY, ZREM, ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZPOPMIN,
+// ZPOPMAX, ZMPOP, ZRANDMEMBER, ZSCAN; cmd_zset_ranges.cc has the range commands and
+// cmd_zset_algebra.cc ZUNION/ZINTER/ZDIFF. Each parses its arguments in Redis 7.0's order (so the
+// same bad input gets the same error), makes one call on ctx.txn() and replies.
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,8 +12,10 @@
 #include "server/args.h"
 #include "server/client_state.h"
 #include "server/command.h"
+#include "server/element_scan.h"
 #include "server/errors.h"
 #include "server/replies.h"
+#include "server/zset_args.h"
 #include "sluice/transaction.h"
 
 namespace sluice::server {
@@ -22,55 +23,11 @@ namespace sluice::server {
 namespace {
 
 using Txn = Store::Transaction;
-using ScoreBound = Txn::ScoreBound;
+using ZEnd = Txn::ZEnd;
 
-// Redis's getDoubleFromObject: the whole argument, no leading space, no NaN, no overflow.
-std::optional<double> ParseScore(std::string_view s) {
-  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
-  const std::string text(s);
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || std::isnan(v)) return std::nullopt;
-  if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) return std::nullopt;
-  return v;
-}
-
-// A score range bound: "(" for exclusive, then a float (inf allowed, NaN not).
-std::optional<ScoreBound> ParseBound(std::string_view s) {
-  ScoreBound b;
-  if (!s.empty() && s[0] == '(') {
-    b.exclusive = true;
-    s.remove_prefix(1);
-  }
-  const std::string text(s);
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || std::isnan(v)) return std::nullopt;
-  b.value = v;
-  return b;
-}
-
-bool ParseRange(CommandContext& ctx, std::string_view min, std::string_view max, ScoreBound* lo,
-                ScoreBound* hi) {
-  std::optional<ScoreBound> a = ParseBound(min);
-  std::optional<ScoreBound> b = ParseBound(max);
-  if (!a || !b) {
-    ReplyError(ctx.out, MinOrMaxNotFloat());
-    return false;
-  }
-  *lo = *a;
-  *hi = *b;
-  return true;
-}
-
-void ReplyScore(CommandContext& ctx, const std::optional<double>& score) {
-  if (score) {
-    ctx.out.Double(*score);
-  } else {
-    ctx.out.NullBulk();
-  }
-}
+// A negative count repeats picks, so its reply is -count elements long whatever the set holds:
+// beyond this it is refused rather than built in memory (as SRANDMEMBER and HRANDFIELD).
+constexpr int64_t kMaxRepeatedPicks = 10'000'000;
 
 // ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
 void ZAddCommand(CommandContext& ctx, Args args) {
@@ -136,89 +93,138 @@ void ZScoreCommand(CommandContext& ctx, Args args) {
   ReplyScore(ctx, *r);
 }
 
-void ZCountCommand(CommandContext& ctx, Args args) {
-  ScoreBound lo, hi;
-  if (!ParseRange(ctx, args[2], args[3], &lo, &hi)) return;
-  ReplyInteger(ctx, ctx.txn().ZCount(ctx.client.db, args[1], lo, hi));
+void ZMScoreCommand(CommandContext& ctx, Args args) {
+  auto r = ctx.txn().ZMScore(ctx.client.db, args[1], args.subspan(2));
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  ctx.out.Array(r->size());
+  for (const auto& score : *r) ReplyScore(ctx, score);
 }
 
-enum class RangeType { kAuto, kRank, kScore };
-enum class Direction { kAuto, kForward, kReverse };
+void RankCore(CommandContext& ctx, Args args, bool rev) {
+  auto r = ctx.txn().ZRank(ctx.client.db, args[1], args[2], rev);
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (!r->has_value()) return ctx.out.NullBulk();
+  ctx.out.Integer(**r);
+}
+void ZRankCommand(CommandContext& ctx, Args args) { RankCore(ctx, args, false); }
+void ZRevRankCommand(CommandContext& ctx, Args args) { RankCore(ctx, args, true); }
 
-// Redis 7.0's zrangeGenericCommand: the options after key/min/max, then the range, then the key.
-void ZRangeCore(CommandContext& ctx, Args args, RangeType type, Direction dir) {
-  bool with_scores = false;
-  int64_t offset = 0;
-  int64_t limit = -1;
-  for (size_t j = 4; j < args.size(); ++j) {
-    const size_t left = args.size() - j - 1;
-    if (EqualsIgnoreCase(args[j], "withscores")) {
-      with_scores = true;
-    } else if (EqualsIgnoreCase(args[j], "limit") && left >= 2) {
-      std::optional<int64_t> o = ParseInt64(args[j + 1]);
-      std::optional<int64_t> l = ParseInt64(args[j + 2]);
-      if (!o || !l) return ReplyError(ctx.out, NotAnInteger());
-      offset = *o;
-      limit = *l;
-      j += 2;
-    } else if (dir == Direction::kAuto && EqualsIgnoreCase(args[j], "rev")) {
-      dir = Direction::kReverse;
-    } else if (type == RangeType::kAuto && EqualsIgnoreCase(args[j], "byscore")) {
-      type = RangeType::kScore;
-    } else if (type == RangeType::kAuto && EqualsIgnoreCase(args[j], "bylex")) {
-      return ReplyError(ctx.out, NotSupported("ZRANGE BYLEX"));
+// ZPOPMIN/ZPOPMAX key [count]: without a count a flat [member, score] (empty when missing);
+// with one RESP3 gets [member, score] pairs.
+void PopCore(CommandContext& ctx, Args args, ZEnd end) {
+  if (args.size() > 3) return ReplyError(ctx.out, SyntaxError());
+  int64_t count = 1;
+  if (args.size() == 3) {
+    std::optional<int64_t> c = ParseInt64(args[2]);
+    if (!c || *c < 0) return ReplyError(ctx.out, NotPositive());
+    count = *c;
+  }
+  auto r = ctx.txn().ZPop(ctx.client.db, args[1], end, count);
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  ReplyScoredMembers(ctx, *r, /*with_scores=*/true, /*flat=*/args.size() == 2);
+}
+void ZPopMinCommand(CommandContext& ctx, Args args) { PopCore(ctx, args, ZEnd::kMin); }
+void ZPopMaxCommand(CommandContext& ctx, Args args) { PopCore(ctx, args, ZEnd::kMax); }
+
+// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] -> [key, [[member, score], ...]] or a nil
+// array.
+void ZMPopCommand(CommandContext& ctx, Args args) {
+  std::optional<int64_t> numkeys = ParseInt64(args[1]);
+  if (!numkeys || *numkeys < 1) return ReplyError(ctx.out, NumkeysNotPositive());
+  if (*numkeys > static_cast<int64_t>(args.size()) - 3) return ReplyError(ctx.out, SyntaxError());
+  const size_t where = 2 + static_cast<size_t>(*numkeys);
+  ZEnd end = ZEnd::kMin;
+  if (EqualsIgnoreCase(args[where], "max")) {
+    end = ZEnd::kMax;
+  } else if (!EqualsIgnoreCase(args[where], "min")) {
+    return ReplyError(ctx.out, SyntaxError());
+  }
+  int64_t count = -1;
+  for (size_t j = where + 1; j < args.size(); ++j) {
+    const bool more = j + 1 < args.size();
+    if (count == -1 && EqualsIgnoreCase(args[j], "count") && more) {
+      std::optional<int64_t> c = ParseInt64(args[++j]);
+      if (!c || *c < 1) return ReplyError(ctx.out, CountNotPositive());
+      count = *c;
     } else {
       return ReplyError(ctx.out, SyntaxError());
     }
   }
-  const bool rev = dir == Direction::kReverse;
-  if (type == RangeType::kAuto) type = RangeType::kRank;
-  if (limit != -1 && type == RangeType::kRank) return ReplyError(ctx.out, ZRangeLimitNeedsBy());
-  Result<Txn::ScoredMembers> r = Txn::ScoredMembers{};
-  if (type == RangeType::kRank) {
-    std::optional<int64_t> start = ParseInt64(args[2]);
-    std::optional<int64_t> stop = ParseInt64(args[3]);
-    if (!start || !stop) return ReplyError(ctx.out, NotAnInteger());
-    r = ctx.txn().ZRangeByRank(ctx.client.db, args[1], *start, *stop, rev);
-  } else {
-    ScoreBound lo, hi;  // REV gives the range as max, min
-    if (!ParseRange(ctx, args[rev ? 3 : 2], args[rev ? 2 : 3], &lo, &hi)) return;
-    r = ctx.txn().ZRangeByScore(ctx.client.db, args[1], lo, hi, rev, offset, limit);
-  }
+  auto r = ctx.txn().ZMPop(ctx.client.db, args.subspan(2, static_cast<size_t>(*numkeys)), end,
+                           count == -1 ? 1 : count);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
-  const bool pairs = with_scores && ctx.out.resp() == 3;
-  ctx.out.Array(r->size() * (with_scores && !pairs ? 2 : 1));
-  for (const auto& [member, score] : *r) {
-    if (pairs) ctx.out.Array(2);
+  if (!r->has_value()) return ctx.out.NullArray();
+  ctx.out.Array(2);
+  ctx.out.Bulk((*r)->first);
+  ctx.out.Array((*r)->second.size());
+  for (const auto& [member, score] : (*r)->second) {
+    ctx.out.Array(2);
     ctx.out.Bulk(member);
-    if (with_scores) ctx.out.Double(score);
+    ctx.out.Double(score);
   }
 }
 
-void ZRangeCommand(CommandContext& ctx, Args args) {
-  ZRangeCore(ctx, args, RangeType::kAuto, Direction::kAuto);
-}
-void ZRevRangeCommand(CommandContext& ctx, Args args) {
-  ZRangeCore(ctx, args, RangeType::kRank, Direction::kReverse);
-}
-void ZRangeByScoreCommand(CommandContext& ctx, Args args) {
-  ZRangeCore(ctx, args, RangeType::kScore, Direction::kForward);
-}
-void ZRevRangeByScoreCommand(CommandContext& ctx, Args args) {
-  ZRangeCore(ctx, args, RangeType::kScore, Direction::kReverse);
+// ZMPOP's keys: numkeys of them after the count; nothing for bad input.
+void ZMPopKeys(Args args, std::vector<int>* positions) {
+  if (args.size() < 2) return;
+  std::optional<int64_t> n = ParseInt64(args[1]);
+  if (!n || *n < 1 || *n > static_cast<int64_t>(args.size()) - 3) return;
+  for (int64_t i = 0; i < *n; ++i) positions->push_back(static_cast<int>(2 + i));
 }
 
-void ZRemRangeByRankCommand(CommandContext& ctx, Args args) {
-  std::optional<int64_t> start = ParseInt64(args[2]);
-  std::optional<int64_t> stop = ParseInt64(args[3]);
-  if (!start || !stop) return ReplyError(ctx.out, NotAnInteger());
-  ReplyInteger(ctx, ctx.txn().ZRemRangeByRank(ctx.client.db, args[1], *start, *stop));
+// ZRANDMEMBER key [count [WITHSCORES]]: without a count one member or nil; with one an array.
+void ZRandMemberCommand(CommandContext& ctx, Args args) {
+  if (args.size() == 2) {
+    auto r = ctx.txn().ZRandMember(ctx.client.db, args[1], 1);
+    if (!r.ok()) return ReplyError(ctx.out, r.status());
+    if (r->empty()) return ctx.out.NullBulk();
+    return ctx.out.Bulk(r->front().first);
+  }
+  std::optional<int64_t> count = ParseInt64(args[2]);
+  if (!count) return ReplyError(ctx.out, NotAnInteger());
+  if (*count == std::numeric_limits<int64_t>::min()) {
+    return ReplyError(ctx.out, CountOutOfLongRange());
+  }
+  if (args.size() > 4 || (args.size() == 4 && !EqualsIgnoreCase(args[3], "withscores"))) {
+    return ReplyError(ctx.out, SyntaxError());
+  }
+  const bool with_scores = args.size() == 4;
+  constexpr int64_t kHalf = std::numeric_limits<int64_t>::max() / 2;
+  if (with_scores && (*count < -kHalf || *count > kHalf)) {
+    return ReplyError(ctx.out, ValueOutOfRange());
+  }
+  if (*count < -kMaxRepeatedPicks) {
+    return ReplyError(ctx.out, NotSupported("a negative count below -10000000"));
+  }
+  auto r = ctx.txn().ZRandMember(ctx.client.db, args[1], *count);
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  ReplyScoredMembers(ctx, *r, with_scores);
 }
 
-void ZRemRangeByScoreCommand(CommandContext& ctx, Args args) {
-  ScoreBound lo, hi;
-  if (!ParseRange(ctx, args[2], args[3], &lo, &hi)) return;
-  ReplyInteger(ctx, ctx.txn().ZRemRangeByScore(ctx.client.db, args[1], lo, hi));
+// ZSCAN's scores are strings, as Redis's listpack holds them ("%.17g"; inf, -inf).
+std::string ScoreText(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17);
+  return std::string(buf, r.ptr);
+}
+
+Result<int64_t> ZSetSize(CommandContext& ctx, std::string_view key) {
+  return ctx.txn().ZCard(ctx.client.db, key);
+}
+Result<ElementScanReply> ZSetScan(CommandContext& ctx, std::string_view key,
+                                  const ElementScanArgs& a) {
+  auto r = ctx.txn().ZScan(ctx.client.db, key, a.cursor, a.match, a.count);
+  if (!r.ok()) return r.status();
+  ElementScanReply reply;
+  reply.next_cursor = r->next_cursor;
+  reply.items.reserve(r->items.size());
+  for (auto& [member, score] : r->items)
+    reply.items.emplace_back(std::move(member), ScoreText(score));
+  return reply;
+}
+void ZScanCommand(CommandContext& ctx, Args args) {
+  ElementScanCommand(ctx, args, ZSetSize, ZSetScan, /*values=*/true);
 }
 
 void Add(CommandTable& table, std::string name, int arity, uint32_t flags, Handler handler,
@@ -244,24 +250,30 @@ void RegisterZSetCommands(CommandTable& table) {
       "1.2.0", "key");
   Add(table, "zscore", 3, kRoFast, ZScoreCommand,
       "Get the score associated with the given member in a sorted set", "1.2.0", "key member");
-  Add(table, "zcount", 4, kRoFast, ZCountCommand,
-      "Count the members in a sorted set with scores within the given values", "2.0.0",
-      "key min max");
-  Add(table, "zrange", -4, kRo, ZRangeCommand, "Return a range of members in a sorted set", "1.2.0",
-      "key start stop [BYSCORE] [REV] [LIMIT offset count] [WITHSCORES]");
-  Add(table, "zrevrange", -4, kRo, ZRevRangeCommand,
-      "Return a range of members in a sorted set, by index, with scores ordered from high to low",
-      "1.2.0", "key start stop [WITHSCORES]");
-  Add(table, "zrangebyscore", -4, kRo, ZRangeByScoreCommand,
-      "Return a range of members in a sorted set, by score", "1.0.5",
-      "key min max [WITHSCORES] [LIMIT offset count]");
-  Add(table, "zrevrangebyscore", -4, kRo, ZRevRangeByScoreCommand,
-      "Return a range of members in a sorted set, by score, with scores ordered from high to low",
-      "2.2.0", "key max min [WITHSCORES] [LIMIT offset count]");
-  Add(table, "zremrangebyrank", 4, kWrite, ZRemRangeByRankCommand,
-      "Remove all members in a sorted set within the given indexes", "2.0.0", "key start stop");
-  Add(table, "zremrangebyscore", 4, kWrite, ZRemRangeByScoreCommand,
-      "Remove all members in a sorted set within the given scores", "1.2.0", "key min max");
+  Add(table, "zmscore", -3, kRoFast, ZMScoreCommand,
+      "Get the score associated with the given members in a sorted set", "6.2.0",
+      "key member [member ...]");
+  Add(table, "zrank", 3, kRoFast, ZRankCommand, "Determine the index of a member in a sorted set",
+      "2.0.0", "key member");
+  Add(table, "zrevrank", 3, kRoFast, ZRevRankCommand,
+      "Determine the index of a member in a sorted set, with scores ordered from high to low",
+      "2.0.0", "key member");
+  Add(table, "zpopmin", -2, kWrite | kFast, ZPopMinCommand,
+      "Remove and return members with the lowest scores in a sorted set", "5.0.0", "key [count]");
+  Add(table, "zpopmax", -2, kWrite | kFast, ZPopMaxCommand,
+      "Remove and return members with the highest scores in a sorted set", "5.0.0", "key [count]");
+  CommandSpec mpop = MakeSpec("sorted-set", "zmpop", -4, kWrite, KeyRange{}, ZMPopCommand,
+                              "Remove and return members with scores in a sorted set", "7.0.0",
+                              "numkeys key [key ...] MIN|MAX [COUNT count]");
+  mpop.find_keys = ZMPopKeys;
+  table.Add(std::move(mpop));
+  Add(table, "zrandmember", -2, kRo, ZRandMemberCommand,
+      "Get one or multiple random elements from a sorted set", "6.2.0", "key [count [WITHSCORES]]");
+  Add(table, "zscan", -3, kRo, ZScanCommand,
+      "Incrementally iterate sorted sets elements and associated scores", "2.8.0",
+      "key cursor [MATCH pattern] [COUNT count]");
+  RegisterZSetRangeCommands(table);
+  RegisterZSetAlgebraCommands(table);
 }
 
 }  // namespace sluice::server

@@ -397,5 +397,13 @@ Status ZRangeLimitNeedsBy() {
   return Err(
       "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
 }
+Status ZRangeLexWithScores() {
+  return Err("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+}
+Status LexRangeNotValid() { return Err("ERR min or max not valid string range item"); }
+Status WeightNotAFloat() { return Err("ERR weight value is not a float"); }
+Status ZAtLeastOneKey(std::string_view command) {
+  return Err("ERR at least 1 input key is needed for '" + std::string(command) + "' command");
+}
 
 }  // namespace sluice::server

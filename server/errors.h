@@ -97,6 +97,11 @@ Status ZAddXxNx();            // "ERR XX and NX options at the same time are not
 Status ZAddGtLtNx();          // "ERR GT, LT, and/or NX options at the same time are not compatible"
 Status ZAddIncrPairs();       // "ERR INCR option supports a single increment-element pair"
 Status ZRangeLimitNeedsBy();  // "ERR syntax error, LIMIT is only supported in combination ..."
+Status ZRangeLexWithScores();  // "ERR syntax error, WITHSCORES not supported in combination ..."
+Status LexRangeNotValid();     // "ERR min or max not valid string range item"
+Status WeightNotAFloat();      // "ERR weight value is not a float"
+// "ERR at least 1 input key is needed for 'zunionstore' command"
+Status ZAtLeastOneKey(std::string_view command);
 // The full error line ReplyError writes for `status` ("ERR ...", "WRONGTYPE ...").
 std::string ErrorText(const Status& status);
 

@@ -1,8 +1,7 @@
-// Sorted sets on the collection layout (collection.h): each member has two elements, member ->
-// score (8 bytes, the double's bits LE) in the `zset` column family, and [score][member] -> ""
-// in `zscore`, the score encoded order-preserving (sign-flipped big-endian double), so the
-// zscore range is the set in Redis's order (score, then member bytes). Both are written and
-// erased together.
+// Sorted sets on the collection layout (collection.h, zset_elements.h): the element helpers,
+// ZADD/ZINCRBY, ZREM, ZCARD, ZSCORE, ZCOUNT, rank and score ranges and their removals.
+// zset_ranges.cc has lex ranges, ranks and ZRANGESTORE; zset_pops.cc pops, random picks and
+// ZSCAN; zset_algebra.cc ZUNION/ZINTER/ZDIFF.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -11,6 +10,7 @@
 #include "collection.h"
 #include "store_impl.h"
 #include "txn.h"
+#include "zset_elements.h"
 
 namespace sluice {
 
@@ -20,9 +20,9 @@ using internal::Txn;
 using ScoredMembers = Store::Transaction::ScoredMembers;
 using ScoreBound = Store::Transaction::ScoreBound;
 
-namespace {
+namespace internal {
 
-std::string ScoreKey(double score, std::string_view member) {
+std::string ZScoreKey(double score, std::string_view member) {
   uint64_t u = std::bit_cast<uint64_t>(score);
   u = (u >> 63) != 0 ? ~u : u ^ (uint64_t{1} << 63);
   std::string out(8, '\0');
@@ -31,7 +31,7 @@ std::string ScoreKey(double score, std::string_view member) {
   return out;
 }
 
-double ScoreOfKey(std::string_view element) {
+double ZScoreOfKey(std::string_view element) {
   uint64_t u = 0;
   for (size_t i = 0; i < 8 && i < element.size(); ++i) {
     u = (u << 8) | static_cast<unsigned char>(element[i]);
@@ -40,14 +40,14 @@ double ScoreOfKey(std::string_view element) {
   return std::bit_cast<double>(u);
 }
 
-std::string EncodeScore(double score) {
+std::string EncodeZScore(double score) {
   const uint64_t u = std::bit_cast<uint64_t>(score);
   std::string out(8, '\0');
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(u >> (8 * i));
   return out;
 }
 
-double DecodeScore(std::string_view s) {
+double DecodeZScore(std::string_view s) {
   uint64_t u = 0;
   for (size_t i = 0; i < 8 && i < s.size(); ++i) {
     u |= uint64_t{static_cast<unsigned char>(s[i])} << (8 * i);
@@ -59,39 +59,40 @@ Result<Collection> OpenZSet(Txn& txn, int db, std::string_view key, bool write) 
   return Collection::Open(txn, db, key, ValueKind::kZSet, write);
 }
 
-Result<std::optional<double>> GetScore(Collection& z, std::string_view member) {
+Result<std::optional<double>> GetZScore(Collection& z, std::string_view member) {
   if (!z.exists()) return std::optional<double>();
   std::string stored;
   bool found = false;
   if (Status s = z.Get(ElementCf::kZSet, member, &stored, &found); !s.ok()) return s;
   if (!found) return std::optional<double>();
-  return std::optional<double>(DecodeScore(stored));
+  return std::optional<double>(DecodeZScore(stored));
 }
 
-// Writes member at score, replacing `old` (its current score, if any).
-void PutMember(Collection& z, std::string_view member, double score, std::optional<double> old) {
-  if (old) z.Erase(ElementCf::kZScore, ScoreKey(*old, member));
-  z.Put(ElementCf::kZSet, member, EncodeScore(score));
-  z.Put(ElementCf::kZScore, ScoreKey(score, member), "");
+void PutZMember(Collection& z, std::string_view member, double score, std::optional<double> old) {
   if (!old) z.meta().count += 1;
-  if (member.size() > internal::kZsetMaxListpackValue ||
-      z.meta().count > internal::kZsetMaxListpackEntries) {
-    z.meta().flags |= internal::kMetaBigEncoding;
+  if (member.size() > kZsetMaxListpackValue || z.meta().count > kZsetMaxListpackEntries) {
+    z.meta().flags |= kMetaBigEncoding;
   }
+  // Redis's listpack keeps a score as text that reads back -0 as 0; its skiplist keeps -0.
+  if (score == 0 && (z.meta().flags & kMetaBigEncoding) == 0) score = 0;
+  if (old) z.Erase(ElementCf::kZScore, ZScoreKey(*old, member));
+  z.Put(ElementCf::kZSet, member, EncodeZScore(score));
+  z.Put(ElementCf::kZScore, ZScoreKey(score, member), "");
 }
 
-void EraseMember(Collection& z, std::string_view member, double score) {
+void EraseZMember(Collection& z, std::string_view member, double score) {
   z.Erase(ElementCf::kZSet, member);
-  z.Erase(ElementCf::kZScore, ScoreKey(score, member));
+  z.Erase(ElementCf::kZScore, ZScoreKey(score, member));
   z.meta().count -= 1;
 }
 
+namespace {
 bool AboveMin(double s, ScoreBound min) { return min.exclusive ? s > min.value : s >= min.value; }
 bool BelowMax(double s, ScoreBound max) { return max.exclusive ? s < max.value : s <= max.value; }
+}  // namespace
 
-// Every member in the score range, in `rev` order, skipping offset, at most count (< 0: all).
-Result<ScoredMembers> ScoreRange(Collection& z, ScoreBound min, ScoreBound max, bool rev,
-                                 int64_t offset, int64_t count) {
+Result<ScoredMembers> ZScoreRange(Collection& z, ScoreBound min, ScoreBound max, bool rev,
+                                  int64_t offset, int64_t count) {
   ScoredMembers out;
   if (!z.exists() || offset < 0) return out;
   auto it = z.NewIterator(ElementCf::kZScore);
@@ -102,7 +103,7 @@ Result<ScoredMembers> ScoreRange(Collection& z, ScoreBound min, ScoreBound max, 
   }
   for (; it->Valid() && count != 0; rev ? it->Prev() : it->Next()) {
     const std::string_view el = z.ElementOf(it->key());
-    const double s = ScoreOfKey(el);
+    const double s = ZScoreOfKey(el);
     if (rev ? !BelowMax(s, max) : !AboveMin(s, min)) continue;
     if (rev ? !AboveMin(s, min) : !BelowMax(s, max)) break;
     if (offset > 0) {
@@ -112,11 +113,11 @@ Result<ScoredMembers> ScoreRange(Collection& z, ScoreBound min, ScoreBound max, 
     out.emplace_back(std::string(el.substr(8)), s);
     if (count > 0) --count;
   }
-  if (!it->status().ok()) return internal::FromRocks(it->status());
+  if (!it->status().ok()) return FromRocks(it->status());
   return out;
 }
 
-Result<ScoredMembers> RankRange(Collection& z, int64_t start, int64_t stop, bool rev) {
+Result<ScoredMembers> ZRankRange(Collection& z, int64_t start, int64_t stop, bool rev) {
   const int64_t len = z.size();
   if (start < 0) start = std::max<int64_t>(0, len + start);
   if (stop < 0) stop = len + stop;
@@ -124,12 +125,23 @@ Result<ScoredMembers> RankRange(Collection& z, int64_t start, int64_t stop, bool
   if (stop >= len) stop = len - 1;
   ScoreBound all_min{-INFINITY, false};
   ScoreBound all_max{INFINITY, false};
-  return ScoreRange(z, all_min, all_max, rev, start, stop - start + 1);
+  return ZScoreRange(z, all_min, all_max, rev, start, stop - start + 1);
 }
+
+}  // namespace internal
+
+namespace {
+
+using internal::EraseZMember;
+using internal::GetZScore;
+using internal::OpenZSet;
+using internal::PutZMember;
+using internal::ZRankRange;
+using internal::ZScoreRange;
 
 Result<int64_t> RemoveAll(Collection& z, const Result<ScoredMembers>& doomed) {
   if (!doomed.ok()) return doomed.status();
-  for (const auto& [member, score] : *doomed) EraseMember(z, member, score);
+  for (const auto& [member, score] : *doomed) EraseZMember(z, member, score);
   if (!doomed->empty()) z.Save();
   return static_cast<int64_t>(doomed->size());
 }
@@ -147,7 +159,7 @@ Result<Store::Transaction::ZAddReply> Store::Transaction::ZAdd(
   int64_t added = 0;
   int64_t changed = 0;
   for (const auto& [given, member] : pairs) {
-    auto old = GetScore(*z, member);
+    auto old = GetZScore(*z, member);
     if (!old.ok()) return old.status();
     double score = given;
     if (old->has_value()) {
@@ -160,13 +172,13 @@ Result<Store::Transaction::ZAddReply> Store::Transaction::ZAdd(
       if ((f.lt && score >= **old) || (f.gt && score <= **old)) continue;
       reply.score = score;
       if (score != **old) {
-        PutMember(*z, member, score, *old);
+        PutZMember(*z, member, score, *old);
         ++changed;
       }
     } else {
       if (f.xx) continue;
       reply.score = score;
-      PutMember(*z, member, score, std::nullopt);
+      PutZMember(*z, member, score, std::nullopt);
       ++added;
     }
   }
@@ -181,10 +193,10 @@ Result<int64_t> Store::Transaction::ZRem(int db, std::string_view key,
   if (!z.ok()) return z.status();
   int64_t removed = 0;
   for (std::string_view m : members) {
-    auto old = GetScore(*z, m);
+    auto old = GetZScore(*z, m);
     if (!old.ok()) return old.status();
     if (!old->has_value()) continue;
-    EraseMember(*z, m, **old);
+    EraseZMember(*z, m, **old);
     ++removed;
   }
   if (removed > 0) z->Save();
@@ -202,7 +214,7 @@ Result<std::optional<double>> Store::Transaction::ZScore(int db, std::string_vie
   Txn::SnapshotReads one_state(*txn_);  // the metadata and the element of one moment
   auto z = OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
-  return GetScore(*z, member);
+  return GetZScore(*z, member);
 }
 
 Result<int64_t> Store::Transaction::ZCount(int db, std::string_view key, ScoreBound min,
@@ -217,7 +229,7 @@ Result<ScoredMembers> Store::Transaction::ZRangeByRank(int db, std::string_view 
   Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto z = OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
-  return RankRange(*z, start, stop, rev);
+  return ZRankRange(*z, start, stop, rev);
 }
 
 Result<ScoredMembers> Store::Transaction::ZRangeByScore(int db, std::string_view key,
@@ -226,21 +238,21 @@ Result<ScoredMembers> Store::Transaction::ZRangeByScore(int db, std::string_view
   Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
   auto z = OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
-  return ScoreRange(*z, min, max, rev, offset, count);
+  return ZScoreRange(*z, min, max, rev, offset, count);
 }
 
 Result<int64_t> Store::Transaction::ZRemRangeByRank(int db, std::string_view key, int64_t start,
                                                     int64_t stop) {
   auto z = OpenZSet(*txn_, db, key, true);
   if (!z.ok()) return z.status();
-  return RemoveAll(*z, RankRange(*z, start, stop, false));
+  return RemoveAll(*z, ZRankRange(*z, start, stop, false));
 }
 
 Result<int64_t> Store::Transaction::ZRemRangeByScore(int db, std::string_view key, ScoreBound min,
                                                      ScoreBound max) {
   auto z = OpenZSet(*txn_, db, key, true);
   if (!z.ok()) return z.status();
-  return RemoveAll(*z, ScoreRange(*z, min, max, false, 0, -1));
+  return RemoveAll(*z, ZScoreRange(*z, min, max, false, 0, -1));
 }
 
 }  // namespace sluice

@@ -7,8 +7,9 @@ redis-server 7.0.15, and kill -9 durability of big collections.
   shape for random picks. RESP2 and RESP3. Generators are the modules collection_gen_*.py in
   this directory, each with `commands(rng, keys) -> (args, mode)`: add a type by adding a file.
   SLUICE_COLLECTIONS_SEED=n runs another seed.
-- KillNineTest: a 20,000-field hash and a 20,000-member set written in pipelined batches, then
-  kill -9; after restart every acknowledged element is there, in each appendfsync mode.
+- KillNineTest: a 20,000-field hash, a 20,000-member set and a 20,000-member sorted set written
+  in pipelined batches, then kill -9; after restart every acknowledged element is there, in each
+  appendfsync mode.
 - ConcurrencyTest: 6 connections pipelining HINCRBY/SADD/HSET on the same keys: exact totals.
 - FormatTest: the data dir's SLUICE-FORMAT file; a server refuses a dir of an unknown format.
 """
@@ -185,6 +186,7 @@ class KillNineTest(unittest.TestCase):
                 for i in range(self.N):
                     cmds.append(("HSET", "bighash", "field:%d" % i, "value:%d" % i))
                     cmds.append(("SADD", "bigset", "member:%d" % i))
+                    cmds.append(("ZADD", "bigzset", str(i), "member:%d" % i))
                 for at in range(0, len(cmds), self.BATCH):
                     replies = c.pipeline(cmds[at:at + self.BATCH])
                     self.assertEqual(replies, [1] * len(replies))
@@ -193,12 +195,17 @@ class KillNineTest(unittest.TestCase):
             with Client(srv.port) as c:
                 self.assertEqual(c.call("HLEN", "bighash"), self.N)
                 self.assertEqual(c.call("SCARD", "bigset"), self.N)
+                self.assertEqual(c.call("ZCARD", "bigzset"), self.N)
+                self.assertEqual(c.call("ZRANGE", "bigzset", "-1", "-1", "WITHSCORES"),
+                                 [b"member:%d" % (self.N - 1), b"%d" % (self.N - 1)])
+                self.assertEqual(c.call("OBJECT", "ENCODING", "bigzset"), b"skiplist")
                 for i in (0, 1, self.N // 2, self.N - 1):
                     self.assertEqual(c.call("HGET", "bighash", "field:%d" % i), b"value:%d" % i)
                     self.assertEqual(c.call("SISMEMBER", "bigset", "member:%d" % i), 1)
+                    self.assertEqual(c.call("ZSCORE", "bigzset", "member:%d" % i), b"%d" % i)
                 self.assertEqual(len(c.call("HKEYS", "bighash")), self.N)
                 self.assertEqual(c.call("OBJECT", "ENCODING", "bighash"), b"hashtable")
-                self.assertEqual(c.call("DEL", "bighash", "bigset"), 2)
+                self.assertEqual(c.call("DEL", "bighash", "bigset", "bigzset"), 3)
                 self.assertEqual(c.call("HLEN", "bighash"), 0)
         finally:
             srv.stop()

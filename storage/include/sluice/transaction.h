@@ -239,6 +239,79 @@ class Store::Transaction {
                                       bool rev, int64_t offset, int64_t count);
   Result<int64_t> ZRemRangeByRank(int db, std::string_view key, int64_t start, int64_t stop);
   Result<int64_t> ZRemRangeByScore(int db, std::string_view key, ScoreBound min, ScoreBound max);
+  // A lex range bound: "-" (kMin), "+" (kMax), "[member" or "(member" (exclusive).
+  struct LexBound {
+    enum class Kind : uint8_t { kMin, kMax, kMember };
+    Kind kind = Kind::kMin;
+    std::string member;
+    bool exclusive = false;
+  };
+  // Lex ranges are Redis's walk over the set in its order (zset_ranges.cc): from the first member
+  // >= min (rev: the last <= max) while members stay <= max (rev: >= min); meaningful when every
+  // score is equal, as Redis documents, and then O(log N + M). offset < 0 gives nothing, count < 0
+  // everything.
+  Result<int64_t> ZLexCount(int db, std::string_view key, const LexBound& min, const LexBound& max);
+  Result<ScoredMembers> ZRangeByLex(int db, std::string_view key, const LexBound& min,
+                                    const LexBound& max, bool rev, int64_t offset, int64_t count);
+  Result<int64_t> ZRemRangeByLex(int db, std::string_view key, const LexBound& min,
+                                 const LexBound& max);
+  // ZRANK/ZREVRANK: the member's rank, nullopt when it (or the key) is missing. O(rank).
+  Result<std::optional<int64_t>> ZRank(int db, std::string_view key, std::string_view member,
+                                       bool rev);
+  Result<std::vector<std::optional<double>>> ZMScore(int db, std::string_view key,
+                                                     std::span<const std::string_view> members);
+  // Any of ZRANGE's three ranges (ZRANGESTORE's source).
+  struct ZRangeQuery {
+    enum class By : uint8_t { kRank, kScore, kLex };
+    By by = By::kRank;
+    bool rev = false;
+    int64_t start = 0, stop = -1;     // kRank
+    ScoreBound score_min, score_max;  // kScore
+    LexBound lex_min, lex_max;        // kLex
+    int64_t offset = 0, count = -1;   // kScore, kLex
+  };
+  Result<ScoredMembers> ZRange(int db, std::string_view key, const ZRangeQuery& q);
+  // ZRANGESTORE: dst (whatever it held) becomes the range of src, or is deleted when it is empty.
+  // kWrongType when src is not a sorted set. Returns the result's size.
+  Result<int64_t> ZRangeStore(int db, std::string_view dst, std::string_view src,
+                              const ZRangeQuery& q);
+
+  // Pops (zset_pops.cc). ZPOPMIN/ZPOPMAX: up to count (>= 0) members from the low (kMin) or high
+  // end, in pop order; the key goes with its last member. Empty for a missing key.
+  enum class ZEnd : uint8_t { kMin, kMax };
+  Result<ScoredMembers> ZPop(int db, std::string_view key, ZEnd end, int64_t count);
+  // ZMPOP (and a blocking BZPOPMIN/BZPOPMAX/BZMPOP's retry): up to count (> 0) members from the
+  // first non-empty sorted set among keys, checked in order (kWrongType stops at the first key of
+  // another kind); nullopt when every key is empty, the caller may then wait and call again.
+  Result<std::optional<std::pair<std::string, ScoredMembers>>> ZMPop(
+      int db, std::span<const std::string_view> keys, ZEnd end, int64_t count);
+  // ZRANDMEMBER's picks: count >= 0 distinct members (all when count >= ZCARD), count < 0
+  // exactly -count, repeats allowed (kInvalidArgument below -2^26 picks). Empty when missing.
+  Result<ScoredMembers> ZRandMember(int db, std::string_view key, int64_t count);
+  // ZSCAN: a small set (listpack) whole, in score order, with cursor 0; a big one in pages.
+  struct ZScanReply {
+    uint64_t next_cursor = 0;
+    ScoredMembers items;
+  };
+  Result<ZScanReply> ZScan(int db, std::string_view key, uint64_t cursor,
+                           std::optional<std::string_view> match, int64_t count);
+
+  // ZUNION/ZINTER/ZDIFF (zset_algebra.cc) over sorted sets and plain sets (members scored 1);
+  // every key's type is checked first (kWrongType), a missing key is empty. weights: one per
+  // key, or empty for all 1 (ZDIFF ignores them); a weighted or summed NaN (0 * inf, inf + -inf)
+  // is 0, as in Redis. The result comes in Redis's order (score, then member bytes).
+  enum class ZAggregate : uint8_t { kSum, kMin, kMax };
+  struct ZAlgebraArgs {
+    SetOp op = SetOp::kUnion;
+    std::span<const std::string_view> keys;
+    std::span<const double> weights;
+    ZAggregate aggregate = ZAggregate::kSum;
+  };
+  Result<ScoredMembers> ZSetAlgebra(int db, const ZAlgebraArgs& args);
+  // The STORE forms: dst (whatever it held) becomes the result, or is deleted when it is empty.
+  Result<int64_t> ZSetAlgebraStore(int db, std::string_view dst, const ZAlgebraArgs& args);
+  // ZINTERCARD: the intersection's size, counting stops at limit (0: no limit).
+  Result<int64_t> ZInterCard(int db, std::span<const std::string_view> keys, int64_t limit);
 
   // ---- Limiters
   Result<limiter::Decision> GcraTake(int db, std::string_view key, const limiter::GcraParams& p,

@@ -1,0 +1,47 @@
+// The sorted set element encoding and the helpers every zset_*.cc file shares (zsets.cc defines
+// them). Internal header.
+//
+// Each member has two elements, written and erased together: member -> score (the double's 8
+// bytes LE) in the `zset` column family, and [score][member] -> "" in `zscore`, the score
+// order-preserving (sign-flipped big-endian double), so the zscore range is the set in Redis's
+// order (score, then member bytes).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "collection.h"
+#include "sluice/transaction.h"
+
+namespace sluice::internal {
+
+using ScoredMembers = Store::Transaction::ScoredMembers;
+using ScoreBound = Store::Transaction::ScoreBound;
+
+// The zscore element of (score, member), and the score back from one.
+std::string ZScoreKey(double score, std::string_view member);
+double ZScoreOfKey(std::string_view element);
+// The zset element's value (the score's 8 bytes LE), and back.
+std::string EncodeZScore(double score);
+double DecodeZScore(std::string_view stored);
+
+Result<Collection> OpenZSet(Txn& txn, int db, std::string_view key, bool write);
+// The member's score; nullopt when it (or the key) is missing.
+Result<std::optional<double>> GetZScore(Collection& z, std::string_view member);
+// Writes member at score, replacing `old` (its current score, if any); keeps the count and the
+// big-encoding flag (128 members, a 64-byte member) right; a -0 score is stored as 0 while the set
+// is small (as Redis's listpack does). The caller Saves.
+void PutZMember(Collection& z, std::string_view member, double score, std::optional<double> old);
+// Erases a member the caller knows is there at `score`. The caller Saves.
+void EraseZMember(Collection& z, std::string_view member, double score);
+
+// Members with min <= score <= max in `rev` order, skipping offset (< 0: nothing at all), at most
+// count (< 0: all).
+Result<ScoredMembers> ZScoreRange(Collection& z, ScoreBound min, ScoreBound max, bool rev,
+                                  int64_t offset, int64_t count);
+// Ranks as LRANGE's indices (rev: rank 0 is the highest score).
+Result<ScoredMembers> ZRankRange(Collection& z, int64_t start, int64_t stop, bool rev);
+
+}  // namespace sluice::internal

@@ -5,7 +5,7 @@ call sequence (fixed seeds; SLUICE_NATIVE_SEED=n adds another) of EVAL / EVALSHA
 with good and bad arguments, clock steps on the DEBUG test clock, other writers on the same keys
 (SET, DEL, PERSIST, GCRA.TAKE, a CONC key of another type) and RESP2/RESP3 switches runs twice on
 one Sluice server: with native-scripts yes and with native-scripts no (the body run by Lua). Every
-raw reply and the final keyspace (keys, types, values, PTTL) must be byte for byte the same, and
+raw reply and the final keyspace (keys, types, values, list entries, PTTL) must be byte for byte the same, and
 INFO native_scripts must show that the first run went native and the second did not, and INFO's
 total_commands_processed must have grown the same (a Lua run counts every redis.call).
 """

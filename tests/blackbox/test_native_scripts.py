@@ -5,9 +5,9 @@ call sequence (fixed seeds; SLUICE_NATIVE_SEED=n adds another) of EVAL / EVALSHA
 with good and bad arguments, clock steps on the DEBUG test clock, other writers on the same keys
 (SET, DEL, PERSIST, GCRA.TAKE, a CONC key of another type) and RESP2/RESP3 switches runs twice on
 one Sluice server: with native-scripts yes and with native-scripts no (the body run by Lua). Every
-raw reply and the final keyspace (keys, types, values, list entries, PTTL) must be byte for byte the same, and
-INFO native_scripts must show that the first run went native and the second did not, and INFO's
-total_commands_processed must have grown the same (a Lua run counts every redis.call).
+raw reply and the final keyspace (keys, types, values, list entries, PTTL) must be byte for byte
+the same, INFO native_scripts must show that the first run went native and the second did not,
+and INFO's total_commands_processed must have grown the same (a Lua run counts every redis.call).
 """
 
 import hashlib
@@ -76,7 +76,8 @@ SCRIPTS = {
     # redis_rate sends burst, rate, period in seconds (a Go float: "1", "60", "0.5"), cost.
     "rate_allow_n": ("redis_rate_allow_n.lua", "redis_rate_allow_n", True,
                      lambda r: [pick(r, [1, 5, 10]), pick(r, [1, 2, 10, 100]),
-                                r.choice(["1", "60", "0.5", "1", "3600"]), pick(r, [1, 1, 2, 0, 7])]),
+                                r.choice(["1", "60", "0.5", "1", "3600"]),
+                                pick(r, [1, 1, 2, 0, 7])]),
     "rate_allow_at_most": ("redis_rate_allow_at_most.lua", "redis_rate_allow_at_most", True,
                            lambda r: [pick(r, [1, 5, 10]), pick(r, [1, 2, 10, 100]),
                                       r.choice(["1", "60", "0.5", "1"]),

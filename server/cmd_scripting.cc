@@ -134,6 +134,7 @@ void EvalGeneric(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
   ctx.txn();                            // the unit the Dispatcher planned (or EXEC's)
   vm.Run(sha, args.subspan(3, n), args.subspan(3 + n), exec, ctx.out);
   ctx.client.db = db_before;
+  CountInterpretedScript(ctx, sha);
 }
 
 void Eval(CommandContext& ctx, Args args) { EvalGeneric(ctx, args, false, false); }

@@ -26,7 +26,8 @@ struct Call {
   int db;
   int64_t now_ms;  // the unit's time
   // The redis.call()s the body would have made, for INFO's total_commands_processed (the Lua
-  // run counts each one). Set by an op that runs.
+  // run counts each one). Set by an op that runs, and by one that declines on a lock conflict
+  // (the calls made up to it, as the Lua attempt counts them).
   int commands = 0;
 };
 
@@ -48,6 +49,16 @@ inline int64_t ViaLuaNumber(int64_t v) { return LuaNumberToInteger(static_cast<d
 // A Lua number as redis.call passes it to a command: "%.17g".
 std::string LuaNumberArg(double d);
 
+// Lua's reading of `text` as a number (tonumber, or a string in arithmetic) for the texts it
+// reads as plain decimals: [-]digits[.digits][(e|E)[+|-]digits], nothing before or after, at
+// most 64 bytes. Lua reads them with strtod, as this does, so the number is the same. nullopt
+// for every other text (hex, spaces, "inf", ".5", ...) and for a non-finite result: the op
+// declines and Lua reads it its own way.
+std::optional<double> LuaDecimal(std::string_view text);
+
+// tostring(n) of a Lua number: "%.14g". Meant for finite n.
+std::string LuaToString(double d);
+
 // An operation failed after the op had staged a write, which each op's preconditions rule out:
 // replies the error (the unit keeps what was staged, as a Lua run that stops there would) and
 // returns true. Never reached by inputs the ops accept; a guard, not a path.
@@ -60,5 +71,12 @@ bool RateLimitRedisIncrement(Call& call);
 bool RateLimitRedisGet(Call& call);
 bool FastifyIncr(Call& call);
 bool FastifyRead(Call& call);
+bool LimitsAcquireMovingWindow(Call& call);
+bool LimitsMovingWindow(Call& call);
+bool LimitsClearKeys(Call& call);
+bool RedisRateAllowN(Call& call);
+bool RedisRateAllowAtMost(Call& call);
+bool UluleIncr(Call& call);
+bool UlulePeek(Call& call);
 
 }  // namespace sluice::server::native

@@ -25,12 +25,12 @@ namespace sluice::server {
 struct NativeScript {
   const char* sha;      // SHA1 of the exact body, lower-case hex
   const char* name;     // stable id for INFO: "<library>_<script>"
-  const char* library;  // npm / PyPI package name
-  const char* version;  // the package version the body was taken from
+  const char* library;  // npm / PyPI package name, or the Go module's repository
+  const char* version;  // the package version (Go: the module's major version) of the body
   bool writes;          // the body calls write commands (EVAL_RO of it runs in Lua)
 };
 
-inline constexpr size_t kNativeScriptCount = 6;
+inline constexpr size_t kNativeScriptCount = 13;
 
 // Every recognised script, in INFO order.
 const std::array<NativeScript, kNativeScriptCount>& NativeScripts();
@@ -56,11 +56,17 @@ class NativeScriptStats {
 
 // EVAL/EVALSHA's hook, called with the script's unit planned (ctx.txn()) and its arguments
 // validated. When `sha` is a recognised script, native-scripts is yes, and its op takes this
-// call, the op runs on ctx.txn(), writes the reply to ctx.out and this returns true. Otherwise
-// it has touched nothing and returns false: run the body in Lua. Counts either way for
-// recognised scripts.
+// call, the op runs on ctx.txn(), writes the reply to ctx.out, is counted, and this returns
+// true. It also returns true, having replied and counted nothing, when the op met a key the
+// unit did not declare (ctx.txn() conflicted: the unit's owner runs the call again holding
+// every stripe). Otherwise it has touched nothing and returns false: run the body in Lua, then
+// call CountInterpretedScript.
 bool TryRunNativeScript(CommandContext& ctx, std::string_view sha, Args keys, Args argv,
                         bool read_only);
+
+// Counts an interpreted run of `sha` when it is a recognised script, unless the run's unit
+// conflicted (that attempt is discarded and runs again, and counts then).
+void CountInterpretedScript(CommandContext& ctx, std::string_view sha);
 
 // The body of INFO's "native_scripts" section (without its "# Native_scripts" header).
 std::string NativeScriptsInfo(CommandContext& ctx);

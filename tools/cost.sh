@@ -3,7 +3,8 @@
 # two builds) side by side with redis-server, on the same commands.
 #
 #   tools/cost.sh [--sluice PATH] [--baseline PATH] [--redis-server PATH] [--requests N]
-#                 [--appendfsync MODE] [--pipeline P]
+#                 [--appendfsync MODE] [--pipeline P] [--script NAME=FILE:ARGS]... [--sluice-lua]
+#                 [--only-scripts]
 #
 # Instruction counts do not depend on what else the machine runs, so this compares builds (a
 # change's before/after: --baseline OLD_BINARY) and servers on a busy or shared machine, where
@@ -14,6 +15,10 @@
 # the server's instructions per request (EVALSHA: tools/bench/gcra.lua, where the server has
 # scripting) (all its threads: I/O, RocksDB, background work).
 # Default N=20000, appendfsync everysec (Redis: appendonly yes, same appendfsync).
+# --script adds a row NAME: EVALSHA of FILE's exact bytes (SCRIPT LOAD) with ARGS (numkeys, keys,
+# argv; __rand_int__ as redis-benchmark expands it), e.g. a recognised library script
+# (server/native_scripts/). --sluice-lua adds a column: the same Sluice with native-scripts no
+# (every script in Lua). --only-scripts measures only the --script rows.
 # Not a test: a benchmark that takes a few minutes (valgrind runs the server ~50x slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +29,9 @@ redis_bin=$(command -v redis-server || true)
 requests=20000
 fsync_mode=everysec
 pipeline=16
+scripts=()
+sluice_lua=0
+only_scripts=0
 
 usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
@@ -34,6 +42,9 @@ while (($#)); do
     --requests) requests=$2; shift ;;
     --appendfsync) fsync_mode=$2; shift ;;
     --pipeline) pipeline=$2; shift ;;
+    --script) scripts+=("$2"); shift ;;
+    --sluice-lua) sluice_lua=1 ;;
+    --only-scripts) only_scripts=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "cost: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -70,9 +81,23 @@ instructions() {
 
 declare -A results
 commands=("SET" "GET" "INCR" "GCRA.TAKE" "EVALSHA")
+((only_scripts)) && commands=()
+declare -A script_file script_args
+for spec in "${scripts[@]}"; do
+  name=${spec%%=*}
+  rest=${spec#*=}
+  script_file[$name]=${rest%%:*}
+  script_args[$name]=${rest#*:}
+  if [ ! -f "${script_file[$name]}" ]; then
+    echo "cost: no script file ${script_file[$name]}" >&2
+    exit 2
+  fi
+  commands+=("$name")
+done
 
-measure() {  # name kind binary
+measure() {  # name kind binary [extra server flags]
   local name=$1 kind=$2 bin=$3 port
+  local extra=("${@:4}")
   port=$(free_port)
   mkdir -p "$workdir/data-$name"
   local args
@@ -81,7 +106,7 @@ measure() {  # name kind binary
           --appendfsync "$fsync_mode" --daemonize no)
   else
     args=(--port "$port" --bind 127.0.0.1 --dir "$workdir/data-$name" --appendfsync "$fsync_mode"
-          --threads 1)
+          --threads 1 "${extra[@]}")
   fi
   valgrind --tool=callgrind --instr-atstart=no \
     --callgrind-out-file="$workdir/callgrind.out.%p" "$bin" "${args[@]}" \
@@ -95,11 +120,18 @@ measure() {  # name kind binary
   done
   # Servers without scripting skip the EVALSHA row.
   local sha
-  sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat tools/bench/gcra.lua)" 2>/dev/null || true)
+  sha=$(redis-cli -p "$port" -x SCRIPT LOAD <tools/bench/gcra.lua 2>/dev/null || true)
   case "$sha" in *ERR*|"") sha="" ;; esac
   local cmd
   for cmd in "${commands[@]}"; do
     local argv
+    if [ -n "${script_file[$cmd]:-}" ]; then
+      local ssha
+      ssha=$(redis-cli -p "$port" -x SCRIPT LOAD <"${script_file[$cmd]}" 2>/dev/null || true)
+      case "$ssha" in *ERR*|"") results["$name,$cmd"]=0; continue ;; esac
+      # shellcheck disable=SC2206  # ARGS are split on spaces, as documented
+      argv=(EVALSHA "$ssha" ${script_args[$cmd]})
+    else
     case "$cmd" in
       SET) argv=(SET key:__rand_int__ xxx) ;;
       GET) argv=(GET key:__rand_int__) ;;
@@ -111,6 +143,7 @@ measure() {  # name kind binary
         if [ -z "$sha" ]; then results["$name,$cmd"]=0; continue; fi
         argv=(EVALSHA "$sha" 1 gcra:__rand_int__ 100 1000 100 1) ;;
     esac
+    fi
     # Warm-up (uncounted), then the counted run.
     redis-benchmark -p "$port" -c 1 -n 2000 -P "$pipeline" -r 100000 "${argv[@]}" >/dev/null
     callgrind_control -i on "$pid" >/dev/null
@@ -127,6 +160,7 @@ measure() {  # name kind binary
 }
 
 measure sluice sluice "$sluice_bin"
+((sluice_lua)) && measure sluice-lua sluice "$sluice_bin" --native-scripts no
 [ -n "$baseline_bin" ] && measure baseline sluice "$baseline_bin"
 [ -n "$redis_bin" ] && measure redis redis "$redis_bin"
 
@@ -134,12 +168,17 @@ echo
 echo "instructions per request (callgrind), 1 client, pipeline $pipeline, $requests requests," \
   "appendfsync $fsync_mode; GCRA.TAKE on redis = EVALSHA tools/bench/gcra.lua"
 header=$(printf '%-10s %12s' command sluice)
+((sluice_lua)) && header+=$(printf ' %12s %9s' sluice-lua "vs lua")
 [ -n "$baseline_bin" ] && header+=$(printf ' %12s %9s' baseline "vs base")
 [ -n "$redis_bin" ] && header+=$(printf ' %12s %9s' redis "vs redis")
 echo "$header"
 for cmd in "${commands[@]}"; do
   s=${results["sluice,$cmd"]}
   line=$(printf '%-10s %12s' "$cmd" "$s")
+  if ((sluice_lua)); then
+    l=${results["sluice-lua,$cmd"]}
+    line+=$(printf ' %12s %9s' "$l" "$(python3 -c "print('%.2fx' % ($s / $l) if $l else '-')")")
+  fi
   if [ -n "$baseline_bin" ]; then
     b=${results["baseline,$cmd"]}
     line+=$(printf ' %12s %9s' "$b" "$(python3 -c "print('%.2fx' % ($s / $b) if $b else '-')")")

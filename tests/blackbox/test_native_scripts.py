@@ -5,9 +5,9 @@ call sequence (fixed seeds; SLUICE_NATIVE_SEED=n adds another) of EVAL / EVALSHA
 with good and bad arguments, clock steps on the DEBUG test clock, other writers on the same keys
 (SET, DEL, PERSIST, GCRA.TAKE, a CONC key of another type) and RESP2/RESP3 switches runs twice on
 one Sluice server: with native-scripts yes and with native-scripts no (the body run by Lua). Every
-raw reply and the final keyspace (keys, types, values, PTTL) must be byte for byte the same, and
-INFO native_scripts must show that the first run went native and the second did not, and INFO's
-total_commands_processed must have grown the same (a Lua run counts every redis.call).
+raw reply and the final keyspace (keys, types, values, list entries, PTTL) must be byte for byte
+the same, INFO native_scripts must show that the first run went native and the second did not,
+and INFO's total_commands_processed must have grown the same (a Lua run counts every redis.call).
 """
 
 import hashlib
@@ -64,8 +64,35 @@ SCRIPTS = {
                      [:r.choice([2, 3, 4, 4, 4])]),
     "fastify_read": ("fastify-rate-limit_read.lua", "fastify_rate_limit_read", False,
                      lambda r: []),
+    # limits calls these with time.time() (a float) and int(timestamp - expiry).
+    "limits_acquire": ("limits_acquire_moving_window.lua", "limits_acquire_moving_window", True,
+                       lambda r: [pick(r, [T0_S + r.randint(0, 2000) / 8, T0_S + 0.1, T0_S]),
+                                  pick(r, [1, 2, 3, 5]), pick(r, [10, 60, 2, -1]),
+                                  pick(r, [1, 1, 1, 2, 4])]),
+    "limits_window": ("limits_moving_window.lua", "limits_moving_window", False,
+                      lambda r: [pick(r, [T0_S + r.randint(-60, 250), T0_S]),
+                                 pick(r, [1, 2, 3, 5])]),
+    "limits_clear": ("limits_clear_keys.lua", "limits_clear_keys", True, lambda r: []),
+    # redis_rate sends burst, rate, period in seconds (a Go float: "1", "60", "0.5"), cost.
+    "rate_allow_n": ("redis_rate_allow_n.lua", "redis_rate_allow_n", True,
+                     lambda r: [pick(r, [1, 5, 10]), pick(r, [1, 2, 10, 100]),
+                                r.choice(["1", "60", "0.5", "1", "3600"]),
+                                pick(r, [1, 1, 2, 0, 7])]),
+    "rate_allow_at_most": ("redis_rate_allow_at_most.lua", "redis_rate_allow_at_most", True,
+                           lambda r: [pick(r, [1, 5, 10]), pick(r, [1, 2, 10, 100]),
+                                      r.choice(["1", "60", "0.5", "1"]),
+                                      pick(r, [1, 1, 3, 0, 20])]),
+    # ulule sends the count and the period in milliseconds.
+    "ulule_incr": ("ulule-limiter_incr.lua", "ulule_limiter_incr", True,
+                   lambda r: [pick(r, [1, 1, 1, 3]), pick(r, [1000, 60000, 1500, 0])]),
+    "ulule_peek": ("ulule-limiter_peek.lua", "ulule_limiter_peek", False, lambda r: []),
 }
 KEYS = ["k1", "k2", "k3"]
+T0_S = T0_MS // 1000
+# clear_keys' KEYS[1] is a KEYS pattern.
+PATTERNS = ["k*", "k1", "*", "k[12]", "nomatch*", "LIMITER*", "k?"]
+# The moving-window scripts keep a list per key: these sequences also push to the keys.
+LIST_SCRIPTS = {"limits_acquire", "limits_window", "limits_clear"}
 
 
 def body_of(name):
@@ -83,12 +110,19 @@ def make_steps(name, seed, count=250):
     for _ in range(count):
         x = rng.random()
         key = rng.choice(KEYS)
+        if name in LIST_SCRIPTS and (rng.random() < 0.08 or 0.78 <= x < 0.86):
+            # Instead of most SETs (a string key stays one): entries, rarely one Lua can't read.
+            entry = "x" if rng.random() < 0.05 else T0_S + rng.randint(-100, 300)
+            steps.append([rng.choice(["LPUSH", "LPUSH", "RPUSH"]), key, str(entry)])
+            continue
         if x < 0.65:
             mode = rng.choice(["EVAL", "EVALSHA", "EVALSHA", "EVAL_RO" if not writes else "EVAL"])
             if rng.random() < 0.03:
                 mode = "EVAL_RO"
             script = body if mode.startswith("EVAL") and "SHA" not in mode else sha
             numkeys = "1" if rng.random() < 0.97 else "0"
+            if name == "limits_clear":
+                key = rng.choice(PATTERNS)
             keys = [key] if numkeys == "1" else []
             steps.append([mode, script, numkeys] + keys + argv(rng))
         elif x < 0.78:
@@ -146,7 +180,7 @@ class NativeScriptsGoldenTest(ServerTestCase):
         keyspace = []
         for key in sorted(c.call("KEYS", "*")):
             keyspace.append((key, c.raw_call("TYPE", key), c.raw_call("PTTL", key),
-                             c.raw_call("GET", key)))
+                             c.raw_call("GET", key), c.raw_call("LRANGE", key, "0", "-1")))
         return replies, keyspace, processed
 
     def commands_processed(self, c):
@@ -209,6 +243,34 @@ class NativeScriptsGoldenTest(ServerTestCase):
     def test_fastify_rate_limit_read(self):
         for seed in self.seeds():
             self.check_script("fastify_read", seed)
+
+    def test_limits_acquire_moving_window(self):
+        for seed in self.seeds():
+            self.check_script("limits_acquire", seed)
+
+    def test_limits_moving_window(self):
+        for seed in self.seeds():
+            self.check_script("limits_window", seed)
+
+    def test_limits_clear_keys(self):
+        for seed in self.seeds():
+            self.check_script("limits_clear", seed)
+
+    def test_redis_rate_allow_n(self):
+        for seed in self.seeds():
+            self.check_script("rate_allow_n", seed)
+
+    def test_redis_rate_allow_at_most(self):
+        for seed in self.seeds():
+            self.check_script("rate_allow_at_most", seed)
+
+    def test_ulule_limiter_incr(self):
+        for seed in self.seeds():
+            self.check_script("ulule_incr", seed)
+
+    def test_ulule_limiter_peek(self):
+        for seed in self.seeds():
+            self.check_script("ulule_peek", seed)
 
 
 if __name__ == "__main__":

@@ -28,9 +28,19 @@ std::string Body(const std::string& file) {
 }
 
 const char* const kFiles[kNativeScriptCount] = {
-    "rate-limiter-flexible_incr_ttl.lua", "limits_incr_expire.lua",
-    "rate-limit-redis_increment.lua",     "rate-limit-redis_get.lua",
-    "fastify-rate-limit_incr.lua",        "fastify-rate-limit_read.lua",
+    "rate-limiter-flexible_incr_ttl.lua",
+    "limits_incr_expire.lua",
+    "rate-limit-redis_increment.lua",
+    "rate-limit-redis_get.lua",
+    "fastify-rate-limit_incr.lua",
+    "fastify-rate-limit_read.lua",
+    "limits_acquire_moving_window.lua",
+    "limits_moving_window.lua",
+    "limits_clear_keys.lua",
+    "redis_rate_allow_n.lua",
+    "redis_rate_allow_at_most.lua",
+    "ulule-limiter_incr.lua",
+    "ulule-limiter_peek.lua",
 };
 
 // "native=N,interpreted=M" of one script in INFO native_scripts.
@@ -76,6 +86,7 @@ struct Pair {
   void SameKey(const std::string& key) {
     Run({"TYPE", key});
     Run({"GET", key});
+    Run({"LRANGE", key, "0", "-1"});
     Run({"PTTL", key});
   }
 };
@@ -244,10 +255,91 @@ TEST_CASE("native scripts: every op matches its Lua run, RESP2 and RESP3") {
     CHECK(p.native.server().stats().total_commands_processed.load() ==
           p.lua.server().stats().total_commands_processed.load());
     // The comparison was native against Lua: every op ran natively on one side only.
-    for (const NativeScript& script : NativeScripts()) {
+    for (size_t i = 0; i < 6; ++i) {  // the six scripts this case runs
+      const NativeScript& script = NativeScripts()[i];
       CAPTURE(script.name);
       const std::string native = Counts(p.native, script.name);
       CHECK(native.rfind("native=0,", 0) != 0);
+      CHECK(Counts(p.lua, script.name).rfind("native=0,", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("native scripts: limits' moving window and clear, redis_rate, ulule match Lua") {
+  for (bool resp3 : {false, true}) {
+    Pair p;
+    if (resp3) {
+      p.native.Resp3();
+      p.lua.Resp3();
+    }
+    const std::string acquire = Body("limits_acquire_moving_window.lua");
+    const std::string window = Body("limits_moving_window.lua");
+    const std::string clear = Body("limits_clear_keys.lua");
+    const std::string allow_n = Body("redis_rate_allow_n.lua");
+    const std::string at_most = Body("redis_rate_allow_at_most.lua");
+    const std::string incr = Body("ulule-limiter_incr.lua");
+    const std::string peek = Body("ulule-limiter_peek.lua");
+    // redis_rate at the harness's start (TIME = 1700000000 s): now = 216771200 since 2017.
+    CHECK(p.Eval(allow_n, {"1", "g", "10", "10", "1", "1"}) ==
+          Arr({Int(1), Int(9), Bulk("-1"), Bulk("0.099999994039536")}));
+    CHECK(p.Run({"GET", "g"}) == Bulk("216771200.09999999"));
+    CHECK(p.Run({"TTL", "g"}) == Int(1));
+    // limits: three hits in a window of 2 per 10 s, the third refused (Lua false).
+    CHECK(p.Eval(acquire, {"1", "w", "100.5", "2", "10", "1"}) == Int(1));
+    CHECK(p.Eval(acquire, {"1", "w", "101", "2", "10", "1"}) == Int(1));
+    CHECK(p.Eval(acquire, {"1", "w", "102", "2", "10", "1"}) == (resp3 ? Null() : Nil()));
+    CHECK(p.Eval(window, {"1", "w", "95", "2"}) == Arr({Int(101), Int(2)}));
+    CHECK(p.Eval(window, {"1", "w", "200", "2"}) == Arr({}));
+    for (int i = 0; i < 6; ++i) {
+      p.Eval(allow_n, {"1", "g", "3", "2", "1", std::to_string(i % 3)});
+      p.Eval(at_most, {"1", "h", "5", "1", "0.5", std::to_string(i * 2)});
+      p.Eval(acquire, {"1", "w", std::to_string(103 + i * 3), "3", "5", std::to_string(1 + i % 2)});
+      p.Eval(window, {"1", "w", std::to_string(100 + i * 2), "3"});
+      p.Eval(incr, {"1", "u", "1", "1500"});
+      p.Eval(peek, {"1", "u"});
+      p.Advance(400);
+    }
+    // Keys of other types and values neither script wrote; odd and missing arguments.
+    p.Run({"SET", "s", "abc"});
+    p.Run({"RPUSH", "l", "x", "7"});
+    p.Run({"HSET", "hh", "f", "v"});
+    MakeNonString(p.native, "z");
+    MakeNonString(p.lua, "z");
+    for (const std::string key : {"s", "l", "z", "hh", "fresh"}) {
+      p.Eval(acquire, {"1", key, "10", "3", "60", "1"});
+      p.Eval(window, {"1", key, "0", "5"});
+      p.Eval(allow_n, {"1", key, "1", "1", "60", "1"});
+      p.Eval(at_most, {"1", key, "1", "1", "60", "1"});
+      p.Eval(incr, {"1", key, "2", "1000"});
+      p.Eval(peek, {"1", key});
+      p.SameKey(key);
+    }
+    for (const std::string bad : {"abc", "0", "-1", "1.5", " 5", "0x10", "1e400", ""}) {
+      p.Eval(acquire, {"1", "m", bad, "3", bad, bad});
+      p.Eval(window, {"1", "m", bad, bad});
+      p.Eval(allow_n, {"1", "n", bad, "1", bad, bad});
+      p.Eval(at_most, {"1", "n", "2", bad, "1", bad});
+      p.Eval(incr, {"1", "u", bad, bad});
+      p.SameKey("m");
+      p.SameKey("n");
+    }
+    p.Eval(acquire, {"1", "m"});
+    p.Eval(allow_n, {"0"});
+    p.Eval(incr, {"1", "u"});
+    // clear_keys deletes keys of every type; an empty match deletes nothing.
+    CHECK(p.Eval(clear, {"1", "nothing*"}) == Int(0));
+    p.Eval(clear, {"1", "[gh]"});
+    const std::string keys = p.Run({"DBSIZE"});
+    CHECK(keys != Int(0));
+    CHECK(p.Eval(clear, {"1", "*"}) == keys);
+    CHECK(p.Run({"DBSIZE"}) == Int(0));
+    p.Eval(clear, {"0"});
+    CHECK(p.native.server().stats().total_commands_processed.load() ==
+          p.lua.server().stats().total_commands_processed.load());
+    for (size_t i = 6; i < kNativeScriptCount; ++i) {
+      const NativeScript& script = NativeScripts()[i];
+      CAPTURE(script.name);
+      CHECK(Counts(p.native, script.name).rfind("native=0,", 0) != 0);
       CHECK(Counts(p.lua, script.name).rfind("native=0,", 0) == 0);
     }
   }

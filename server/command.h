@@ -17,6 +17,7 @@
 
 namespace sluice::server {
 
+class BlockedCommand;
 class ServerState;
 struct ClientState;
 
@@ -48,6 +49,9 @@ struct CommandContext {
   // on its first txn() call, a unit that locks nothing.
   Store::Transaction* unit = nullptr;
   std::optional<Store::Transaction> own_unit;  // the command's own unit, when it has one
+  // Lent by a connection that can park its client (server/blocking.h); nullptr inside EXEC and
+  // scripts and in the in-process harness, where blocking commands answer as on a timeout.
+  BlockedCommand* blocking = nullptr;
 
   Store::Transaction& txn() {
     if (unit == nullptr) {

@@ -23,7 +23,8 @@
 //
 // How a command registers as blocking (what BZPOPMIN & co. need):
 // 1. Register it as usual with its keys in the command table (so its unit locks them) and the
-//    flags Redis gives it (write, noscript); no special flag is needed.
+//    flags Redis gives it (write, noscript, kBlocking: COMMAND INFO shows "blocking" and
+//    @blocking). Nothing else is declared: the handler parks (below).
 // 2. In the handler, parse the timeout with ParseBlockTimeout and run the
 //    non-blocking form. When every key is empty, call
 //        if (BlockClient(ctx, keys, timeout)) return;   // parked: reply nothing now

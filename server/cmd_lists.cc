@@ -376,23 +376,23 @@ void RegisterListCommands(CommandTable& table) {
                "7.0.0", "numkeys key [key ...] LEFT|RIGHT [COUNT count]");
   mpop.find_keys = LMPopKeys;
   table.Add(std::move(mpop));
-  // Blocking forms (server/blocking.h): write and noscript, as in Redis 7.0.
-  constexpr uint32_t kBlocking = kWrite | kNoScript;
-  Add(table, "blpop", -3, kBlocking, KeyRange{1, -2, 1}, BLPopCommand,
+  // Blocking forms (server/blocking.h): write, noscript and blocking, as in Redis 7.0.
+  constexpr uint32_t kBlockingFlags = kWrite | kNoScript | kBlocking;
+  Add(table, "blpop", -3, kBlockingFlags, KeyRange{1, -2, 1}, BLPopCommand,
       "Remove and get the first element in a list, or block until one is available", "2.0.0",
       "key [key ...] timeout");
-  Add(table, "brpop", -3, kBlocking, KeyRange{1, -2, 1}, BRPopCommand,
+  Add(table, "brpop", -3, kBlockingFlags, KeyRange{1, -2, 1}, BRPopCommand,
       "Remove and get the last element in a list, or block until one is available", "2.0.0",
       "key [key ...] timeout");
-  Add(table, "blmove", 6, kBlocking | kDenyOom, kTwo, BLMoveCommand,
+  Add(table, "blmove", 6, kWrite | kDenyOom | kNoScript | kBlocking, kTwo, BLMoveCommand,
       "Pop an element from a list, push it to another list and return it; or block until one is "
       "available",
       "6.2.0", "source destination LEFT|RIGHT LEFT|RIGHT timeout");
-  Add(table, "brpoplpush", 4, kBlocking | kDenyOom, kTwo, BRPopLPushCommand,
+  Add(table, "brpoplpush", 4, kWrite | kDenyOom | kNoScript | kBlocking, kTwo, BRPopLPushCommand,
       "Pop an element from a list, push it to another list and return it; or block until one is "
       "available",
       "2.2.0", "source destination timeout");
-  CommandSpec bmpop = MakeSpec("list", "blmpop", -5, kBlocking, KeyRange{}, BLMPopCommand,
+  CommandSpec bmpop = MakeSpec("list", "blmpop", -5, kBlockingFlags, KeyRange{}, BLMPopCommand,
                                "Pop elements from a list, or block until one is available", "7.0.0",
                                "timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]");
   bmpop.find_keys = BLMPopKeys;

@@ -88,6 +88,8 @@ enum CommandFlag : uint32_t {
   // reads (EVAL, FCALL: a script's undeclared keys are taken when free, else the whole script
   // runs again holding every stripe). Not shown.
   kScriptUnit = 1u << 12,
+  // "blocking": may park its client (server/blocking.h); ACL category @blocking.
+  kBlocking = 1u << 13,
 };
 
 // A Redis 7 key specification, for COMMAND INFO (how cluster-aware clients find keys). The

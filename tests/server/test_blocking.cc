@@ -205,4 +205,12 @@ TEST_CASE("scripts may not call blocking commands; CLIENT UNBLOCK; INFO blocked_
   CHECK(h.Cmd("INFO clients").find("blocked_clients:0\r\n") != std::string::npos);
 }
 
+TEST_CASE("COMMAND INFO shows the blocking flag and @blocking, as Redis 7.0") {
+  Harness h;
+  const std::string info = h.Cmd("COMMAND INFO brpoplpush");
+  CHECK(info.find("+write\r\n+denyoom\r\n+noscript\r\n+blocking\r\n") != std::string::npos);
+  CHECK(info.find("@slow\r\n+@blocking\r\n") != std::string::npos);
+  CHECK(h.Cmd("COMMAND INFO lpop").find("blocking") == std::string::npos);
+}
+
 }  // namespace sluice::server::testing

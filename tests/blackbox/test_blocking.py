@@ -9,6 +9,8 @@ on both and the raw replies must be Redis's.
   commands pipelined behind a blocked one, RESP3 nulls, CLIENT LIST flags=b and
   INFO blocked_clients.
 - ManyBlockedTest: 50 clients blocked on Sluice (2 I/O threads) while others are served.
+- RacingPushersTest: 24 clients blocked on two keys, 4 connections pushing at once:
+  every element goes to exactly one client, none is left behind.
 - KillNineTest: kill -9 right after a woken BLMOVE was answered: after restart the move is
   there, in everysec and always.
 """
@@ -220,9 +222,11 @@ class DifferentialTest(BlackboxTestCase):
                 a.send(encode_command("BLPOP", "p", "0") + encode_command("PING") +
                        encode_command("LLEN", "p"))
                 wait_blocked(b, 1)
+                # Sent while A is blocked: read and kept, run after the wake.
+                a.send(encode_command("LPOP", "p") + encode_command("ECHO", "late"))
                 time.sleep(0.1)
-                b.call("RPUSH", "p", "1", "2")
-                return [read_raw_reply(a) for _ in range(3)]
+                b.call("RPUSH", "p", "1", "2", "3")
+                return [read_raw_reply(a) for _ in range(5)]
         self.both(scenario)
 
     def test_woken_but_key_now_another_type_stays_blocked(self):
@@ -284,6 +288,41 @@ class ManyBlockedTest(BlackboxTestCase):
                     self.assertEqual(c.read(), [b"many:%d" % i, b"v%d" % i])
                     c.close()
                 wait_blocked(admin, 0)
+        finally:
+            srv.stop()
+
+
+@unittest.skipIf(IS_REDIS, "Sluice's I/O threads")
+class RacingPushersTest(BlackboxTestCase):
+    def test_every_blocked_client_is_served_by_concurrent_pushers(self):
+        import threading
+        srv = Server({"threads": "4"})
+        srv.start()
+        try:
+            blocked = [Client(srv.port) for _ in range(24)]
+            with Client(srv.port) as admin:
+                for i, c in enumerate(blocked):
+                    # Every client can take every element; the key order differs, so wakes
+                    # pass between the two queues.
+                    keys = ("race2", "race") if i % 2 else ("race", "race2")
+                    c.send(encode_command("BLPOP", *keys, "0"))
+                wait_blocked(admin, 24)
+
+                def pusher(n):
+                    with Client(srv.port) as p:
+                        for j in range(6):
+                            p.call("RPUSH", "race" if (n + j) % 3 else "race2", "%d-%d" % (n, j))
+                threads = [threading.Thread(target=pusher, args=(n,)) for n in range(4)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                got = sorted(c.read()[1] for c in blocked)
+                self.assertEqual(got, sorted(b"%d-%d" % (n, j) for n in range(4) for j in range(6)))
+                wait_blocked(admin, 0)
+                self.assertEqual(admin.call("EXISTS", "race", "race2"), 0)
+            for c in blocked:
+                c.close()
         finally:
             srv.stop()
 

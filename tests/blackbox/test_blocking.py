@@ -8,7 +8,8 @@ on both and the raw replies must be Redis's.
   blocking commands inside MULTI, a client that disconnects while blocked, CLIENT UNBLOCK,
   commands pipelined behind a blocked one, RESP3 nulls, CLIENT LIST flags=b and
   INFO blocked_clients.
-- ManyBlockedTest: 50 clients blocked on Sluice (2 I/O threads) while others are served.
+- ManyBlockedTest: 50 clients blocked on Sluice (2 I/O threads) while others are served; the
+  idle timeout closes an idle client but none of the blocked ones.
 - RacingPushersTest: 24 clients blocked on two keys, 4 connections pushing at once:
   every element goes to exactly one client, none is left behind.
 - KillNineTest: kill -9 right after a woken BLMOVE was answered: after restart the move is
@@ -267,10 +268,12 @@ class DifferentialTest(BlackboxTestCase):
 @unittest.skipIf(IS_REDIS, "Sluice's I/O threads")
 class ManyBlockedTest(BlackboxTestCase):
     def test_fifty_blocked_clients_do_not_stop_the_others(self):
-        srv = Server({"threads": "2"})
+        # timeout 1: idle clients are closed after a second, blocked ones are waiting, not idle.
+        srv = Server({"threads": "2", "timeout": "1"})
         srv.start()
         try:
             blocked = [Client(srv.port) for _ in range(50)]
+            idle = Client(srv.port)
             with Client(srv.port) as admin:
                 for i, c in enumerate(blocked):
                     c.send(encode_command("BLPOP", "many:%d" % i, "0"))
@@ -281,6 +284,10 @@ class ManyBlockedTest(BlackboxTestCase):
                         self.assertEqual(c.call("SET", "s%d" % n, str(j)), "OK")
                         self.assertEqual(c.call("GET", "s%d" % n), str(j).encode())
                     c.close()
+                self.assertEqual(info_blocked(admin), 50)
+                time.sleep(2.2)
+            self.assertEqual(idle.read_until_closed(), b"")  # the idle sweep ran (admin too)
+            with Client(srv.port) as admin:
                 self.assertEqual(info_blocked(admin), 50)
                 for i in range(50):
                     admin.call("RPUSH", "many:%d" % i, "v%d" % i)

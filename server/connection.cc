@@ -15,6 +15,8 @@ namespace sluice::server {
 namespace {
 
 constexpr size_t kInitialReadBuffer = 16 * 1024;  // Redis's PROTO_IOBUF_LEN
+// While parked a client's input only waits (or tells of a disconnect): a small side buffer.
+constexpr size_t kParkedReadBuffer = 4 * 1024;
 // Buffers grown past these by one large command are released once empty again.
 constexpr size_t kKeepReadBuffer = 1024 * 1024;
 constexpr size_t kKeepWriteBuffer = 1024 * 1024;
@@ -115,7 +117,7 @@ void Connection::OnRead(const std::error_code& ec, size_t n) {
 
 void Connection::ReadWhileParked() {
   reading_ = true;
-  parked_in_.resize(kInitialReadBuffer);
+  parked_in_.resize(kParkedReadBuffer);
   socket_.async_read_some(asio::buffer(parked_in_),
                           [self = shared_from_this()](const std::error_code& ec, size_t n) {
                             self->OnReadWhileParked(ec, n);
@@ -136,6 +138,7 @@ void Connection::OnReadWhileParked(const std::error_code& ec, size_t n) {
   if (in_.size() < in_len_ + n) in_.resize(std::max(in_len_ + n, in_.size() * 2));
   std::memcpy(in_.data() + in_len_, parked_in_.data(), n);
   in_len_ += n;
+  if (!blocked_.parked()) std::vector<char>().swap(parked_in_);  // resumed meanwhile
   more_input_ = true;
   if (!writing_ && !awaiting_durable_) Continue();
 }

@@ -224,7 +224,7 @@ class DifferentialTest(BlackboxTestCase):
                        encode_command("LLEN", "p"))
                 wait_blocked(b, 1)
                 # Sent while A is blocked: read and kept, run after the wake.
-                a.send(encode_command("LPOP", "p") + encode_command("ECHO", "late"))
+                a.send(encode_command("LPOP", "p") + encode_command("ECHO", "late" * 5000))
                 time.sleep(0.1)
                 b.call("RPUSH", "p", "1", "2", "3")
                 return [read_raw_reply(a) for _ in range(5)]

@@ -60,6 +60,9 @@ struct ClientState {
   std::atomic<bool> watch_dirty{false};
   bool close_after_reply = false;           // QUIT, protocol error: close once replies are written
   std::atomic<bool> kill_requested{false};  // CLIENT KILL from another connection
+  // Parked by a blocking command (server/blocking.h): CLIENT LIST flags=b, exempt from the idle
+  // timeout. Written on the client's thread, read from any.
+  std::atomic<bool> blocked{false};
 };
 
 }  // namespace sluice::server

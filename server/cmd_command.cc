@@ -30,9 +30,9 @@ std::vector<const CommandSpec*> SubcommandsOf(const CommandTable& table,
 
 std::vector<const char*> FlagNames(uint32_t flags) {
   static constexpr std::pair<CommandFlag, const char*> kNames[] = {
-      {kWrite, "write"},       {kReadOnly, "readonly"}, {kDenyOom, "denyoom"}, {kAdmin, "admin"},
-      {kNoScript, "noscript"}, {kLoading, "loading"},   {kStale, "stale"},     {kFast, "fast"},
-      {kNoAuth, "no_auth"},    {kNoMulti, "no_multi"},
+      {kWrite, "write"},       {kReadOnly, "readonly"}, {kDenyOom, "denyoom"},  {kAdmin, "admin"},
+      {kNoScript, "noscript"}, {kBlocking, "blocking"}, {kLoading, "loading"},  {kStale, "stale"},
+      {kFast, "fast"},         {kNoAuth, "no_auth"},    {kNoMulti, "no_multi"},
   };
   std::vector<const char*> names;
   for (const auto& [bit, name] : kNames) {
@@ -59,6 +59,7 @@ std::vector<std::string> Categories(const CommandSpec& spec) {
     cats.push_back("@dangerous");
   }
   cats.push_back((spec.flags & kFast) ? "@fast" : "@slow");
+  if (spec.flags & kBlocking) cats.push_back("@blocking");
   return cats;
 }
 

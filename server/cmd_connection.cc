@@ -159,7 +159,7 @@ std::string ClientLine(const ClientState& c, int64_t now_ms) {
   field("name", c.name);
   num("age", (now_ms - c.created_ms) / 1000);
   num("idle", (now_ms - c.last_interaction_ms.load(std::memory_order_relaxed)) / 1000);
-  field("flags", "N");
+  field("flags", c.blocked.load(std::memory_order_relaxed) ? "b" : "N");
   num("db", c.db);
   for (const char* zero : {"sub", "psub", "ssub"}) num(zero, 0);
   num("multi", -1);
@@ -345,6 +345,24 @@ void ClientReply(CommandContext& ctx, Args args) {
   ReplyError(ctx.out, SyntaxError());
 }
 
+// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]: 1 when that client was blocked (it then answers as
+// on a timeout, or -UNBLOCKED), else 0.
+void ClientUnblock(CommandContext& ctx, Args args) {
+  if (args.size() > 4) return ReplyError(ctx.out, SubcommandSyntax("client", args[1]));
+  std::optional<int64_t> id = ParseInt64(args[2]);
+  if (!id) return ReplyError(ctx.out, NotAnInteger());
+  BlockEvent how = BlockEvent::kTimeout;
+  if (args.size() == 4) {
+    if (EqualsIgnoreCase(args[3], "error")) {
+      how = BlockEvent::kError;
+    } else if (!EqualsIgnoreCase(args[3], "timeout")) {
+      return ReplyError(ctx.out, UnblockReason());
+    }
+  }
+  const bool unblocked = *id > 0 && ctx.server.blocking().Unblock(static_cast<uint64_t>(*id), how);
+  ctx.out.Integer(unblocked ? 1 : 0);
+}
+
 void ClientHelp(CommandContext& ctx, Args) {
   static constexpr const char* kLines[] = {
       "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -368,6 +386,8 @@ void ClientHelp(CommandContext& ctx, Args) {
       "    Accepted; Sluice never evicts clients.",
       "REPLY ON",
       "    Accepted; OFF and SKIP are not supported.",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
       "HELP",
       "    Prints this help.",
   };
@@ -418,6 +438,9 @@ void RegisterConnectionCommands(CommandTable& table) {
                  "Sets the client eviction mode of the connection.", "7.0.0", "ON|OFF"));
   table.Add(Spec("client|reply", 3, kClientFlags, ClientReply,
                  "Instructs the server whether to reply to commands.", "3.2.0", "ON|OFF|SKIP"));
+  table.Add(Spec("client|unblock", -3, kClientFlags | kAdmin, ClientUnblock,
+                 "Unblocks a client blocked by a blocking command from a different connection.",
+                 "5.0.0", "client-id [TIMEOUT|ERROR]"));
   table.Add(Spec("client|help", 2, kClientFlags, ClientHelp,
                  "Returns helpful text about the "
                  "different subcommands.",

@@ -92,7 +92,7 @@ void ClientsSection(CommandContext& ctx, const Config& config, std::string& out)
   Field(out, "connected_clients", static_cast<int64_t>(ctx.server.clients().size()));
   Field(out, "cluster_connections", 0);
   Field(out, "maxclients", config.maxclients);
-  Field(out, "blocked_clients", 0);
+  Field(out, "blocked_clients", ctx.server.blocking().blocked_clients());
   Field(out, "tracking_clients", 0);
 }
 

@@ -1,12 +1,14 @@
 // List commands: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LINDEX, LSET, LRANGE, LTRIM,
-// LREM, LINSERT, LPOS, LMOVE, RPOPLPUSH, LMPOP. Each parses its arguments in Redis 7.0's order
-// (so the same bad input gets the same error), makes one call on ctx.txn() and replies.
+// LREM, LINSERT, LPOS, LMOVE, RPOPLPUSH, LMPOP, and the blocking BLPOP, BRPOP, BLMOVE,
+// BRPOPLPUSH, BLMPOP (server/blocking.h). Each parses its arguments in Redis 7.0's order (so
+// the same bad input gets the same error), makes one call on ctx.txn() and replies.
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "server/args.h"
+#include "server/blocking.h"
 #include "server/client_state.h"
 #include "server/command.h"
 #include "server/errors.h"
@@ -190,12 +192,33 @@ void RPopLPushCommand(CommandContext& ctx, Args args) {
   MoveCore(ctx, args, ListEnd::kRight, ListEnd::kLeft);
 }
 
-// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] -> [key, [elements]] or a nil array.
-void LMPopCommand(CommandContext& ctx, Args args) {
-  std::optional<int64_t> numkeys = ParseInt64(args[1]);
+// The keys of a blocked command that may still serve it: after a wake only those that are
+// missing or lists (Redis serves a woken client only from a list); else all of them. False
+// after replying an error.
+bool CandidateKeys(CommandContext& ctx, Args keys, std::vector<std::string_view>* out) {
+  if (!BlockRetrying(ctx)) {
+    out->assign(keys.begin(), keys.end());
+    return true;
+  }
+  auto lists = KeysOfKind(ctx, keys, ValueKind::kList);
+  if (!lists.ok()) {
+    ReplyError(ctx.out, lists.status());
+    return false;
+  }
+  *out = std::move(*lists);
+  return true;
+}
+
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] -> [key, [elements]] or a nil array;
+// BLMPOP timeout numkeys ...: the same from args[2] on (`first` is numkeys' position), blocking
+// while every key is empty; its timeout is parsed after the other arguments, as Redis does.
+void MPopCore(CommandContext& ctx, Args args, size_t first, bool blocking) {
+  std::optional<int64_t> numkeys = ParseInt64(args[first]);
   if (!numkeys || *numkeys < 1) return ReplyError(ctx.out, NumkeysNotPositive());
-  if (*numkeys > static_cast<int64_t>(args.size()) - 3) return ReplyError(ctx.out, SyntaxError());
-  const size_t where = 2 + static_cast<size_t>(*numkeys);
+  if (*numkeys > static_cast<int64_t>(args.size() - first) - 2) {
+    return ReplyError(ctx.out, SyntaxError());
+  }
+  const size_t where = first + 1 + static_cast<size_t>(*numkeys);
   std::optional<ListEnd> end = ParseEnd(args[where]);
   if (!end) return ReplyError(ctx.out, SyntaxError());
   int64_t count = -1;
@@ -209,22 +232,94 @@ void LMPopCommand(CommandContext& ctx, Args args) {
       return ReplyError(ctx.out, SyntaxError());
     }
   }
-  auto r = ctx.txn().LMPop(ctx.client.db, args.subspan(2, static_cast<size_t>(*numkeys)), *end,
-                           count == -1 ? 1 : count);
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  if (!r->has_value()) return ctx.out.NullArray();
-  ctx.out.Array(2);
-  ctx.out.Bulk((*r)->first);
-  ReplyElements(ctx.out, (*r)->second);
+  BlockTimeout timeout;
+  if (blocking) {
+    auto t = ParseBlockTimeout(args[1]);
+    if (!t.ok()) return ReplyError(ctx.out, t.status());
+    timeout = *t;
+  }
+  Args keys = args.subspan(first + 1, static_cast<size_t>(*numkeys));
+  std::vector<std::string_view> candidates;
+  if (!CandidateKeys(ctx, keys, &candidates)) return;
+  if (!candidates.empty()) {
+    auto r = ctx.txn().LMPop(ctx.client.db, candidates, *end, count == -1 ? 1 : count);
+    if (!r.ok()) return ReplyError(ctx.out, r.status());
+    if (r->has_value()) {
+      ctx.out.Array(2);
+      ctx.out.Bulk((*r)->first);
+      return ReplyElements(ctx.out, (*r)->second);
+    }
+  }
+  if (blocking && BlockClient(ctx, keys, timeout)) return;
+  ctx.out.NullArray();
 }
 
-// LMPOP's keys: numkeys of them after the count; nothing for bad input.
-void LMPopKeys(Args args, std::vector<int>* positions) {
-  if (args.size() < 2) return;
-  std::optional<int64_t> n = ParseInt64(args[1]);
-  if (!n || *n < 1 || *n > static_cast<int64_t>(args.size()) - 3) return;
-  for (int64_t i = 0; i < *n; ++i) positions->push_back(static_cast<int>(2 + i));
+void LMPopCommand(CommandContext& ctx, Args args) { MPopCore(ctx, args, 1, false); }
+// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count].
+void BLMPopCommand(CommandContext& ctx, Args args) { MPopCore(ctx, args, 2, true); }
+
+// BLPOP/BRPOP key [key ...] timeout -> [key, element], or a nil array on timeout.
+void BPopCore(CommandContext& ctx, Args args, ListEnd end) {
+  auto timeout = ParseBlockTimeout(args.back());
+  if (!timeout.ok()) return ReplyError(ctx.out, timeout.status());
+  Args keys = args.subspan(1, args.size() - 2);
+  std::vector<std::string_view> candidates;
+  if (!CandidateKeys(ctx, keys, &candidates)) return;
+  if (!candidates.empty()) {
+    auto r = ctx.txn().LMPop(ctx.client.db, candidates, end, 1);
+    if (!r.ok()) return ReplyError(ctx.out, r.status());
+    if (r->has_value()) {
+      ctx.out.Array(2);
+      ctx.out.Bulk((*r)->first);
+      return ctx.out.Bulk((*r)->second.front());
+    }
+  }
+  if (BlockClient(ctx, keys, *timeout)) return;
+  ctx.out.NullArray();
 }
+void BLPopCommand(CommandContext& ctx, Args args) { BPopCore(ctx, args, ListEnd::kLeft); }
+void BRPopCommand(CommandContext& ctx, Args args) { BPopCore(ctx, args, ListEnd::kRight); }
+
+// BLMOVE/BRPOPLPUSH: LMOVE that blocks while the source is empty; a null bulk where it may not
+// block (MULTI), a null array on a timeout (as every blocking command: BlockedCommand). A
+// woken client whose source now holds another type waits on (Redis serves it only from a
+// list); a destination of another type is still WRONGTYPE.
+void BMoveCore(CommandContext& ctx, Args args, ListEnd from, ListEnd to, std::string_view arg) {
+  auto timeout = ParseBlockTimeout(arg);
+  if (!timeout.ok()) return ReplyError(ctx.out, timeout.status());
+  std::vector<std::string_view> candidates;
+  if (!CandidateKeys(ctx, args.subspan(1, 1), &candidates)) return;
+  if (!candidates.empty()) {
+    auto r = ctx.txn().LMove(ctx.client.db, args[1], args[2], from, to);
+    if (!r.ok()) return ReplyError(ctx.out, r.status());
+    if (r->has_value()) return ctx.out.Bulk(**r);
+  }
+  if (BlockClient(ctx, args.subspan(1, 1), *timeout)) return;
+  ctx.out.NullBulk();
+}
+
+// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout: the ends are parsed first.
+void BLMoveCommand(CommandContext& ctx, Args args) {
+  std::optional<ListEnd> from = ParseEnd(args[3]);
+  std::optional<ListEnd> to = ParseEnd(args[4]);
+  if (!from || !to) return ReplyError(ctx.out, SyntaxError());
+  BMoveCore(ctx, args, *from, *to, args[5]);
+}
+
+void BRPopLPushCommand(CommandContext& ctx, Args args) {
+  BMoveCore(ctx, args, ListEnd::kRight, ListEnd::kLeft, args[3]);
+}
+
+// The keys of LMPOP (numkeys at 1) and BLMPOP (numkeys at 2): numkeys of them after the count;
+// nothing for bad input.
+void MPopKeys(Args args, size_t first, std::vector<int>* positions) {
+  if (args.size() <= first) return;
+  std::optional<int64_t> n = ParseInt64(args[first]);
+  if (!n || *n < 1 || *n > static_cast<int64_t>(args.size() - first) - 2) return;
+  for (int64_t i = 0; i < *n; ++i) positions->push_back(static_cast<int>(first + 1 + i));
+}
+void LMPopKeys(Args args, std::vector<int>* positions) { MPopKeys(args, 1, positions); }
+void BLMPopKeys(Args args, std::vector<int>* positions) { MPopKeys(args, 2, positions); }
 
 void Add(CommandTable& table, std::string name, int arity, uint32_t flags, KeyRange keys,
          Handler handler, std::string summary, std::string since, std::string hint) {
@@ -281,6 +376,27 @@ void RegisterListCommands(CommandTable& table) {
                "7.0.0", "numkeys key [key ...] LEFT|RIGHT [COUNT count]");
   mpop.find_keys = LMPopKeys;
   table.Add(std::move(mpop));
+  // Blocking forms (server/blocking.h): write, noscript and blocking, as in Redis 7.0.
+  constexpr uint32_t kBlockingFlags = kWrite | kNoScript | kBlocking;
+  Add(table, "blpop", -3, kBlockingFlags, KeyRange{1, -2, 1}, BLPopCommand,
+      "Remove and get the first element in a list, or block until one is available", "2.0.0",
+      "key [key ...] timeout");
+  Add(table, "brpop", -3, kBlockingFlags, KeyRange{1, -2, 1}, BRPopCommand,
+      "Remove and get the last element in a list, or block until one is available", "2.0.0",
+      "key [key ...] timeout");
+  Add(table, "blmove", 6, kWrite | kDenyOom | kNoScript | kBlocking, kTwo, BLMoveCommand,
+      "Pop an element from a list, push it to another list and return it; or block until one is "
+      "available",
+      "6.2.0", "source destination LEFT|RIGHT LEFT|RIGHT timeout");
+  Add(table, "brpoplpush", 4, kWrite | kDenyOom | kNoScript | kBlocking, kTwo, BRPopLPushCommand,
+      "Pop an element from a list, push it to another list and return it; or block until one is "
+      "available",
+      "2.2.0", "source destination timeout");
+  CommandSpec bmpop = MakeSpec("list", "blmpop", -5, kBlockingFlags, KeyRange{}, BLMPopCommand,
+                               "Pop elements from a list, or block until one is available", "7.0.0",
+                               "timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]");
+  bmpop.find_keys = BLMPopKeys;
+  table.Add(std::move(bmpop));
 }
 
 }  // namespace sluice::server

@@ -17,6 +17,7 @@
 
 namespace sluice::server {
 
+class BlockedCommand;
 class ServerState;
 struct ClientState;
 
@@ -51,6 +52,9 @@ struct CommandContext {
   // The connection's read batch: plain data commands join it (one RocksDB write for the batch);
   // the Dispatcher flushes it before any other command. Null outside a connection's batch.
   CommitGroup* group = nullptr;
+  // Lent by a connection that can park its client (server/blocking.h); nullptr inside EXEC and
+  // scripts and in the in-process harness, where blocking commands answer as on a timeout.
+  BlockedCommand* blocking = nullptr;
 
   Store::Transaction& txn() {
     if (unit == nullptr) {
@@ -87,6 +91,8 @@ enum CommandFlag : uint32_t {
   // reads (EVAL, FCALL: a script's undeclared keys are taken when free, else the whole script
   // runs again holding every stripe). Not shown.
   kScriptUnit = 1u << 12,
+  // "blocking": may park its client (server/blocking.h); ACL category @blocking.
+  kBlocking = 1u << 13,
 };
 
 // A Redis 7 key specification, for COMMAND INFO (how cluster-aware clients find keys). The

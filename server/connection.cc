@@ -16,6 +16,8 @@ namespace sluice::server {
 namespace {
 
 constexpr size_t kInitialReadBuffer = 16 * 1024;  // Redis's PROTO_IOBUF_LEN
+// While parked a client's input only waits (or tells of a disconnect): a small side buffer.
+constexpr size_t kParkedReadBuffer = 4 * 1024;
 // Buffers grown past these by one large command are released once empty again.
 constexpr size_t kKeepReadBuffer = 1024 * 1024;
 constexpr size_t kKeepWriteBuffer = 1024 * 1024;
@@ -37,6 +39,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
       store_(store),
       server_(server),
       dispatcher_(dispatcher),
+      blocked_(socket_.get_executor(), server.blocking(), client_),
       in_(kInitialReadBuffer),
       soft_limit_timer_(socket_.get_executor()) {
   std::error_code ec;
@@ -63,6 +66,12 @@ void Connection::Start() {
     if (auto self = weak.lock()) self->RequestClose();
   });
   registered_ = true;
+  blocked_.set_notify([weak](uint64_t gen, BlockEvent event) {
+    if (auto self = weak.lock()) {
+      asio::post(self->socket_.get_executor(),
+                 [self, gen, event] { self->OnBlockEvent(gen, event); });
+    }
+  });
   server_.stats().total_connections_received.fetch_add(1, std::memory_order_relaxed);
   asio::post(socket_.get_executor(), [self = shared_from_this()] { self->Read(); });
 }
@@ -78,7 +87,8 @@ void Connection::RequestClose() {
 }
 
 void Connection::Read() {
-  if (closed_) return;
+  if (closed_ || reading_) return;
+  if (blocked_.parked()) return ReadWhileParked();
   if (in_len_ == in_.size()) {
     // Full: a command larger than the buffer is still arriving. Grow (amortised doubling) up
     // to client-query-buffer-limit; past it, close the client as Redis does.
@@ -90,18 +100,48 @@ void Connection::Read() {
     }
     in_.resize(std::min(in_.size() * 2, limit));
   }
+  reading_ = true;
   socket_.async_read_some(
       asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
       [self = shared_from_this()](const std::error_code& ec, size_t n) { self->OnRead(ec, n); });
 }
 
 void Connection::OnRead(const std::error_code& ec, size_t n) {
+  reading_ = false;
   if (ec || closed_) return CloseNow();
   in_len_ += n;
   server_.stats().total_net_input_bytes.fetch_add(static_cast<int64_t>(n),
                                                   std::memory_order_relaxed);
   ProcessBatch();
   FinishBatch();
+}
+
+void Connection::ReadWhileParked() {
+  reading_ = true;
+  parked_in_.resize(kParkedReadBuffer);
+  socket_.async_read_some(asio::buffer(parked_in_),
+                          [self = shared_from_this()](const std::error_code& ec, size_t n) {
+                            self->OnReadWhileParked(ec, n);
+                          });
+}
+
+void Connection::OnReadWhileParked(const std::error_code& ec, size_t n) {
+  reading_ = false;
+  if (ec || closed_) return CloseNow();  // a client that leaves while blocked is forgotten
+  server_.stats().total_net_input_bytes.fetch_add(static_cast<int64_t>(n),
+                                                  std::memory_order_relaxed);
+  const auto limit = static_cast<size_t>(server_.query_buffer_limit());
+  if (in_len_ + n > limit) {
+    return Drop("query buffer of " + std::to_string(in_len_ + n) +
+                    " bytes reached client-query-buffer-limit",
+                server_.stats().client_query_buffer_limit_disconnections);
+  }
+  if (in_.size() < in_len_ + n) in_.resize(std::max(in_len_ + n, in_.size() * 2));
+  std::memcpy(in_.data() + in_len_, parked_in_.data(), n);
+  in_len_ += n;
+  if (!blocked_.parked()) std::vector<char>().swap(parked_in_);  // resumed meanwhile
+  more_input_ = true;
+  if (!writing_ && !awaiting_durable_) Continue();
 }
 
 void Connection::FinishBatch() {
@@ -135,11 +175,43 @@ void Connection::AfterDurable(Status flushed) {
     for (size_t i = 0; i < batch_replies_; ++i) ReplyError(out, flushed);
   }
   if (!out_.empty()) return Write();
+  Continue();
+}
+
+void Connection::Continue() {
   if (close_when_idle_ || client_.close_after_reply ||
       client_.kill_requested.load(std::memory_order_acquire)) {
     return CloseNow();
   }
+  if (blocked_.parked()) {
+    if (blocked_.has_event()) return ResumeBlocked();
+    return Read();  // keeps watching for a disconnect
+  }
+  if (more_input_) {
+    more_input_ = false;
+    ProcessBatch();
+    if (closed_) return;
+    return FinishBatch();
+  }
   Read();
+}
+
+void Connection::OnBlockEvent(uint64_t gen, BlockEvent event) {
+  if (closed_ || !blocked_.Note(gen, event)) return;
+  if (!writing_ && !awaiting_durable_) ResumeBlocked();
+}
+
+void Connection::ResumeBlocked() {
+  batch_seq_ = store_.DurabilityTicket();
+  batch_replies_ = 0;
+  group_status_ = Status::Ok();  // the woken command runs in a unit of its own
+  protocol::ReplyWriter out(&out_, client_.resp);
+  CommandContext ctx{store_, server_, client_, out};
+  if (!blocked_.Resume(ctx, dispatcher_)) return Read();  // parked again
+  batch_replies_ = 1;
+  more_input_ = in_len_ > 0;
+  if (OverOutputLimit()) return;
+  FinishBatch();
 }
 
 void Connection::UpdateParserLimits() {
@@ -194,7 +266,12 @@ bool Connection::RunBatchCommands() {
       break;
     }
     if (!parser_.args().empty()) {
+      const size_t reply_start = out_.size();
       RunCommand(out);
+      if (blocked_.TakePark(parser_.args(), dispatcher_, out_.size() > reply_start)) {
+        offset += consumed;  // parked: no reply now, nothing more runs until it resumes
+        break;
+      }
       ++batch_replies_;
     }
     offset += consumed;
@@ -214,6 +291,7 @@ bool Connection::RunBatchCommands() {
 void Connection::RunCommand(protocol::ReplyWriter& out) {
   CommandContext ctx{store_, server_, client_, out};
   ctx.group = group_;
+  ctx.blocking = &blocked_;
   try {
     dispatcher_.Dispatch(ctx, parser_.args());
   } catch (const std::exception& e) {
@@ -254,17 +332,7 @@ void Connection::OnWrite(const std::error_code& ec, size_t n) {
     out_.clear();
   }
   OverOutputLimit();  // nothing pending: disarms the soft-limit timer
-  if (close_when_idle_ || client_.close_after_reply ||
-      client_.kill_requested.load(std::memory_order_acquire)) {
-    return CloseNow();
-  }
-  if (more_input_) {
-    more_input_ = false;
-    ProcessBatch();
-    if (closed_) return;
-    return FinishBatch();
-  }
-  Read();
+  Continue();
 }
 
 bool Connection::OverOutputLimit() {
@@ -329,6 +397,7 @@ void Connection::CloseNow() {
     registered_ = false;
   }
   soft_limit_timer_.cancel();
+  blocked_.Forget();
   std::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   socket_.close(ec);

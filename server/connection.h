@@ -10,6 +10,11 @@
 // has not read stay bounded by about one reply. Buffers are reused: no heap allocation per command
 // in steady state.
 //
+// Blocking commands (server/blocking.h): a command that parks its client stops the batch; the
+// connection keeps reading (to notice a disconnect; into a buffer of its own) but runs nothing more
+// until the parked command's event (a wake, its timeout, CLIENT UNBLOCK) arrives while no write or
+// durability wait is in flight; then the command runs again as a batch of its own (ResumeBlocked).
+//
 // Limits (server/config.h): client-query-buffer-limit bounds the unparsed input;
 // client-output-buffer-limit's normal class bounds the pending replies (over hard: closed at
 // once; over soft for longer than its seconds: closed by a timer). Both are logged and counted
@@ -30,6 +35,7 @@
 
 #include "protocol/reply_writer.h"
 #include "protocol/request_parser.h"
+#include "server/blocked_command.h"
 #include "server/client_state.h"
 #include "server/dispatcher.h"
 #include "sluice/status.h"
@@ -68,6 +74,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   void Read();
   void OnRead(const std::error_code& ec, size_t n);
+  // While parked: reads into parked_in_ (never into in_, which resuming compacts), then appends
+  // to in_; the commands run once the client is unblocked.
+  void ReadWhileParked();
+  void OnReadWhileParked(const std::error_code& ec, size_t n);
   // Runs every complete command in the read buffer; appends replies to out_.
   void ProcessBatch();
   bool RunBatchCommands();
@@ -79,6 +89,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Dispatches the parser's current command; its reply goes to `out`.
   void RunCommand(protocol::ReplyWriter& out);
   void CompactReadBuffer();
+  // Where the connection goes once no write or durability wait is in flight: close, resume a
+  // parked command with an event, run input left over, or read.
+  void Continue();
+  // A blocking command's event, posted to this thread (BlockedCommand::Notify).
+  void OnBlockEvent(uint64_t gen, BlockEvent event);
+  // Runs the parked command's event as a batch of its own (its reply made durable as usual).
+  void ResumeBlocked();
   void Write();
   void OnWrite(const std::error_code& ec, size_t n);
   // Checks the pending replies against client-output-buffer-limit; closes the connection (and
@@ -94,25 +111,28 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ServerState& server_;
   const Dispatcher& dispatcher_;
   ClientState client_;
+  BlockedCommand blocked_;  // the parked blocking command, if any
   protocol::RequestParser parser_;
   bool limits_unauthenticated_ = false;
   int64_t limits_max_bulk_ = 0;
 
   std::vector<char> in_;  // read buffer: [0, in_len_) holds unparsed bytes
   size_t in_len_ = 0;
-  std::string out_;           // replies of the current batch
-  size_t out_sent_ = 0;       // bytes of out_ already written
-  uint64_t batch_seq_ = 0;    // the store's sequence number when the batch began
-  size_t batch_replies_ = 0;  // replies the batch produced (one per command)
-  bool batch_wrote_ = false;  // the sequence number moved during the batch
+  std::vector<char> parked_in_;  // ReadWhileParked's buffer
+  std::string out_;              // replies of the current batch
+  size_t out_sent_ = 0;          // bytes of out_ already written
+  uint64_t batch_seq_ = 0;       // the store's sequence number when the batch began
+  size_t batch_replies_ = 0;     // replies the batch produced (one per command)
+  bool batch_wrote_ = false;     // the sequence number moved during the batch
   // The batch's commit group (its plain data commands share one RocksDB write), alive during
   // ProcessBatch; and how its writes went: a failure answers every command of the batch with it.
   CommitGroup* group_ = nullptr;
   Status group_status_;
-  bool more_input_ = false;  // the batch stopped at kBatchReplyBytes with commands left
+  bool more_input_ = false;  // commands left in the read buffer (batch bound, read while busy)
   asio::steady_timer soft_limit_timer_;
   std::chrono::steady_clock::time_point soft_limit_since_{};  // epoch: not over the soft limit
   bool writing_ = false;
+  bool reading_ = false;           // a read is in flight (one at a time)
   bool awaiting_durable_ = false;  // FinishBatch waits for the group fsync
   bool close_when_idle_ = false;   // RequestClose() arrived while a write was in flight
   bool registered_ = false;

@@ -201,6 +201,10 @@ void Dispatcher::RunQueued(CommandContext& ctx, const CommandSpec& spec, Args ar
   Run(ctx, spec, args, true);
 }
 
+void Dispatcher::RunAgain(CommandContext& ctx, const CommandSpec& spec, Args args) const {
+  Run(ctx, spec, args, false);
+}
+
 void DispatchSubcommand(CommandContext& ctx, const CommandTable& table,
                         const CommandSpec& container, Args args) {
   const CommandSpec* sub = table.Find(SubcommandName(container.name, args[1]));

@@ -27,6 +27,10 @@ class Dispatcher {
   // Runs a command that already passed the gate (a queued command, at EXEC) in ctx.unit.
   void RunQueued(CommandContext& ctx, const CommandSpec& spec, Args args) const;
 
+  // Runs a parked blocking command again (server/blocking.h) in a unit of its own, as RunQueued
+  // but not counted again in the command statistics.
+  void RunAgain(CommandContext& ctx, const CommandSpec& spec, Args args) const;
+
   // The spec that would run `args`, resolving subcommands; nullptr when unknown.
   const CommandSpec* Resolve(Args args) const;
 

@@ -387,6 +387,16 @@ Status RankZero() {
 Status CountNegative() { return Err("ERR COUNT can't be negative"); }
 Status MaxlenNegative() { return Err("ERR MAXLEN can't be negative"); }
 Status CountNotPositive() { return Err("ERR count should be greater than 0"); }
+Status TimeoutNotFloat() { return Err("ERR timeout is not a float or out of range"); }
+Status TimeoutNegative() { return Err("ERR timeout is negative"); }
+Status UnblockReason() { return Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"); }
+Status UnblockedByClient() { return Err("UNBLOCKED client unblocked via CLIENT UNBLOCK"); }
+Status SubcommandSyntax(std::string_view command, std::string_view sub) {
+  std::string upper(command);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return Err("ERR unknown subcommand or wrong number of arguments for '" + std::string(sub) +
+             "'. Try " + upper + " HELP.");
+}
 Status MinOrMaxNotFloat() { return Err("ERR min or max is not a float"); }
 Status ZAddXxNx() { return Err("ERR XX and NX options at the same time are not compatible"); }
 Status ZAddGtLtNx() {

@@ -91,6 +91,13 @@ Status RankZero();          // "ERR RANK can't be zero: use 1 to start from the 
 Status CountNegative();     // "ERR COUNT can't be negative"
 Status MaxlenNegative();    // "ERR MAXLEN can't be negative"
 Status CountNotPositive();  // "ERR count should be greater than 0"
+// Blocking commands (server/blocking.h) and CLIENT UNBLOCK.
+Status TimeoutNotFloat();    // "ERR timeout is not a float or out of range"
+Status TimeoutNegative();    // "ERR timeout is negative"
+Status UnblockReason();      // "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+Status UnblockedByClient();  // "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+// "ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP."
+Status SubcommandSyntax(std::string_view command, std::string_view sub);
 // Sorted set commands (Redis 7.0's texts).
 Status MinOrMaxNotFloat();    // "ERR min or max is not a float"
 Status ZAddXxNx();            // "ERR XX and NX options at the same time are not compatible"

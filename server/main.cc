@@ -82,6 +82,7 @@ int Serve(Config config, const char* argv0) {
   }
   std::unique_ptr<sluice::Store> store = std::move(opened).value();
   store->AddCommitObserver(&state.watches());
+  store->AddCommitObserver(&state.blocking());
 
   state.set_executable(ExecutablePath(argv0));
   sluice::server::CommandTable table;

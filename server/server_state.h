@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include "server/blocking.h"
 #include "server/client_state.h"
 #include "server/config.h"
 #include "server/limiter_stats.h"
@@ -110,6 +111,8 @@ class ServerState {
   LimiterStats& limiter_stats() { return limiter_stats_; }
   // WATCH: register it with the Store as a commit observer before serving.
   WatchRegistry& watches() { return watches_; }
+  // Blocked clients (BLPOP...): register it with the Store as a commit observer before serving.
+  BlockingRegistry& blocking() { return blocking_; }
   // EVAL/SCRIPT: the script cache every connection shares, and the scripts running now.
   ScriptCache& scripts() { return scripts_; }
   RunningScripts& running_scripts() { return running_scripts_; }
@@ -157,6 +160,7 @@ class ServerState {
   ClientRegistry clients_;
   LimiterStats limiter_stats_;
   WatchRegistry watches_;
+  BlockingRegistry blocking_;
   ScriptCache scripts_;
   RunningScripts running_scripts_;
   FunctionRegistry functions_;

@@ -234,7 +234,7 @@ TEST_CASE("CLIENT NO-EVICT, REPLY, HELP and unknown subcommands") {
   CHECK(h.Cmd("CLIENT REPLY ON") == Ok());
   CHECK(h.Cmd("CLIENT REPLY OFF") == Err("ERR CLIENT REPLY OFF|SKIP is not supported by Sluice"));
   CHECK(h.Cmd("CLIENT REPLY foo") == Err("ERR syntax error"));
-  CHECK(h.Cmd("CLIENT HELP").rfind("*23\r\n+CLIENT <subcommand>", 0) == 0);
+  CHECK(h.Cmd("CLIENT HELP").rfind("*25\r\n+CLIENT <subcommand>", 0) == 0);
   CHECK(h.Cmd("CLIENT PAUSE 1") == Err("ERR unknown subcommand 'PAUSE'. Try CLIENT HELP."));
 }
 

@@ -145,4 +145,19 @@ Result<std::vector<std::string_view>> KeysOfKind(CommandContext& ctx,
   return out;
 }
 
+bool BlockCandidates(CommandContext& ctx, std::span<const std::string_view> keys, ValueKind kind,
+                     std::vector<std::string_view>* out) {
+  if (!BlockRetrying(ctx)) {
+    out->assign(keys.begin(), keys.end());
+    return true;
+  }
+  auto of_kind = KeysOfKind(ctx, keys, kind);
+  if (!of_kind.ok()) {
+    ReplyError(ctx.out, of_kind.status());
+    return false;
+  }
+  *out = std::move(*of_kind);
+  return true;
+}
+
 }  // namespace sluice::server

@@ -1,4 +1,4 @@
-// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP; BZPOPMIN, BZPOPMAX, BZMPOP next):
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP):
 // a client whose command finds every key empty parks until a commit writes one of them, its
 // timeout passes, or CLIENT UNBLOCK releases it.
 //
@@ -21,7 +21,7 @@
 // - The woken command is a normal unit: its reply waits for the connection's durability ticket
 //   (appendfsync) like any other write.
 //
-// How a command registers as blocking (what BZPOPMIN & co. need):
+// How a command registers as blocking (cmd_lists.cc and cmd_zsets.cc follow it):
 // 1. Register it as usual with its keys in the command table (so its unit locks them) and the
 //    flags Redis gives it (write, noscript, kBlocking: COMMAND INFO shows "blocking" and
 //    @blocking). Nothing else is declared: the handler parks (below).
@@ -37,7 +37,8 @@
 //    arguments), so bad input gets Redis's error.
 // 3. When the command runs again after a wake, BlockRetrying(ctx) is true: Redis serves a
 //    woken client only from keys of the right type, so the handler skips keys of another type
-//    (KeysOfKind) instead of replying WRONGTYPE, and parks again when nothing is left.
+//    (KeysOfKind, BlockCandidates) instead of replying WRONGTYPE, and parks again when nothing
+//    is left.
 // The handler never sees the parking itself; the connection (BlockedCommand) keeps the
 // command's arguments, its timer and its place, and runs it again through the Dispatcher.
 //
@@ -134,5 +135,9 @@ bool BlockRetrying(const CommandContext& ctx);
 Result<std::vector<std::string_view>> KeysOfKind(CommandContext& ctx,
                                                  std::span<const std::string_view> keys,
                                                  ValueKind kind);
+// The keys a blocking command may pop from now: all of them on its first run, only those that
+// are missing or hold `kind` after a wake. False after replying an error.
+bool BlockCandidates(CommandContext& ctx, std::span<const std::string_view> keys, ValueKind kind,
+                     std::vector<std::string_view>* out);
 
 }  // namespace sluice::server

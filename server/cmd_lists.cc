@@ -192,21 +192,9 @@ void RPopLPushCommand(CommandContext& ctx, Args args) {
   MoveCore(ctx, args, ListEnd::kRight, ListEnd::kLeft);
 }
 
-// The keys of a blocked command that may still serve it: after a wake only those that are
-// missing or lists (Redis serves a woken client only from a list); else all of them. False
-// after replying an error.
+// The keys a (possibly woken) blocking list command may pop from (server/blocking.h).
 bool CandidateKeys(CommandContext& ctx, Args keys, std::vector<std::string_view>* out) {
-  if (!BlockRetrying(ctx)) {
-    out->assign(keys.begin(), keys.end());
-    return true;
-  }
-  auto lists = KeysOfKind(ctx, keys, ValueKind::kList);
-  if (!lists.ok()) {
-    ReplyError(ctx.out, lists.status());
-    return false;
-  }
-  *out = std::move(*lists);
-  return true;
+  return BlockCandidates(ctx, keys, ValueKind::kList, out);
 }
 
 // LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] -> [key, [elements]] or a nil array;

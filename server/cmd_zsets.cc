@@ -1,7 +1,7 @@
 // Sorted set commands: ZADD, ZINCRBY, ZREM, ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZPOPMIN,
-// ZPOPMAX, ZMPOP, ZRANDMEMBER, ZSCAN; cmd_zset_ranges.cc has the range commands and
-// cmd_zset_algebra.cc ZUNION/ZINTER/ZDIFF. Each parses its arguments in Redis 7.0's order (so the
-// same bad input gets the same error), makes one call on ctx.txn() and replies.
+// ZPOPMAX, ZMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, ZRANDMEMBER, ZSCAN; cmd_zset_ranges.cc has the range
+// commands and cmd_zset_algebra.cc ZUNION/ZINTER/ZDIFF. Each parses its arguments in Redis 7.0's
+// order (so the same bad input gets the same error), makes one call on ctx.txn() and replies.
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/args.h"
+#include "server/blocking.h"
 #include "server/client_state.h"
 #include "server/command.h"
 #include "server/element_scan.h"
@@ -127,12 +128,15 @@ void ZPopMinCommand(CommandContext& ctx, Args args) { PopCore(ctx, args, ZEnd::k
 void ZPopMaxCommand(CommandContext& ctx, Args args) { PopCore(ctx, args, ZEnd::kMax); }
 
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] -> [key, [[member, score], ...]] or a nil
-// array.
-void ZMPopCommand(CommandContext& ctx, Args args) {
-  std::optional<int64_t> numkeys = ParseInt64(args[1]);
+// array; BZMPOP timeout numkeys ...: the same from args[2] on (`first` is numkeys' position),
+// blocking while every key is empty, its timeout parsed after the other arguments (as Redis).
+void MPopCore(CommandContext& ctx, Args args, size_t first, bool blocking) {
+  std::optional<int64_t> numkeys = ParseInt64(args[first]);
   if (!numkeys || *numkeys < 1) return ReplyError(ctx.out, NumkeysNotPositive());
-  if (*numkeys > static_cast<int64_t>(args.size()) - 3) return ReplyError(ctx.out, SyntaxError());
-  const size_t where = 2 + static_cast<size_t>(*numkeys);
+  if (*numkeys > static_cast<int64_t>(args.size() - first) - 2) {
+    return ReplyError(ctx.out, SyntaxError());
+  }
+  const size_t where = first + 1 + static_cast<size_t>(*numkeys);
   ZEnd end = ZEnd::kMin;
   if (EqualsIgnoreCase(args[where], "max")) {
     end = ZEnd::kMax;
@@ -150,27 +154,70 @@ void ZMPopCommand(CommandContext& ctx, Args args) {
       return ReplyError(ctx.out, SyntaxError());
     }
   }
-  auto r = ctx.txn().ZMPop(ctx.client.db, args.subspan(2, static_cast<size_t>(*numkeys)), end,
-                           count == -1 ? 1 : count);
-  if (!r.ok()) return ReplyError(ctx.out, r.status());
-  if (!r->has_value()) return ctx.out.NullArray();
-  ctx.out.Array(2);
-  ctx.out.Bulk((*r)->first);
-  ctx.out.Array((*r)->second.size());
-  for (const auto& [member, score] : (*r)->second) {
-    ctx.out.Array(2);
-    ctx.out.Bulk(member);
-    ctx.out.Double(score);
+  BlockTimeout timeout;
+  if (blocking) {
+    auto t = ParseBlockTimeout(args[1]);
+    if (!t.ok()) return ReplyError(ctx.out, t.status());
+    timeout = *t;
   }
+  Args keys = args.subspan(first + 1, static_cast<size_t>(*numkeys));
+  std::vector<std::string_view> candidates;
+  if (!BlockCandidates(ctx, keys, ValueKind::kZSet, &candidates)) return;
+  if (!candidates.empty()) {
+    auto r = ctx.txn().ZMPop(ctx.client.db, candidates, end, count == -1 ? 1 : count);
+    if (!r.ok()) return ReplyError(ctx.out, r.status());
+    if (r->has_value()) {
+      ctx.out.Array(2);
+      ctx.out.Bulk((*r)->first);
+      ctx.out.Array((*r)->second.size());
+      for (const auto& [member, score] : (*r)->second) {
+        ctx.out.Array(2);
+        ctx.out.Bulk(member);
+        ctx.out.Double(score);
+      }
+      return;
+    }
+  }
+  if (blocking && BlockClient(ctx, keys, timeout)) return;
+  ctx.out.NullArray();
 }
+void ZMPopCommand(CommandContext& ctx, Args args) { MPopCore(ctx, args, 1, false); }
+// BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count].
+void BZMPopCommand(CommandContext& ctx, Args args) { MPopCore(ctx, args, 2, true); }
 
-// ZMPOP's keys: numkeys of them after the count; nothing for bad input.
-void ZMPopKeys(Args args, std::vector<int>* positions) {
-  if (args.size() < 2) return;
-  std::optional<int64_t> n = ParseInt64(args[1]);
-  if (!n || *n < 1 || *n > static_cast<int64_t>(args.size()) - 3) return;
-  for (int64_t i = 0; i < *n; ++i) positions->push_back(static_cast<int>(2 + i));
+// BZPOPMIN/BZPOPMAX key [key ...] timeout -> [key, member, score], or a nil array on timeout
+// (and inside MULTI when every key is empty).
+void BPopCore(CommandContext& ctx, Args args, ZEnd end) {
+  auto timeout = ParseBlockTimeout(args.back());
+  if (!timeout.ok()) return ReplyError(ctx.out, timeout.status());
+  Args keys = args.subspan(1, args.size() - 2);
+  std::vector<std::string_view> candidates;
+  if (!BlockCandidates(ctx, keys, ValueKind::kZSet, &candidates)) return;
+  if (!candidates.empty()) {
+    auto r = ctx.txn().ZMPop(ctx.client.db, candidates, end, 1);
+    if (!r.ok()) return ReplyError(ctx.out, r.status());
+    if (r->has_value()) {
+      ctx.out.Array(3);
+      ctx.out.Bulk((*r)->first);
+      ctx.out.Bulk((*r)->second.front().first);
+      return ctx.out.Double((*r)->second.front().second);
+    }
+  }
+  if (BlockClient(ctx, keys, *timeout)) return;
+  ctx.out.NullArray();
 }
+void BZPopMinCommand(CommandContext& ctx, Args args) { BPopCore(ctx, args, ZEnd::kMin); }
+void BZPopMaxCommand(CommandContext& ctx, Args args) { BPopCore(ctx, args, ZEnd::kMax); }
+
+// ZMPOP's keys (numkeys at `first`): numkeys of them after it; nothing for bad input.
+void MPopKeys(Args args, size_t first, std::vector<int>* positions) {
+  if (args.size() <= first) return;
+  std::optional<int64_t> n = ParseInt64(args[first]);
+  if (!n || *n < 1 || *n > static_cast<int64_t>(args.size() - first) - 2) return;
+  for (int64_t i = 0; i < *n; ++i) positions->push_back(static_cast<int>(first + 1 + i));
+}
+void ZMPopKeys(Args args, std::vector<int>* positions) { MPopKeys(args, 1, positions); }
+void BZMPopKeys(Args args, std::vector<int>* positions) { MPopKeys(args, 2, positions); }
 
 // ZRANDMEMBER key [count [WITHSCORES]]: without a count one member or nil; with one an array.
 void ZRandMemberCommand(CommandContext& ctx, Args args) {
@@ -267,6 +314,25 @@ void RegisterZSetCommands(CommandTable& table) {
                               "numkeys key [key ...] MIN|MAX [COUNT count]");
   mpop.find_keys = ZMPopKeys;
   table.Add(std::move(mpop));
+  // Blocking forms (server/blocking.h), with Redis 7.0's flags.
+  constexpr uint32_t kBlockingFast = kWrite | kNoScript | kFast | kBlocking;
+  table.Add(MakeSpec("sorted-set", "bzpopmin", -3, kBlockingFast, KeyRange{1, -2, 1},
+                     BZPopMinCommand,
+                     "Remove and return the member with the lowest score from one or more sorted "
+                     "sets, or block until one is available",
+                     "5.0.0", "key [key ...] timeout"));
+  table.Add(MakeSpec("sorted-set", "bzpopmax", -3, kBlockingFast, KeyRange{1, -2, 1},
+                     BZPopMaxCommand,
+                     "Remove and return the member with the highest score from one or more sorted "
+                     "sets, or block until one is available",
+                     "5.0.0", "key [key ...] timeout"));
+  CommandSpec bmpop =
+      MakeSpec("sorted-set", "bzmpop", -5, kWrite | kBlocking, KeyRange{}, BZMPopCommand,
+               "Remove and return members with scores in a sorted set or block until one is "
+               "available",
+               "7.0.0", "timeout numkeys key [key ...] MIN|MAX [COUNT count]");
+  bmpop.find_keys = BZMPopKeys;
+  table.Add(std::move(bmpop));
   Add(table, "zrandmember", -2, kRo, ZRandMemberCommand,
       "Get one or multiple random elements from a sorted set", "6.2.0", "key [count [WITHSCORES]]");
   Add(table, "zscan", -3, kRo, ZScanCommand,

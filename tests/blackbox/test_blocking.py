@@ -1,4 +1,5 @@
-"""Blocking list commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP) on the real sluice-server,
+"""Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP; BZPOPMIN, BZPOPMAX, BZMPOP) on
+the real sluice-server,
 side by side with a reference redis-server 7.0.x (start_beside_reference): every scenario runs
 on both and the raw replies must be Redis's.
 
@@ -102,6 +103,56 @@ class DifferentialTest(BlackboxTestCase):
                             return reply, c.call("LRANGE", "k", "0", "-1"), c.call(
                                 "LRANGE", "dst", "0", "-1")
                     self.both(scenario)
+
+    def test_sorted_set_blocking_pops(self):
+        """BZPOPMIN, BZPOPMAX and BZMPOP: woken by ZADD (also in MULTI/EXEC), RESP2 and RESP3
+        replies, timeouts, errors, WRONGTYPE, inside MULTI, a woken client whose key turned into
+        another type keeps waiting."""
+        wakes = [("ZADD", lambda b: b.call("ZADD", "z", "2", "b", "1", "a", "3", "c")),
+                 ("EXEC", lambda b: b.pipeline([("MULTI",), ("ZADD", "z", "5", "e", "4", "d"),
+                                                ("EXEC",)]))]
+        blocks = [("BZPOPMIN", "nokey", "z", "0"), ("BZPOPMAX", "z", "5"),
+                  ("BZMPOP", "0", "2", "other", "z", "MIN", "COUNT", "2"),
+                  ("BZMPOP", "0.5", "1", "z", "MAX")]
+        for name, wake in wakes:
+            for block in blocks:
+                for resp3 in (False, True):
+                    with self.subTest(wake=name, block=block, resp3=resp3):
+                        def scenario(port):
+                            reply, _ = self.blocked_then(port, block, wake, block_resp3=resp3)
+                            with Client(port) as c:
+                                return reply, c.call("ZRANGE", "z", "0", "-1", "WITHSCORES")
+                        self.both(scenario)
+
+        def immediate(port):
+            out = []
+            with Client(port) as c:
+                c.call("ZADD", "z", "1", "a", "2", "b")
+                c.call("SET", "str", "x")
+                for cmd in [("BZPOPMIN", "z", "0"), ("BZPOPMAX", "z", "nokey", "0"),
+                            ("BZPOPMIN", "str", "0"), ("BZPOPMIN", "z", "abc"),
+                            ("BZPOPMIN", "z", "-1"), ("BZMPOP", "abc", "1", "z", "MIN"),
+                            ("BZMPOP", "0", "0", "z", "MIN"), ("BZMPOP", "0", "1", "z", "BAD"),
+                            ("BZMPOP", "0", "1", "z", "MIN", "COUNT", "0"),
+                            ("BZMPOP", "0", "1", "str", "MIN"),
+                            ("BZPOPMIN", "nokey", "0.05"), ("BZMPOP", "0.05", "1", "nokey", "MAX"),
+                            ("MULTI",), ("BZPOPMIN", "nokey", "0"),
+                            ("BZMPOP", "0", "1", "nokey", "MIN"), ("EXEC",)]:
+                    c.send(encode_command(*cmd))
+                    out.append(read_raw_reply(c))
+            return out
+        self.both(immediate)
+
+        def turned_type(port):
+            def action(b):
+                b.call("SET", "z", "now a string")  # wakes nobody: not a sorted set
+                time.sleep(0.05)
+                blocked = info_blocked(b)
+                b.call("DEL", "z")
+                b.call("ZADD", "z", "7", "m")
+                return blocked
+            return self.blocked_then(port, ("BZPOPMIN", "z", "0"), action)
+        self.assertEqual(self.both(turned_type)[1], 1)
 
     def test_fifo_order_of_blocked_clients(self):
         def scenario(port):

@@ -2,7 +2,8 @@
 // background threads) and the helpers every command file uses. Internal header.
 //
 // Files by job: store.cc (open/close, RocksDB options, durability, stats), txn.cc (locked
-// read-modify-write transactions), expiry.cc (compaction filter, active expiry cycle),
+// read-modify-write transactions), expiry.cc (element compaction filter, active expiry cycle),
+// keyspace_counts.cc (the per-db key counts behind DBSIZE),
 // encoding.cc (key/value codec), lock_pool.cc, numeric.cc (Redis number rules), glob.cc,
 // strings.cc, keys.cc, scan.cc (KEYS/SCAN/RANDOMKEY/DBSIZE/FLUSH), limiters.cc.
 //

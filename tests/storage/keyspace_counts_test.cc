@@ -235,6 +235,52 @@ TEST_CASE("keyspace counts survive reopen; a data dir without them is counted on
   RequireConsistent(*f.store);
 }
 
+TEST_CASE("keyspace counts: concurrent writers on shared keys stay exact") {
+  Fixture f;
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 4; ++w) {
+    threads.emplace_back([&, w] {
+      uint64_t x = 88172645463325252ull + static_cast<uint64_t>(w);
+      auto next = [&] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+      };
+      for (int i = 0; i < 1500; ++i) {
+        const int db = static_cast<int>(next() % 2);
+        const std::string k = "k" + std::to_string(next() % 40);
+        const std::string k2 = "k" + std::to_string(next() % 40);
+        const SV keys[] = {k, k2};
+        switch (next() % 6) {
+          case 0:
+            (void)f.store->Set(db, k, "v", SetPlain());
+            break;
+          case 1:
+            (void)f.store->Set(db, k, "v", SetPx(kT0Ms + 100000));
+            break;
+          case 2:
+            (void)f.store->Del(db, keys);
+            break;
+          case 3:
+            (void)f.store->IncrBy(db, k, 1);
+            break;
+          case 4:
+            (void)f.store->Rename(db, k, k2, false);
+            break;
+          default:
+            (void)f.store->Persist(db, k);
+            break;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  RequireConsistent(*f.store);
+  f.Reopen();
+  RequireConsistent(*f.store);
+}
+
 TEST_CASE("RANDOMKEY: nil only for a db with no live key; bounded when most keys expired") {
   Fixture f;
   CHECK(*f.store->RandomKey(0) == std::nullopt);

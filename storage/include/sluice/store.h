@@ -9,7 +9,8 @@
 //
 // Time: from Options::clock (the wall clock by default). Expiry is absolute, in ms since the
 // Unix epoch; an expired key is invisible to every read, is removed by a background expiry
-// cycle and by a RocksDB compaction filter, and keeps its TTL across restarts.
+// cycle or by the next command that touches it (DBSIZE counts it until then, as Redis does),
+// and keeps its TTL across restarts.
 //
 // Durability (Options::durability, named after Redis's appendfsync): every acknowledged write
 // has reached the operating system (its write-ahead-log bytes were handed over with write(2)),

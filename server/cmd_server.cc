@@ -113,6 +113,19 @@ void DebugSleep(CommandContext& ctx, Args args) {
   ctx.out.Simple("OK");
 }
 
+// DEBUG KEYSPACE-CHECK: every database's maintained counts (DBSIZE, INFO keyspace) against a
+// walk of its keys, holding every stripe (the first run conflicts; the dispatcher reruns it
+// with every stripe). +OK, or an error naming the first database that differs.
+void DebugKeyspaceCheck(CommandContext& ctx, Args args) {
+  if (args.size() != 2) return ReplyError(ctx.out, SyntaxError());
+  for (int db = 0; db < kNumDatabases; ++db) {
+    Result<KeyspaceCheckReport> r = ctx.txn().KeyspaceCheck(db);
+    if (!r.ok()) return ReplyError(ctx.out, r.status());
+    if (!r->ok()) return ReplyError(ctx.out, KeyspaceCountsDiffer(db, *r));
+  }
+  ctx.out.Simple("OK");
+}
+
 void DebugHelp(CommandContext& ctx) {
   static constexpr const char* kLines[] = {
       "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -126,6 +139,8 @@ void DebugHelp(CommandContext& ctx) {
       "    The server clock in ms since the epoch.",
       "SLEEP <seconds>",
       "    Stop this connection's I/O thread for <seconds>.",
+      "KEYSPACE-CHECK",
+      "    Compare every database's key counts (DBSIZE) with a walk of its keys.",
       "HELP",
       "    Prints this help.",
   };
@@ -138,6 +153,7 @@ void Debug(CommandContext& ctx, Args args) {
   std::string_view sub = args[1];
   if (EqualsIgnoreCase(sub, "CLOCK")) return DebugClock(ctx, args);
   if (EqualsIgnoreCase(sub, "SLEEP")) return DebugSleep(ctx, args);
+  if (EqualsIgnoreCase(sub, "KEYSPACE-CHECK")) return DebugKeyspaceCheck(ctx, args);
   if (EqualsIgnoreCase(sub, "HELP") && args.size() == 2) return DebugHelp(ctx);
   ReplyError(ctx.out, UnknownSubcommand("debug", sub));
 }

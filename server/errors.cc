@@ -4,6 +4,8 @@
 #include <cctype>
 #include <string>
 
+#include "sluice/store.h"
+
 namespace sluice::server {
 
 namespace {
@@ -267,6 +269,14 @@ Status AuthWithoutPassword() {
   return Err(
       "ERR AUTH <password> called without any password configured for the default user. Are you "
       "sure your configuration is correct?");
+}
+
+Status KeyspaceCountsDiffer(int db, const KeyspaceCheckReport& r) {
+  auto pair = [](const KeyspaceInfo& i) {
+    return "keys=" + std::to_string(i.keys) + ",expires=" + std::to_string(i.expires);
+  };
+  return Err("ERR keyspace counts differ in db" + std::to_string(db) + ": counted " +
+             pair(r.counted) + ", stored " + pair(r.stored) + ", walked " + pair(r.walked));
 }
 
 Status DebugNotAllowed() {

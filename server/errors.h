@@ -10,6 +10,10 @@
 #include "protocol/reply_writer.h"
 #include "sluice/status.h"
 
+namespace sluice {
+struct KeyspaceCheckReport;  // sluice/store.h
+}  // namespace sluice
+
 namespace sluice::server {
 
 // Writes the Redis error for `status` (which must not be OK):
@@ -46,6 +50,8 @@ Status DbIndexOutOfRange();    // "ERR DB index is out of range"
 Status NoProto();              // "NOPROTO unsupported protocol version"
 Status AuthWithoutPassword();  // "ERR AUTH <password> called without any password ..."
 Status DebugNotAllowed();      // "ERR DEBUG command not allowed. If the ..."
+// DEBUG KEYSPACE-CHECK found db's maintained counts different from a walk of its keys.
+Status KeyspaceCountsDiffer(int db, const KeyspaceCheckReport& report);
 Status MaxClientsReached();    // "ERR max number of clients reached"
 Status ProtectedModeDenied();  // "DENIED Redis is running in protected mode because ..."
 Status NoSuchClient();         // "ERR No such client"

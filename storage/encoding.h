@@ -69,7 +69,7 @@ inline constexpr size_t kMaxValueHeader = 9;
 size_t EncodeValueHeader(ValueKind kind, int64_t expire_at_ms, char (&out)[kMaxValueHeader]);
 // nullopt when the bytes are not a value of a known format (corruption).
 std::optional<EntryView> DecodeValue(std::string_view raw);
-// Reads only the header: the expiry, or nullopt when undecodable. Cheap (compaction filter).
+// Reads only the header: the expiry, or nullopt when undecodable. Cheap (expiry cycle, key counts).
 std::optional<int64_t> DecodeExpiry(std::string_view raw);
 
 }  // namespace sluice::internal

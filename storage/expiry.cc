@@ -1,5 +1,7 @@
-// Physical removal of expired keys: the RocksDB compaction filter and the active expiry cycle
-// (Redis's activeExpireCycle, adapted to an ordered keyspace).
+// Physical removal of expired data: the element compaction filter (stale collection elements)
+// and the active expiry cycle (Redis's activeExpireCycle, adapted to an ordered keyspace). Keys
+// themselves are removed only by units (the cycle, or a locked read), so that the keyspace
+// counts change in the same write (keyspace_counts.h).
 #include "expiry.h"
 
 #include <algorithm>
@@ -14,39 +16,6 @@
 namespace sluice {
 namespace internal {
 namespace {
-
-class ExpiryFilter final : public rocksdb::CompactionFilter {
- public:
-  explicit ExpiryFilter(std::shared_ptr<const Clock> clock) : clock_(std::move(clock)) {}
-
-  // kRemove (not kRemoveAndSkipUntil/kPurge): RocksDB keeps a deletion marker in place of the
-  // value, so older versions below stay hidden. Undecodable values are kept (never lose data).
-  Decision FilterV2(int /*level*/, const rocksdb::Slice& /*key*/, ValueType type,
-                    const rocksdb::Slice& value, std::string* /*new_value*/,
-                    std::string* /*skip_until*/) const override {
-    if (type != ValueType::kValue) return Decision::kKeep;
-    auto expiry = DecodeExpiry(value.ToStringView());
-    if (!expiry || !IsExpired(*expiry, clock_->NowMs())) return Decision::kKeep;
-    return Decision::kRemove;
-  }
-  const char* Name() const override { return "sluice.ExpiryFilter"; }
-
- private:
-  std::shared_ptr<const Clock> clock_;
-};
-
-class ExpiryFilterFactory final : public rocksdb::CompactionFilterFactory {
- public:
-  explicit ExpiryFilterFactory(std::shared_ptr<const Clock> clock) : clock_(std::move(clock)) {}
-  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
-      const rocksdb::CompactionFilter::Context& /*context*/) override {
-    return std::make_unique<ExpiryFilter>(clock_);
-  }
-  const char* Name() const override { return "sluice.ExpiryFilterFactory"; }
-
- private:
-  std::shared_ptr<const Clock> clock_;
-};
 
 // One compaction's filter of an element column family. Sub-keys of one collection are
 // contiguous, so the last metadata looked up is remembered.
@@ -116,11 +85,6 @@ std::unique_ptr<rocksdb::CompactionFilter> ElementFilterFactory::CreateCompactio
   rocksdb::DB* db = db_.load(std::memory_order_acquire);
   if (db == nullptr) return std::make_unique<KeepAll>();
   return std::make_unique<ElementFilter>(db, clock_.get());
-}
-
-std::shared_ptr<rocksdb::CompactionFilterFactory> NewExpiryFilterFactory(
-    std::shared_ptr<const Clock> clock) {
-  return std::make_shared<ExpiryFilterFactory>(std::move(clock));
 }
 
 }  // namespace internal

@@ -1,4 +1,4 @@
-// The compaction filters (expiry.cc): expired keys, stale collection elements. Internal header.
+// The element compaction filter (expiry.cc): stale collection elements. Internal header.
 #pragma once
 
 #include <rocksdb/compaction_filter.h>
@@ -10,13 +10,6 @@
 #include "sluice/clock.h"
 
 namespace sluice::internal {
-
-// A factory of filters that drop values whose expiry has passed on `clock`. A dropped value
-// is turned by RocksDB into a deletion marker at the same sequence number (Decision::kRemove,
-// never kRemoveAndSkipUntil or kPurge), so an older version of the key in a lower level stays
-// shadowed until the marker itself reaches the bottommost level; nothing can reappear.
-std::shared_ptr<rocksdb::CompactionFilterFactory> NewExpiryFilterFactory(
-    std::shared_ptr<const Clock> clock);
 
 // The compaction filter of the element column families (collection.h): drops a sub-key whose
 // metadata (read from the default column family) is missing, expired on `clock`, not a

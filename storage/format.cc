@@ -116,7 +116,9 @@ Status Store::Impl::OpenRocks(const rocksdb::Options& rocks) {
   for (int i = 0; i < internal::kNumElementCfs; ++i) {
     cfs.emplace_back(internal::ElementCfName(static_cast<internal::ElementCf>(i)), elements);
   }
-  cfs.emplace_back(kMetaCf, plain);
+  rocksdb::ColumnFamilyOptions meta(plain);
+  meta.merge_operator = internal::NewCountMergeOperator();  // keyspace count records
+  cfs.emplace_back(kMetaCf, meta);
   for (const auto& name : existing) {  // e.g. a migration's staging family
     const bool known =
         std::any_of(cfs.begin(), cfs.end(), [&](const auto& d) { return d.name == name; });

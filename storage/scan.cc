@@ -1,5 +1,6 @@
-// Keyspace walks: KEYS, SCAN (with its server-side cursor table), RANDOMKEY, DBSIZE, the
-// INFO keyspace counts, FLUSHDB and FLUSHALL. Each walks one database's prefix range.
+// The keyspace: KEYS, SCAN (with its server-side cursor table), RANDOMKEY, DBSIZE and the INFO
+// keyspace counts (from the maintained counts), their consistency check, FLUSHDB and FLUSHALL.
+// The walks cover one database's prefix range.
 #include <memory>
 
 #include "sluice/glob.h"
@@ -143,8 +144,36 @@ Result<ScanPage> Store::Transaction::Scan(int db, uint64_t cursor,
   return page;
 }
 
-// Seeks to a random point between the db's first and last keys, then takes the first live key
-// from there (wrapping around once). Roughly uniform for evenly spread keys.
+namespace {
+
+// RANDOMKEY's bounds: the first seek walks this many keys (a database this small that holds
+// only expired keys is walked whole, so it answers nil as Redis does), later seeks fewer.
+constexpr int kRandomFirstWalk = 128;
+constexpr int kRandomSeeks = 8;
+constexpr int kRandomWalk = 16;
+
+// A random raw key between first and last (slot order): their common prefix, a random next
+// byte between theirs, and random bytes after.
+std::string RandomTarget(const std::string& first_key, const std::string& last_key) {
+  std::string target = CommonPrefix(first_key, last_key);
+  const size_t n = target.size();
+  if (n < last_key.size()) {
+    auto lo = n < first_key.size() ? static_cast<unsigned char>(first_key[n]) : 0u;
+    auto hi = static_cast<unsigned char>(last_key[n]);
+    target.push_back(static_cast<char>(lo + internal::RandomU64() % (hi - lo + 1)));
+    uint64_t tail = internal::RandomU64();
+    target.append(reinterpret_cast<const char*>(&tail), sizeof(tail));
+  }
+  return target;
+}
+
+}  // namespace
+
+// Bounded work: at most kRandomSeeks seeks to random points of the db's range, each walking a
+// few keys (wrapping to the first key) for a live one. nil when the db holds no key, or when
+// the first walk came all the way round finding only expired keys. When every walk found only
+// expired keys, returns one of them (it is still stored and counted; Redis replicas answer the
+// same way after 100 tries). Roughly, not exactly, uniform.
 Result<std::optional<std::string>> Store::Transaction::RandomKey(int db) {
   if (Status c = ClaimAll(/*write=*/false); !c.ok()) return c;
   const int64_t now = NowMs();
@@ -164,49 +193,77 @@ Result<std::optional<std::string>> Store::Transaction::RandomKey(int db) {
     return std::optional<std::string>();
   }
   const std::string first_key(it->key().ToStringView());
-  std::string target = CommonPrefix(first_key, last_key);
-  const size_t n = target.size();
-  if (n < last_key.size()) {
-    auto lo = n < first_key.size() ? static_cast<unsigned char>(first_key[n]) : 0u;
-    auto hi = static_cast<unsigned char>(last_key[n]);
-    target.push_back(static_cast<char>(lo + internal::RandomU64() % (hi - lo + 1)));
-    uint64_t tail = internal::RandomU64();
-    target.append(reinterpret_cast<const char*>(&tail), sizeof(tail));
-  }
-  it->Seek(target);
-  for (int pass = 0; pass < 2; ++pass) {
-    if (pass == 1) it.SeekToFirst();
-    for (; it->Valid(); it->Next()) {
-      if (pass == 1 && it->key().ToStringView() >= target) break;  // wrapped all the way round
+  std::optional<std::string> expired;  // a stored but expired key seen on the way
+  for (int seek = 0; seek < kRandomSeeks; ++seek) {
+    const std::string target = RandomTarget(first_key, last_key);
+    const int budget = seek == 0 ? kRandomFirstWalk : kRandomWalk;
+    bool wrapped = false;
+    it->Seek(target);
+    for (int step = 0; step < budget; ++step, it->Next()) {
+      if (!it->Valid()) {
+        if (Status s = it.status(); !s.ok()) return s;
+        if (wrapped) break;
+        wrapped = true;
+        it.SeekToFirst();
+        if (!it->Valid()) break;
+      }
+      if (wrapped && it->key().ToStringView() >= target) {
+        if (seek == 0) return std::optional<std::string>();  // every key seen: all expired
+        break;
+      }
       if (Live(it.value(), now)) return std::optional<std::string>(std::string(it.user_key()));
+      if (!expired) expired.emplace(it.user_key());
     }
   }
   Status s = it.status();
   if (!s.ok()) return s;
-  return std::optional<std::string>();
+  return expired;
 }
 
-// O(N) in the db's keys (expired ones are read too): RocksDB keeps no exact count.
+// O(1): the maintained counts (keyspace_counts.h), plus what this unit has staged.
 Result<KeyspaceInfo> Store::Transaction::Keyspace(int db) {
   if (Status c = ClaimAll(/*write=*/false); !c.ok()) return c;
-  const int64_t now = NowMs();
-  DbIterator it(*txn_, db);
-  KeyspaceInfo info;
-  for (it.SeekToFirst(); it->Valid(); it->Next()) {
-    auto v = it.value();
-    if (!Live(v, now)) continue;
-    ++info.keys;
-    if (v && v->expire_at_ms != internal::kNoExpiry) ++info.expires;
-  }
-  Status s = it.status();
-  if (!s.ok()) return s;
-  return info;
+  auto counts = txn_->CountsWithStaged(db);
+  if (!counts.ok()) return counts.status();
+  return KeyspaceInfo{counts->keys, counts->expires};
 }
 
 Result<int64_t> Store::Transaction::DbSize(int db) {
   auto info = Keyspace(db);
   if (!info.ok()) return info.status();
   return info->keys;
+}
+
+Result<KeyspaceCheckReport> Store::Transaction::KeyspaceCheck(int db) {
+  if (Status c = ClaimAll(/*write=*/true); !c.ok()) return c;
+  Store::Impl& impl = txn_->impl();
+  KeyspaceCheckReport report;
+  const internal::KeyCounts counted = impl.counts().Get(db);
+  report.counted = KeyspaceInfo{counted.keys, counted.expires};
+  std::string raw;
+  const std::string_view record_key = internal::CountRecordKey(db);
+  auto rs = impl.db()->Get(rocksdb::ReadOptions(), impl.meta_cf(), record_key, &raw);
+  if (rs.ok()) {
+    auto stored = internal::DecodeCounts(raw);
+    if (!stored) return Status::Corruption("invalid keyspace count record");
+    report.stored = KeyspaceInfo{stored->keys, stored->expires};
+  } else if (!rs.IsNotFound()) {
+    return FromRocks(rs);
+  }
+  const std::string lower = DbPrefix(db);
+  const std::string upper = DbEnd(db);
+  const rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(impl.db()->NewIterator(ro));
+  for (it->Seek(lower); it->Valid(); it->Next()) {
+    auto expiry = internal::DecodeExpiry(it->value().ToStringView());
+    ++report.walked.keys;
+    if (expiry && *expiry != internal::kNoExpiry) ++report.walked.expires;
+  }
+  if (!it->status().ok()) return FromRocks(it->status());
+  return report;
 }
 
 // Both need every stripe, so no read-modify-write straddles the flush.

@@ -52,7 +52,10 @@ Status FromRocks(const rocksdb::Status& s) {
   return Status::IOError(s.ToString());
 }
 
-rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const Clock> clock) {
+// No compaction filter on the keys: an expired key stays stored (and counted, as Redis counts it)
+// until a unit removes it (the active expiry cycle, or a locked read that finds it), in a write
+// that also updates the keyspace counts. `clock` is kept for callers' symmetry.
+rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const Clock> /*clock*/) {
   rocksdb::Options o;
   o.create_if_missing = true;
   // Write() only appends to the WAL's buffer; Store::Impl::Write / SyncScope hand it to the OS
@@ -60,7 +63,6 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
   o.manual_wal_flush = true;
   o.compaction_style = rocksdb::kCompactionStyleLevel;
   o.level_compaction_dynamic_level_bytes = true;
-  o.compaction_filter_factory = NewExpiryFilterFactory(std::move(clock));
   o.max_background_jobs = 2;
   o.keep_log_file_num = 4;
   o.skip_stats_update_on_db_open = true;  // keeps Open fast on big databases
@@ -239,6 +241,7 @@ Status Store::Impl::Open() {
   }
   if (Status s = OpenRocks(rocks); !s.ok()) return s;
   if (Status s = InitVersions(); !s.ok()) return s;
+  if (Status s = LoadKeyspaceCounts(); !s.ok()) return s;
   element_filter_->set_db(db_.get());
   group_ = std::make_unique<internal::GroupCommit>(db_.get(), [this] { NoteSynced(); });
   if (progress != nullptr) {
@@ -283,7 +286,8 @@ namespace {
 int64_t WallMs() { return WallClock().NowMs(); }
 }  // namespace
 
-Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer) {
+Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer, bool* applied) {
+  if (applied != nullptr) *applied = false;
   if (batch->Count() == 0) return Status::Ok();
   if (writes_refused()) return WriteRefusal();
   // manual_wal_flush: this appends the batch to the WAL's in-memory buffer (and applies it to
@@ -293,6 +297,7 @@ Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer) 
   // other failure is this write's own.
   if (!s.ok()) return s.IsIOError() ? NoteWriteError(FromRocks(s)) : FromRocks(s);
   unsynced_.store(true, std::memory_order_release);
+  if (applied != nullptr) *applied = true;
   if (defer) return Status::Ok();
   // The fsync also hands the buffer to the OS. Either way the flush covers whatever the buffer
   // holds, other threads' records included, so our record is covered even if another

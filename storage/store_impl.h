@@ -2,7 +2,8 @@
 // background threads) and the helpers every command file uses. Internal header.
 //
 // Files by job: store.cc (open/close, RocksDB options, durability, stats), txn.cc (locked
-// read-modify-write transactions), expiry.cc (compaction filter, active expiry cycle),
+// read-modify-write transactions), expiry.cc (element compaction filter, active expiry cycle),
+// keyspace_counts.cc (the per-db key counts behind DBSIZE),
 // encoding.cc (key/value codec), lock_pool.cc, numeric.cc (Redis number rules), glob.cc,
 // strings.cc, keys.cc, scan.cc (KEYS/SCAN/RANDOMKEY/DBSIZE/FLUSH), limiters.cc.
 //
@@ -30,6 +31,7 @@
 
 #include "encoding.h"
 #include "group_commit.h"
+#include "keyspace_counts.h"
 #include "lock_pool.h"
 #include "sluice/store.h"
 
@@ -88,6 +90,10 @@ class Store::Impl {
   // A collection version never used before in this data dir (also across restarts and clock
   // steps: versions come from a persisted high-water mark). Thread-safe.
   uint64_t NewCollectionVersion();
+  // The engine's bookkeeping column family (version mark, keyspace count records).
+  rocksdb::ColumnFamilyHandle* meta_cf() const { return meta_cf_; }
+  // Keys per database as committed (keyspace_counts.h); exact whenever no commit is in flight.
+  internal::KeyspaceCounts& counts() { return counts_; }
   internal::LockPool& locks() { return locks_; }
   int64_t max_value_bytes() const { return max_value_bytes_.load(std::memory_order_relaxed); }
   void set_max_value_bytes(int64_t b) { max_value_bytes_.store(b, std::memory_order_relaxed); }
@@ -101,8 +107,10 @@ class Store::Impl {
   // RocksDB runs with manual_wal_flush, so db()->Write() only appends to the WAL's buffer:
   // unless `defer` (the caller then makes it durable: FlushLog / WhenDurable), this hands it to
   // the OS and, under kAlways, waits for the group fsync through it before returning. Nothing
-  // else may write to db() directly.
-  Status Write(rocksdb::WriteBatch* batch, bool durable = true, bool defer = false);
+  // else may write to db() directly. *applied (when given) tells whether the batch reached the
+  // memtable (visible to readers), which it does even when a later flush or fsync fails.
+  Status Write(rocksdb::WriteBatch* batch, bool durable = true, bool defer = false,
+               bool* applied = nullptr);
   Status SyncWal();   // flush + fsync now, through everything applied
   Status FlushLog();  // hands the WAL's buffered bytes to the OS (no fsync)
   uint64_t DurabilityTicket() const { return db_->GetLatestSequenceNumber(); }
@@ -179,6 +187,9 @@ class Store::Impl {
   std::atomic<uint64_t> version_limit_{0};
   std::mutex version_mu_;
   Status InitVersions();
+  // Loads the keyspace count records, or counts the keys once (keyspace_counts.cc).
+  Status LoadKeyspaceCounts();
+  internal::KeyspaceCounts counts_;
   Status PersistVersionLimit(uint64_t limit);
   // Opens RocksDB with every column family, checking (and migrating) the data dir's on-disk
   // format first (format.cc).

@@ -36,21 +36,40 @@ int DbOf(std::string_view raw_key) {
   return raw_key.empty() ? -1 : static_cast<unsigned char>(raw_key[0]);
 }
 
+// What a slot of the written list did to its key in the default column family.
+enum WriteOp : uint8_t { kTouched = 0, kPutPersistent = 1, kPutExpiring = 2, kDeleted = 3 };
+
+KeyCounts CountsAfter(uint8_t op) {
+  return KeyCounts{op == kPutPersistent || op == kPutExpiring ? 1 : 0, op == kPutExpiring ? 1 : 0};
+}
+
+// A key's stored state as a locked read found it, and how many slots the written list had then
+// (a note is the stored state only for a key first written at a later slot).
+struct ReadNote {
+  KeyCounts counts;
+  size_t written_n = 0;
+};
+
 }  // namespace
 
 struct Txn::Scratch {
   rocksdb::WriteBatchWithIndex batch{rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/true};
   rocksdb::PinnableSlice read;
-  std::string value;     // an encoded value on its way into the batch
-  KeyList expired;       // expired values Read found, each once
-  KeyList written;       // keys this txn wrote or touched, in order (repeats allowed)
-  uint32_t flushed = 0;  // bit d: DeleteDb(d) ran in this unit
+  std::string value;                 // an encoded value on its way into the batch
+  KeyList expired;                   // expired values Read found, each once
+  KeyList written;                   // keys this txn wrote or touched, in order (repeats allowed)
+  std::vector<uint8_t> ops;          // ops[i]: what written.slots[i] did (WriteOp)
+  KeyList reads;                     // keys read from the store under their lock...
+  std::vector<ReadNote> read_notes;  // ...and what was stored (parallel to reads)
+  std::vector<uint32_t> order;       // ComputeCountChanges's scratch
+  uint32_t flushed = 0;              // bit d: DeleteDb(d) ran in this unit
   size_t written_at_flush[kNumDatabases] = {};  // written.n when db d was last emptied
 
   // The state at the mark (Txn::SetMark), restored by RollbackToMark.
   struct Mark {
     size_t expired_n = 0;
     size_t written_n = 0;
+    size_t reads_n = 0;
     uint32_t flushed = 0;
     uint32_t batch_count = 0;
     size_t written_at_flush[kNumDatabases] = {};
@@ -63,6 +82,7 @@ struct Txn::Scratch {
     read.Reset();
     expired.n = 0;
     written.n = 0;
+    reads.n = 0;
     flushed = 0;
   }
   void Trim() {
@@ -74,6 +94,10 @@ struct Txn::Scratch {
     }
     expired.Trim();
     written.Trim();
+    reads.Trim();
+    if (ops.size() > kKeepKeySlots) std::vector<uint8_t>().swap(ops);
+    if (read_notes.size() > kKeepKeySlots) std::vector<ReadNote>().swap(read_notes);
+    if (order.size() > kKeepKeySlots) std::vector<uint32_t>().swap(order);
   }
 };
 
@@ -138,7 +162,8 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
   read->Reset();
   bool found = false;
   const rocksdb::Slice key(raw_key);
-  if (DbFlushed(raw_key)) {
+  const bool flushed = DbFlushed(raw_key);
+  if (flushed) {
     // The db was emptied in this unit: only what the unit wrote there since counts.
     if (!s_->written.Contains(raw_key, s_->written_at_flush[DbOf(raw_key)])) {
       return std::optional<EntryView>();
@@ -159,11 +184,18 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
     if (!s.ok() && !s.IsNotFound()) return FromRocks(s);
     found = s.ok();
   }
-  if (!found) return std::optional<EntryView>();
+  if (!found) {
+    if (!flushed) NoteRead(raw_key, nullptr);
+    return std::optional<EntryView>();
+  }
   auto view = DecodeValue(read->ToStringView());
   if (!view) return Status::Corruption("invalid value encoding");
+  if (!flushed) NoteRead(raw_key, &*view);
   if (!IsExpired(view->expire_at_ms, now_ms_)) return std::optional<EntryView>(*view);
-  if (MayRemoveExpired(raw_key) && !s_->expired.Contains(raw_key)) s_->expired.Add(raw_key);
+  if (!s_->expired.Contains(raw_key) &&
+      (MayRemoveExpired(raw_key) || (!flushed && TakeExpired(raw_key)))) {
+    s_->expired.Add(raw_key);
+  }
   return std::optional<EntryView>();
 }
 
@@ -184,7 +216,30 @@ Result<std::optional<Entry>> Txn::Read(const std::string& raw_key) {
   return std::optional<Entry>(Entry{v.kind, v.expire_at_ms, std::string(v.payload)});
 }
 
-void Txn::NoteWritten(std::string_view raw_key) { s_->written.Add(raw_key); }
+void Txn::NoteWritten(std::string_view raw_key, uint8_t op) {
+  s_->written.Add(raw_key);
+  if (s_->ops.size() < s_->written.n) s_->ops.resize(s_->written.n);
+  s_->ops[s_->written.n - 1] = op;
+}
+
+bool Txn::TakeExpired(const std::string& raw_key) {
+  if (locks_ == nullptr || !locks_->TryAcquire(raw_key)) return false;
+  // Locked now: what is stored may have been rewritten since the unlocked read.
+  bool found = false;
+  s_->read.Reset();
+  if (!impl_.ReadRaw(raw_key, &s_->read, &found).ok() || !found) return false;
+  auto expiry = DecodeExpiry(s_->read.ToStringView());
+  return expiry && IsExpired(*expiry, now_ms_);
+}
+
+void Txn::NoteRead(std::string_view raw_key, const EntryView* v) {
+  if (!MayRemoveExpired(raw_key)) return;  // not under its lock: may change before a write
+  s_->reads.Add(raw_key);
+  if (s_->read_notes.size() < s_->reads.n) s_->read_notes.resize(s_->reads.n);
+  const KeyCounts counts{v != nullptr ? 1 : 0,
+                         v != nullptr && v->expire_at_ms != kNoExpiry ? 1 : 0};
+  s_->read_notes[s_->reads.n - 1] = ReadNote{counts, s_->written.n};
+}
 
 void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
               std::string_view payload) {
@@ -194,16 +249,16 @@ void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
   s_->value.assign(header, n);
   s_->value.append(payload);
   s_->batch.Put(rocksdb::Slice(raw_key), rocksdb::Slice(s_->value));
-  NoteWritten(raw_key);
+  NoteWritten(raw_key, expire_at_ms != kNoExpiry ? kPutExpiring : kPutPersistent);
   if (expire_at_ms != kNoExpiry) impl_.NoteExpiry(expire_at_ms);
 }
 
 void Txn::Delete(const std::string& raw_key) {
   s_->batch.Delete(rocksdb::Slice(raw_key));
-  NoteWritten(raw_key);
+  NoteWritten(raw_key, kDeleted);
 }
 
-void Txn::Touch(std::string_view raw_key) { NoteWritten(raw_key); }
+void Txn::Touch(std::string_view raw_key) { NoteWritten(raw_key, kTouched); }
 
 void Txn::PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value) {
   s_->batch.Put(cf, rocksdb::Slice(key.data(), key.size()),
@@ -305,13 +360,133 @@ size_t Txn::written_count() const { return s_->written.n; }
 std::string_view Txn::written_key(size_t i) const { return s_->written.slots[i]; }
 uint32_t Txn::flushed_dbs() const { return s_->flushed; }
 
+Status Txn::StoredCounts(const std::string& raw_key, size_t first, KeyCounts* out) {
+  for (size_t i = 0; i < s_->reads.n; ++i) {
+    if (s_->read_notes[i].written_n <= first && s_->reads.slots[i] == raw_key) {
+      *out = s_->read_notes[i].counts;
+      return Status::Ok();
+    }
+  }
+  // A blind write (SET, MSET, RENAME's target...): one point read of what it replaces. The
+  // caller holds the key's lock, so it stays what the write replaces.
+  bool found = false;
+  s_->read.Reset();
+  if (Status st = impl_.ReadRaw(raw_key, &s_->read, &found); !st.ok()) return st;
+  std::optional<int64_t> expiry;
+  if (found) expiry = DecodeExpiry(s_->read.ToStringView());
+  *out = KeyCounts{found ? 1 : 0, expiry && *expiry != kNoExpiry ? 1 : 0};
+  return Status::Ok();
+}
+
+// Each distinct written key counts once: its last write is its state after the unit, what was
+// stored before its first write its state before. Keys written only before their database was
+// emptied in the unit are gone; an emptied database's count is what the unit wrote after.
+Status Txn::ComputeCountChanges(CountChanges* c) {
+  auto& order = s_->order;
+  order.clear();
+  const auto& slots = s_->written.slots;
+  for (uint32_t i = 0; i < s_->written.n; ++i) {
+    if (s_->ops[i] != kTouched) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const int cmp = slots[a].compare(slots[b]);
+    return cmp != 0 ? cmp < 0 : a < b;
+  });
+  for (size_t g = 0; g < order.size();) {
+    size_t e = g + 1;
+    while (e < order.size() && slots[order[e]] == slots[order[g]]) ++e;
+    const std::string& key = slots[order[g]];
+    const uint32_t first = order[g];
+    const uint32_t last = order[e - 1];
+    g = e;
+    const int db = DbOf(key);
+    if (db < 0 || db >= kNumDatabases) continue;
+    const KeyCounts after = CountsAfter(s_->ops[last]);
+    if ((s_->flushed & (1u << db)) != 0) {
+      if (last >= s_->written_at_flush[db]) c->delta[db] += after;
+      continue;
+    }
+    KeyCounts before;
+    if (Status st = StoredCounts(key, first, &before); !st.ok()) return st;
+    c->delta[db] += KeyCounts{after.keys - before.keys, after.expires - before.expires};
+  }
+  for (size_t i = 0; i < s_->expired.n; ++i) {  // removed by Commit: stored, with an expiry
+    const std::string& k = s_->expired.slots[i];
+    const int db = DbOf(k);
+    if (db < 0 || db >= kNumDatabases || DbFlushed(k) || s_->written.Contains(k)) continue;
+    c->delta[db] += KeyCounts{-1, -1};
+  }
+  c->absolute = s_->flushed;
+  for (int db = 0; db < kNumDatabases; ++db) {
+    if ((c->absolute & (1u << db)) != 0 || c->delta[db] != KeyCounts{}) c->changed |= 1u << db;
+  }
+  return Status::Ok();
+}
+
+void Txn::StageCountChanges(const CountChanges& c) {
+  rocksdb::WriteBatch* wb = s_->batch.GetWriteBatch();
+  for (int db = 0; db < kNumDatabases; ++db) {
+    if ((c.changed & (1u << db)) == 0) continue;
+    char buf[16];
+    EncodeCounts(c.delta[db], buf);
+    const std::string_view key = CountRecordKey(db);
+    const rocksdb::Slice k(key.data(), key.size());
+    const rocksdb::Slice v(buf, sizeof(buf));
+    // Not indexed: the unit never reads the meta column family through its batch.
+    if ((c.absolute & (1u << db)) != 0) {
+      wb->Put(impl_.meta_cf(), k, v);
+    } else {
+      wb->Merge(impl_.meta_cf(), k, v);
+    }
+  }
+}
+
+void Txn::ApplyCountChanges(const CountChanges& c) {
+  for (int db = 0; db < kNumDatabases; ++db) {
+    if ((c.changed & (1u << db)) == 0) continue;
+    if ((c.absolute & (1u << db)) != 0) {
+      impl_.counts().Set(db, c.delta[db]);
+    } else {
+      impl_.counts().Add(db, c.delta[db]);
+    }
+  }
+}
+
+Result<KeyCounts> Txn::CountsWithStaged(int db) {
+  KeyCounts counts = impl_.counts().Get(db);
+  if (s_->written.n == 0 && s_->expired.n == 0 && s_->flushed == 0) return counts;
+  CountChanges c;
+  if (Status st = ComputeCountChanges(&c); !st.ok()) return st;
+  if ((c.absolute & (1u << db)) != 0) return c.delta[db];
+  counts += c.delta[db];
+  return counts;
+}
+
+// The count records change in the same RocksDB write as the keys (crash-consistent); the
+// in-memory counts once that write is applied (visible), even if its flush then failed.
 Status Txn::Commit(bool durable, bool defer_durability) {
   DropMark();
+  CountChanges changes;
+  if (s_->written.n > 0 || s_->expired.n > 0 || s_->flushed != 0) {
+    Status st = ComputeCountChanges(&changes);
+    if (!st.ok()) {
+      s_->Reset();
+      return st;
+    }
+  }
   for (size_t i = 0; i < s_->expired.n; ++i) {
     const std::string& k = s_->expired.slots[i];
     if (!s_->written.Contains(k)) s_->batch.Delete(rocksdb::Slice(k));
   }
-  Status s = impl_.Write(s_->batch.GetWriteBatch(), durable, defer_durability);
+  StageCountChanges(changes);
+  // A unit that only removes expired values (a read that found them) never waits for an fsync
+  // and never fails: losing or refusing such a removal changes nothing anyone can see.
+  const bool only_removals = s_->written.n == 0 && s_->flushed == 0;
+  bool applied = false;
+  Status s =
+      impl_.Write(s_->batch.GetWriteBatch(), durable && !only_removals, defer_durability, &applied);
+  if (applied) ApplyCountChanges(changes);
+  if (!s.ok() && only_removals) s = Status::Ok();
   if (s.ok()) {
     if (s_->expired.n > 0) impl_.AddExpired(static_cast<int64_t>(s_->expired.n));
     if (s_->written.n > 0 || s_->flushed != 0) impl_.NotifyCommit(*this);
@@ -345,6 +520,7 @@ void Txn::SetMark() {
   Scratch::Mark& m = s_->mark;
   m.expired_n = s_->expired.n;
   m.written_n = s_->written.n;
+  m.reads_n = s_->reads.n;
   m.flushed = s_->flushed;
   m.batch_count = s_->batch.GetWriteBatch()->Count();
   std::copy(std::begin(s_->written_at_flush), std::end(s_->written_at_flush),
@@ -365,6 +541,7 @@ void Txn::RollbackToMark() {
   const Scratch::Mark& m = s_->mark;
   s_->expired.n = m.expired_n;
   s_->written.n = m.written_n;
+  s_->reads.n = m.reads_n;
   s_->flushed = m.flushed;
   std::copy(std::begin(m.written_at_flush), std::end(m.written_at_flush),
             std::begin(s_->written_at_flush));

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "keyspace_counts.h"
 #include "lock_pool.h"
 #include "scratch.h"
 #include "store_impl.h"
@@ -91,7 +92,7 @@ class Txn {
   // ---- The default column family (keys and their values with the type/expiry header).
   // The live value of raw_key, or nullopt when missing or expired. An expired value found
   // here is deleted by Commit (and counted in Stats::expired_keys) unless this txn writes
-  // the key itself.
+  // the key itself; a unit that does not hold the key's lock takes it first if it is free.
   Result<std::optional<Entry>> Read(const std::string& raw_key);
   // Read without copying: the view is valid until the next read of this Txn or its end.
   Result<std::optional<EntryView>> ReadView(const std::string& raw_key);
@@ -144,6 +145,19 @@ class Txn {
   // Bytes staged in the batch (bounds a group's write).
   size_t staged_bytes() const;
 
+  // Database db's key counts as this unit would leave them: the committed counts plus what the
+  // unit has staged (for DBSIZE inside MULTI). Reads the stored state of written keys the unit
+  // did not read under their lock; non-OK only for a read error.
+  Result<KeyCounts> CountsWithStaged(int db);
+
+  // What committing the staged writes changes in the keyspace counts: per database, a delta, or
+  // (absolute) the new value of a database the unit emptied.
+  struct CountChanges {
+    KeyCounts delta[kNumDatabases];
+    uint32_t changed = 0;   // bit d: delta[d] is non-zero or absolute
+    uint32_t absolute = 0;  // bit d: db d was emptied; delta[d] is its new value
+  };
+
   struct Scratch;  // txn.cc
 
  private:
@@ -152,7 +166,20 @@ class Txn {
   bool MayRemoveExpired(std::string_view raw_key) const {
     return locks_ == nullptr || locks_->Holds(raw_key);
   }
-  void NoteWritten(std::string_view raw_key);
+  void NoteWritten(std::string_view raw_key, uint8_t op);
+  // For a read without the key's lock that found it expired: try-locks the key's stripe (never
+  // blocking) and re-reads; true when the unit now holds it and it is still expired, so Commit
+  // removes it (Redis's lazy expiry, also for read-only commands).
+  bool TakeExpired(const std::string& raw_key);
+  // Remembers the stored state of a key read under its lock (v == nullptr: missing), so Commit
+  // knows what a write replaces without reading it again.
+  void NoteRead(std::string_view raw_key, const EntryView* v);
+  // The counts a stored key contributes (before this unit's writes): from a read noted before
+  // the key's first write (slot `first`), else read now.
+  Status StoredCounts(const std::string& raw_key, size_t first, KeyCounts* out);
+  Status ComputeCountChanges(CountChanges* c);
+  void StageCountChanges(const CountChanges& c);
+  void ApplyCountChanges(const CountChanges& c);
   void DropMark();
   bool NotStaged(std::string_view raw_key) const;
 

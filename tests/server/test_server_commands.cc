@@ -127,7 +127,25 @@ TEST_CASE("DEBUG errors, continued") {
   CHECK(h.Cmd("DEBUG") == Err("ERR wrong number of arguments for 'debug' command"));
   CHECK(h.Cmd("DEBUG SLEEP x") == Err("ERR value is not a valid float"));
   CHECK(h.Cmd("DEBUG SLEEP 0") == Ok());
-  CHECK(h.Cmd("DEBUG HELP").rfind("*13\r\n+DEBUG <subcommand>", 0) == 0);
+  CHECK(h.Cmd("DEBUG HELP").rfind("*15\r\n+DEBUG <subcommand>", 0) == 0);
+}
+
+TEST_CASE("DEBUG KEYSPACE-CHECK: the DBSIZE counts against a walk of every key") {
+  Harness h;
+  CHECK(h.Cmd("DEBUG KEYSPACE-CHECK") == Ok());
+  CHECK(h.Cmd("SET a 1") == Ok());
+  CHECK(h.Cmd("SET t 1 PX 100") == Ok());
+  CHECK(h.Cmd("HSET h f v") == Int(1));
+  CHECK(h.Cmd("SELECT 3") == Ok());
+  CHECK(h.Cmd("RPUSH l x") == Int(1));
+  CHECK(h.Cmd("DEBUG keyspace-check") == Ok());
+  CHECK(h.Cmd("DEBUG KEYSPACE-CHECK x") == Err("ERR syntax error"));
+  CHECK(h.Cmd("LPOP l") == Bulk("x"));
+  CHECK(h.Cmd("DBSIZE") == Int(0));
+  CHECK(h.Cmd("SELECT 0") == Ok());
+  CHECK(h.Cmd("DBSIZE") == Int(3));
+  CHECK(h.Cmd("INFO keyspace") == Bulk("# Keyspace\r\ndb0:keys=3,expires=1,avg_ttl=0\r\n"));
+  CHECK(h.Cmd("DEBUG KEYSPACE-CHECK") == Ok());
 }
 
 TEST_CASE("DEBUG is refused unless enable-debug-command is yes") {

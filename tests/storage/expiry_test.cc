@@ -1,5 +1,5 @@
-// Expiry: invisible to every read, absent to every write, kept across reopen, removed by the
-// compaction filter (without resurrecting older versions) and by the active expiry cycle.
+// Expiry: invisible to every read, absent to every write, kept across reopen, kept by
+// compaction (so the keyspace counts stay exact) and removed by the active expiry cycle.
 #include <doctest/doctest.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -73,6 +73,7 @@ TEST_CASE("an expired key is invisible to every read") {
   CHECK(*f.store->Type(0, "k") == std::nullopt);
   CHECK(f.store->Keys(0, "*")->empty());
   CHECK(f.store->Scan(0, 0, std::nullopt, 10, std::nullopt)->keys.empty());
+  // The first read removed it (Redis's lazy expiry): no longer counted.
   CHECK(*f.store->DbSize(0) == 0);
   CHECK(f.store->Keyspace(0)->expires == 0);
   CHECK(*f.store->PTtl(0, "k") == -2);
@@ -121,53 +122,29 @@ TEST_CASE("TTLs survive close and reopen") {
   CHECK(*f.store->PTtl(0, "k") == 60000 - 11);
 }
 
-TEST_CASE("the compaction filter drops expired values and keeps live ones") {
+// Keys have no compaction filter: an expired key stays stored, and counted by DBSIZE as Redis
+// counts it, until a unit removes it in a write that also changes the count.
+TEST_CASE("compaction keeps expired keys; they stay counted until the expiry cycle removes them") {
   TempDir dir;
   auto clock = ManualClock();
-  RawDb raw(dir.path(), clock);
-  raw.Put("expiring", kT0Ms + 100, "x");
-  raw.Put("later", kT0Ms + 100000, "y");
-  raw.Put("persistent", internal::kNoExpiry, "z");
-  raw.Flush();
+  {
+    auto store = OpenStore(dir.path(), clock);
+    REQUIRE(store->Set(0, "expiring", "x", SetAt(kT0Ms + 100)).ok());
+    REQUIRE(store->Set(0, "persistent", "z", SetPlain()).ok());
+  }
   clock->AdvanceNs(200 * 1000000LL);
-  raw.CompactAll();
-  CHECK(raw.Payload("expiring") == std::nullopt);
-  CHECK(raw.Payload("later") == "y");
-  CHECK(raw.Payload("persistent") == "z");
-  CHECK(raw.CountEntries() == 2);
-}
-
-TEST_CASE("the compaction filter never resurrects an older version of a key") {
-  TempDir dir;
-  auto clock = ManualClock();
-  RawDb raw(dir.path(), clock);
-  // An old persistent version, compacted down to the bottommost level.
-  raw.Put("k", internal::kNoExpiry, "old persistent value");
-  raw.Flush();
-  raw.CompactAll();
-  REQUIRE(raw.FilesAtLevel(6) == 1);
-  // A newer version with a TTL (as after EXPIRE), flushed to L0 above it.
-  raw.Put("k", kT0Ms + 100, "new expiring value");
-  raw.Flush();
-  REQUIRE(raw.FilesAtLevel(0) == 1);
-  clock->AdvanceNs(200 * 1000000LL);
-  // Compact only the L0 file into L5: not bottommost, the old version stays below in L6.
-  rocksdb::ColumnFamilyMetaData meta;
-  raw.db_->GetColumnFamilyMetaData(&meta);
-  std::vector<std::string> l0;
-  for (const auto& file : meta.levels[0].files) l0.push_back(file.name);
-  REQUIRE(l0.size() == 1);
-  REQUIRE(raw.db_->CompactFiles(rocksdb::CompactionOptions(), l0, 5).ok());
-  CHECK(raw.FilesAtLevel(0) == 0);
-  CHECK(raw.FilesAtLevel(6) == 1);          // the old version is still there...
-  CHECK(raw.Payload("k") == std::nullopt);  // ...and stays hidden
-  raw.CompactAll();
-  CHECK(raw.Payload("k") == std::nullopt);
-  CHECK(raw.CountEntries() == 0);
-  raw.db_.reset();
-  auto store = OpenStore(dir.path(), clock);
-  CHECK(*store->Get(0, "k") == std::nullopt);
-  CHECK(*store->DbSize(0) == 0);
+  {
+    RawDb raw(dir.path(), clock);
+    raw.Flush();
+    raw.CompactAll();
+    CHECK(raw.Payload("expiring") == "x");
+    CHECK(raw.CountEntries() == 2);
+  }
+  auto store = OpenStore(dir.path(), clock, /*active_expiry=*/true);
+  CHECK(*store->Get(0, "expiring") == std::nullopt);  // invisible at once
+  CHECK(Eventually([&] { return *store->DbSize(0) == 1; }));
+  CHECK(store->Keyspace(0)->expires == 0);
+  CHECK(store->GetStats().expired_keys == 1);
 }
 
 TEST_CASE("active expiry removes expired keys with no reads") {

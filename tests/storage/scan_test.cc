@@ -195,6 +195,9 @@ TEST_CASE("DBSIZE and Keyspace count live keys and keys with TTL") {
   CHECK(*f.store->DbSize(0) == 4);
   CHECK(f.store->Keyspace(0)->expires == 2);
   f.AdvanceMs(11);
+  CHECK(*f.store->DbSize(0) == 4);  // t1 expired, but stored until removed (as Redis counts)
+  const std::vector<std::string_view> t1{"t1"};
+  CHECK(*f.store->Del(0, t1) == 0);  // removes it
   CHECK(*f.store->DbSize(0) == 3);
   CHECK(f.store->Keyspace(0)->keys == 3);
   CHECK(f.store->Keyspace(0)->expires == 1);

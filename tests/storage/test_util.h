@@ -72,8 +72,13 @@ class RawStoreDb {
     std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
     cfs.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(opts));
     for (const auto& n : names) {
-      if (n != rocksdb::kDefaultColumnFamilyName)
+      if (n == "meta") {  // the keyspace count records need their merge operator
+        rocksdb::ColumnFamilyOptions meta;
+        meta.merge_operator = internal::NewCountMergeOperator();
+        cfs.emplace_back(n, meta);
+      } else if (n != rocksdb::kDefaultColumnFamilyName) {
         cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+      }
     }
     rocksdb::DB* db = nullptr;
     auto s = rocksdb::DB::Open(rocksdb::DBOptions(opts), path, cfs, &handles_, &db);
@@ -123,10 +128,21 @@ struct Fixture {
               int64_t expire_at_ms = internal::kNoExpiry) {
     store.reset();
     {
+      // The key and its keyspace count change in one write, as the engine's commits do.
       RawStoreDb raw(dir.path(), clock);
-      REQUIRE(raw->Put(rocksdb::WriteOptions(), internal::EncodeKey(db, key),
-                       internal::EncodeValue(kind, expire_at_ms, payload))
-                  .ok());
+      const std::string raw_key = internal::EncodeKey(db, key);
+      std::string old;
+      internal::KeyCounts delta{1, expire_at_ms != internal::kNoExpiry ? 1 : 0};
+      if (raw->Get(rocksdb::ReadOptions(), raw_key, &old).ok()) {
+        auto e = internal::DecodeExpiry(old);
+        delta += internal::KeyCounts{-1, e && *e != internal::kNoExpiry ? -1 : 0};
+      }
+      char buf[16];
+      internal::EncodeCounts(delta, buf);
+      rocksdb::WriteBatch batch;
+      batch.Put(raw_key, internal::EncodeValue(kind, expire_at_ms, payload));
+      batch.Merge(raw.cf("meta"), internal::CountRecordKey(db), rocksdb::Slice(buf, sizeof(buf)));
+      REQUIRE(raw->Write(rocksdb::WriteOptions(), &batch).ok());
     }
     store = OpenStore(dir.path(), clock);
   }

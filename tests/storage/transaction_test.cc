@@ -124,12 +124,13 @@ TEST_CASE("a unit commits as one RocksDB write") {
   Txn t(*f.store, keys);
   for (SV k : {"a", "b", "c"}) REQUIRE(t.Set(0, k, "v", SetPlain()).ok());
   REQUIRE(t.Commit().ok());
-  // One write batch of three puts: the sequence advances by 3, in one WAL record.
-  CHECK(db->GetLatestSequenceNumber() == before + 3);
+  // One write batch of three puts and the keyspace count's merge: the sequence advances by 4,
+  // in one WAL record.
+  CHECK(db->GetLatestSequenceNumber() == before + 4);
   std::unique_ptr<rocksdb::TransactionLogIterator> it;
   REQUIRE(db->GetUpdatesSince(before + 1, &it).ok());
   REQUIRE(it->Valid());
-  CHECK(it->GetBatch().writeBatchPtr->Count() == 3);
+  CHECK(it->GetBatch().writeBatchPtr->Count() == 4);
   it->Next();
   CHECK_FALSE(it->Valid());
 }

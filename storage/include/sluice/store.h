@@ -9,7 +9,8 @@
 //
 // Time: from Options::clock (the wall clock by default). Expiry is absolute, in ms since the
 // Unix epoch; an expired key is invisible to every read, is removed by a background expiry
-// cycle and by a RocksDB compaction filter, and keeps its TTL across restarts.
+// cycle or by the next command that touches it (DBSIZE counts it until then, as Redis does),
+// and keeps its TTL across restarts.
 //
 // Durability (Options::durability, named after Redis's appendfsync): every acknowledged write
 // has reached the operating system (its write-ahead-log bytes were handed over with write(2)),
@@ -146,9 +147,20 @@ struct ElementScanReply {
   std::vector<std::pair<std::string, std::string>> items;
 };
 
+// A database's keys as Redis counts them: every stored key, including an expired one until it
+// is removed (by the active expiry cycle, or by a command that touches it), and those with a TTL.
 struct KeyspaceInfo {
-  int64_t keys = 0;     // live keys
-  int64_t expires = 0;  // live keys with a TTL
+  int64_t keys = 0;
+  int64_t expires = 0;
+  bool operator==(const KeyspaceInfo&) const = default;
+};
+
+// Transaction::KeyspaceCheck: a database's maintained counts against a walk of its keys.
+struct KeyspaceCheckReport {
+  KeyspaceInfo counted;  // the in-memory counts DBSIZE and INFO keyspace report
+  KeyspaceInfo stored;   // the persisted count record
+  KeyspaceInfo walked;   // what a walk of every stored key finds
+  bool ok() const { return counted == walked && stored == walked; }
 };
 
 // A key a unit of work declares: a logical database (0..kNumDatabases-1) and a user key.

@@ -99,6 +99,9 @@ class Store::Transaction {
   Result<std::optional<std::string>> RandomKey(int db);
   Result<int64_t> DbSize(int db);
   Result<KeyspaceInfo> Keyspace(int db);
+  // Walks db's stored keys (O(N)) and compares them with its maintained counts; needs every
+  // stripe (else kLockConflict), so no commit is in flight. Ignores the unit's own staged writes.
+  Result<KeyspaceCheckReport> KeyspaceCheck(int db);
   Status FlushDb(int db);
   Status FlushAll();
 

@@ -2,7 +2,7 @@
 # Side-by-side redis-benchmark of sluice-server and a local redis-server on this machine.
 #
 #   tools/bench.sh [--quick] [--sluice PATH] [--redis-server PATH] [--clients N[,N...]]
-#                  [--appendfsync MODE[,MODE...]] [--pipelines P[,P...]]
+#                  [--appendfsync MODE[,MODE...]] [--pipelines P[,P...]] [--collections]
 #
 # For each durability MODE (default: everysec,always) both servers run on 127.0.0.1, free ports,
 # fresh temporary data directories, with the same durability (Sluice appendfsync MODE; Redis
@@ -12,6 +12,9 @@
 #   GCRA.TAKE and CL.THROTTLE on 100k keys       on Sluice, against redis-server running the
 #                                                equivalent GCRA Lua script (tools/bench/gcra.lua)
 #                                                with EVALSHA.
+# --collections adds LPUSH, LPOP, SADD, HSET, ZADD and ZRANGE (first 10 of a sorted set) on one
+# key per type, as redis-benchmark's own tests use them (one hot key: every call serializes on
+# it), the same commands on both servers.
 # Prints one table: requests per second, the ratio Sluice/Redis, and p50/p99 latency in ms
 # (redis-benchmark's). --quick runs about ten times fewer requests; `always` rows run 5x fewer.
 # Not a test: numbers depend on the machine and whatever else runs on it.
@@ -26,11 +29,13 @@ clients_list=50
 quick=0
 modes=everysec,always
 pipelines=1,16
+collections=0
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
+    --collections) collections=1 ;;
     --sluice) sluice_bin=$2; shift ;;
     --redis-server) redis_bin=$2; shift ;;
     --clients) clients_list=$2; shift ;;
@@ -138,6 +143,17 @@ for mode in ${modes//,/ }; do
         -- EVALSHA "$sha" 1 gcra:__rand_int__ 100 1000 100 1
       row "CL.THROTTLE vs EVALSHA gcra.lua" CL.THROTTLE cell:__rand_int__ 99 100 1 \
         -- EVALSHA "$sha" 1 cell:__rand_int__ 100 1000 100 1
+      if ((collections)); then
+        row "LPUSH mylist" LPUSH mylist xxx -- LPUSH mylist xxx
+        row "LPOP mylist" LPOP mylist -- LPOP mylist
+        row "SADD myset element:<rand>" SADD myset element:__rand_int__ \
+          -- SADD myset element:__rand_int__
+        row "HSET myhash element:<rand>" HSET myhash element:__rand_int__ xxx \
+          -- HSET myhash element:__rand_int__ xxx
+        row "ZADD myzset <rand> element:<rand>" ZADD myzset __rand_int__ element:__rand_int__ \
+          -- ZADD myzset __rand_int__ element:__rand_int__
+        row "ZRANGE myzset 0 9" ZRANGE myzset 0 9 -- ZRANGE myzset 0 9
+      fi
     done
   done
 done

@@ -145,6 +145,51 @@ Result<std::vector<std::string_view>> KeysOfKind(CommandContext& ctx,
   return out;
 }
 
+bool ParseMPopArgs(CommandContext& ctx, std::span<const std::string_view> args, size_t first,
+                   bool blocking, bool (*valid_end)(std::string_view), MPopArgs* out) {
+  std::optional<int64_t> numkeys = ParseInt64(args[first]);
+  if (!numkeys || *numkeys < 1) {
+    ReplyError(ctx.out, NumkeysNotPositive());
+    return false;
+  }
+  if (*numkeys > static_cast<int64_t>(args.size() - first) - 2) {
+    ReplyError(ctx.out, SyntaxError());
+    return false;
+  }
+  const size_t where = first + 1 + static_cast<size_t>(*numkeys);
+  if (!valid_end(args[where])) {
+    ReplyError(ctx.out, SyntaxError());
+    return false;
+  }
+  out->end = args[where];
+  bool counted = false;
+  for (size_t j = where + 1; j < args.size(); ++j) {
+    const bool more = j + 1 < args.size();
+    if (!counted && EqualsIgnoreCase(args[j], "count") && more) {
+      std::optional<int64_t> c = ParseInt64(args[++j]);
+      if (!c || *c < 1) {
+        ReplyError(ctx.out, CountNotPositive());
+        return false;
+      }
+      out->count = *c;
+      counted = true;
+    } else {
+      ReplyError(ctx.out, SyntaxError());
+      return false;
+    }
+  }
+  if (blocking) {
+    auto t = ParseBlockTimeout(args[1]);
+    if (!t.ok()) {
+      ReplyError(ctx.out, t.status());
+      return false;
+    }
+    out->timeout = *t;
+  }
+  out->keys = args.subspan(first + 1, static_cast<size_t>(*numkeys));
+  return true;
+}
+
 bool BlockCandidates(CommandContext& ctx, std::span<const std::string_view> keys, ValueKind kind,
                      std::vector<std::string_view>* out) {
   if (!BlockRetrying(ctx)) {

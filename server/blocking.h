@@ -135,6 +135,18 @@ bool BlockRetrying(const CommandContext& ctx);
 Result<std::vector<std::string_view>> KeysOfKind(CommandContext& ctx,
                                                  std::span<const std::string_view> keys,
                                                  ValueKind kind);
+// The argument layout LMPOP/ZMPOP and BLMPOP/BZMPOP share: [timeout] numkeys key [key ...] END
+// [COUNT count], with numkeys at `first`. Checks it in Redis's order (numkeys, the END word with
+// `valid_end`, COUNT, then a blocking form's timeout in args[1]); false after replying the error.
+struct MPopArgs {
+  std::span<const std::string_view> keys;
+  std::string_view end;  // the END word, valid_end() true
+  int64_t count = 1;
+  BlockTimeout timeout;
+};
+bool ParseMPopArgs(CommandContext& ctx, std::span<const std::string_view> args, size_t first,
+                   bool blocking, bool (*valid_end)(std::string_view), MPopArgs* out);
+
 // The keys a blocking command may pop from now: all of them on its first run, only those that
 // are missing or hold `kind` after a wake. False after replying an error.
 bool BlockCandidates(CommandContext& ctx, std::span<const std::string_view> keys, ValueKind kind,

@@ -201,36 +201,17 @@ bool CandidateKeys(CommandContext& ctx, Args keys, std::vector<std::string_view>
 // BLMPOP timeout numkeys ...: the same from args[2] on (`first` is numkeys' position), blocking
 // while every key is empty; its timeout is parsed after the other arguments, as Redis does.
 void MPopCore(CommandContext& ctx, Args args, size_t first, bool blocking) {
-  std::optional<int64_t> numkeys = ParseInt64(args[first]);
-  if (!numkeys || *numkeys < 1) return ReplyError(ctx.out, NumkeysNotPositive());
-  if (*numkeys > static_cast<int64_t>(args.size() - first) - 2) {
-    return ReplyError(ctx.out, SyntaxError());
-  }
-  const size_t where = first + 1 + static_cast<size_t>(*numkeys);
-  std::optional<ListEnd> end = ParseEnd(args[where]);
-  if (!end) return ReplyError(ctx.out, SyntaxError());
-  int64_t count = -1;
-  for (size_t j = where + 1; j < args.size(); ++j) {
-    const bool more = j + 1 < args.size();
-    if (count == -1 && EqualsIgnoreCase(args[j], "count") && more) {
-      std::optional<int64_t> c = ParseInt64(args[++j]);
-      if (!c || *c < 1) return ReplyError(ctx.out, CountNotPositive());
-      count = *c;
-    } else {
-      return ReplyError(ctx.out, SyntaxError());
-    }
-  }
-  BlockTimeout timeout;
-  if (blocking) {
-    auto t = ParseBlockTimeout(args[1]);
-    if (!t.ok()) return ReplyError(ctx.out, t.status());
-    timeout = *t;
-  }
-  Args keys = args.subspan(first + 1, static_cast<size_t>(*numkeys));
+  MPopArgs mpop;
+  auto valid_end = [](std::string_view w) { return ParseEnd(w).has_value(); };
+  if (!ParseMPopArgs(ctx, args, first, blocking, valid_end, &mpop)) return;
+  const ListEnd end = *ParseEnd(mpop.end);
+  const Args keys = mpop.keys;
+  const int64_t count = mpop.count;
+  const BlockTimeout timeout = mpop.timeout;
   std::vector<std::string_view> candidates;
   if (!CandidateKeys(ctx, keys, &candidates)) return;
   if (!candidates.empty()) {
-    auto r = ctx.txn().LMPop(ctx.client.db, candidates, *end, count == -1 ? 1 : count);
+    auto r = ctx.txn().LMPop(ctx.client.db, candidates, end, count);
     if (!r.ok()) return ReplyError(ctx.out, r.status());
     if (r->has_value()) {
       ctx.out.Array(2);

@@ -32,8 +32,10 @@ class GroupCommit {
  public:
   using Callback = std::function<void(Status)>;
 
-  // `on_synced` runs after every successful fsync (stats), on the thread that synced.
-  GroupCommit(rocksdb::DB* db, std::function<void()> on_synced);
+  // `flush_log` hands the log's buffer to the OS (Store::Impl::FlushLog: it must not touch the
+  // log after a write error); the syncer then fsyncs with DB::SyncWAL. `on_synced` runs after
+  // every successful fsync (stats), on the thread that synced.
+  GroupCommit(rocksdb::DB* db, std::function<Status()> flush_log, std::function<void()> on_synced);
   ~GroupCommit();  // Stop()s
   GroupCommit(const GroupCommit&) = delete;
   GroupCommit& operator=(const GroupCommit&) = delete;
@@ -66,6 +68,7 @@ class GroupCommit {
   void Release(uint64_t through, const Status& s);
 
   rocksdb::DB* db_;
+  std::function<Status()> flush_log_;
   std::function<void()> on_synced_;
   std::atomic<uint64_t> durable_{0};
   std::mutex sync_mu_;  // one fsync at a time (SyncNow and the syncer)

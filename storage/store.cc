@@ -243,7 +243,8 @@ Status Store::Impl::Open() {
   if (Status s = InitVersions(); !s.ok()) return s;
   if (Status s = LoadKeyspaceCounts(); !s.ok()) return s;
   element_filter_->set_db(db_.get());
-  group_ = std::make_unique<internal::GroupCommit>(db_.get(), [this] { NoteSynced(); });
+  group_ = std::make_unique<internal::GroupCommit>(
+      db_.get(), [this] { return FlushLog(); }, [this] { NoteSynced(); });
   if (progress != nullptr) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                   std::chrono::steady_clock::now() - started)
@@ -289,13 +290,17 @@ int64_t WallMs() { return WallClock().NowMs(); }
 Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer, bool* applied) {
   if (applied != nullptr) *applied = false;
   if (batch->Count() == 0) return Status::Ok();
-  if (writes_refused()) return WriteRefusal();
-  // manual_wal_flush: this appends the batch to the WAL's in-memory buffer (and applies it to
-  // the memtable); nothing has reached the OS yet.
-  auto s = db_->Write(rocksdb::WriteOptions(), batch);
-  // An I/O error (a full disk, or the background error RocksDB latched) stops writes; any
-  // other failure is this write's own.
-  if (!s.ok()) return s.IsIOError() ? NoteWriteError(FromRocks(s)) : FromRocks(s);
+  {
+    // Shared: writes run concurrently; a log flush waits for them (see wal_gate_).
+    std::shared_lock<std::shared_mutex> gate(wal_gate_);
+    if (writes_refused()) return WriteRefusal();
+    // manual_wal_flush: this appends the batch to the WAL's in-memory buffer (and applies it to
+    // the memtable); the buffer reaches the OS here only when it is full.
+    auto s = db_->Write(rocksdb::WriteOptions(), batch);
+    // An I/O error (a full disk, or the background error RocksDB latched) stops writes, latched
+    // before the gate is released; any other failure is this write's own.
+    if (!s.ok()) return s.IsIOError() ? NoteWriteError(FromRocks(s)) : FromRocks(s);
+  }
   unsynced_.store(true, std::memory_order_release);
   if (applied != nullptr) *applied = true;
   if (defer) return Status::Ok();
@@ -313,6 +318,7 @@ void Store::Impl::set_block_cache_bytes(size_t bytes) {
 }
 
 Status Store::Impl::FlushLog() {
+  std::unique_lock<std::shared_mutex> gate(wal_gate_);
   if (writes_refused()) return WriteRefusal();
   auto s = db_->FlushWAL(/*sync=*/false);
   return s.ok() ? Status::Ok() : NoteWriteError(FromRocks(s));

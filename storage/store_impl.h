@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -205,6 +206,11 @@ class Store::Impl {
   std::atomic<int64_t> wal_syncs_{0};
   std::atomic<bool> unsynced_{false};  // a write not yet fsynced (kEverySec's trigger)
   std::atomic<bool> writes_refused_{false};
+  // Debian's librocksdb asserts (aborts) when a log writer that saw an error is flushed again.
+  // So a write failure is latched (writes_refused_) before anyone flushes the log after it:
+  // writes hold this shared, the log's flush to the OS holds it exclusively and checks the
+  // latch. (A release librocksdb only reports the error; the gate costs little either way.)
+  std::shared_mutex wal_gate_;
   mutable std::mutex write_error_mu_;
   std::string write_error_;  // guarded by write_error_mu_; why writes are refused
   std::shared_ptr<rocksdb::EventListener> error_listener_;

@@ -513,7 +513,7 @@ class DiskFullTest(BlackboxTestCase):
         for t in threads:
             t.join()
         for n in range(4):
-            self.assertTrue(errors[n], "writer %d never saw the disk full" % n)
+            self.assertTrue(errors[n], "writer %d never saw the disk full\n%s" % (n, server.log()[-4000:]))
             for k, r in errors[n]:
                 self.assertTrue(isinstance(r, RespError) and r.startswith("MISCONF "), r)
         server.kill9()

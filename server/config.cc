@@ -215,6 +215,17 @@ std::string GetWalRecovery(const Config& c) {
   return "tolerate-tail";
 }
 
+Error SetMemtable(Config& c, std::string_view v) {
+  if (EqualsIgnoreCase(v, "sluice")) {
+    c.memtable = MemTableKind::kSluice;
+  } else if (EqualsIgnoreCase(v, "rocksdb")) {
+    c.memtable = MemTableKind::kRocksDb;
+  } else {
+    return std::string("argument(s) must be one of the following: sluice, rocksdb");
+  }
+  return std::nullopt;
+}
+
 Error SetQueryBufferLimit(Config& c, std::string_view v) {
   std::optional<int64_t> bytes = ParseMemory(v);
   if (!bytes) return std::string("argument must be a memory value");
@@ -269,6 +280,13 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "it); size it to hold the live keys (memory units).",
        true, false, SetBlockCacheSize,
        [](const Config& c) { return std::to_string(c.block_cache_size); }},
+      {"memtable", "sluice",
+       "The memtable's data structure: sluice (Sluice's skiplist, cheaper per write and read) or "
+       "rocksdb (RocksDB's own); the same data either way.",
+       false, false, SetMemtable,
+       [](const Config& c) -> std::string {
+         return c.memtable == MemTableKind::kSluice ? "sluice" : "rocksdb";
+       }},
       {"protected-mode", "yes",
        "yes: without requirepass, clients from non-loopback addresses are refused (DENIED).", true,
        false, SetProtectedMode,

@@ -47,6 +47,7 @@ struct Config {
   int64_t client_query_buffer_limit = 1LL << 30;          // unparsed input bytes per client
   WalRecovery wal_recovery = WalRecovery::kTolerateTail;  // a damaged write-ahead log
   int64_t block_cache_size = 256LL << 20;                 // RocksDB block cache bytes
+  MemTableKind memtable = MemTableKind::kSluice;          // the memtable's data structure
   // busy-reply-threshold (alias lua-time-limit): ms a script runs before it counts as busy
   // (SCRIPT KILL may stop it, other clients get -BUSY).
   int64_t busy_reply_threshold_ms = 5000;

@@ -69,6 +69,7 @@ int Serve(Config config, const char* argv0) {
   options.clock = clock;
   options.max_value_bytes = config.proto_max_bulk_len;
   options.block_cache_bytes = static_cast<size_t>(config.block_cache_size);
+  options.memtable = config.memtable;
   options.on_progress = [](const std::string& line) { sluice::server::LogInfo(line); };
   options.on_error = [](const std::string& line) { sluice::server::LogError(line); };
   options.wal_recovery = config.wal_recovery;

@@ -2,13 +2,14 @@
 # CPU cost per command, counted in instructions by valgrind's callgrind: sluice-server (one or
 # two builds) side by side with redis-server, on the same commands.
 #
-#   tools/cost.sh [--sluice PATH] [--baseline PATH] [--redis-server PATH] [--requests N]
-#                 [--appendfsync MODE] [--pipeline P] [--script NAME=FILE:ARGS]... [--sluice-lua]
-#                 [--only-scripts]
+#   tools/cost.sh [--sluice PATH] [--baseline PATH] [--baseline-flags "FLAGS"]
+#                 [--redis-server PATH] [--requests N] [--appendfsync MODE] [--pipeline P]
+#                 [--script NAME=FILE:ARGS]... [--sluice-lua] [--only-scripts]
 #
 # Instruction counts do not depend on what else the machine runs, so this compares builds (a
-# change's before/after: --baseline OLD_BINARY) and servers on a busy or shared machine, where
-# tools/bench.sh's requests per second are noise. What it cannot show: waiting (fsync, locks,
+# change's before/after: --baseline OLD_BINARY, or the same binary with other options:
+# --baseline ./build/sluice-server --baseline-flags "--memtable rocksdb") and servers on a busy
+# or shared machine, where tools/bench.sh's requests per second are noise. What it cannot show: waiting (fsync, locks,
 # the network), and how work spreads over cores. For each server it starts the process under
 # callgrind with instrumentation off, warms it up, then for each command turns it on, runs N
 # requests from one redis-benchmark client (pipeline P, default 16, keys from 100k) and prints
@@ -25,6 +26,7 @@ cd "$(dirname "$0")/.."
 
 sluice_bin=./build/sluice-server
 baseline_bin=""
+baseline_flags=""
 redis_bin=$(command -v redis-server || true)
 requests=20000
 fsync_mode=everysec
@@ -33,11 +35,12 @@ scripts=()
 sluice_lua=0
 only_scripts=0
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
     --sluice) sluice_bin=$2; shift ;;
     --baseline) baseline_bin=$2; shift ;;
+    --baseline-flags) baseline_flags=$2; shift ;;
     --redis-server) redis_bin=$2; shift ;;
     --requests) requests=$2; shift ;;
     --appendfsync) fsync_mode=$2; shift ;;
@@ -161,7 +164,8 @@ measure() {  # name kind binary [extra server flags]
 
 measure sluice sluice "$sluice_bin"
 ((sluice_lua)) && measure sluice-lua sluice "$sluice_bin" --native-scripts no
-[ -n "$baseline_bin" ] && measure baseline sluice "$baseline_bin"
+# shellcheck disable=SC2086  # FLAGS are split on spaces, as documented
+[ -n "$baseline_bin" ] && measure baseline sluice "$baseline_bin" $baseline_flags
 [ -n "$redis_bin" ] && measure redis redis "$redis_bin"
 
 echo

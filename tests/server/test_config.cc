@@ -77,6 +77,8 @@ TEST_CASE("flags") {
   CHECK(c.timeout == 30);
   CHECK(c.proto_max_bulk_len == 1024LL * 1024 * 1024);
   CHECK(c.enable_debug_command);
+  CHECK(Parse({"--memtable", "rocksdb"}).parsed->config.memtable == MemTableKind::kRocksDb);
+  CHECK(Parse({}).parsed->config.memtable == MemTableKind::kSluice);
   CHECK(Parse({"--help"}).parsed->show_help);
   CHECK(Parse({"--version"}).parsed->show_version);
 }
@@ -96,6 +98,9 @@ TEST_CASE("bad flags are clear errors") {
         "no, yes");
   CHECK(Parse({"--proto-max-bulk-len", "1x"}).error ==
         "bad value '1x' for 'proto-max-bulk-len': argument must be a memory value");
+  CHECK(Parse({"--memtable", "vector"}).error ==
+        "bad value 'vector' for 'memtable': argument(s) must be one of the following: sluice, "
+        "rocksdb");
   CHECK(Parse({"/no/such/file.conf"}).error == "cannot read config file '/no/such/file.conf'");
   CHECK(Parse({"--port", "1", "stray"}).error.find("unexpected argument 'stray'") == 0);
 }
@@ -249,6 +254,10 @@ TEST_CASE("CONFIG SET errors as Redis words them, and nothing changes on error")
   // All or nothing: the valid first pair is not applied when the second fails.
   CHECK(h.Cmd("CONFIG SET timeout 5 maxclients x").rfind("-ERR CONFIG SET failed", 0) == 0);
   CHECK(h.server().timeout_seconds() == 0);
+  CHECK(h.Cmd("CONFIG GET memtable") == Arr({Bulk("memtable"), Bulk("sluice")}));
+  CHECK(h.Cmd("CONFIG SET memtable rocksdb") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'memtable') - can't set "
+            "immutable config"));
   CHECK(h.Cmd("CONFIG SET enable-debug-command no") ==
         Err("ERR CONFIG SET failed (possibly related to argument 'enable-debug-command') - "
             "can't set immutable config"));

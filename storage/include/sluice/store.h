@@ -53,6 +53,8 @@ enum class WalRecovery {
   kSkipDamaged,   // loads every intact record, skipping damaged ones (data loss)
 };
 
+enum class MemTableKind { kSluice, kRocksDb };
+
 struct Options {
   std::string path;  // data directory; created if missing. Required.
   Durability durability = Durability::kEverySec;
@@ -64,6 +66,10 @@ struct Options {
   // priority in half of it). Should hold the live keys' blocks; more only helps reads of cold
   // keys.
   size_t block_cache_bytes = size_t{256} << 20;
+  // The memtable's data structure: Sluice's skiplist (the default), or RocksDB's own
+  // (InlineSkipList). The same entries in the same order, so a data dir opens with either; the
+  // choice only changes CPU cost (docs/engine.md "The memtable").
+  MemTableKind memtable = MemTableKind::kSluice;
   // Progress of long work, as human-readable lines: while Open replays the write-ahead log (after
   // a crash or an unflushed close, this can take seconds), at most one line a second, then one
   // summary line when Open has finished. Called on the thread calling Open. nullptr: silent.

@@ -1,0 +1,317 @@
+// Sluice's memtable skiplist (storage/memtable.h), checked against RocksDB's own: the same
+// random writes (puts, deletes, merges, keys sharing long prefixes, bytes 0x00 and 0xff) go to a
+// database with each memtable, and every point read (latest and at snapshots), every iteration
+// in both directions and every seek must agree, before and after a flush. Then concurrent
+// writers (RocksDB's concurrent memtable inserts) with concurrent readers, and the fallback to
+// RocksDB's list for a column family that is not ordered bytewise.
+#include "storage/memtable.h"
+
+#include <doctest/doctest.h>
+#include <rocksdb/db.h>
+#include <rocksdb/merge_operator.h>
+#include <rocksdb/options.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "test_util.h"
+
+namespace sluice::testing {
+namespace {
+
+// Appends operands with ','; associative, so RocksDB may fold them in any grouping.
+class AppendMerge final : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice&, const rocksdb::Slice* existing, const rocksdb::Slice& value,
+             std::string* out, rocksdb::Logger*) const override {
+    out->clear();
+    if (existing != nullptr) out->assign(existing->data(), existing->size()).append(",");
+    out->append(value.data(), value.size());
+    return true;
+  }
+  const char* Name() const override { return "test.AppendMerge"; }
+};
+
+std::unique_ptr<rocksdb::DB> OpenDb(const std::string& path, bool sluice_memtable,
+                                    const rocksdb::Comparator* cmp = nullptr) {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.merge_operator = std::make_shared<AppendMerge>();
+  o.write_buffer_size = 64 << 20;  // everything stays in the memtable until Flush
+  if (cmp != nullptr) o.comparator = cmp;
+  if (sluice_memtable) o.memtable_factory = internal::NewMemTableFactory();
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(o, path, &db);
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  return std::unique_ptr<rocksdb::DB>(db);
+}
+
+// Keys that stress the comparison: a few shared prefixes longer and shorter than 8 bytes, and
+// tails that differ in the first byte past 8, in the last byte, in length, or in 0x00 vs 0xff.
+std::string RandomKey(std::mt19937_64& rng) {
+  using namespace std::string_view_literals;
+  static constexpr std::string_view kPrefixes[] = {
+      ""sv, "a"sv, "user:"sv, "user:42:"sv, "\xff\xff"sv, "\x00\x01"sv, "slot-prefix-12345"sv};
+  static constexpr char kAlphabet[] = {'\0', '\x01', 'a', 'b', '\x7f', '\x80', '\xff'};
+  std::string k(kPrefixes[rng() % std::size(kPrefixes)]);
+  const int tail = static_cast<int>(rng() % 4);
+  for (int i = 0; i < tail; ++i) k.push_back(kAlphabet[rng() % sizeof kAlphabet]);
+  return k;
+}
+
+std::vector<std::pair<std::string, std::string>> Scan(rocksdb::DB& db,
+                                                      const rocksdb::ReadOptions& ro,
+                                                      bool forward) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(ro));
+  if (forward) {
+    for (it->SeekToFirst(); it->Valid(); it->Next())
+      out.emplace_back(it->key().ToString(), it->value().ToString());
+  } else {
+    for (it->SeekToLast(); it->Valid(); it->Prev())
+      out.emplace_back(it->key().ToString(), it->value().ToString());
+  }
+  REQUIRE(it->status().ok());
+  return out;
+}
+
+std::string Found(rocksdb::Iterator& it) {
+  return it.Valid() ? it.key().ToString() + "=" + it.value().ToString() : "(end)";
+}
+
+// Compares everything a reader can see of the two databases, at ro's snapshot.
+void ExpectSameView(rocksdb::DB& ours, rocksdb::DB& theirs, const rocksdb::ReadOptions& ro,
+                    const std::vector<std::string>& probes) {
+  for (const std::string& k : probes) {
+    std::string a, b;
+    rocksdb::Status sa = ours.Get(ro, k, &a);
+    rocksdb::Status sb = theirs.Get(ro, k, &b);
+    CHECK(sa.code() == sb.code());
+    if (sa.ok() && sb.ok()) CHECK(a == b);
+  }
+  CHECK(Scan(ours, ro, true) == Scan(theirs, ro, true));
+  CHECK(Scan(ours, ro, false) == Scan(theirs, ro, false));
+  std::unique_ptr<rocksdb::Iterator> ia(ours.NewIterator(ro));
+  std::unique_ptr<rocksdb::Iterator> ib(theirs.NewIterator(ro));
+  for (const std::string& k : probes) {
+    ia->Seek(k);
+    ib->Seek(k);
+    CHECK(Found(*ia) == Found(*ib));
+    ia->SeekForPrev(k);
+    ib->SeekForPrev(k);
+    CHECK(Found(*ia) == Found(*ib));
+    if (ia->Valid() && ib->Valid()) {  // step both ways from there
+      ia->Prev();
+      ib->Prev();
+      CHECK(Found(*ia) == Found(*ib));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("memtable: the same view as RocksDB's skiplist under random writes, snapshots, flush") {
+  TempDir dir;
+  const uint64_t lists_before = internal::SluiceMemTablesCreated();
+  auto ours = OpenDb(dir.sub("ours"), true);
+  REQUIRE(internal::SluiceMemTablesCreated() > lists_before);  // ours, not the fallback
+  auto theirs = OpenDb(dir.sub("theirs"), false);
+  std::mt19937_64 rng(20261126);
+  std::vector<std::string> probes;
+  std::vector<const rocksdb::Snapshot*> snaps_ours, snaps_theirs;
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 1500; ++i) {
+      const std::string k = RandomKey(rng);
+      probes.push_back(k);
+      const std::string v = "v" + std::to_string(round) + "." + std::to_string(i);
+      rocksdb::WriteBatch batch;
+      switch (rng() % 5) {
+        case 0:
+          batch.Delete(k);
+          break;
+        case 1:
+          batch.Merge(k, v);
+          break;
+        case 2:  // one batch writing a key twice: the later write wins
+          batch.Put(k, v + "a");
+          batch.Put(k, v);
+          break;
+        default:
+          batch.Put(k, v);
+      }
+      REQUIRE(ours->Write(rocksdb::WriteOptions(), &batch).ok());
+      REQUIRE(theirs->Write(rocksdb::WriteOptions(), &batch).ok());
+    }
+    snaps_ours.push_back(ours->GetSnapshot());
+    snaps_theirs.push_back(theirs->GetSnapshot());
+    ExpectSameView(*ours, *theirs, rocksdb::ReadOptions(), probes);
+  }
+  // Every snapshot still reads its own moment (older versions are found behind newer ones).
+  for (size_t i = 0; i < snaps_ours.size(); ++i) {
+    rocksdb::ReadOptions ra, rb;
+    ra.snapshot = snaps_ours[i];
+    rb.snapshot = snaps_theirs[i];
+    for (const std::string& k : probes) {
+      std::string a, b;
+      CHECK(ours->Get(ra, k, &a).code() == theirs->Get(rb, k, &b).code());
+      CHECK(a == b);
+    }
+    CHECK(Scan(*ours, ra, true) == Scan(*theirs, rb, true));
+  }
+  for (auto* s : snaps_ours) ours->ReleaseSnapshot(s);
+  for (auto* s : snaps_theirs) theirs->ReleaseSnapshot(s);
+  // Flushed to a table file through our iterator, then read back from the file.
+  REQUIRE(ours->Flush(rocksdb::FlushOptions()).ok());
+  REQUIRE(theirs->Flush(rocksdb::FlushOptions()).ok());
+  ExpectSameView(*ours, *theirs, rocksdb::ReadOptions(), probes);
+  CHECK(Scan(*ours, rocksdb::ReadOptions(), true).size() > 100);
+}
+
+TEST_CASE("memtable: a key's versions across a batch's sequence numbers, read at each one") {
+  TempDir dir;
+  const uint64_t lists_before = internal::SluiceMemTablesCreated();
+  auto db = OpenDb(dir.sub("db"), true);
+  REQUIRE(internal::SluiceMemTablesCreated() > lists_before);
+  std::vector<const rocksdb::Snapshot*> snaps;
+  for (int i = 0; i < 50; ++i) {
+    REQUIRE(db->Put(rocksdb::WriteOptions(), "k", std::to_string(i)).ok());
+    snaps.push_back(db->GetSnapshot());
+  }
+  for (int i = 0; i < 50; ++i) {
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snaps[i];
+    std::string v;
+    REQUIRE(db->Get(ro, "k", &v).ok());
+    CHECK(v == std::to_string(i));
+    db->ReleaseSnapshot(snaps[i]);
+  }
+  std::string v;
+  REQUIRE(db->Merge(rocksdb::WriteOptions(), "k", "m1").ok());
+  REQUIRE(db->Merge(rocksdb::WriteOptions(), "k", "m2").ok());
+  REQUIRE(db->Get(rocksdb::ReadOptions(), "k", &v).ok());
+  CHECK(v == "49,m1,m2");
+  REQUIRE(db->Delete(rocksdb::WriteOptions(), "k").ok());
+  CHECK(db->Get(rocksdb::ReadOptions(), "k", &v).IsNotFound());
+}
+
+TEST_CASE("memtable: concurrent writers and readers; every write is found, order holds") {
+  TempDir dir;
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.memtable_factory = internal::NewMemTableFactory();
+  o.allow_concurrent_memtable_write = true;  // write groups insert their batches in parallel
+  o.write_buffer_size = 64 << 20;
+  rocksdb::DB* raw = nullptr;
+  REQUIRE(rocksdb::DB::Open(o, dir.sub("db"), &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  const uint64_t concurrent_before = internal::MemTablesWithConcurrentInserts();
+  CHECK(internal::SluiceMemTablesCreated() > 0);
+
+  constexpr int kWriters = 8;
+  constexpr int kPerWriter = 4000;
+  std::atomic<int> written[kWriters] = {};
+  std::atomic<bool> done{false};
+  std::atomic<int> reader_errors{0};
+  auto key = [](int w, int i) { return "w" + std::to_string(w) + ":" + std::to_string(i); };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      for (int i = 0; i < kPerWriter; i += 2) {
+        rocksdb::WriteBatch b;
+        b.Put(key(w, i), std::to_string(i));
+        b.Put(key(w, i + 1), std::to_string(i + 1));
+        if (!db->Write(rocksdb::WriteOptions(), &b).ok()) reader_errors++;
+        written[w].store(i + 2, std::memory_order_release);
+      }
+    });
+  }
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      std::mt19937 rng(r);
+      while (!done.load(std::memory_order_acquire)) {
+        const int w = static_cast<int>(rng() % kWriters);
+        const int n = written[w].load(std::memory_order_acquire);
+        if (n > 0) {
+          const int i = static_cast<int>(rng() % n);
+          std::string v;
+          if (!db->Get(rocksdb::ReadOptions(), key(w, i), &v).ok() || v != std::to_string(i)) {
+            reader_errors++;
+          }
+        }
+        std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+        std::string last;
+        int steps = 0;
+        for (it->Seek("w" + std::to_string(w)); it->Valid() && steps < 200; it->Next(), ++steps) {
+          if (!last.empty() && it->key().ToString() <= last) reader_errors++;
+          last = it->key().ToString();
+        }
+      }
+    });
+  }
+  for (int w = 0; w < kWriters; ++w) threads[w].join();
+  done.store(true, std::memory_order_release);
+  for (size_t t = kWriters; t < threads.size(); ++t) threads[t].join();
+
+  CHECK(reader_errors.load() == 0);
+  size_t count = 0;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++count;
+  CHECK(count == size_t{kWriters} * kPerWriter);
+  for (int w = 0; w < kWriters; ++w) {
+    for (int i = 0; i < kPerWriter; i += 97) {
+      std::string v;
+      REQUIRE(db->Get(rocksdb::ReadOptions(), key(w, i), &v).ok());
+      CHECK(v == std::to_string(i));
+    }
+  }
+  // Eight threads writing at once form write groups, whose batches go in concurrently.
+  CHECK(internal::MemTablesWithConcurrentInserts() > concurrent_before);
+}
+
+TEST_CASE("memtable: a column family ordered otherwise gets RocksDB's own list") {
+  TempDir dir;
+  const uint64_t lists_before = internal::SluiceMemTablesCreated();
+  auto db = OpenDb(dir.sub("db"), true, rocksdb::ReverseBytewiseComparator());
+  CHECK(internal::SluiceMemTablesCreated() == lists_before);  // the fallback
+  for (const char* k : {"b", "a", "c", "ab"}) REQUIRE(db->Put(rocksdb::WriteOptions(), k, k).ok());
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : Scan(*db, rocksdb::ReadOptions(), true)) keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"c", "b", "ab", "a"});
+  std::string v;
+  REQUIRE(db->Get(rocksdb::ReadOptions(), "ab", &v).ok());
+  CHECK(v == "ab");
+}
+
+TEST_CASE("memtable: a store opens a data dir written with the other memtable") {
+  TempDir dir;
+  for (MemTableKind kind :
+       {MemTableKind::kRocksDb, MemTableKind::kSluice, MemTableKind::kRocksDb}) {
+    Options o;
+    o.path = dir.path();
+    o.active_expiry = false;
+    o.memtable = kind;
+    auto r = Store::Open(o);
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    auto store = std::move(r).value();
+    auto n = store->IncrBy(0, "counter", 1);
+    REQUIRE(n.ok());
+    auto got = store->Get(0, "counter");
+    REQUIRE(got.ok());
+  }
+  Options o;
+  o.path = dir.path();
+  o.active_expiry = false;
+  auto store = std::move(Store::Open(o)).value();
+  auto got = store->Get(0, "counter");
+  REQUIRE(got.ok());
+  REQUIRE(got->has_value());
+  CHECK(**got == "3");
+}
+
+}  // namespace sluice::testing

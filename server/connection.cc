@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "server/errors.h"
+#include "server/io_round.h"
 #include "server/logging.h"
 #include "server/server_state.h"
 #include "sluice/store.h"
@@ -34,11 +35,12 @@ std::string EndpointText(const asio::ip::tcp::endpoint& ep) {
 }  // namespace
 
 Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& server,
-                       const Dispatcher& dispatcher)
+                       const Dispatcher& dispatcher, IoRound& round)
     : socket_(std::move(socket)),
       store_(store),
       server_(server),
       dispatcher_(dispatcher),
+      round_(round),
       blocked_(socket_.get_executor(), server.blocking(), client_),
       in_(kInitialReadBuffer),
       soft_limit_timer_(socket_.get_executor()) {
@@ -145,22 +147,17 @@ void Connection::OnReadWhileParked(const std::error_code& ec, size_t n) {
 }
 
 void Connection::FinishBatch() {
-  batch_wrote_ = store_.DurabilityTicket() != batch_seq_;
-  if (!group_status_.ok()) {
-    batch_wrote_ = true;  // the group's writes failed: no command of the batch is acknowledged
-    return AfterDurable(group_status_);
-  }
-  if (store_.durability() != Durability::kAlways) return AfterDurable(store_.FlushLog());
-  // The ticket is taken after the batch: it covers the batch's own writes and every write its
-  // reads could have seen, so no reply reveals anything a power loss could still erase.
-  const uint64_t ticket = store_.DurabilityTicket();
+  // Other connections of this thread are served meanwhile; this one reads nothing more until
+  // the round is durable.
   awaiting_durable_ = true;
-  store_.WhenDurable(ticket, [self = shared_from_this()](Status s) {
-    // On the store's syncer thread (or inline): continue on the connection's own thread. Other
-    // connections of this thread are served meanwhile; this one reads nothing more until then.
-    asio::post(self->socket_.get_executor(),
-               [self, s = std::move(s)]() mutable { self->AfterDurable(std::move(s)); });
-  });
+  round_.Join(shared_from_this());
+}
+
+void Connection::RoundDone(const Status& status, bool write_failed) {
+  // Conservative: any write since the batch began (the round's group write included) counts,
+  // and a failed group write means no command of the batch may be acknowledged.
+  batch_wrote_ = write_failed || store_.DurabilityTicket() != batch_seq_;
+  AfterDurable(status);
 }
 
 void Connection::AfterDurable(Status flushed) {
@@ -203,8 +200,7 @@ void Connection::OnBlockEvent(uint64_t gen, BlockEvent event) {
 
 void Connection::ResumeBlocked() {
   batch_seq_ = store_.DurabilityTicket();
-  batch_replies_ = 0;
-  group_status_ = Status::Ok();  // the woken command runs in a unit of its own
+  batch_replies_ = 0;  // the woken command runs in a unit of its own
   protocol::ReplyWriter out(&out_, client_.resp);
   CommandContext ctx{store_, server_, client_, out};
   if (!blocked_.Resume(ctx, dispatcher_)) return Read();  // parked again
@@ -228,13 +224,12 @@ void Connection::UpdateParserLimits() {
 void Connection::ProcessBatch() {
   batch_seq_ = store_.DurabilityTicket();
   batch_replies_ = 0;
-  // The batch's units defer their durability (UnitOptions) and its plain data commands share
-  // one RocksDB write (the group): FinishBatch makes it durable with one write(2) (appendfsync
-  // always: a share of one group fsync) before any reply.
-  CommitGroup group(store_, /*defer_durability=*/true);
-  group_ = &group;
+  // The batch's units defer their durability (UnitOptions) and its plain data commands join the
+  // round's group (one RocksDB write for every batch of the round): FinishBatch hands the batch
+  // to the round, which makes it durable with one write(2) (appendfsync always: a share of one
+  // group fsync) before any reply.
+  group_ = &round_.group();
   const bool stopped = RunBatchCommands();
-  group_status_ = group.Flush();
   group_ = nullptr;
   if (!stopped) CompactReadBuffer();
 }

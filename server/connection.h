@@ -1,14 +1,15 @@
 // One client connection. Reads into a buffer, parses every complete command of the read
 // (pipelining), dispatches them in order with their replies appended to one output buffer, then
-// makes the batch durable (its units defer durability: one write(2) hands the batch's WAL bytes
-// to the OS; with appendfsync always the connection then waits, without blocking its thread,
-// for the store's group fsync through the batch's durability ticket; if that fails, each command
-// of a batch that wrote gets the store's error, MISCONF, instead of its reply), then writes the
-// batch's replies and reads again only once they are all written (backpressure: a client that does
-// not read its replies is not read either). A batch stops once its replies reach kBatchReplyBytes;
-// the commands left in the read buffer run after those replies are written, so the replies a client
-// has not read stay bounded by about one reply. Buffers are reused: no heap allocation per command
-// in steady state.
+// hands the batch to its thread's IoRound (server/io_round.h), which makes every batch of the
+// round durable at once (its units defer durability; the round's plain data commands are one
+// RocksDB write; one write(2) hands the WAL bytes to the OS; with appendfsync always the
+// connection waits, without blocking its thread, for the store's group fsync; if the write or
+// the flush fails, each command of a batch that wrote gets the store's error, MISCONF, instead
+// of its reply), then writes the batch's replies and reads again only once they are all written
+// (backpressure: a client that does not read its replies is not read either). A batch stops once
+// its replies reach kBatchReplyBytes; the commands left in the read buffer run after those replies
+// are written, so the replies a client has not read stay bounded by about one reply. Buffers are
+// reused: no heap allocation per command in steady state.
 //
 // Blocking commands (server/blocking.h): a command that parks its client stops the batch; the
 // connection keeps reading (to notice a disconnect; into a buffer of its own) but runs nothing more
@@ -47,6 +48,7 @@ class Store;
 
 namespace sluice::server {
 
+class IoRound;
 class ServerState;
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -54,8 +56,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // A batch stops running commands once its replies reach this many bytes.
   static constexpr size_t kBatchReplyBytes = 256 * 1024;
 
+  // `round`: the IoRound of the socket's io_context.
   Connection(asio::ip::tcp::socket socket, Store& store, ServerState& server,
-             const Dispatcher& dispatcher);
+             const Dispatcher& dispatcher, IoRound& round);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -71,6 +74,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   ClientState& client() { return client_; }
 
+  // Called by the IoRound this connection's batch joined, on this thread, once the round's
+  // writes are durable (status OK) or not; `write_failed`: the round's group write failed.
+  void RoundDone(const Status& status, bool write_failed);
+
  private:
   void Read();
   void OnRead(const std::error_code& ec, size_t n);
@@ -81,8 +88,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Runs every complete command in the read buffer; appends replies to out_.
   void ProcessBatch();
   bool RunBatchCommands();
-  // Makes the batch durable, then continues in AfterDurable (inline, or posted back to this
-  // thread by the store's syncer under appendfsync always).
+  // Joins the batch to the thread's IoRound, which makes it durable with the round's other
+  // batches and then continues in RoundDone / AfterDurable.
   void FinishBatch();
   void AfterDurable(Status flushed);
   void UpdateParserLimits();
@@ -110,6 +117,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Store& store_;
   ServerState& server_;
   const Dispatcher& dispatcher_;
+  IoRound& round_;
   ClientState client_;
   BlockedCommand blocked_;  // the parked blocking command, if any
   protocol::RequestParser parser_;
@@ -123,17 +131,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   size_t out_sent_ = 0;          // bytes of out_ already written
   uint64_t batch_seq_ = 0;       // the store's sequence number when the batch began
   size_t batch_replies_ = 0;     // replies the batch produced (one per command)
-  bool batch_wrote_ = false;     // the sequence number moved during the batch
-  // The batch's commit group (its plain data commands share one RocksDB write), alive during
-  // ProcessBatch; and how its writes went: a failure answers every command of the batch with it.
+  bool batch_wrote_ = false;     // the sequence number moved since the batch began
+  // The round's commit group (plain data commands share one RocksDB write), during ProcessBatch.
   CommitGroup* group_ = nullptr;
-  Status group_status_;
   bool more_input_ = false;  // commands left in the read buffer (batch bound, read while busy)
   asio::steady_timer soft_limit_timer_;
   std::chrono::steady_clock::time_point soft_limit_since_{};  // epoch: not over the soft limit
   bool writing_ = false;
   bool reading_ = false;           // a read is in flight (one at a time)
-  bool awaiting_durable_ = false;  // FinishBatch waits for the group fsync
+  bool awaiting_durable_ = false;  // joined to the round, waiting for its durability
   bool close_when_idle_ = false;   // RequestClose() arrived while a write was in flight
   bool registered_ = false;
   bool closed_ = false;

@@ -6,6 +6,7 @@
 #include "protocol/reply_writer.h"
 #include "server/connection.h"
 #include "server/errors.h"
+#include "server/io_round.h"
 #include "server/logging.h"
 #include "server/server_state.h"
 
@@ -49,7 +50,10 @@ Server::Server(Store& store, ServerState& state, const CommandTable& table)
       signals_(*contexts_[0]),
       sweep_timer_(*contexts_[0]),
       shutdown_timer_(*contexts_[0]) {
-  for (auto& context : contexts_) guards_.push_back(asio::make_work_guard(*context));
+  for (auto& context : contexts_) {
+    guards_.push_back(asio::make_work_guard(*context));
+    rounds_.push_back(std::make_unique<IoRound>(*context, store_));
+  }
 }
 
 // Members go in reverse order: timers and acceptors before the io_contexts they use; the
@@ -138,16 +142,17 @@ void Server::Run() {
 }
 
 void Server::Accept(Listener& listener) {
-  asio::io_context& target = *contexts_[next_context_];
+  const size_t index = next_context_;
   next_context_ = (next_context_ + 1) % contexts_.size();
   listener.acceptor.async_accept(
-      target, [this, &listener](const std::error_code& ec, asio::ip::tcp::socket socket) {
-        OnAccepted(listener, ec, std::move(socket));
+      *contexts_[index],
+      [this, &listener, index](const std::error_code& ec, asio::ip::tcp::socket socket) {
+        OnAccepted(listener, ec, std::move(socket), index);
       });
 }
 
-void Server::OnAccepted(Listener& listener, const std::error_code& ec,
-                        asio::ip::tcp::socket socket) {
+void Server::OnAccepted(Listener& listener, const std::error_code& ec, asio::ip::tcp::socket socket,
+                        size_t context) {
   if (stopping_.load(std::memory_order_acquire) || ec == asio::error::operation_aborted) return;
   if (ec && ec != asio::error::connection_aborted) return PauseAccepting(listener, ec);
   if (listener.failures > 0) {
@@ -163,7 +168,8 @@ void Server::OnAccepted(Listener& listener, const std::error_code& ec,
   } else if (static_cast<int64_t>(state_.clients().size()) >= state_.maxclients()) {
     Reject(std::move(socket), MaxClientsReached());
   } else {
-    auto connection = std::make_shared<Connection>(std::move(socket), store_, state_, dispatcher_);
+    auto connection = std::make_shared<Connection>(std::move(socket), store_, state_, dispatcher_,
+                                                   *rounds_[context]);
     connection->Start();
   }
   Accept(listener);

@@ -24,6 +24,7 @@ class Store;
 
 namespace sluice::server {
 
+class IoRound;
 class ServerState;
 
 class Server {
@@ -60,7 +61,9 @@ class Server {
   };
 
   void Accept(Listener& listener);
-  void OnAccepted(Listener& listener, const std::error_code& ec, asio::ip::tcp::socket socket);
+  // `context`: the index of the io_context the socket was accepted onto.
+  void OnAccepted(Listener& listener, const std::error_code& ec, asio::ip::tcp::socket socket,
+                  size_t context);
   void PauseAccepting(Listener& listener, const std::error_code& ec);
   // Protected mode: no requirepass and the peer is not a loopback address.
   bool Refused(const asio::ip::tcp::socket& socket) const;
@@ -78,6 +81,7 @@ class Server {
   Dispatcher dispatcher_;
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
+  std::vector<std::unique_ptr<IoRound>> rounds_;  // one per io_context, same index
   std::vector<std::unique_ptr<Listener>> listeners_;
   asio::signal_set signals_;
   asio::steady_timer sweep_timer_;

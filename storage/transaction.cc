@@ -1,5 +1,6 @@
 // Store::Transaction (a unit of work: its locks, one time, one batch) and the commit observers.
 #include <new>
+#include <vector>
 
 #include "store_impl.h"
 #include "txn.h"
@@ -13,6 +14,17 @@ using internal::Txn;
 namespace {
 using LockSets = internal::FreeList<LockSet>;
 static_assert(sizeof(Txn) <= 64 && alignof(Txn) <= 16, "grow Transaction::txn_storage_");
+
+// The CommitGroups alive on this thread. A unit that is not a member of one of them and waits
+// for its locks first flushes them: a group may hold the very stripe it needs, and the group
+// could only release it on this same thread.
+thread_local std::vector<CommitGroup*> open_groups;
+
+void FlushOpenGroups(const CommitGroup* except) {
+  for (CommitGroup* g : open_groups) {
+    if (g != except) static_cast<void>(g->Flush());
+  }
+}
 }  // namespace
 
 Store::Transaction::Transaction(Store& store, std::span<const KeyRef> keys,
@@ -26,6 +38,7 @@ Store::Transaction::Transaction(Store& store, std::span<const KeyRef> keys,
     // A unit that locks everything or isolates its reads runs alone, after the group's writes.
     static_cast<void>(options.group->Flush());
   }
+  if (options.all_keys || !keys.empty()) FlushOpenGroups(options.group);  // it will wait for locks
   locks_ = LockSets::Acquire();
   if (options.all_keys) {
     locks_->PlanAll();
@@ -52,7 +65,7 @@ void Store::Transaction::JoinGroup(std::span<const KeyRef> keys) {
     }
   }
   if (!held) {
-    static_cast<void>(group_->Flush());
+    FlushOpenGroups(nullptr);  // this group too: the member waits holding nothing
     locks_->Unlock();
     for (const KeyRef& k : keys) locks_->Plan(RawKey(k.db, k.key));
     locks_->Lock(store_.impl().locks());
@@ -115,9 +128,11 @@ CommitGroup::CommitGroup(Store& store, bool defer_durability)
     : store_(store), defer_durability_(defer_durability), locks_(LockSets::Acquire()) {
   locks_->Lock(store.impl().locks());  // nothing planned: ready for try-locks
   txn_ = new (txn_storage_) Txn(store.impl(), internal::UnitTime{store.impl().clock().NowNs()});
+  open_groups.push_back(this);
 }
 
 CommitGroup::~CommitGroup() {
+  std::erase(open_groups, this);
   static_cast<void>(Flush());
   txn_->~Txn();
   locks_->Unlock();

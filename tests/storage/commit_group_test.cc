@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -187,6 +189,30 @@ TEST_CASE("the group flushes by itself at kMaxUnits members") {
   }
   CHECK(group.empty());
   CHECK(*f.store->DbSize(0) == static_cast<int64_t>(CommitGroup::kMaxUnits));
+}
+
+TEST_CASE("a unit outside the thread's open group flushes it instead of waiting on its locks") {
+  Fixture f;
+  auto run = std::async(std::launch::async, [&] {
+    CommitGroup group(*f.store, /*defer_durability=*/false);
+    {
+      const KeyRef keys[] = {{0, "a"}};
+      Unit member(*f.store, keys, Member(group));
+      REQUIRE(member.Set(0, "a", "1", SetPlain()).ok());
+      REQUIRE(member.Commit().ok());
+    }
+    CHECK_FALSE(group.empty());  // the group holds a's stripe
+    // An own unit on the same thread that locks a (as a woken blocked command does): the
+    // group is flushed first, so the unit gets the stripe and sees the member's write.
+    const KeyRef keys[] = {{0, "a"}};
+    Unit own(*f.store, keys);
+    CHECK(group.empty());
+    CHECK(*own.IncrBy(0, "a", 1) == 2);
+    REQUIRE(own.Commit().ok());
+  });
+  REQUIRE(run.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+  run.get();
+  CHECK(*f.store->Get(0, "a") == std::optional<std::string>("2"));
 }
 
 }  // namespace sluice::testing

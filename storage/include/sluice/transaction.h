@@ -363,9 +363,11 @@ class Store::Transaction {
 // one write and one commit notification instead of one per command.
 //
 // Deadlock freedom: a member takes the stripes the group does not hold yet by try-lock only;
-// when one is busy the group is flushed first (its locks released) and the member then waits
-// for its stripes like any unit, holding nothing else. So a group never waits while it holds
-// locks.
+// when one is busy the groups alive on its thread are flushed first (their locks released) and
+// the member then waits for its stripes like any unit, holding nothing else. A unit that is not
+// a member, created on a thread where a group is alive, flushes it before it waits for its own
+// locks (the group may hold one of them, and only this thread could release it). So no thread
+// waits for a lock while one of its groups holds locks.
 //
 // Until Flush() returns, no member's result may be acknowledged (nothing is written yet); a
 // failed Flush() wrote nothing of any member since the last flush. The group flushes by itself

@@ -1,12 +1,25 @@
-// The memtable skiplist (memtable.h has the why and the contract).
+// The memtable representation (memtable.h has the why and the contract).
 //
-// Layout: a node is [next pointer of level h-1] ... [next pointer of level 1][next pointer of
-// level 0][RocksDB's entry bytes]; a Node* points at the level-0 pointer, so the entry follows
-// it and the handle RocksDB gets back is the node itself. Nodes live in the memtable's arena and
-// are never freed or unlinked before the whole memtable goes.
+// Structure:
+// - A Version per RocksDB entry: [older version of the same key][entry bytes]. The handle
+//   RocksDB gets from Allocate is the Version.
+// - A KeyNode per distinct user key: the newest Version (its chain runs newest to oldest, which
+//   is RocksDB's order for one user key), the next node of its hash bucket, the key's hash, and
+//   skiplist pointers. KeyNodes form a skiplist in user-key order; its level-i pointer sits i
+//   slots below next_[0]. The user key is read from the newest version's entry (every version
+//   holds the same bytes).
+// - A chained hash table of KeyNodes, its buckets allocated in segments on first use, so an
+//   empty memtable costs a few KB and a full one one pointer per bucket.
+// Every node lives in the memtable's arena and is never unlinked or freed before the memtable.
+//
+// Concurrency: RocksDB inserts one entry at a time (allow_concurrent_memtable_write is off for
+// this representation); readers run concurrently with that one writer and never lock. The
+// writer fills a node completely, then publishes it with one release store (a chain head, a
+// skiplist level, a bucket head, a segment); readers load with acquire.
 #include "memtable.h"
 
 #include <rocksdb/slice.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,20 +27,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <vector>
 
 namespace sluice::internal {
 namespace {
 
-constexpr int kMaxHeight = 12;  // 4^12 entries before the top level thins out
+constexpr int kMaxHeight = 12;  // 4^12 distinct keys before the top level thins out
 constexpr uint32_t kBranching = 4;
+constexpr size_t kSegmentBuckets = 4096;  // 32 KB of bucket heads, allocated on first use
 
-// Memtables made with this list (tests check that the list, not the fallback, is in use).
 std::atomic<uint64_t> lists_created{0};
-// Memtables that took a concurrent insert (tests check that the concurrent path ran).
-std::atomic<uint64_t> lists_with_concurrent_inserts{0};
 
 // ---- RocksDB's entry encoding (MemTable::Add): varint32 internal-key length, user key, 8-byte
-// little-endian tag (sequence << 8 | type), then the value, which the list never reads.
+// little-endian tag (sequence << 8 | type), then the value, which this file never reads.
 
 inline const char* DecodeVarint32(const char* p, uint32_t* v) {
   uint32_t result = 0;
@@ -48,7 +60,8 @@ inline uint64_t LoadLE64(const char* p) {
 
 inline uint64_t LoadBE64(const char* p) { return __builtin_bswap64(LoadLE64(p)); }
 
-// An internal key taken apart: the user key and the tag.
+// An internal key taken apart. Internal-key order: user keys ascending, then tags descending
+// (the newest version of a key first).
 struct Key {
   const char* user;
   uint32_t user_size;
@@ -65,52 +78,57 @@ inline Key KeyOfEntry(const char* entry) {
   return KeyOfInternal(ikey, size);
 }
 
-// RocksDB's InternalKeyComparator over BytewiseComparator: user keys ascending (unsigned bytes,
-// a prefix first), then tags descending (the newest version of a key first).
-inline int Compare(const Key& a, const Key& b) {
-  const uint32_t n = std::min(a.user_size, b.user_size);
-  int r = 0;
+// BytewiseComparator's order: unsigned bytes, a prefix first. The first 8 bytes compare as one
+// integer (Sluice's keys start with the database and the slot).
+inline int CompareUser(const char* a, uint32_t an, const char* b, uint32_t bn) {
+  const uint32_t n = std::min(an, bn);
+  int r;
   if (n >= 8) {
-    const uint64_t x = LoadBE64(a.user);
-    const uint64_t y = LoadBE64(b.user);
+    const uint64_t x = LoadBE64(a);
+    const uint64_t y = LoadBE64(b);
     if (x != y) return x < y ? -1 : 1;
-    r = std::memcmp(a.user + 8, b.user + 8, n - 8);
+    r = std::memcmp(a + 8, b + 8, n - 8);
   } else {
-    r = std::memcmp(a.user, b.user, n);
+    r = std::memcmp(a, b, n);
   }
   if (r != 0) return r;
-  if (a.user_size != b.user_size) return a.user_size < b.user_size ? -1 : 1;
-  if (a.tag != b.tag) return a.tag > b.tag ? -1 : 1;
-  return 0;
+  return an == bn ? 0 : (an < bn ? -1 : 1);
 }
 
-// ---- The list.
+inline bool SameUser(const Key& a, const Key& b) {
+  return a.user_size == b.user_size && std::memcmp(a.user, b.user, a.user_size) == 0;
+}
 
-struct Node {
-  // Level i's pointer sits i slots below next_[0] (see the layout above).
-  std::atomic<Node*>* Slot(int level) {
-    return reinterpret_cast<std::atomic<Node*>*>(reinterpret_cast<char*>(this) -
-                                                 level * sizeof(std::atomic<Node*>));
-  }
-  Node* Next(int level) { return Slot(level)->load(std::memory_order_acquire); }
-  void SetNextRelaxed(int level, Node* n) { Slot(level)->store(n, std::memory_order_relaxed); }
-  void SetNext(int level, Node* n) { Slot(level)->store(n, std::memory_order_release); }
-  bool CasNext(int level, Node* expected, Node* n) {
-    return Slot(level)->compare_exchange_strong(expected, n, std::memory_order_release,
-                                                std::memory_order_relaxed);
-  }
-  const char* Entry() const { return reinterpret_cast<const char*>(this + 1); }
-  char* Entry() { return reinterpret_cast<char*>(this + 1); }
-  Key GetKey() const { return KeyOfEntry(Entry()); }
-
-  std::atomic<Node*> next_[1];
-};
-static_assert(sizeof(Node) == sizeof(std::atomic<Node*>));
+inline uint64_t HashUser(const Key& k) { return XXH3_64bits(k.user, k.user_size); }
 
 inline size_t RoundUp8(size_t n) { return (n + 7) & ~size_t{7}; }
 
-// Heights with P(h >= k + 1) = 1/4^k, from a per-thread generator (inserts may run on any
-// write thread, concurrently).
+// ---- Nodes.
+
+struct Version {
+  std::atomic<Version*> older;
+  const char* Entry() const { return reinterpret_cast<const char*>(this + 1); }
+  char* Entry() { return reinterpret_cast<char*>(this + 1); }
+  Key GetKey() const { return KeyOfEntry(Entry()); }
+  Version* Older() const { return older.load(std::memory_order_acquire); }
+};
+
+struct KeyNode {
+  std::atomic<KeyNode*>* Slot(int level) {
+    return reinterpret_cast<std::atomic<KeyNode*>*>(reinterpret_cast<char*>(this) -
+                                                    level * sizeof(std::atomic<KeyNode*>));
+  }
+  KeyNode* Next(int level) { return Slot(level)->load(std::memory_order_acquire); }
+  Version* Newest() const { return newest.load(std::memory_order_acquire); }
+  Key UserKey() const { return Newest()->GetKey(); }
+
+  std::atomic<KeyNode*> next_[1];  // level 0; higher levels below it
+  std::atomic<Version*> newest;
+  std::atomic<KeyNode*> hash_next;
+  uint64_t hash;
+};
+
+// Heights with P(h >= k + 1) = 1/4^k (inserts run on whichever thread writes).
 int RandomHeight() {
   thread_local std::minstd_rand rng{std::random_device{}()};
   int height = 1;
@@ -133,41 +151,46 @@ struct LookupKeyLayout {
   std::abort();
 }
 
-class SkipList final : public rocksdb::MemTableRep {
+class ListIterator;
+
+class HashedList final : public rocksdb::MemTableRep {
  public:
-  explicit SkipList(rocksdb::Allocator* allocator) : MemTableRep(allocator) {
-    char* raw = nullptr;
-    head_ = NewNode(kMaxHeight, 0, &raw);
-    for (int i = 0; i < kMaxHeight; ++i) head_->SetNextRelaxed(i, nullptr);
+  HashedList(rocksdb::Allocator* allocator, size_t buckets)
+      : MemTableRep(allocator),
+        bucket_mask_(buckets - 1),
+        segment_count_((buckets + kSegmentBuckets - 1) / kSegmentBuckets) {
+    char* raw = ArenaAligned(sizeof(std::atomic<std::atomic<KeyNode*>*>) * segment_count_);
+    segments_ = reinterpret_cast<std::atomic<std::atomic<KeyNode*>*>*>(raw);
+    for (size_t i = 0; i < segment_count_; ++i) {
+      new (&segments_[i]) std::atomic<std::atomic<KeyNode*>*>(nullptr);
+    }
+    head_ = NewKeyNode(kMaxHeight);
   }
 
   rocksdb::KeyHandle Allocate(const size_t len, char** buf) override {
-    const int height = RandomHeight();
-    Node* node = NewNode(height, len, buf);
-    // The height rides in the level-0 pointer until Insert links the node.
-    node->SetNextRelaxed(0, reinterpret_cast<Node*>(static_cast<uintptr_t>(height)));
-    return node;
+    auto* v = reinterpret_cast<Version*>(ArenaAligned(sizeof(Version) + len));
+    new (&v->older) std::atomic<Version*>(nullptr);
+    *buf = v->Entry();
+    return v;
   }
 
-  void Insert(rocksdb::KeyHandle handle) override { Add<false>(handle); }
-  bool InsertKey(rocksdb::KeyHandle handle) override { return Add<false>(handle); }
-  void InsertWithHint(rocksdb::KeyHandle handle, void** /*hint*/) override { Add<false>(handle); }
+  void Insert(rocksdb::KeyHandle handle) override { Add(static_cast<Version*>(handle)); }
+  bool InsertKey(rocksdb::KeyHandle handle) override { return Add(static_cast<Version*>(handle)); }
+  void InsertWithHint(rocksdb::KeyHandle handle, void** /*hint*/) override {
+    Add(static_cast<Version*>(handle));
+  }
   bool InsertKeyWithHint(rocksdb::KeyHandle handle, void** /*hint*/) override {
-    return Add<false>(handle);
-  }
-  void InsertConcurrently(rocksdb::KeyHandle handle) override { Add<true>(handle); }
-  bool InsertKeyConcurrently(rocksdb::KeyHandle handle) override { return Add<true>(handle); }
-  void InsertWithHintConcurrently(rocksdb::KeyHandle handle, void** /*hint*/) override {
-    Add<true>(handle);
-  }
-  bool InsertKeyWithHintConcurrently(rocksdb::KeyHandle handle, void** /*hint*/) override {
-    return Add<true>(handle);
+    return Add(static_cast<Version*>(handle));
   }
 
   bool Contains(const char* entry) const override {
     const Key key = KeyOfEntry(entry);
-    Node* n = FindGreaterOrEqual(key);
-    return n != nullptr && Compare(n->GetKey(), key) == 0;
+    const KeyNode* node = Find(key, HashUser(key));
+    if (node == nullptr) return false;
+    for (const Version* v = node->Newest(); v != nullptr; v = v->Older()) {
+      if (v->GetKey().tag == key.tag) return true;
+    }
+    return false;
   }
 
   void Get(const rocksdb::LookupKey& k, void* callback_args,
@@ -177,8 +200,15 @@ class SkipList final : public rocksdb::MemTableRep {
     uint32_t size;
     const char* ikey = DecodeVarint32(layout.start, &size);
     if (ikey != layout.kstart || layout.kstart + size != layout.end || size < 8) LayoutMismatch();
-    for (Node* n = FindGreaterOrEqual(KeyOfInternal(ikey, size));
-         n != nullptr && callback_func(callback_args, n->Entry()); n = n->Next(0)) {
+    const Key key = KeyOfInternal(ikey, size);
+    // The entries at or after the lookup key that share its user key are this key's versions
+    // no newer than it; the entries after them belong to other user keys, which the callback
+    // (RocksDB's SaveValue) would stop at without using.
+    const KeyNode* node = Find(key, HashUser(key));
+    if (node == nullptr) return;
+    const Version* v = node->Newest();
+    while (v != nullptr && v->GetKey().tag > key.tag) v = v->Older();
+    for (; v != nullptr && callback_func(callback_args, v->Entry()); v = v->Older()) {
     }
   }
 
@@ -188,28 +218,44 @@ class SkipList final : public rocksdb::MemTableRep {
   uint64_t ApproximateNumEntries(const rocksdb::Slice& start_ikey,
                                  const rocksdb::Slice& end_ikey) override {
     const uint64_t before_end =
-        EstimateCountBelow(KeyOfInternal(end_ikey.data(), static_cast<uint32_t>(end_ikey.size())));
-    const uint64_t before_start = EstimateCountBelow(
+        EstimateKeysBelow(KeyOfInternal(end_ikey.data(), static_cast<uint32_t>(end_ikey.size())));
+    const uint64_t before_start = EstimateKeysBelow(
         KeyOfInternal(start_ikey.data(), static_cast<uint32_t>(start_ikey.size())));
     return before_end > before_start ? before_end - before_start : 0;
   }
 
   Iterator* GetIterator(rocksdb::Arena* arena) override;
 
-  // ---- Searches (any thread, concurrently with inserts).
-  Node* head() const { return head_; }
+  // ---- Searches (any thread, concurrently with the writer).
+  KeyNode* head() const { return head_; }
 
-  // The first node at or after key, or nullptr.
-  Node* FindGreaterOrEqual(const Key& key) const {
-    Node* x = head_;
-    int level = max_height_.load(std::memory_order_relaxed) - 1;
-    Node* known_bigger = nullptr;  // compared already at a higher level
+  // The key's node, or nullptr.
+  KeyNode* Find(const Key& key, uint64_t hash) const {
+    const std::atomic<KeyNode*>* bucket = FindBucket(hash);
+    if (bucket == nullptr) return nullptr;
+    for (KeyNode* n = bucket->load(std::memory_order_acquire); n != nullptr;
+         n = n->hash_next.load(std::memory_order_acquire)) {
+      if (n->hash == hash && SameUser(n->UserKey(), key)) return n;
+    }
+    return nullptr;
+  }
+
+  // The first key node whose user key is >= key's, or nullptr.
+  KeyNode* FindGreaterOrEqual(const Key& key) const {
+    KeyNode* x = head_;
+    int level = max_height_.load(std::memory_order_acquire) - 1;
+    KeyNode* known_bigger = nullptr;  // compared already at a higher level
     for (;;) {
-      Node* next = x->Next(level);
-      const int cmp = (next == nullptr || next == known_bigger) ? 1 : Compare(next->GetKey(), key);
-      if (cmp == 0 || (cmp > 0 && level == 0)) return next;
-      if (cmp < 0) {
+      KeyNode* next = x->Next(level);
+      bool before = false;
+      if (next != nullptr && next != known_bigger) {
+        const Key nk = next->UserKey();
+        before = CompareUser(nk.user, nk.user_size, key.user, key.user_size) < 0;
+      }
+      if (before) {
         x = next;
+      } else if (level == 0) {
+        return next;
       } else {
         known_bigger = next;
         --level;
@@ -217,29 +263,35 @@ class SkipList final : public rocksdb::MemTableRep {
     }
   }
 
-  // The last node before key, or head_.
-  Node* FindLessThan(const Key& key) const {
-    Node* x = head_;
-    int level = max_height_.load(std::memory_order_relaxed) - 1;
-    Node* known_bigger = nullptr;
+  // The last key node whose user key is < key's, or head_.
+  KeyNode* FindLess(const Key& key) const {
+    KeyNode* x = head_;
+    int level = max_height_.load(std::memory_order_acquire) - 1;
+    KeyNode* known_bigger = nullptr;
     for (;;) {
-      Node* next = x->Next(level);
-      if (next != nullptr && next != known_bigger && Compare(next->GetKey(), key) < 0) {
+      KeyNode* next = x->Next(level);
+      bool before = false;
+      if (next != nullptr && next != known_bigger) {
+        const Key nk = next->UserKey();
+        before = CompareUser(nk.user, nk.user_size, key.user, key.user_size) < 0;
+      }
+      if (before) {
         x = next;
+      } else if (level == 0) {
+        return x;
       } else {
-        if (level == 0) return x;
         known_bigger = next;
         --level;
       }
     }
   }
 
-  // The last node, or head_ when empty.
-  Node* FindLast() const {
-    Node* x = head_;
-    int level = max_height_.load(std::memory_order_relaxed) - 1;
+  // The last key node, or head_ when empty.
+  KeyNode* FindLast() const {
+    KeyNode* x = head_;
+    int level = max_height_.load(std::memory_order_acquire) - 1;
     for (;;) {
-      Node* next = x->Next(level);
+      KeyNode* next = x->Next(level);
       if (next != nullptr) {
         x = next;
       } else if (level == 0) {
@@ -251,93 +303,133 @@ class SkipList final : public rocksdb::MemTableRep {
   }
 
  private:
-  Node* NewNode(int height, size_t entry_len, char** entry) {
-    const size_t prefix = sizeof(std::atomic<Node*>) * (height - 1);
-    const size_t size = RoundUp8(prefix + sizeof(Node) + entry_len);
+  // 8-aligned arena memory. The arena's unaligned allocations stay 8-aligned while every one is
+  // a multiple of 8 (only this list makes them); should another have broken that, align a
+  // slightly larger one.
+  char* ArenaAligned(size_t size) {
+    size = RoundUp8(size);
     char* raw = nullptr;
     MemTableRep::Allocate(size, &raw);
-    // The arena's unaligned allocations stay 8-aligned while every one is a multiple of 8 (only
-    // this list makes them); should another have broken that, align a slightly larger one.
     if ((reinterpret_cast<uintptr_t>(raw) & 7) != 0) {
       MemTableRep::Allocate(size + 8, &raw);
       raw += (8 - (reinterpret_cast<uintptr_t>(raw) & 7)) & 7;
     }
-    Node* node = reinterpret_cast<Node*>(raw + prefix);
-    for (int i = 0; i < height; ++i) new (node->Slot(i)) std::atomic<Node*>(nullptr);
-    *entry = node->Entry();
+    return raw;
+  }
+
+  KeyNode* NewKeyNode(int height) {
+    const size_t below = sizeof(std::atomic<KeyNode*>) * (height - 1);
+    char* raw = ArenaAligned(below + sizeof(KeyNode));
+    auto* node = reinterpret_cast<KeyNode*>(raw + below);
+    for (int i = 0; i < height; ++i) new (node->Slot(i)) std::atomic<KeyNode*>(nullptr);
+    new (&node->newest) std::atomic<Version*>(nullptr);
+    new (&node->hash_next) std::atomic<KeyNode*>(nullptr);
+    node->hash = 0;
     return node;
   }
 
-  // Finds, at `level`, the nodes around key starting from `before` (which is before key):
-  // *prev < key <= *next. Returns the comparison of key with *next (1 when next is nullptr).
-  int FindSplice(const Key& key, Node* before, int level, Node** prev, Node** next) const {
-    for (;;) {
-      Node* n = before->Next(level);
-      const int cmp = n == nullptr ? 1 : Compare(n->GetKey(), key);
-      if (cmp >= 0) {
-        *prev = before;
-        *next = n;
-        return cmp;
-      }
-      before = n;
-    }
+  // The head of hash's bucket, or nullptr when its segment was never used.
+  const std::atomic<KeyNode*>* FindBucket(uint64_t hash) const {
+    const size_t index = hash & bucket_mask_;
+    const std::atomic<KeyNode*>* buckets =
+        segments_[index / kSegmentBuckets].load(std::memory_order_acquire);
+    return buckets == nullptr ? nullptr : &buckets[index % kSegmentBuckets];
   }
 
-  // Links node into the list. Concurrent: other Add<true> calls may run at the same time (each
-  // level is linked by compare-and-swap, bottom up, so a node is in the list once level 0 is
-  // linked). Returns false (linking nothing) when an equal key is already there.
-  template <bool kConcurrent>
-  bool Add(rocksdb::KeyHandle handle) {
-    Node* node = static_cast<Node*>(handle);
-    const int height =
-        static_cast<int>(reinterpret_cast<uintptr_t>(node->Next(0)));  // set by Allocate
-    const Key key = node->GetKey();
-    int top = max_height_.load(std::memory_order_relaxed);
-    while (height > top) {
-      if (max_height_.compare_exchange_weak(top, height, std::memory_order_relaxed)) {
-        top = height;
-        break;
-      }
+  // The head of hash's bucket, allocating its segment on first use (the writer only).
+  std::atomic<KeyNode*>& MakeBucket(uint64_t hash) {
+    const size_t index = hash & bucket_mask_;
+    std::atomic<std::atomic<KeyNode*>*>& segment = segments_[index / kSegmentBuckets];
+    std::atomic<KeyNode*>* buckets = segment.load(std::memory_order_relaxed);
+    if (buckets == nullptr) {
+      buckets = reinterpret_cast<std::atomic<KeyNode*>*>(
+          ArenaAligned(sizeof(std::atomic<KeyNode*>) * kSegmentBuckets));
+      for (size_t i = 0; i < kSegmentBuckets; ++i) new (&buckets[i]) std::atomic<KeyNode*>(nullptr);
+      segment.store(buckets, std::memory_order_release);
     }
-    Node* prev[kMaxHeight];
-    Node* next[kMaxHeight];
-    Node* x = head_;
-    for (int level = top - 1; level >= 0; --level) {
-      if (FindSplice(key, x, level, &prev[level], &next[level]) == 0) return false;
-      x = prev[level];
-    }
-    if constexpr (kConcurrent) {
-      if (!saw_concurrent_insert_.load(std::memory_order_relaxed) &&
-          !saw_concurrent_insert_.exchange(true, std::memory_order_relaxed)) {
-        lists_with_concurrent_inserts.fetch_add(1, std::memory_order_relaxed);
-      }
-    }
-    for (int level = 0; level < height; ++level) {
-      if constexpr (!kConcurrent) {
-        node->SetNextRelaxed(level, next[level]);
-        prev[level]->SetNext(level, node);
-      } else {
-        for (;;) {
-          node->SetNextRelaxed(level, next[level]);
-          if (prev[level]->CasNext(level, next[level], node)) break;
-          // Another insert linked a node here first: find the place again from prev.
-          if (FindSplice(key, prev[level], level, &prev[level], &next[level]) == 0) {
-            if (level == 0) return false;  // not linked anywhere yet
-          }
-        }
-      }
-    }
+    return buckets[index % kSegmentBuckets];
+  }
+
+  // Adds a version (the one writer). Returns false, adding nothing, when the same key and tag is
+  // there already.
+  bool Add(Version* v) {
+    const Key key = v->GetKey();
+    const uint64_t hash = HashUser(key);
+    KeyNode* node = Find(key, hash);
+    if (node != nullptr) return AddVersion(node, v, key.tag);
+    AddKey(v, key, hash);
     return true;
   }
 
-  // About how many entries are before key: the search path's steps, each worth kBranching^level.
-  uint64_t EstimateCountBelow(const Key& key) const {
-    uint64_t count = 0;
-    Node* x = head_;
-    int level = max_height_.load(std::memory_order_relaxed) - 1;
+  // A new version of a key in the table: the newest one (RocksDB writes in sequence order), or
+  // in its place among the older ones.
+  static bool AddVersion(KeyNode* node, Version* v, uint64_t tag) {
+    Version* newer = node->Newest();
+    const uint64_t newest_tag = newer->GetKey().tag;
+    if (tag > newest_tag) {
+      v->older.store(newer, std::memory_order_relaxed);
+      node->newest.store(v, std::memory_order_release);
+      return true;
+    }
+    if (tag == newest_tag) return false;
     for (;;) {
-      Node* next = x->Next(level);
-      if (next != nullptr && Compare(next->GetKey(), key) < 0) {
+      Version* older = newer->Older();
+      if (older != nullptr) {
+        const uint64_t older_tag = older->GetKey().tag;
+        if (older_tag == tag) return false;
+        if (older_tag > tag) {
+          newer = older;
+          continue;
+        }
+      }
+      v->older.store(older, std::memory_order_relaxed);
+      newer->older.store(v, std::memory_order_release);
+      return true;
+    }
+  }
+
+  // A key the table does not hold: a node linked into the skiplist, then into its bucket.
+  void AddKey(Version* v, const Key& key, uint64_t hash) {
+    const int height = RandomHeight();
+    KeyNode* node = NewKeyNode(height);
+    node->newest.store(v, std::memory_order_relaxed);
+    node->hash = hash;
+    const int top = max_height_.load(std::memory_order_relaxed);
+    if (height > top) max_height_.store(height, std::memory_order_release);
+    KeyNode* x = head_;
+    for (int level = std::max(top, height) - 1; level >= 0; --level) {
+      KeyNode* next;
+      for (;;) {
+        next = x->Next(level);
+        if (next == nullptr) break;
+        const Key nk = next->UserKey();
+        if (CompareUser(nk.user, nk.user_size, key.user, key.user_size) >= 0) break;
+        x = next;
+      }
+      if (level < height) {
+        node->Slot(level)->store(next, std::memory_order_relaxed);
+        x->Slot(level)->store(node, std::memory_order_release);
+      }
+    }
+    std::atomic<KeyNode*>& bucket = MakeBucket(hash);
+    node->hash_next.store(bucket.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    bucket.store(node, std::memory_order_release);
+  }
+
+  // About how many key nodes are before key: the search path's steps, each worth
+  // kBranching^level nodes.
+  uint64_t EstimateKeysBelow(const Key& key) const {
+    uint64_t count = 0;
+    KeyNode* x = head_;
+    int level = max_height_.load(std::memory_order_acquire) - 1;
+    for (;;) {
+      KeyNode* next = x->Next(level);
+      bool before = false;
+      if (next != nullptr) {
+        const Key nk = next->UserKey();
+        before = CompareUser(nk.user, nk.user_size, key.user, key.user_size) < 0;
+      }
+      if (before) {
         x = next;
         uint64_t weight = 1;
         for (int i = 0; i < level; ++i) weight *= kBranching;
@@ -350,9 +442,11 @@ class SkipList final : public rocksdb::MemTableRep {
     }
   }
 
-  Node* head_;
+  const size_t bucket_mask_;
+  const size_t segment_count_;
+  std::atomic<std::atomic<KeyNode*>*>* segments_;  // segment_count_ entries, in the arena
+  KeyNode* head_;
   std::atomic<int> max_height_{1};
-  std::atomic<bool> saw_concurrent_insert_{false};
 };
 
 // ---- Iterators.
@@ -399,45 +493,127 @@ class IteratorBlocks {
 };
 thread_local IteratorBlocks iterator_blocks;
 
+// Walks the entries in internal-key order: key nodes along the skiplist's level 0, each one's
+// versions newest to oldest. Going backwards within a key uses a copy of its chain (the chain
+// only links towards older versions).
 class ListIterator final : public rocksdb::MemTableRep::Iterator {
  public:
-  ListIterator(const SkipList* list, bool in_block) : list_(list), in_block_(in_block) {}
+  ListIterator(const HashedList* list, bool in_block) : list_(list), in_block_(in_block) {}
   ~ListIterator() override {
     if (in_block_) iterator_blocks.Give(this);
   }
 
-  bool Valid() const override { return node_ != nullptr; }
-  const char* key() const override { return node_->Entry(); }
-  void Next() override { node_ = node_->Next(0); }
-  void Prev() override { SetOrEnd(list_->FindLessThan(node_->GetKey())); }
-  void Seek(const rocksdb::Slice& internal_key, const char* memtable_key) override {
-    node_ = list_->FindGreaterOrEqual(Target(internal_key, memtable_key));
-  }
-  void SeekForPrev(const rocksdb::Slice& internal_key, const char* memtable_key) override {
-    const Key target = Target(internal_key, memtable_key);
-    Node* n = list_->FindGreaterOrEqual(target);
-    if (n != nullptr && Compare(n->GetKey(), target) == 0) {
-      node_ = n;
+  bool Valid() const override { return version_ != nullptr; }
+  const char* key() const override { return version_->Entry(); }
+
+  void Next() override {
+    chain_valid_ = false;
+    if (Version* older = version_->Older()) {
+      version_ = older;
     } else {
-      SetOrEnd(list_->FindLessThan(target));
+      AtNewest(node_->Next(0));
     }
   }
-  void SeekToFirst() override { node_ = list_->head()->Next(0); }
-  void SeekToLast() override { SetOrEnd(list_->FindLast()); }
+
+  void Prev() override {
+    if (!chain_valid_) LoadChain();
+    if (chain_pos_ > 0) {
+      version_ = chain_[--chain_pos_];
+      return;
+    }
+    AtOldest(list_->FindLess(node_->UserKey()));
+  }
+
+  // The first entry at or after the target.
+  void Seek(const rocksdb::Slice& internal_key, const char* memtable_key) override {
+    const Key target = Target(internal_key, memtable_key);
+    chain_valid_ = false;
+    if (KeyNode* node = list_->Find(target, HashUser(target))) {
+      for (Version* v = node->Newest(); v != nullptr; v = v->Older()) {
+        if (v->GetKey().tag <= target.tag) {
+          node_ = node;
+          version_ = v;
+          return;
+        }
+      }
+      return AtNewest(node->Next(0));  // every version is newer than the target
+    }
+    AtNewest(list_->FindGreaterOrEqual(target));
+  }
+
+  // The last entry at or before the target.
+  void SeekForPrev(const rocksdb::Slice& internal_key, const char* memtable_key) override {
+    const Key target = Target(internal_key, memtable_key);
+    chain_valid_ = false;
+    if (KeyNode* node = list_->Find(target, HashUser(target))) {
+      Version* last = nullptr;
+      for (Version* v = node->Newest(); v != nullptr && v->GetKey().tag >= target.tag;
+           v = v->Older()) {
+        last = v;
+      }
+      if (last != nullptr) {
+        node_ = node;
+        version_ = last;
+        return;
+      }
+    }
+    AtOldest(list_->FindLess(target));
+  }
+
+  void SeekToFirst() override {
+    chain_valid_ = false;
+    AtNewest(list_->head()->Next(0));
+  }
+  void SeekToLast() override { AtOldest(list_->FindLast()); }
 
  private:
   static Key Target(const rocksdb::Slice& internal_key, const char* memtable_key) {
     if (memtable_key != nullptr) return KeyOfEntry(memtable_key);
     return KeyOfInternal(internal_key.data(), static_cast<uint32_t>(internal_key.size()));
   }
-  void SetOrEnd(Node* n) { node_ = n == list_->head() ? nullptr : n; }
 
-  const SkipList* list_;
-  Node* node_ = nullptr;
+  void AtNewest(KeyNode* node) {
+    node_ = node;
+    version_ = node == nullptr ? nullptr : node->Newest();
+  }
+
+  // The oldest version of node (head_: the end).
+  void AtOldest(KeyNode* node) {
+    if (node == list_->head()) {
+      node_ = nullptr;
+      version_ = nullptr;
+      chain_valid_ = false;
+      return;
+    }
+    node_ = node;
+    LoadChainOf(node);
+    chain_pos_ = chain_.size() - 1;
+    version_ = chain_[chain_pos_];
+  }
+
+  void LoadChainOf(KeyNode* node) {
+    chain_.clear();
+    for (Version* v = node->Newest(); v != nullptr; v = v->Older()) chain_.push_back(v);
+    chain_valid_ = true;
+  }
+
+  // node_'s chain, with chain_pos_ at version_.
+  void LoadChain() {
+    LoadChainOf(node_);
+    chain_pos_ =
+        static_cast<size_t>(std::find(chain_.begin(), chain_.end(), version_) - chain_.begin());
+  }
+
+  const HashedList* list_;
+  KeyNode* node_ = nullptr;
+  Version* version_ = nullptr;   // nullptr: not valid
+  std::vector<Version*> chain_;  // node_'s versions, newest first, when chain_valid_
+  size_t chain_pos_ = 0;
+  bool chain_valid_ = false;
   const bool in_block_;
 };
 
-rocksdb::MemTableRep::Iterator* SkipList::GetIterator(rocksdb::Arena* arena) {
+rocksdb::MemTableRep::Iterator* HashedList::GetIterator(rocksdb::Arena* arena) {
   if (arena == nullptr) return new ListIterator(this, false);
   return new (iterator_blocks.Take(sizeof(ListIterator))) ListIterator(this, true);
 }
@@ -472,13 +648,14 @@ bool OrdersAsBytewise(const rocksdb::MemTableRep::KeyComparator& cmp) {
   };
   for (const Pair& p : ordered) {
     if (cmp(p.a.data(), p.b.data()) >= 0 || cmp(p.b.data(), p.a.data()) <= 0) return false;
-    if (Compare(KeyOfEntry(p.a.data()), KeyOfEntry(p.b.data())) >= 0) return false;
   }
   return true;
 }
 
 class Factory final : public rocksdb::MemTableRepFactory {
  public:
+  explicit Factory(size_t buckets) : buckets_(buckets) {}
+
   rocksdb::MemTableRep* CreateMemTableRep(const rocksdb::MemTableRep::KeyComparator& cmp,
                                           rocksdb::Allocator* allocator,
                                           const rocksdb::SliceTransform* transform,
@@ -487,23 +664,26 @@ class Factory final : public rocksdb::MemTableRepFactory {
       return rocksdb::SkipListFactory().CreateMemTableRep(cmp, allocator, transform, logger);
     }
     lists_created.fetch_add(1, std::memory_order_relaxed);
-    return new SkipList(allocator);
+    return new HashedList(allocator, buckets_);
   }
-  const char* Name() const override { return "SluiceSkipList"; }
-  bool IsInsertConcurrentlySupported() const override { return true; }
+  const char* Name() const override { return "SluiceHashedList"; }
+  bool IsInsertConcurrentlySupported() const override { return false; }
   bool CanHandleDuplicatedKey() const override { return true; }
+
+ private:
+  const size_t buckets_;
 };
 
 }  // namespace
 
-std::shared_ptr<rocksdb::MemTableRepFactory> NewMemTableFactory() {
-  return std::make_shared<Factory>();
+std::shared_ptr<rocksdb::MemTableRepFactory> NewMemTableFactory(size_t write_buffer_size) {
+  // About one bucket per 128 bytes of memtable, a power of two: a full table of small entries
+  // has chains of a few keys; the buckets cost ~6% of the memtable, allocated as keys arrive.
+  size_t buckets = kSegmentBuckets;
+  while (buckets < write_buffer_size / 128 && buckets < (size_t{1} << 24)) buckets <<= 1;
+  return std::make_shared<Factory>(buckets);
 }
 
 uint64_t SluiceMemTablesCreated() { return lists_created.load(std::memory_order_relaxed); }
-
-uint64_t MemTablesWithConcurrentInserts() {
-  return lists_with_concurrent_inserts.load(std::memory_order_relaxed);
-}
 
 }  // namespace sluice::internal

@@ -74,9 +74,12 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
   // WAL appends and memtable inserts of consecutive write groups overlap (measured: +15-20%
   // SET/INCR throughput at pipeline 16 with two I/O threads).
   o.enable_pipelined_write = true;
-  // Sluice's memtable skiplist (memtable.h): the same structure as RocksDB's, compiled with our
-  // flags and comparing entries inline.
-  if (options.memtable == MemTableKind::kSluice) o.memtable_factory = NewMemTableFactory();
+  // Sluice's memtable (memtable.h): point lookups and new versions of a key are hash lookups.
+  // It takes its inserts one at a time: the write group's leader inserts every batch.
+  if (options.memtable == MemTableKind::kSluice) {
+    o.memtable_factory = NewMemTableFactory(o.write_buffer_size);
+    o.allow_concurrent_memtable_write = false;
+  }
   rocksdb::BlockBasedTableOptions table;
   // Index and filter blocks live in the block cache with high priority (half the cache is kept
   // for them). Partitioned (4 KiB pieces behind a pinned top level): a whole-file filter of a

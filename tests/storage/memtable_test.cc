@@ -1,8 +1,8 @@
 // Sluice's memtable skiplist (storage/memtable.h), checked against RocksDB's own: the same
 // random writes (puts, deletes, merges, keys sharing long prefixes, bytes 0x00 and 0xff) go to a
 // database with each memtable, and every point read (latest and at snapshots), every iteration
-// in both directions and every seek must agree, before and after a flush. Then concurrent
-// writers (RocksDB's concurrent memtable inserts) with concurrent readers, and the fallback to
+// in both directions and every seek must agree, at snapshots, before and after a flush; a hot
+// key's thousands of versions; writers on many threads with readers alongside; the fallback to
 // RocksDB's list for a column family that is not ordered bytewise.
 #include "storage/memtable.h"
 
@@ -45,7 +45,10 @@ std::unique_ptr<rocksdb::DB> OpenDb(const std::string& path, bool sluice_memtabl
   o.merge_operator = std::make_shared<AppendMerge>();
   o.write_buffer_size = 64 << 20;  // everything stays in the memtable until Flush
   if (cmp != nullptr) o.comparator = cmp;
-  if (sluice_memtable) o.memtable_factory = internal::NewMemTableFactory();
+  if (sluice_memtable) {
+    o.memtable_factory = internal::NewMemTableFactory(o.write_buffer_size);
+    o.allow_concurrent_memtable_write = false;
+  }
   rocksdb::DB* db = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(o, path, &db);
   REQUIRE_MESSAGE(s.ok(), s.ToString());
@@ -152,7 +155,9 @@ TEST_CASE("memtable: the same view as RocksDB's skiplist under random writes, sn
     snaps_theirs.push_back(theirs->GetSnapshot());
     ExpectSameView(*ours, *theirs, rocksdb::ReadOptions(), probes);
   }
-  // Every snapshot still reads its own moment (older versions are found behind newer ones).
+  // Every snapshot still reads its own moment (older versions are found behind newer ones),
+  // by point reads, scans both ways, seeks and steps back.
+  const std::vector<std::string> some_probes(probes.begin(), probes.begin() + 600);
   for (size_t i = 0; i < snaps_ours.size(); ++i) {
     rocksdb::ReadOptions ra, rb;
     ra.snapshot = snaps_ours[i];
@@ -163,6 +168,26 @@ TEST_CASE("memtable: the same view as RocksDB's skiplist under random writes, sn
       CHECK(a == b);
     }
     CHECK(Scan(*ours, ra, true) == Scan(*theirs, rb, true));
+    CHECK(Scan(*ours, ra, false) == Scan(*theirs, rb, false));
+    std::unique_ptr<rocksdb::Iterator> ia(ours->NewIterator(ra));
+    std::unique_ptr<rocksdb::Iterator> ib(theirs->NewIterator(rb));
+    for (const std::string& k : some_probes) {
+      ia->SeekForPrev(k);
+      ib->SeekForPrev(k);
+      CHECK(Found(*ia) == Found(*ib));
+      for (int step = 0; step < 3 && ia->Valid() && ib->Valid(); ++step) {
+        ia->Prev();
+        ib->Prev();
+        CHECK(Found(*ia) == Found(*ib));
+      }
+      ia->Seek(k);
+      ib->Seek(k);
+      for (int step = 0; step < 3 && ia->Valid() && ib->Valid(); ++step) {
+        ia->Next();
+        ib->Next();
+        CHECK(Found(*ia) == Found(*ib));
+      }
+    }
   }
   for (auto* s : snaps_ours) ours->ReleaseSnapshot(s);
   for (auto* s : snaps_theirs) theirs->ReleaseSnapshot(s);
@@ -200,17 +225,16 @@ TEST_CASE("memtable: a key's versions across a batch's sequence numbers, read at
   CHECK(db->Get(rocksdb::ReadOptions(), "k", &v).IsNotFound());
 }
 
-TEST_CASE("memtable: concurrent writers and readers; every write is found, order holds") {
+TEST_CASE("memtable: writers on many threads, readers alongside; every write is found, in order") {
   TempDir dir;
   rocksdb::Options o;
   o.create_if_missing = true;
-  o.memtable_factory = internal::NewMemTableFactory();
-  o.allow_concurrent_memtable_write = true;  // write groups insert their batches in parallel
   o.write_buffer_size = 64 << 20;
+  o.memtable_factory = internal::NewMemTableFactory(o.write_buffer_size);
+  o.allow_concurrent_memtable_write = false;  // one insert at a time, readers never wait
   rocksdb::DB* raw = nullptr;
   REQUIRE(rocksdb::DB::Open(o, dir.sub("db"), &raw).ok());
   std::unique_ptr<rocksdb::DB> db(raw);
-  const uint64_t concurrent_before = internal::MemTablesWithConcurrentInserts();
   CHECK(internal::SluiceMemTablesCreated() > 0);
 
   constexpr int kWriters = 8;
@@ -251,6 +275,11 @@ TEST_CASE("memtable: concurrent writers and readers; every write is found, order
           if (!last.empty() && it->key().ToString() <= last) reader_errors++;
           last = it->key().ToString();
         }
+        last.clear();
+        for (it->SeekToLast(); it->Valid() && steps < 400; it->Prev(), ++steps) {
+          if (!last.empty() && it->key().ToString() >= last) reader_errors++;
+          last = it->key().ToString();
+        }
       }
     });
   }
@@ -270,8 +299,38 @@ TEST_CASE("memtable: concurrent writers and readers; every write is found, order
       CHECK(v == std::to_string(i));
     }
   }
-  // Eight threads writing at once form write groups, whose batches go in concurrently.
-  CHECK(internal::MemTablesWithConcurrentInserts() > concurrent_before);
+}
+
+TEST_CASE("memtable: a hot key's thousands of versions, read at snapshots and walked backwards") {
+  TempDir dir;
+  auto ours = OpenDb(dir.sub("ours"), true);
+  auto theirs = OpenDb(dir.sub("theirs"), false);
+  std::vector<const rocksdb::Snapshot*> sa, sb;
+  for (int i = 0; i < 3000; ++i) {
+    for (rocksdb::DB* db : {ours.get(), theirs.get()}) {
+      REQUIRE(db->Put(rocksdb::WriteOptions(), "hot", std::to_string(i)).ok());
+      REQUIRE(db->Put(rocksdb::WriteOptions(), "a" + std::to_string(i % 7), "x").ok());
+      REQUIRE(db->Put(rocksdb::WriteOptions(), "z" + std::to_string(i % 5), "y").ok());
+    }
+    if (i % 500 == 0) {
+      sa.push_back(ours->GetSnapshot());
+      sb.push_back(theirs->GetSnapshot());
+    }
+  }
+  for (size_t i = 0; i < sa.size(); ++i) {
+    rocksdb::ReadOptions ra, rb;
+    ra.snapshot = sa[i];
+    rb.snapshot = sb[i];
+    std::string a, b;
+    REQUIRE(ours->Get(ra, "hot", &a).ok());
+    REQUIRE(theirs->Get(rb, "hot", &b).ok());
+    CHECK(a == b);
+    CHECK(a == std::to_string(i * 500));
+    CHECK(Scan(*ours, ra, false) == Scan(*theirs, rb, false));
+    ours->ReleaseSnapshot(sa[i]);
+    theirs->ReleaseSnapshot(sb[i]);
+  }
+  CHECK(Scan(*ours, rocksdb::ReadOptions(), false) == Scan(*theirs, rocksdb::ReadOptions(), false));
 }
 
 TEST_CASE("memtable: a column family ordered otherwise gets RocksDB's own list") {

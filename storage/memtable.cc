@@ -101,6 +101,15 @@ inline bool SameUser(const Key& a, const Key& b) {
 
 inline uint64_t HashUser(const Key& k) { return XXH3_64bits(k.user, k.user_size); }
 
+// The first 8 bytes of a user key as a big-endian integer, zero-padded: when two keys' prefixes
+// differ, they order as the keys do (a shorter key pads with zeros, and is then a prefix).
+inline uint64_t PrefixOf(const Key& k) {
+  if (k.user_size >= 8) return LoadBE64(k.user);
+  char buf[8] = {};
+  std::memcpy(buf, k.user, k.user_size);
+  return LoadBE64(buf);
+}
+
 inline size_t RoundUp8(size_t n) { return (n + 7) & ~size_t{7}; }
 
 // ---- Nodes.
@@ -122,10 +131,19 @@ struct KeyNode {
   Version* Newest() const { return newest.load(std::memory_order_acquire); }
   Key UserKey() const { return Newest()->GetKey(); }
 
+  // The order of this node's key against `key` (whose PrefixOf is key_prefix); reads the key
+  // itself only when the prefixes are equal, so a skiplist walk mostly stays in the nodes.
+  int CompareTo(const Key& key, uint64_t key_prefix) const {
+    if (prefix != key_prefix) return prefix < key_prefix ? -1 : 1;
+    const Key mine = UserKey();
+    return CompareUser(mine.user, mine.user_size, key.user, key.user_size);
+  }
+
   std::atomic<KeyNode*> next_[1];  // level 0; higher levels below it
   std::atomic<Version*> newest;
   std::atomic<KeyNode*> hash_next;
   uint64_t hash;
+  uint64_t prefix;  // PrefixOf(the user key)
 };
 
 // Heights with P(h >= k + 1) = 1/4^k (inserts run on whichever thread writes).
@@ -242,16 +260,14 @@ class HashedList final : public rocksdb::MemTableRep {
 
   // The first key node whose user key is >= key's, or nullptr.
   KeyNode* FindGreaterOrEqual(const Key& key) const {
+    const uint64_t key_prefix = PrefixOf(key);
     KeyNode* x = head_;
     int level = max_height_.load(std::memory_order_acquire) - 1;
     KeyNode* known_bigger = nullptr;  // compared already at a higher level
     for (;;) {
       KeyNode* next = x->Next(level);
-      bool before = false;
-      if (next != nullptr && next != known_bigger) {
-        const Key nk = next->UserKey();
-        before = CompareUser(nk.user, nk.user_size, key.user, key.user_size) < 0;
-      }
+      const bool before =
+          next != nullptr && next != known_bigger && next->CompareTo(key, key_prefix) < 0;
       if (before) {
         x = next;
       } else if (level == 0) {
@@ -265,16 +281,14 @@ class HashedList final : public rocksdb::MemTableRep {
 
   // The last key node whose user key is < key's, or head_.
   KeyNode* FindLess(const Key& key) const {
+    const uint64_t key_prefix = PrefixOf(key);
     KeyNode* x = head_;
     int level = max_height_.load(std::memory_order_acquire) - 1;
     KeyNode* known_bigger = nullptr;
     for (;;) {
       KeyNode* next = x->Next(level);
-      bool before = false;
-      if (next != nullptr && next != known_bigger) {
-        const Key nk = next->UserKey();
-        before = CompareUser(nk.user, nk.user_size, key.user, key.user_size) < 0;
-      }
+      const bool before =
+          next != nullptr && next != known_bigger && next->CompareTo(key, key_prefix) < 0;
       if (before) {
         x = next;
       } else if (level == 0) {
@@ -325,6 +339,7 @@ class HashedList final : public rocksdb::MemTableRep {
     new (&node->newest) std::atomic<Version*>(nullptr);
     new (&node->hash_next) std::atomic<KeyNode*>(nullptr);
     node->hash = 0;
+    node->prefix = 0;
     return node;
   }
 
@@ -394,6 +409,7 @@ class HashedList final : public rocksdb::MemTableRep {
     KeyNode* node = NewKeyNode(height);
     node->newest.store(v, std::memory_order_relaxed);
     node->hash = hash;
+    node->prefix = PrefixOf(key);
     const int top = max_height_.load(std::memory_order_relaxed);
     if (height > top) max_height_.store(height, std::memory_order_release);
     KeyNode* x = head_;
@@ -401,9 +417,7 @@ class HashedList final : public rocksdb::MemTableRep {
       KeyNode* next;
       for (;;) {
         next = x->Next(level);
-        if (next == nullptr) break;
-        const Key nk = next->UserKey();
-        if (CompareUser(nk.user, nk.user_size, key.user, key.user_size) >= 0) break;
+        if (next == nullptr || next->CompareTo(key, node->prefix) >= 0) break;
         x = next;
       }
       if (level < height) {
@@ -419,16 +433,13 @@ class HashedList final : public rocksdb::MemTableRep {
   // About how many key nodes are before key: the search path's steps, each worth
   // kBranching^level nodes.
   uint64_t EstimateKeysBelow(const Key& key) const {
+    const uint64_t key_prefix = PrefixOf(key);
     uint64_t count = 0;
     KeyNode* x = head_;
     int level = max_height_.load(std::memory_order_acquire) - 1;
     for (;;) {
       KeyNode* next = x->Next(level);
-      bool before = false;
-      if (next != nullptr) {
-        const Key nk = next->UserKey();
-        before = CompareUser(nk.user, nk.user_size, key.user, key.user_size) < 0;
-      }
+      const bool before = next != nullptr && next->CompareTo(key, key_prefix) < 0;
       if (before) {
         x = next;
         uint64_t weight = 1;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "indexed_batch.h"
+
 namespace sluice::internal {
 
 namespace {
@@ -32,6 +34,8 @@ struct KeyList {
   }
 };
 
+constexpr uint32_t kDefaultCf = 0;  // RocksDB's default column family: the keys
+
 int DbOf(std::string_view raw_key) {
   return raw_key.empty() ? -1 : static_cast<unsigned char>(raw_key[0]);
 }
@@ -53,7 +57,7 @@ struct ReadNote {
 }  // namespace
 
 struct Txn::Scratch {
-  rocksdb::WriteBatchWithIndex batch{rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/true};
+  IndexedBatch batch;
   rocksdb::PinnableSlice read;
   std::string value;                 // an encoded value on its way into the batch
   KeyList expired;                   // expired values Read found, each once
@@ -76,9 +80,7 @@ struct Txn::Scratch {
   } mark;
 
   void Reset() {
-    // Clearing rebuilds the index's arena: only worth it when something was staged (a read-only
-    // unit, the common case, stages nothing).
-    if (batch.GetWriteBatch()->Count() > 0) batch.Clear();
+    if (batch.Count() > 0) batch.Clear();  // a read-only unit, the common case, staged nothing
     read.Reset();
     expired.n = 0;
     written.n = 0;
@@ -89,9 +91,7 @@ struct Txn::Scratch {
     read.Reset();
     TrimScratch(read.GetSelf());
     TrimScratch(&value);
-    if (batch.GetWriteBatch()->GetDataSize() > kScratchKeepBytes) {
-      batch = rocksdb::WriteBatchWithIndex(rocksdb::BytewiseComparator(), 0, true);
-    }
+    batch.Trim(kScratchKeepBytes);
     expired.Trim();
     written.Trim();
     reads.Trim();
@@ -142,13 +142,18 @@ Status Txn::GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::s
   *found = false;
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot_;
-  rocksdb::Status s;
-  if (s_->batch.GetWriteBatch()->Count() == 0) {
-    s = impl_.db()->Get(ro, cf, rocksdb::Slice(key.data(), key.size()), &slice);
-  } else {
-    s = s_->batch.GetFromBatchAndDB(impl_.db(), ro, cf, rocksdb::Slice(key.data(), key.size()),
-                                    &slice);
+  std::string_view staged;
+  switch (s_->batch.Find(cf->GetID(), key, &staged)) {
+    case IndexedBatch::Staged::kPut:
+      value->assign(staged);
+      *found = true;
+      return Status::Ok();
+    case IndexedBatch::Staged::kDeleted:
+      return Status::Ok();
+    case IndexedBatch::Staged::kNone:
+      break;
   }
+  rocksdb::Status s = impl_.db()->Get(ro, cf, rocksdb::Slice(key.data(), key.size()), &slice);
   if (s.IsNotFound()) return Status::Ok();
   if (!s.ok()) return FromRocks(s);
   // Unpinned, the value was copied into *value (the slice's buffer) already.
@@ -168,21 +173,24 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
     if (!s_->written.Contains(raw_key, s_->written_at_flush[DbOf(raw_key)])) {
       return std::optional<EntryView>();
     }
-    std::unique_ptr<rocksdb::WBWIIterator> it(s_->batch.NewIterator());
-    it->Seek(key);
-    if (it->Valid() && it->Entry().key == key && it->Entry().type == rocksdb::kPutRecord) {
-      read->PinSelf(it->Entry().value);
+    std::string_view staged;
+    if (s_->batch.Find(kDefaultCf, raw_key, &staged) == IndexedBatch::Staged::kPut) {
+      read->PinSelf(rocksdb::Slice(staged.data(), staged.size()));
       found = true;
     }
-  } else if (s_->batch.GetWriteBatch()->Count() == 0 || NotStaged(raw_key)) {
-    Status st = impl_.ReadRaw(raw_key, read, &found, snapshot_);
-    if (!st.ok()) return st;
   } else {
-    rocksdb::ReadOptions ro;
-    ro.snapshot = snapshot_;
-    auto s = s_->batch.GetFromBatchAndDB(impl_.db(), ro, key, read);
-    if (!s.ok() && !s.IsNotFound()) return FromRocks(s);
-    found = s.ok();
+    std::string_view staged;
+    switch (s_->batch.Find(kDefaultCf, raw_key, &staged)) {
+      case IndexedBatch::Staged::kPut:
+        read->PinSelf(rocksdb::Slice(staged.data(), staged.size()));
+        found = true;
+        break;
+      case IndexedBatch::Staged::kDeleted:
+        break;
+      case IndexedBatch::Staged::kNone:
+        if (Status st = impl_.ReadRaw(raw_key, read, &found, snapshot_); !st.ok()) return st;
+        break;
+    }
   }
   if (!found) {
     if (!flushed) NoteRead(raw_key, nullptr);
@@ -197,15 +205,6 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
     s_->expired.Add(raw_key);
   }
   return std::optional<EntryView>();
-}
-
-// Whether the batch surely holds no entry for raw_key in the default column family: every write
-// there goes through Put/Delete (noted in `written`) or DeleteDb (checked before). A short scan
-// of the noted keys is much cheaper than searching the batch's index (a commit group's batch
-// holds many commands' writes).
-bool Txn::NotStaged(std::string_view raw_key) const {
-  constexpr size_t kMaxScan = 32;
-  return s_->written.n <= kMaxScan && !s_->written.Contains(raw_key);
 }
 
 Result<std::optional<Entry>> Txn::Read(const std::string& raw_key) {
@@ -248,25 +247,24 @@ void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
   const size_t n = EncodeValueHeader(kind, expire_at_ms, header);
   s_->value.assign(header, n);
   s_->value.append(payload);
-  s_->batch.Put(rocksdb::Slice(raw_key), rocksdb::Slice(s_->value));
+  s_->batch.Put(impl_.db()->DefaultColumnFamily(), raw_key, s_->value);
   NoteWritten(raw_key, expire_at_ms != kNoExpiry ? kPutExpiring : kPutPersistent);
   if (expire_at_ms != kNoExpiry) impl_.NoteExpiry(expire_at_ms);
 }
 
 void Txn::Delete(const std::string& raw_key) {
-  s_->batch.Delete(rocksdb::Slice(raw_key));
+  s_->batch.Delete(impl_.db()->DefaultColumnFamily(), raw_key);
   NoteWritten(raw_key, kDeleted);
 }
 
 void Txn::Touch(std::string_view raw_key) { NoteWritten(raw_key, kTouched); }
 
 void Txn::PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value) {
-  s_->batch.Put(cf, rocksdb::Slice(key.data(), key.size()),
-                rocksdb::Slice(value.data(), value.size()));
+  s_->batch.Put(cf, key, value);
 }
 
 void Txn::DeleteRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
-  s_->batch.Delete(cf, rocksdb::Slice(key.data(), key.size()));
+  s_->batch.Delete(cf, key);
 }
 
 void Txn::DeleteDb(int db) {
@@ -276,20 +274,20 @@ void Txn::DeleteDb(int db) {
   // and iterators stop seeing them; the range deletion then covers what is stored.
   std::vector<std::string> staged;
   {
-    std::unique_ptr<rocksdb::WBWIIterator> it(s_->batch.NewIterator());
-    for (it->Seek(begin); it->Valid() && it->Entry().key.compare(end) < 0; it->Next()) {
-      staged.emplace_back(it->Entry().key.ToString());
-    }
+    std::vector<IndexedBatch::Delta> deltas;
+    s_->batch.Sorted(kDefaultCf, begin, end, &deltas);
+    for (const auto& d : deltas) staged.emplace_back(d.key);
   }
-  for (const auto& k : staged) s_->batch.Delete(rocksdb::Slice(k));
-  // WriteBatchWithIndex cannot index a range deletion: it goes into the underlying batch, in
-  // order, and DbFlushed() masks the stored keys for this unit's reads.
-  s_->batch.GetWriteBatch()->DeleteRange(begin, end);
+  rocksdb::ColumnFamilyHandle* keys_cf = impl_.db()->DefaultColumnFamily();
+  for (const auto& k : staged) s_->batch.Delete(keys_cf, k);
+  // The index does not hold range deletions: it goes into the batch, in order, and DbFlushed()
+  // masks the stored keys for this unit's reads.
+  s_->batch.batch()->DeleteRange(begin, end);
   // Elements of the db's collections are stale once their metadata is gone (the element filter
   // would drop them); deleting their ranges reclaims the space sooner. Reads never see them:
   // every element read goes through a live metadata record's version.
   for (int i = 0; i < kNumElementCfs; ++i) {
-    s_->batch.GetWriteBatch()->DeleteRange(impl_.element_cf(static_cast<ElementCf>(i)), begin, end);
+    s_->batch.batch()->DeleteRange(impl_.element_cf(static_cast<ElementCf>(i)), begin, end);
   }
   s_->flushed |= 1u << db;
   s_->written_at_flush[db] = s_->written.n;
@@ -298,20 +296,17 @@ void Txn::DeleteDb(int db) {
 namespace {
 
 // An iterator over [lower, upper) that owns its bounds and read options (RocksDB keeps
-// pointers to them) and stops at `upper` even where the batch's delta has entries past it.
+// pointers to them) and stops at `upper`.
 class BoundedIterator : public rocksdb::Iterator {
  public:
   // masked: the stored data is hidden (the base iterates an empty range).
   BoundedIterator(std::string_view lower, std::string_view upper, bool masked,
                   const rocksdb::Snapshot* snapshot)
       : lower_(lower), upper_(upper), lower_slice_(lower_), upper_slice_(upper_) {
-    ro_.iterate_lower_bound = &lower_slice_;
-    ro_.iterate_upper_bound = &upper_slice_;
-    ro_.snapshot = snapshot;
-    base_ro_ = ro_;
-    if (masked) base_ro_.iterate_upper_bound = &lower_slice_;
+    base_ro_.iterate_lower_bound = &lower_slice_;
+    base_ro_.iterate_upper_bound = masked ? &lower_slice_ : &upper_slice_;
+    base_ro_.snapshot = snapshot;
   }
-  const rocksdb::ReadOptions* read_options() const { return &ro_; }
   const rocksdb::ReadOptions& base_read_options() const { return base_ro_; }
   void set(rocksdb::Iterator* it) { it_.reset(it); }
 
@@ -337,8 +332,7 @@ class BoundedIterator : public rocksdb::Iterator {
  private:
   std::string lower_, upper_;
   rocksdb::Slice lower_slice_, upper_slice_;
-  rocksdb::ReadOptions ro_;       // the merged iterator's (RocksDB keeps a pointer)
-  rocksdb::ReadOptions base_ro_;  // the stored data's iterator's
+  rocksdb::ReadOptions base_ro_;  // the stored data's iterator's (RocksDB keeps a pointer)
   std::unique_ptr<rocksdb::Iterator> it_;
 };
 
@@ -351,7 +345,7 @@ std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle*
   const bool masked = cf == impl_.db()->DefaultColumnFamily() && DbFlushed(lower);
   auto it = std::make_unique<BoundedIterator>(lower, upper, masked, snapshot_);
   rocksdb::Iterator* base = impl_.db()->NewIterator(it->base_read_options(), cf);
-  it->set(s_->batch.NewIteratorWithBase(cf, base, it->read_options()));
+  it->set(s_->batch.NewIteratorWithBase(cf->GetID(), base, lower, upper).release());
   return it;
 }
 
@@ -424,7 +418,7 @@ Status Txn::ComputeCountChanges(CountChanges* c) {
 }
 
 void Txn::StageCountChanges(const CountChanges& c) {
-  rocksdb::WriteBatch* wb = s_->batch.GetWriteBatch();
+  rocksdb::WriteBatch* wb = s_->batch.batch();
   for (int db = 0; db < kNumDatabases; ++db) {
     if ((c.changed & (1u << db)) == 0) continue;
     char buf[16];
@@ -476,15 +470,14 @@ Status Txn::Commit(bool durable, bool defer_durability) {
   }
   for (size_t i = 0; i < s_->expired.n; ++i) {
     const std::string& k = s_->expired.slots[i];
-    if (!s_->written.Contains(k)) s_->batch.Delete(rocksdb::Slice(k));
+    if (!s_->written.Contains(k)) s_->batch.Delete(impl_.db()->DefaultColumnFamily(), k);
   }
   StageCountChanges(changes);
   // A unit that only removes expired values (a read that found them) never waits for an fsync
   // and never fails: losing or refusing such a removal changes nothing anyone can see.
   const bool only_removals = s_->written.n == 0 && s_->flushed == 0;
   bool applied = false;
-  Status s =
-      impl_.Write(s_->batch.GetWriteBatch(), durable && !only_removals, defer_durability, &applied);
+  Status s = impl_.Write(s_->batch.batch(), durable && !only_removals, defer_durability, &applied);
   if (applied) ApplyCountChanges(changes);
   if (!s.ok() && only_removals) s = Status::Ok();
   if (s.ok()) {
@@ -522,7 +515,7 @@ void Txn::SetMark() {
   m.written_n = s_->written.n;
   m.reads_n = s_->reads.n;
   m.flushed = s_->flushed;
-  m.batch_count = s_->batch.GetWriteBatch()->Count();
+  m.batch_count = s_->batch.Count();
   std::copy(std::begin(s_->written_at_flush), std::end(s_->written_at_flush),
             std::begin(m.written_at_flush));
   conflicted_ = false;
@@ -533,8 +526,8 @@ void Txn::AdvanceMark() { SetMark(); }
 void Txn::RollbackToMark() {
   if (!marked_) return Rollback();
   if (StagedSinceMark()) {
-    // Rebuilds the index: costly, but only a failed member (a lock conflict, a script error)
-    // gets here.
+    // Rebuilds the index from the records left: only a failed member (a lock conflict, a
+    // script error) gets here.
     s_->batch.RollbackToSavePoint().PermitUncheckedError();
     marked_ = false;
   }
@@ -549,11 +542,10 @@ void Txn::RollbackToMark() {
 }
 
 bool Txn::StagedSinceMark() const {
-  return s_->batch.GetWriteBatch()->Count() != s_->mark.batch_count ||
-         s_->written.n != s_->mark.written_n || s_->expired.n != s_->mark.expired_n ||
-         s_->flushed != s_->mark.flushed;
+  return s_->batch.Count() != s_->mark.batch_count || s_->written.n != s_->mark.written_n ||
+         s_->expired.n != s_->mark.expired_n || s_->flushed != s_->mark.flushed;
 }
 
-size_t Txn::staged_bytes() const { return s_->batch.GetWriteBatch()->GetDataSize(); }
+size_t Txn::staged_bytes() const { return s_->batch.DataSize(); }
 
 }  // namespace sluice::internal

@@ -1,6 +1,6 @@
 // Txn: the transaction context every engine operation runs on. It carries one unit of work's
 // time (one `now`, fixed when the unit starts, like Redis's command time), its write batch (a
-// rocksdb::WriteBatchWithIndex, so the unit reads its own writes, point reads and iterators
+// IndexedBatch (indexed_batch.h), so the unit reads its own writes, point reads and iterators
 // alike), the expired values its reads found, and optionally its key locks (a LockSet owned by
 // a Store::Transaction). Commit writes the whole unit as one RocksDB write and then tells the
 // store's commit observers which keys it wrote.
@@ -17,7 +17,6 @@
 
 #include <rocksdb/iterator.h>
 #include <rocksdb/slice.h>
-#include <rocksdb/utilities/write_batch_with_index.h>
 #include <rocksdb/write_batch.h>
 
 #include <memory>
@@ -181,7 +180,6 @@ class Txn {
   void StageCountChanges(const CountChanges& c);
   void ApplyCountChanges(const CountChanges& c);
   void DropMark();
-  bool NotStaged(std::string_view raw_key) const;
 
   Store::Impl& impl_;
   int64_t now_ns_;

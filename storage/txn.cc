@@ -65,8 +65,10 @@ struct Txn::Scratch {
   std::vector<uint8_t> ops;          // ops[i]: what written.slots[i] did (WriteOp)
   KeyList reads;                     // keys read from the store under their lock...
   std::vector<ReadNote> read_notes;  // ...and what was stored (parallel to reads)
-  std::vector<uint32_t> order;       // ComputeCountChanges's scratch
-  uint32_t flushed = 0;              // bit d: DeleteDb(d) ran in this unit
+  // ComputeCountChanges's scratch: written (every op) and reads, sorted by (key, position).
+  std::vector<uint32_t> order;
+  std::vector<uint32_t> read_order;
+  uint32_t flushed = 0;                         // bit d: DeleteDb(d) ran in this unit
   size_t written_at_flush[kNumDatabases] = {};  // written.n when db d was last emptied
 
   // The state at the mark (Txn::SetMark), restored by RollbackToMark.
@@ -98,6 +100,7 @@ struct Txn::Scratch {
     if (ops.size() > kKeepKeySlots) std::vector<uint8_t>().swap(ops);
     if (read_notes.size() > kKeepKeySlots) std::vector<ReadNote>().swap(read_notes);
     if (order.size() > kKeepKeySlots) std::vector<uint32_t>().swap(order);
+    if (read_order.size() > kKeepKeySlots) std::vector<uint32_t>().swap(read_order);
   }
 };
 
@@ -354,12 +357,38 @@ size_t Txn::written_count() const { return s_->written.n; }
 std::string_view Txn::written_key(size_t i) const { return s_->written.slots[i]; }
 uint32_t Txn::flushed_dbs() const { return s_->flushed; }
 
+namespace {
+
+// Positions [0, n) of `slots` sorted by (key, position): a commit group's unit holds a whole
+// round's keys, so lookups among them must not be linear.
+void SortPositions(const std::vector<std::string>& slots, size_t n, std::vector<uint32_t>* out) {
+  out->resize(n);
+  for (uint32_t i = 0; i < n; ++i) (*out)[i] = i;
+  std::sort(out->begin(), out->end(), [&](uint32_t a, uint32_t b) {
+    const int cmp = slots[a].compare(slots[b]);
+    return cmp != 0 ? cmp < 0 : a < b;
+  });
+}
+
+// The first position of key in positions sorted by SortPositions, or -1.
+int64_t FirstPosition(const std::vector<std::string>& slots, const std::vector<uint32_t>& sorted,
+                      std::string_view key) {
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), key,
+                             [&](uint32_t i, std::string_view k) { return slots[i] < k; });
+  if (it == sorted.end() || slots[*it] != key) return -1;
+  return static_cast<int64_t>(*it);
+}
+
+}  // namespace
+
+// Needs s_->read_order (ComputeCountChanges).
 Status Txn::StoredCounts(const std::string& raw_key, size_t first, KeyCounts* out) {
-  for (size_t i = 0; i < s_->reads.n; ++i) {
-    if (s_->read_notes[i].written_n <= first && s_->reads.slots[i] == raw_key) {
-      *out = s_->read_notes[i].counts;
-      return Status::Ok();
-    }
+  // The key's first read; a read noted before the key's first write saw what it replaces (reads
+  // later than that are after a write, and so are all reads after them).
+  const int64_t i = FirstPosition(s_->reads.slots, s_->read_order, raw_key);
+  if (i >= 0 && s_->read_notes[i].written_n <= first) {
+    *out = s_->read_notes[i].counts;
+    return Status::Ok();
   }
   // A blind write (SET, MSET, RENAME's target...): one point read of what it replaces. The
   // caller holds the key's lock, so it stays what the write replaces.
@@ -372,32 +401,36 @@ Status Txn::StoredCounts(const std::string& raw_key, size_t first, KeyCounts* ou
   return Status::Ok();
 }
 
+bool Txn::Wrote(std::string_view raw_key) const {
+  return FirstPosition(s_->written.slots, s_->order, raw_key) >= 0;
+}
+
 // Each distinct written key counts once: its last write is its state after the unit, what was
 // stored before its first write its state before. Keys written only before their database was
 // emptied in the unit are gone; an emptied database's count is what the unit wrote after.
 Status Txn::ComputeCountChanges(CountChanges* c) {
   auto& order = s_->order;
-  order.clear();
   const auto& slots = s_->written.slots;
-  for (uint32_t i = 0; i < s_->written.n; ++i) {
-    if (s_->ops[i] != kTouched) order.push_back(i);
-  }
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const int cmp = slots[a].compare(slots[b]);
-    return cmp != 0 ? cmp < 0 : a < b;
-  });
+  SortPositions(slots, s_->written.n, &order);
+  SortPositions(s_->reads.slots, s_->reads.n, &s_->read_order);
   for (size_t g = 0; g < order.size();) {
     size_t e = g + 1;
     while (e < order.size() && slots[order[e]] == slots[order[g]]) ++e;
     const std::string& key = slots[order[g]];
-    const uint32_t first = order[g];
-    const uint32_t last = order[e - 1];
+    // The key's first and last writes (a Touch writes nothing).
+    int64_t first = -1, last = -1;
+    for (size_t j = g; j < e; ++j) {
+      if (s_->ops[order[j]] == kTouched) continue;
+      if (first < 0) first = order[j];
+      last = order[j];
+    }
     g = e;
+    if (first < 0) continue;
     const int db = DbOf(key);
     if (db < 0 || db >= kNumDatabases) continue;
     const KeyCounts after = CountsAfter(s_->ops[last]);
     if ((s_->flushed & (1u << db)) != 0) {
-      if (last >= s_->written_at_flush[db]) c->delta[db] += after;
+      if (static_cast<size_t>(last) >= s_->written_at_flush[db]) c->delta[db] += after;
       continue;
     }
     KeyCounts before;
@@ -407,7 +440,7 @@ Status Txn::ComputeCountChanges(CountChanges* c) {
   for (size_t i = 0; i < s_->expired.n; ++i) {  // removed by Commit: stored, with an expiry
     const std::string& k = s_->expired.slots[i];
     const int db = DbOf(k);
-    if (db < 0 || db >= kNumDatabases || DbFlushed(k) || s_->written.Contains(k)) continue;
+    if (db < 0 || db >= kNumDatabases || DbFlushed(k) || Wrote(k)) continue;
     c->delta[db] += KeyCounts{-1, -1};
   }
   c->absolute = s_->flushed;
@@ -468,9 +501,9 @@ Status Txn::Commit(bool durable, bool defer_durability) {
       return st;
     }
   }
-  for (size_t i = 0; i < s_->expired.n; ++i) {
+  for (size_t i = 0; i < s_->expired.n; ++i) {  // ComputeCountChanges ran: Wrote() works
     const std::string& k = s_->expired.slots[i];
-    if (!s_->written.Contains(k)) s_->batch.Delete(impl_.db()->DefaultColumnFamily(), k);
+    if (!Wrote(k)) s_->batch.Delete(impl_.db()->DefaultColumnFamily(), k);
   }
   StageCountChanges(changes);
   // A unit that only removes expired values (a read that found them) never waits for an fsync

@@ -176,6 +176,8 @@ class Txn {
   // The counts a stored key contributes (before this unit's writes): from a read noted before
   // the key's first write (slot `first`), else read now.
   Status StoredCounts(const std::string& raw_key, size_t first, KeyCounts* out);
+  // Whether the unit wrote or touched raw_key; valid right after ComputeCountChanges.
+  bool Wrote(std::string_view raw_key) const;
   Status ComputeCountChanges(CountChanges* c);
   void StageCountChanges(const CountChanges& c);
   void ApplyCountChanges(const CountChanges& c);

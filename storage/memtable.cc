@@ -143,7 +143,8 @@ struct KeyNode {
   std::atomic<Version*> newest;
   std::atomic<KeyNode*> hash_next;
   uint64_t hash;
-  uint64_t prefix;  // PrefixOf(the user key)
+  uint64_t prefix;                   // PrefixOf(the user key)
+  std::atomic<uint64_t> oldest_tag;  // the tag of the chain's last version
 };
 
 // Heights with P(h >= k + 1) = 1/4^k (inserts run on whichever thread writes).
@@ -338,6 +339,7 @@ class HashedList final : public rocksdb::MemTableRep {
     for (int i = 0; i < height; ++i) new (node->Slot(i)) std::atomic<KeyNode*>(nullptr);
     new (&node->newest) std::atomic<Version*>(nullptr);
     new (&node->hash_next) std::atomic<KeyNode*>(nullptr);
+    new (&node->oldest_tag) std::atomic<uint64_t>(0);
     node->hash = 0;
     node->prefix = 0;
     return node;
@@ -399,6 +401,7 @@ class HashedList final : public rocksdb::MemTableRep {
       }
       v->older.store(older, std::memory_order_relaxed);
       newer->older.store(v, std::memory_order_release);
+      if (older == nullptr) node->oldest_tag.store(tag, std::memory_order_release);
       return true;
     }
   }
@@ -410,6 +413,7 @@ class HashedList final : public rocksdb::MemTableRep {
     node->newest.store(v, std::memory_order_relaxed);
     node->hash = hash;
     node->prefix = PrefixOf(key);
+    node->oldest_tag.store(key.tag, std::memory_order_relaxed);
     const int top = max_height_.load(std::memory_order_relaxed);
     if (height > top) max_height_.store(height, std::memory_order_release);
     KeyNode* x = head_;
@@ -540,6 +544,11 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
     const Key target = Target(internal_key, memtable_key);
     chain_valid_ = false;
     if (KeyNode* node = list_->Find(target, HashUser(target))) {
+      // Every version newer than the target (RocksDB's iterators seek to a key's tag 0 to skip
+      // its versions): straight to the next key, without walking the chain.
+      if (target.tag < node->oldest_tag.load(std::memory_order_acquire)) {
+        return AtNewest(node->Next(0));
+      }
       for (Version* v = node->Newest(); v != nullptr; v = v->Older()) {
         if (v->GetKey().tag <= target.tag) {
           node_ = node;

@@ -10,6 +10,7 @@
 //         return {tonumber(v), ttl}
 #include <cmath>
 
+#include "server/errors.h"
 #include "server/expiry_args.h"
 #include "server/native_ops.h"
 
@@ -50,8 +51,8 @@ bool FastifyIncr(Call& c) {
   c.commands = 2;
   if (pexpire) {
     int64_t at = 0;
-    Status s =
-        ParseExpireTime(LuaNumberArg(time_window), /*seconds=*/false, c.now_ms, "pexpire", &at);
+    const std::optional<int64_t> ms = LuaIntegerArg(time_window);  // PEXPIRE's argument
+    Status s = ms ? ExpireTimeAt(*ms, /*seconds=*/false, c.now_ms, "pexpire", &at) : NotAnInteger();
     if (!s.ok()) return FailAfterWrite(c, s);
     Result<bool> expired = c.txn.ExpireAt(c.db, key, at, ExpireCondition::kAlways);
     if (!expired.ok()) return FailAfterWrite(c, expired.status());

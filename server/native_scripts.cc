@@ -1,9 +1,8 @@
 #include "server/native_scripts.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <system_error>
 
 #include "server/errors.h"
 #include "server/native_ops.h"
@@ -162,13 +161,17 @@ bool FailAfterWrite(Call& call, const Status& status) {
   return true;
 }
 
-std::string LuaNumberArg(double d) {
-  char buf[64];
-  const int n = std::snprintf(buf, sizeof buf, "%.17g", d);
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 namespace {
+
+// printf's "%.<precision>g": std::to_chars with a precision is specified to print exactly as
+// printf does in the "C" locale (and does it without printf's multi-precision arithmetic).
+NumberText PrintG(double d, int precision) {
+  NumberText text;
+  const auto r = std::to_chars(text.data, text.data + sizeof text.data, d,
+                               std::chars_format::general, precision);
+  text.size = r.ec == std::errc() ? static_cast<size_t>(r.ptr - text.data) : 0;
+  return text;
+}
 
 // Skips a run of digits from `i`; false when there is none.
 bool Digits(std::string_view text, size_t* i) {
@@ -178,6 +181,17 @@ bool Digits(std::string_view text, size_t* i) {
 }
 
 }  // namespace
+
+NumberText LuaNumberArg(double d) { return PrintG(d, 17); }
+
+NumberText LuaToString(double d) { return PrintG(d, 14); }
+
+std::optional<int64_t> LuaIntegerArg(double d) {
+  if (!(std::fabs(d) < 1e17) || d != std::floor(d) || (d == 0 && std::signbit(d))) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(d);
+}
 
 std::optional<double> LuaDecimal(std::string_view text) {
   if (text.empty() || text.size() > 64) return std::nullopt;
@@ -193,18 +207,12 @@ std::optional<double> LuaDecimal(std::string_view text) {
     if (!Digits(text, &i)) return std::nullopt;
   }
   if (i != text.size()) return std::nullopt;
-  char buf[65];
-  std::memcpy(buf, text.data(), text.size());
-  buf[text.size()] = '\0';
-  const double d = std::strtod(buf, nullptr);
-  if (!std::isfinite(d)) return std::nullopt;
+  double d = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(d)) {
+    return std::nullopt;
+  }
   return d;
-}
-
-std::string LuaToString(double d) {
-  char buf[64];
-  const int n = std::snprintf(buf, sizeof buf, "%.14g", d);
-  return std::string(buf, static_cast<size_t>(n));
 }
 
 }  // namespace native

@@ -5,6 +5,7 @@
 // unit holds stops the script; the Dispatcher drops its effects and reply and runs it again
 // holding every stripe (docs/scripting.md). Inside MULTI, EVAL is queued and runs in the EXEC's
 // unit.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,12 +103,15 @@ void EvalKeys(Args args, std::vector<int>* positions) {
 std::string_view ScriptSha(std::string_view arg, bool by_sha, char (&buf)[kSha1HexLength]) {
   if (!by_sha) {
     Sha1HexTo(arg, buf);
-  } else {
-    if (arg.size() != kSha1HexLength) return arg;
-    for (size_t i = 0; i < kSha1HexLength; ++i) {
-      const char c = arg[i];
-      buf[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-    }
+    return std::string_view(buf, kSha1HexLength);
+  }
+  if (arg.size() != kSha1HexLength) return arg;
+  size_t i = 0;
+  while (i < kSha1HexLength && !(arg[i] >= 'A' && arg[i] <= 'Z')) ++i;
+  if (i == kSha1HexLength) return arg;  // lower case already, as clients send it
+  std::copy(arg.begin(), arg.end(), buf);
+  for (; i < kSha1HexLength; ++i) {
+    if (buf[i] >= 'A' && buf[i] <= 'Z') buf[i] = static_cast<char>(buf[i] - 'A' + 'a');
   }
   return std::string_view(buf, kSha1HexLength);
 }

@@ -14,8 +14,7 @@ bool RateLimitRedisIncrement(Call& c) {
   const std::optional<int64_t> window_ms = CanonicalLuaInt(c.argv[0]);
   if (!window_ms) return false;
   int64_t set_at = 0;  // SET ... PX windowMs, the number printed back to the same text
-  if (!ParsePositiveExpiry(c.argv[0], /*seconds=*/false, /*relative=*/true, c.now_ms, "set",
-                           &set_at)
+  if (!PositiveExpiryAt(*window_ms, /*seconds=*/false, /*relative=*/true, c.now_ms, "set", &set_at)
            .ok()) {
     return false;
   }

@@ -17,8 +17,7 @@ bool UluleIncr(Call& c) {
   const std::optional<int64_t> ttl = CanonicalLuaInt(c.argv[1]);
   if (!count || !ttl) return false;
   int64_t expire_at = 0;
-  if (*ttl > 0 &&
-      !ParseExpireTime(c.argv[1], /*seconds=*/false, c.now_ms, "pexpire", &expire_at).ok()) {
+  if (*ttl > 0 && !ExpireTimeAt(*ttl, /*seconds=*/false, c.now_ms, "pexpire", &expire_at).ok()) {
     return false;
   }
   Result<int64_t> ret = c.txn.IncrBy(c.db, key, *count);

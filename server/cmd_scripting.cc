@@ -134,7 +134,11 @@ bool NativeDataCall(CommandContext& ctx, Args args, bool by_sha, bool read_only)
   if (!ctx.server.native_scripts_enabled()) return false;
   size_t n = 0;
   if (!ParseNumKeys(args, &n).ok() || n == 0) return false;
-  if (by_sha && args[1].size() != kSha1HexLength) return false;
+  // EVAL hashes its body once more in the handler when this says no: only for bodies that have
+  // a recognised one's length.
+  if (by_sha ? args[1].size() != kSha1HexLength : !MayBeNativeScriptBody(args[1].size())) {
+    return false;
+  }
   LuaVm& vm = LuaVm::ForThread(LuaVm::Kind::kEval, ctx.server.scripts().generation());
   char buf[kSha1HexLength];
   const std::optional<uint32_t> bits = vm.Tag(ScriptSha(args[1], by_sha, buf));

@@ -14,32 +14,32 @@ namespace {
 
 // Bodies: server/native_scripts/*.lua; their sources: server/native_scripts/README.md.
 constexpr std::array<NativeScript, kNativeScriptCount> kScripts = {{
-    {"a1de965f42e177aa339706bd580f049065eca79a", "rate_limiter_flexible_incr_ttl",
+    {"a1de965f42e177aa339706bd580f049065eca79a", 256, "rate_limiter_flexible_incr_ttl",
      "rate-limiter-flexible", "11.4.0", true, true},
-    {"628bd136a573a06b346879695681af12ccef300f", "limits_incr_expire", "limits", "2.8.0", true,
+    {"628bd136a573a06b346879695681af12ccef300f", 195, "limits_incr_expire", "limits", "2.8.0", true,
      true},
-    {"895b92e1712734e1b464999be23953485475357b", "rate_limit_redis_increment", "rate-limit-redis",
-     "6.0.1", true, true},
-    {"6aeb97ed6086dcdeafdc6fda3999a0d0e38ec96a", "rate_limit_redis_get", "rate-limit-redis",
+    {"895b92e1712734e1b464999be23953485475357b", 271, "rate_limit_redis_increment",
+     "rate-limit-redis", "6.0.1", true, true},
+    {"6aeb97ed6086dcdeafdc6fda3999a0d0e38ec96a", 128, "rate_limit_redis_get", "rate-limit-redis",
      "6.0.1", false, true},
-    {"b8a19d47785922bb04e7a9fdb49e90d89be1b8af", "fastify_rate_limit_incr", "@fastify/rate-limit",
-     "11.2.0", true, true},
-    {"4c7d9ef62b3d4f8efd8d11d5d2fd1a56b1e723bc", "fastify_rate_limit_read", "@fastify/rate-limit",
-     "11.2.0", false, true},
-    {"d19f37c18768a509dbf1310a257bfc35be65609f", "limits_acquire_moving_window", "limits", "2.8.0",
-     true, true},
-    {"3136f0028c572d2959b5cdc5ec15b287fab6a9ff", "limits_moving_window", "limits", "2.8.0", false,
-     true},
-    {"f2994557f1daca13bfef97c2a31ca4b174e031ca", "limits_clear_keys", "limits", "2.8.0", true,
+    {"b8a19d47785922bb04e7a9fdb49e90d89be1b8af", 930, "fastify_rate_limit_incr",
+     "@fastify/rate-limit", "11.2.0", true, true},
+    {"4c7d9ef62b3d4f8efd8d11d5d2fd1a56b1e723bc", 588, "fastify_rate_limit_read",
+     "@fastify/rate-limit", "11.2.0", false, true},
+    {"d19f37c18768a509dbf1310a257bfc35be65609f", 492, "limits_acquire_moving_window", "limits",
+     "2.8.0", true, true},
+    {"3136f0028c572d2959b5cdc5ec15b287fab6a9ff", 352, "limits_moving_window", "limits", "2.8.0",
+     false, true},
+    {"f2994557f1daca13bfef97c2a31ca4b174e031ca", 184, "limits_clear_keys", "limits", "2.8.0", true,
      false},
-    {"f52a5b566060d79fd321d695df55bc918339c4aa", "redis_rate_allow_n", "go-redis/redis_rate", "v10",
-     true, true},
-    {"054143318f521948424aa25df61d7f7ba835a9d7", "redis_rate_allow_at_most", "go-redis/redis_rate",
+    {"f52a5b566060d79fd321d695df55bc918339c4aa", 1718, "redis_rate_allow_n", "go-redis/redis_rate",
      "v10", true, true},
-    {"f74233f556d3f99c50b61169cf8aa8d5deb63fb2", "ulule_limiter_incr", "ulule/limiter", "v3", true,
-     true},
-    {"566f5c6a17e5fddb9a10bf389f754edd0d899c61", "ulule_limiter_peek", "ulule/limiter", "v3", false,
-     true},
+    {"054143318f521948424aa25df61d7f7ba835a9d7", 1786, "redis_rate_allow_at_most",
+     "go-redis/redis_rate", "v10", true, true},
+    {"f74233f556d3f99c50b61169cf8aa8d5deb63fb2", 282, "ulule_limiter_incr", "ulule/limiter", "v3",
+     true, true},
+    {"566f5c6a17e5fddb9a10bf389f754edd0d899c61", 154, "ulule_limiter_peek", "ulule/limiter", "v3",
+     false, true},
 }};
 
 // Same order as kScripts.
@@ -71,6 +71,13 @@ bool SameShaIgnoreCase(std::string_view sha, const char* lower) {
 }  // namespace
 
 const std::array<NativeScript, kNativeScriptCount>& NativeScripts() { return kScripts; }
+
+bool MayBeNativeScriptBody(size_t bytes) {
+  for (const NativeScript& script : kScripts) {
+    if (script.bytes == bytes) return true;
+  }
+  return false;
+}
 
 int FindNativeScript(std::string_view sha) {
   if (sha.size() != 40) return -1;

@@ -26,6 +26,7 @@ namespace sluice::server {
 // One recognised script: where its body comes from and what runs instead.
 struct NativeScript {
   const char* sha;      // SHA1 of the exact body, lower-case hex
+  size_t bytes;         // the body's length
   const char* name;     // stable id for INFO: "<library>_<script>"
   const char* library;  // npm / PyPI package name, or the Go module's repository
   const char* version;  // the package version (Go: the module's major version) of the body
@@ -41,6 +42,9 @@ inline constexpr size_t kNativeScriptCount = 13;
 const std::array<NativeScript, kNativeScriptCount>& NativeScripts();
 // The index of the script whose body hashes to `sha` (any case), or -1.
 int FindNativeScript(std::string_view sha);
+// False when no recognised body is `bytes` long: EVAL of it need not be hashed to know it is
+// not one of them.
+bool MayBeNativeScriptBody(size_t bytes);
 
 // Runs counted per recognised script, for INFO native_scripts. Thread-safe (relaxed atomics:
 // statistics, not synchronisation).

@@ -105,6 +105,8 @@ TEST_CASE("native scripts: the registry holds exactly the recorded bodies") {
   for (size_t i = 0; i < kNativeScriptCount; ++i) {
     const std::string body = Body(kFiles[i]);
     CHECK(Sha1Hex(body) == scripts[i].sha);
+    CHECK(body.size() == scripts[i].bytes);
+    CHECK(MayBeNativeScriptBody(body.size()));
     CHECK(FindNativeScript(Sha1Hex(body)) == static_cast<int>(i));
     std::string upper = scripts[i].sha;
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -113,6 +115,8 @@ TEST_CASE("native scripts: the registry holds exactly the recorded bodies") {
     CHECK(FindNativeScript(Sha1Hex(body.substr(1))) == -1);
   }
   CHECK(FindNativeScript("") == -1);
+  CHECK_FALSE(MayBeNativeScriptBody(0));
+  CHECK_FALSE(MayBeNativeScriptBody(100));
   CHECK(FindNativeScript(std::string(40, '0')) == -1);
 }
 

@@ -41,6 +41,11 @@ inline constexpr int64_t kLuaExactLimit = int64_t{1} << 53;
 // argument made of that number reads "%.17g" = text again.
 std::optional<int64_t> CanonicalLuaInt(std::string_view text);
 
+// GET of `key` (on call.txn, in call.db) into a per-thread buffer, so a value of any length
+// costs no allocation once the buffer has grown: the value, nullopt when the key is missing, or
+// Get's error. The view is valid until the next GetValue on this thread.
+Result<std::optional<std::string_view>> GetValue(Call& call, std::string_view key);
+
 // An integer reply after its trip through a Lua number (redis.call reply -> Lua -> script
 // reply): rounded to a double, then truncated as lua_convert's Truncate does.
 int64_t LuaNumberToInteger(double d);

@@ -43,7 +43,7 @@ bool RateLimitRedisIncrement(Call& c) {
 bool RateLimitRedisGet(Call& c) {
   if (c.keys.empty()) return false;
   const std::string_view key = c.keys[0];
-  Result<std::optional<std::string>> value = c.txn.Get(c.db, key);
+  Result<std::optional<std::string_view>> value = GetValue(c, key);
   if (!value.ok()) return false;  // WRONGTYPE: Lua raises it
   Result<int64_t> ttl = c.txn.PTtl(c.db, key);
   if (!ttl.ok()) return false;

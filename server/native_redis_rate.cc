@@ -52,7 +52,7 @@ bool ReadInputs(Call& c, GcraInputs* in) {
   const double seconds = static_cast<double>(ns / 1'000'000'000);
   const double micros = static_cast<double>((ns % 1'000'000'000) / 1000);
   in->now = (seconds - 1483228800.0) + (micros / 1000000.0);
-  Result<std::optional<std::string>> stored = c.txn.Get(c.db, c.keys[0]);
+  Result<std::optional<std::string_view>> stored = GetValue(c, c.keys[0]);
   if (!stored.ok()) return false;  // WRONGTYPE: Lua raises it
   double tat = in->now;
   if (stored->has_value()) {

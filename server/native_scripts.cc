@@ -158,6 +158,14 @@ std::optional<int64_t> CanonicalLuaInt(std::string_view text) {
   return negative ? -v : v;
 }
 
+Result<std::optional<std::string_view>> GetValue(Call& call, std::string_view key) {
+  thread_local std::string value;
+  bool found = false;
+  if (Status s = call.txn.GetInto(call.db, key, &value, &found); !s.ok()) return s;
+  if (!found) return std::optional<std::string_view>();
+  return std::optional<std::string_view>(value);
+}
+
 int64_t LuaNumberToInteger(double d) {
   if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return INT64_MIN;
   return static_cast<int64_t>(d);

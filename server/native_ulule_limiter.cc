@@ -46,7 +46,7 @@ bool UluleIncr(Call& c) {
 bool UlulePeek(Call& c) {
   if (c.keys.empty()) return false;
   const std::string_view key = c.keys[0];
-  Result<std::optional<std::string>> value = c.txn.Get(c.db, key);
+  Result<std::optional<std::string_view>> value = GetValue(c, key);
   if (!value.ok()) return false;  // WRONGTYPE: Lua raises it
   if (!value->has_value()) {
     c.commands = 1;

@@ -1,8 +1,8 @@
 // Native library scripts (docs/scripting.md, "Native library scripts"): a registry of the Lua
 // scripts well-known rate-limiter libraries send (keyed by the SHA1 of the exact body; the
 // bodies and where they come from are in server/native_scripts/), each with a C++ op that does
-// what the body does, on the same unit of work: the same key ops in the same order on ctx.txn(),
-// so the same locks, the same `now`, the same stored keys, values and TTLs and the same reply.
+// what the body does, in a unit holding the same keys: the same key ops in the same order on
+// ctx.txn(), so the same `now`, the same stored keys, values and TTLs and the same reply.
 // EVAL/EVALSHA look the SHA1 up when they compile a script, and try the op before running Lua
 // (TryRunNativeScript); a call whose op keeps to its declared keys runs as a plain data command,
 // in the connection's commit group (NativeScriptRunsAsDataCall). An op runs only the

@@ -5,6 +5,7 @@
 // unit holds stops the script; the Dispatcher drops its effects and reply and runs it again
 // holding every stripe (docs/scripting.md). Inside MULTI, EVAL is queued and runs in the EXEC's
 // unit.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,10 +27,22 @@ namespace {
 struct ScriptFlags {
   bool shebang = false;
   bool no_writes = false;
+};
 
-  uint32_t ToTag() const { return (shebang ? 1u : 0u) | (no_writes ? 2u : 0u); }
-  static ScriptFlags FromTag(uint32_t tag) {
-    return ScriptFlags{.shebang = (tag & 1u) != 0, .no_writes = (tag & 2u) != 0};
+// What a thread keeps with each script it compiled (LuaVm's tag): its shebang flags and its
+// index in the native-scripts registry (-1: not recognised), so a call by SHA1 needs neither
+// the shared cache, nor the body, nor a registry lookup.
+struct ScriptTag {
+  ScriptFlags flags;
+  int native = -1;
+
+  uint32_t ToBits() const {
+    return (flags.shebang ? 1u : 0u) | (flags.no_writes ? 2u : 0u) |
+           (static_cast<uint32_t>(native + 1) << 8);
+  }
+  static ScriptTag FromBits(uint32_t bits) {
+    return ScriptTag{.flags = {.shebang = (bits & 1u) != 0, .no_writes = (bits & 2u) != 0},
+                     .native = static_cast<int>(bits >> 8) - 1};
   }
 };
 
@@ -84,23 +97,80 @@ void EvalKeys(Args args, std::vector<int>* positions) {
   for (int64_t i = 0; i < *n; ++i) positions->push_back(static_cast<int>(3 + i));
 }
 
-std::string LowerSha(std::string_view sha) { return ToLower(sha); }
+// The script's name in the caches (lower-case SHA1 hex) into *buf: EVAL's body hashed, or
+// EVALSHA's argument in lower case. An argument that is not 40 characters long is returned as
+// it is: no cache holds it (NOSCRIPT).
+std::string_view ScriptSha(std::string_view arg, bool by_sha, char (&buf)[kSha1HexLength]) {
+  if (!by_sha) {
+    Sha1HexTo(arg, buf);
+    return std::string_view(buf, kSha1HexLength);
+  }
+  if (arg.size() != kSha1HexLength) return arg;
+  size_t i = 0;
+  while (i < kSha1HexLength && !(arg[i] >= 'A' && arg[i] <= 'Z')) ++i;
+  if (i == kSha1HexLength) return arg;  // lower case already, as clients send it
+  std::copy(arg.begin(), arg.end(), buf);
+  for (; i < kSha1HexLength; ++i) {
+    if (buf[i] >= 'A' && buf[i] <= 'Z') buf[i] = static_cast<char>(buf[i] - 'A' + 'a');
+  }
+  return std::string_view(buf, kSha1HexLength);
+}
+
+// EVAL's checks of numkeys, in Redis's order; sets *n when they pass.
+Status ParseNumKeys(Args args, size_t* n) {
+  auto numkeys = ParseInt64(args[2]);
+  if (!numkeys) return NotAnInteger();
+  if (*numkeys > static_cast<int64_t>(args.size()) - 3) return NumKeysTooMany();
+  if (*numkeys < 0) return NumKeysNegative();
+  *n = static_cast<size_t>(*numkeys);
+  return Status::Ok();
+}
+
+// The DataCallCheck of the EVAL family (command.h): a recognised library script that this
+// thread has compiled (so it is cached) and whose op keeps to its declared keys runs as a plain
+// data command; data_call_arg is its registry index. Anything else (the first call on a thread,
+// no keys, native-scripts no, EVAL_RO of a writing body) runs in a script unit, as before.
+bool NativeDataCall(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
+  if (!ctx.server.native_scripts_enabled()) return false;
+  size_t n = 0;
+  if (!ParseNumKeys(args, &n).ok() || n == 0) return false;
+  // EVAL hashes its body once more in the handler when this says no: only for bodies that have
+  // a recognised one's length.
+  if (by_sha ? args[1].size() != kSha1HexLength : !MayBeNativeScriptBody(args[1].size())) {
+    return false;
+  }
+  LuaVm& vm = LuaVm::ForThread(LuaVm::Kind::kEval, ctx.server.scripts().generation());
+  char buf[kSha1HexLength];
+  const std::optional<uint32_t> bits = vm.Tag(ScriptSha(args[1], by_sha, buf));
+  if (!bits) return false;
+  const ScriptTag tag = ScriptTag::FromBits(*bits);
+  if (tag.flags.shebang || !NativeScriptRunsAsDataCall(ctx, tag.native, read_only)) return false;
+  ctx.data_call_arg = tag.native;
+  return true;
+}
 
 void EvalGeneric(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
-  auto numkeys = ParseInt64(args[2]);
-  if (!numkeys) return ReplyError(ctx.out, NotAnInteger());
-  if (*numkeys > static_cast<int64_t>(args.size()) - 3) {
-    return ReplyError(ctx.out, NumKeysTooMany());
+  size_t n = 0;
+  if (Status s = ParseNumKeys(args, &n); !s.ok()) return ReplyError(ctx.out, s);
+  const Args keys = args.subspan(3, n);
+  const Args argv = args.subspan(3 + n);
+  if (ctx.data_call) {
+    // NativeDataCall found the script: its op runs in this plain unit, or the call goes back
+    // to the Dispatcher for a script unit (the body then runs in Lua there).
+    if (!TryRunNativeScript(ctx, ctx.data_call_arg, keys, argv, read_only)) {
+      ctx.needs_script_unit = true;
+    }
+    return;
   }
-  if (*numkeys < 0) return ReplyError(ctx.out, NumKeysNegative());
   ScriptCache& cache = ctx.server.scripts();
   LuaVm& vm = LuaVm::ForThread(LuaVm::Kind::kEval, cache.generation());
-  std::string sha = by_sha ? LowerSha(args[1]) : Sha1Hex(args[1]);
-  ScriptFlags flags;
+  char sha_buf[kSha1HexLength];
+  const std::string_view sha = ScriptSha(args[1], by_sha, sha_buf);
+  ScriptTag tag;
   // A script this thread compiled under the cache's current generation is still cached (only
   // SCRIPT FLUSH removes scripts, and it changes the generation): no cache lookup, no parse.
-  if (auto tag = vm.Tag(sha)) {
-    flags = ScriptFlags::FromTag(*tag);
+  if (auto bits = vm.Tag(sha)) {
+    tag = ScriptTag::FromBits(*bits);
   } else {
     std::string body_storage;
     std::string_view body = args[1];
@@ -112,48 +182,62 @@ void EvalGeneric(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
     }
     std::string_view code;
     std::string code_storage;
-    if (Status s = ParseShebang(body, &flags, &code, &code_storage); !s.ok()) {
+    if (Status s = ParseShebang(body, &tag.flags, &code, &code_storage); !s.ok()) {
       return ReplyError(ctx.out, s);
     }
     if (Status s = vm.Compile(sha, code); !s.ok()) return ReplyError(ctx.out, s);
     if (!by_sha) cache.Add(body);
-    vm.SetTag(sha, flags.ToTag());
+    tag.native = FindNativeScript(sha);
+    vm.SetTag(sha, tag.ToBits());
   }
-  if (read_only && flags.shebang && !flags.no_writes) {
+  if (read_only && tag.flags.shebang && !tag.flags.no_writes) {
     return ReplyError(ctx.out, ScriptRoWithWrites());
   }
-  const auto n = static_cast<size_t>(*numkeys);
   // A known library script runs natively on the planned unit (server/native_scripts.h).
-  if (TryRunNativeScript(ctx, sha, args.subspan(3, n), args.subspan(3 + n), read_only)) return;
+  if (TryRunNativeScript(ctx, tag.native, keys, argv, read_only)) return;
 
   ScriptExecution exec;
   exec.ctx = &ctx;
   exec.name = sha;
-  exec.read_only = read_only || flags.no_writes;
+  exec.read_only = read_only || tag.flags.no_writes;
   const int db_before = ctx.client.db;  // SELECT inside a script does not outlive it
   ctx.txn();                            // the unit the Dispatcher planned (or EXEC's)
-  vm.Run(sha, args.subspan(3, n), args.subspan(3 + n), exec, ctx.out);
+  vm.Run(sha, keys, argv, exec, ctx.out);
   ctx.client.db = db_before;
-  CountInterpretedScript(ctx, sha);
+  CountInterpretedScript(ctx, tag.native);
 }
 
 void Eval(CommandContext& ctx, Args args) { EvalGeneric(ctx, args, false, false); }
 void EvalSha(CommandContext& ctx, Args args) { EvalGeneric(ctx, args, true, false); }
 void EvalRo(CommandContext& ctx, Args args) { EvalGeneric(ctx, args, false, true); }
 void EvalShaRo(CommandContext& ctx, Args args) { EvalGeneric(ctx, args, true, true); }
+bool EvalDataCall(CommandContext& ctx, Args args) {
+  return NativeDataCall(ctx, args, false, false);
+}
+bool EvalShaDataCall(CommandContext& ctx, Args args) {
+  return NativeDataCall(ctx, args, true, false);
+}
+bool EvalRoDataCall(CommandContext& ctx, Args args) {
+  return NativeDataCall(ctx, args, false, true);
+}
+bool EvalShaRoDataCall(CommandContext& ctx, Args args) {
+  return NativeDataCall(ctx, args, true, true);
+}
 
 void ScriptLoad(CommandContext& ctx, Args args) {
   ScriptCache& cache = ctx.server.scripts();
-  ScriptFlags flags;
+  ScriptTag tag;
   std::string_view code;
   std::string code_storage;
-  if (Status s = ParseShebang(args[2], &flags, &code, &code_storage); !s.ok()) {
+  if (Status s = ParseShebang(args[2], &tag.flags, &code, &code_storage); !s.ok()) {
     return ReplyError(ctx.out, s);
   }
   LuaVm& vm = LuaVm::ForThread(LuaVm::Kind::kEval, cache.generation());
   const std::string sha = Sha1Hex(args[2]);
   if (Status s = vm.Compile(sha, code); !s.ok()) return ReplyError(ctx.out, s);
   cache.Add(args[2]);
+  tag.native = FindNativeScript(sha);
+  vm.SetTag(sha, tag.ToBits());  // this thread's EVALSHAs of it skip the cache from now on
   ctx.out.Bulk(sha);
 }
 
@@ -198,10 +282,12 @@ void ScriptHelp(CommandContext& ctx, Args) {
 }
 
 void Add(CommandTable& table, std::string name, int arity, uint32_t flags, Handler handler,
-         KeyFinder keys, std::string summary, std::string since, std::string hint) {
+         KeyFinder keys, std::string summary, std::string since, std::string hint,
+         DataCallCheck data_call = nullptr) {
   CommandSpec spec = MakeSpec("scripting", std::move(name), arity, flags, {}, handler,
                               std::move(summary), std::move(since), std::move(hint));
   spec.find_keys = keys;
+  spec.data_call = data_call;
   table.Add(std::move(spec));
 }
 
@@ -232,15 +318,15 @@ void RegisterScriptingCommands(CommandTable& table) {
   constexpr uint32_t kEvalFlags = kNoScript | kStale | kScriptUnit;
   const std::string kHint = "script numkeys [key [key ...]] [arg [arg ...]]";
   Add(table, "eval", -3, kEvalFlags, Eval, EvalKeys, "Executes a server-side Lua script.", "2.6.0",
-      kHint);
+      kHint, EvalDataCall);
   Add(table, "evalsha", -3, kEvalFlags, EvalSha, EvalKeys,
       "Executes a server-side Lua script by SHA1 digest.", "2.6.0",
-      "sha1 numkeys [key [key ...]] [arg [arg ...]]");
+      "sha1 numkeys [key [key ...]] [arg [arg ...]]", EvalShaDataCall);
   Add(table, "eval_ro", -3, kEvalFlags | kReadOnly, EvalRo, EvalKeys,
-      "Executes a read-only server-side Lua script.", "7.0.0", kHint);
+      "Executes a read-only server-side Lua script.", "7.0.0", kHint, EvalRoDataCall);
   Add(table, "evalsha_ro", -3, kEvalFlags | kReadOnly, EvalShaRo, EvalKeys,
       "Executes a read-only server-side Lua script by SHA1 digest.", "7.0.0",
-      "sha1 numkeys [key [key ...]] [arg [arg ...]]");
+      "sha1 numkeys [key [key ...]] [arg [arg ...]]", EvalShaRoDataCall);
   Add(table, "script", -2, 0, nullptr, nullptr, "A container for Lua scripts management commands.",
       "2.6.0", "subcommand");
   Add(table, "script|load", 3, kNoScript | kStale, ScriptLoad, nullptr,

@@ -55,6 +55,13 @@ struct CommandContext {
   // Lent by a connection that can park its client (server/blocking.h); nullptr inside EXEC and
   // scripts and in the in-process harness, where blocking commands answer as on a timeout.
   BlockedCommand* blocking = nullptr;
+  // Set by the Dispatcher while a kScriptUnit command runs as a plain data command (its
+  // CommandSpec::data_call said so; see DataCallCheck), with what that check found for the
+  // handler in data_call_arg. A handler that finds it must leave its declared keys sets
+  // needs_script_unit instead, having replied and staged nothing.
+  bool data_call = false;
+  int data_call_arg = 0;
+  bool needs_script_unit = false;
 
   Store::Transaction& txn() {
     if (unit == nullptr) {
@@ -66,6 +73,15 @@ struct CommandContext {
 };
 
 using Handler = void (*)(CommandContext& ctx, Args args);
+
+// For a kScriptUnit command (EVAL, EVALSHA): true when this call will touch nothing but the keys
+// it declares (a recognised library script whose native op keeps to KEYS), so the Dispatcher
+// runs it as a plain data command instead: its declared keys locked, its reads not isolated, a
+// member of the connection's commit group (one RocksDB write per read batch). It may leave a
+// value for the handler in ctx.data_call_arg. The handler must then keep to those keys: where
+// it cannot (the native op declined, the body must run in Lua), it sets ctx.needs_script_unit,
+// replies and stages nothing, and the Dispatcher runs it again in a script unit.
+using DataCallCheck = bool (*)(CommandContext& ctx, Args args);
 
 // For commands whose keys a (first, last, step) range cannot describe (LIMITS.TAKE, EVAL,
 // ZUNIONSTORE, ...): appends the positions in `args` of every key argument. Must accept any
@@ -116,8 +132,9 @@ struct CommandSpec {
   int last_key = 0;   // -1: the last argument
   int key_step = 0;
   Handler handler = nullptr;
-  KeyFinder find_keys = nullptr;   // set for variable key positions; overrides the range above
-  std::vector<KeySpec> key_specs;  // COMMAND INFO's key specifications (may be empty)
+  KeyFinder find_keys = nullptr;      // set for variable key positions; overrides the range above
+  DataCallCheck data_call = nullptr;  // kScriptUnit commands only; see DataCallCheck
+  std::vector<KeySpec> key_specs;     // COMMAND INFO's key specifications (may be empty)
   // For COMMAND DOCS and redis-cli hints.
   std::string group;  // "string", "generic", "server", "connection", "rate-limit", ...
   std::string summary;

@@ -67,42 +67,63 @@ void FinishOwnUnit(CommandContext& ctx, size_t reply_start) {
   ReplyError(ctx.out, s);
 }
 
-// Plain data commands (reads and writes of declared keys) join the connection's commit group.
-// Everything else (MULTI/EXEC/WATCH, scripts, keyspace-wide commands, server commands) runs
-// after the group's writes are flushed, so it sees them committed and never waits for a lock
-// the group holds.
-bool JoinsGroup(const CommandSpec& spec, const UnitPlan& plan) {
-  return plan.data && !plan.all_keys && !plan.isolate_reads &&
-         (spec.flags & (kWrite | kReadOnly)) != 0 &&
+// Plain data commands (reads and writes of declared keys, and script calls that keep to their
+// declared keys: data_call) join the connection's commit group. Everything else
+// (MULTI/EXEC/WATCH, other scripts, keyspace-wide commands, server commands) runs after the
+// group's writes are flushed, so it sees them committed and never waits for a lock the group
+// holds.
+bool JoinsGroup(const CommandSpec& spec, const UnitPlan& plan, bool data_call) {
+  if (!plan.data || plan.all_keys || plan.isolate_reads) return false;
+  if (data_call) return true;
+  return (spec.flags & (kWrite | kReadOnly)) != 0 &&
          (spec.flags & (kScriptUnit | kMultiControl)) == 0;
 }
 
+// Gives the command its own unit: planned from the command table, or for a data call (see
+// DataCallCheck) the script's declared keys without isolated reads.
+void PlanOwnUnit(CommandContext& ctx, const CommandSpec& spec, Args args, bool data_call) {
+  thread_local std::vector<KeyRef> keys;
+  keys.clear();
+  UnitPlan plan = PlanUnit(spec, args, ctx.client.db, &keys);
+  if (data_call) plan.isolate_reads = false;
+  TransactionOptions options = UnitOptions(plan.all_keys, plan.isolate_reads);
+  if (ctx.group != nullptr) {
+    if (JoinsGroup(spec, plan, data_call)) {
+      options.group = ctx.group;
+    } else {
+      static_cast<void>(ctx.group->Flush());  // a failure sticks: the connection sees it
+    }
+  }
+  if (plan.data) ctx.unit = &ctx.own_unit.emplace(ctx.store, keys, options);
+}
+
 // Runs the handler, in ctx.unit when the caller set one (EXEC, scripts), else in a unit of its
-// own planned from the command table. A command whose own unit hit a key it did not declare
-// (kLockConflict: a key the table cannot name, e.g. COPY's DB destination) runs once more
-// holding every stripe.
+// own planned from the command table. A data call whose handler asked for a script unit runs
+// again in one. A command whose own unit hit a key it did not declare (kLockConflict: a key the
+// table cannot name, e.g. COPY's DB destination) runs once more holding every stripe.
 void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (count) ctx.server.stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
   std::string* buffer = ctx.out.buffer();
   const size_t reply_start = buffer->size();
   const bool top = ctx.unit == nullptr;
   if (top) {
-    thread_local std::vector<KeyRef> keys;
-    keys.clear();
-    const UnitPlan plan = PlanUnit(spec, args, ctx.client.db, &keys);
-    TransactionOptions options = UnitOptions(plan.all_keys, plan.isolate_reads);
-    if (ctx.group != nullptr) {
-      if (JoinsGroup(spec, plan)) {
-        options.group = ctx.group;
-      } else {
-        static_cast<void>(ctx.group->Flush());  // a failure sticks: the connection sees it
-      }
-    }
-    if (plan.data) ctx.unit = &ctx.own_unit.emplace(ctx.store, keys, options);
+    ctx.data_call = spec.data_call != nullptr && spec.data_call(ctx, args);
+    PlanOwnUnit(ctx, spec, args, ctx.data_call);
   }
   spec.handler(ctx, args);
+  if (top && ctx.needs_script_unit) {
+    // Nothing was staged or replied; the member's rollback leaves the group as it was.
+    ctx.own_unit.reset();
+    ctx.unit = nullptr;
+    ctx.data_call = false;
+    ctx.needs_script_unit = false;
+    buffer->resize(reply_start);
+    PlanOwnUnit(ctx, spec, args, /*data_call=*/false);
+    spec.handler(ctx, args);
+  }
   if (top && ctx.own_unit && ctx.own_unit->conflicted()) {
     ctx.own_unit.reset();
+    ctx.data_call = false;
     if (ctx.group != nullptr) static_cast<void>(ctx.group->Flush());
     buffer->resize(reply_start);
     ctx.unit = &ctx.own_unit.emplace(ctx.store, std::span<const KeyRef>{},

@@ -66,7 +66,12 @@ Status ParsePositiveExpiry(std::string_view text, bool seconds, bool relative, i
                            std::string_view command, int64_t* at_ms) {
   std::optional<int64_t> value = ParseInt64(text);
   if (!value) return NotAnInteger();
-  int64_t ms = *value;
+  return PositiveExpiryAt(*value, seconds, relative, now_ms, command, at_ms);
+}
+
+Status PositiveExpiryAt(int64_t value, bool seconds, bool relative, int64_t now_ms,
+                        std::string_view command, int64_t* at_ms) {
+  int64_t ms = value;
   if (ms <= 0 || (seconds && ms > kMax / 1000)) return InvalidExpireTime(command);
   if (seconds) ms *= 1000;
   if (relative) {
@@ -134,7 +139,12 @@ Status ParseExpireTime(std::string_view text, bool seconds, int64_t base_ms,
                        std::string_view command, int64_t* at_ms) {
   std::optional<int64_t> value = ParseInt64(text);
   if (!value) return NotAnInteger();
-  int64_t when = *value;
+  return ExpireTimeAt(*value, seconds, base_ms, command, at_ms);
+}
+
+Status ExpireTimeAt(int64_t value, bool seconds, int64_t base_ms, std::string_view command,
+                    int64_t* at_ms) {
+  int64_t when = value;
   if (seconds) {
     if (when > kMax / 1000 || when < kMin / 1000) return InvalidExpireTime(command);
     when *= 1000;

@@ -34,6 +34,9 @@ Status ParseStringOptions(Args args, size_t first, StringCommandKind kind, Strin
 // added to now_ms, with overflow giving InvalidExpireTime(command). Sets *at_ms (absolute).
 Status ParsePositiveExpiry(std::string_view text, bool seconds, bool relative, int64_t now_ms,
                            std::string_view command, int64_t* at_ms);
+// The same for a value already parsed (everything after the integer check).
+Status PositiveExpiryAt(int64_t value, bool seconds, bool relative, int64_t now_ms,
+                        std::string_view command, int64_t* at_ms);
 
 // Resolves a parsed StringOptions expiry into the store's ExpiryChange. kNone maps to
 // `default_kind` (SET clears the TTL, GETEX keeps it).
@@ -51,5 +54,8 @@ Status ParseExpireOptions(Args args, size_t first, ExpireCondition* cond);
 // InvalidExpireTime(command). Sets *at_ms (absolute ms since the epoch).
 Status ParseExpireTime(std::string_view text, bool seconds, int64_t base_ms,
                        std::string_view command, int64_t* at_ms);
+// The same for a value already parsed (everything after the integer check).
+Status ExpireTimeAt(int64_t value, bool seconds, int64_t base_ms, std::string_view command,
+                    int64_t* at_ms);
 
 }  // namespace sluice::server

@@ -37,7 +37,7 @@ void Compress(std::array<uint32_t, 5>& h, const unsigned char* block) {
 
 }  // namespace
 
-std::string Sha1Hex(std::string_view data) {
+void Sha1HexTo(std::string_view data, char* out) {
   std::array<uint32_t, 5> h = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
   const auto* p = reinterpret_cast<const unsigned char*>(data.data());
   size_t n = data.size();
@@ -55,10 +55,14 @@ std::string Sha1Hex(std::string_view data) {
   }
   for (size_t b = 0; b < blocks; ++b) Compress(h, tail + 64 * b);
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(40, '0');
   for (int w = 0; w < 5; ++w) {
     for (int j = 0; j < 8; ++j) out[w * 8 + j] = kHex[(h[w] >> (28 - 4 * j)) & 0xF];
   }
+}
+
+std::string Sha1Hex(std::string_view data) {
+  std::string out(kSha1HexLength, '0');
+  Sha1HexTo(data, out.data());
   return out;
 }
 

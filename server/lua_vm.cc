@@ -346,7 +346,7 @@ void LuaVm::Sandbox() {
   lua_settop(L, 0);
 }
 
-std::optional<uint32_t> LuaVm::Tag(const std::string& sha) const {
+std::optional<uint32_t> LuaVm::Tag(std::string_view sha) const {
   auto it = tags_.find(sha);
   if (it == tags_.end()) return std::nullopt;
   return it->second;

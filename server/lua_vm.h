@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,8 +69,8 @@ class LuaVm {
   bool Compiled(std::string_view sha);
   // A small value the caller keeps with a compiled script (EVAL: its shebang flags), so a
   // call by SHA1 needs neither the shared cache nor the body. nullopt when none was set.
-  std::optional<uint32_t> Tag(const std::string& sha) const;
-  void SetTag(const std::string& sha, uint32_t tag) { tags_[sha] = tag; }
+  std::optional<uint32_t> Tag(std::string_view sha) const;
+  void SetTag(std::string_view sha, uint32_t tag) { tags_.insert_or_assign(std::string(sha), tag); }
   // Compiles `body` as the function for `sha` (a no-op when already compiled). The chunk is
   // named "@user_script", so positions read "user_script:3:". Errors: ScriptCompile(...).
   Status Compile(std::string_view sha, std::string_view body);
@@ -105,7 +106,12 @@ class LuaVm {
   lua_State* L_ = nullptr;
   uint64_t generation_ = 0;
   size_t used_ = 0;  // bytes allocated by L_
-  std::unordered_map<std::string, uint32_t> tags_;
+  // Looked up by string_view (transparent hash): a call by SHA1 allocates nothing.
+  struct TagHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint32_t, TagHash, std::equal_to<>> tags_;
 };
 
 }  // namespace sluice::server

@@ -10,6 +10,7 @@
 //         return {tonumber(v), ttl}
 #include <cmath>
 
+#include "server/errors.h"
 #include "server/expiry_args.h"
 #include "server/native_ops.h"
 
@@ -50,8 +51,8 @@ bool FastifyIncr(Call& c) {
   c.commands = 2;
   if (pexpire) {
     int64_t at = 0;
-    Status s =
-        ParseExpireTime(LuaNumberArg(time_window), /*seconds=*/false, c.now_ms, "pexpire", &at);
+    const std::optional<int64_t> ms = LuaIntegerArg(time_window);  // PEXPIRE's argument
+    Status s = ms ? ExpireTimeAt(*ms, /*seconds=*/false, c.now_ms, "pexpire", &at) : NotAnInteger();
     if (!s.ok()) return FailAfterWrite(c, s);
     Result<bool> expired = c.txn.ExpireAt(c.db, key, at, ExpireCondition::kAlways);
     if (!expired.ok()) return FailAfterWrite(c, expired.status());
@@ -70,7 +71,7 @@ bool FastifyIncr(Call& c) {
 bool FastifyRead(Call& c) {
   if (c.keys.empty()) return false;
   const std::string_view key = c.keys[0];
-  Result<std::optional<std::string>> value = c.txn.Get(c.db, key);
+  Result<std::optional<std::string_view>> value = GetValue(c, key);
   if (!value.ok()) return false;  // WRONGTYPE: Lua raises it
   if (!value->has_value()) {
     c.commands = 1;

@@ -23,15 +23,6 @@ namespace sluice::server::native {
 
 namespace {
 
-// `d` as an index/count argument: "%.17g" of d is that integer's plain decimal text when d is
-// integral and |d| < 2^53; nullopt otherwise (the command would refuse it, or might).
-std::optional<int64_t> IntegralArg(double d) {
-  if (!(std::fabs(d) < static_cast<double>(kLuaExactLimit)) || d != std::floor(d)) {
-    return std::nullopt;
-  }
-  return static_cast<int64_t>(d);
-}
-
 // Pushes at most this many entries per call natively (Lua's unpack stops near 8000; more is
 // no rate limit anyone configures).
 constexpr double kMaxAcquireAmount = 1000;
@@ -71,14 +62,14 @@ bool LimitsAcquireMovingWindow(Call& c) {
   if (!timestamp || !limit || !expiry || !amount) return false;
   // Every argument the body passes must be one its command takes, checked before anything is
   // staged: LINDEX's index, LTRIM's stop, EXPIRE's seconds, and at least one LPUSH element.
-  const std::optional<int64_t> index = IntegralArg(*limit - *amount);
-  const std::optional<int64_t> stop = IntegralArg(*limit - 1);
+  const std::optional<int64_t> index = LuaIntegerArg(*limit - *amount);
+  const std::optional<int64_t> stop = LuaIntegerArg(*limit - 1);
   if (!index || !stop || !(*amount >= 1) || *amount > kMaxAcquireAmount) return false;
   const double floor_line = *timestamp - *expiry;
+  const std::optional<int64_t> expiry_seconds = LuaIntegerArg(*expiry);  // EXPIRE's argument
   int64_t expire_at = 0;
-  if (!std::isfinite(floor_line) ||
-      !ParseExpireTime(LuaNumberArg(*expiry), /*seconds=*/true, c.now_ms, "expire", &expire_at)
-           .ok()) {
+  if (!std::isfinite(floor_line) || !expiry_seconds ||
+      !ExpireTimeAt(*expiry_seconds, /*seconds=*/true, c.now_ms, "expire", &expire_at).ok()) {
     return false;
   }
   Result<std::optional<std::string>> entry = c.txn.LIndex(c.db, key, *index);
@@ -94,8 +85,9 @@ bool LimitsAcquireMovingWindow(Call& c) {
   }
   // `for i = 1, amount`: one entry per whole step up to amount.
   const size_t count = static_cast<size_t>(std::floor(*amount));
-  const std::string element = LuaNumberArg(*timestamp);
-  const std::vector<std::string_view> elements(count, element);
+  const NumberText element = LuaNumberArg(*timestamp);
+  thread_local std::vector<std::string_view> elements;  // keeps its capacity
+  elements.assign(count, element);
   Result<int64_t> pushed =
       c.txn.ListPush(c.db, key, Store::Transaction::ListEnd::kLeft, elements, false);
   if (!pushed.ok()) return false;  // ruled out by the LINDEX; nothing staged when it fails

@@ -41,23 +41,41 @@ inline constexpr int64_t kLuaExactLimit = int64_t{1} << 53;
 // argument made of that number reads "%.17g" = text again.
 std::optional<int64_t> CanonicalLuaInt(std::string_view text);
 
+// GET of `key` (on call.txn, in call.db) into a per-thread buffer, so a value of any length
+// costs no allocation once the buffer has grown: the value, nullopt when the key is missing, or
+// Get's error. The view is valid until the next GetValue on this thread.
+Result<std::optional<std::string_view>> GetValue(Call& call, std::string_view key);
+
 // An integer reply after its trip through a Lua number (redis.call reply -> Lua -> script
 // reply): rounded to a double, then truncated as lua_convert's Truncate does.
 int64_t LuaNumberToInteger(double d);
 inline int64_t ViaLuaNumber(int64_t v) { return LuaNumberToInteger(static_cast<double>(v)); }
 
-// A Lua number as redis.call passes it to a command: "%.17g".
-std::string LuaNumberArg(double d);
+// A printed number in a buffer of its own (no allocation), used as a string_view.
+struct NumberText {
+  char data[32];
+  size_t size = 0;
+  operator std::string_view() const { return std::string_view(data, size); }
+};
+
+// A Lua number as redis.call passes it to a command: "%.17g". Meant for finite d.
+NumberText LuaNumberArg(double d);
+
+// The integer a command reads (ParseInt64) from LuaNumberArg(d), when it reads one: d is
+// integral and |d| < 1e17, where "%.17g" prints its exact digits without an exponent (not -0,
+// printed "-0"). nullopt otherwise: the command would refuse the text, the op declines.
+std::optional<int64_t> LuaIntegerArg(double d);
 
 // Lua's reading of `text` as a number (tonumber, or a string in arithmetic) for the texts it
 // reads as plain decimals: [-]digits[.digits][(e|E)[+|-]digits], nothing before or after, at
-// most 64 bytes. Lua reads them with strtod, as this does, so the number is the same. nullopt
-// for every other text (hex, spaces, "inf", ".5", ...) and for a non-finite result: the op
-// declines and Lua reads it its own way.
+// most 64 bytes. Lua reads them with strtod; this reads them with std::from_chars, which rounds
+// the same way (correctly), so the number is the same. nullopt for every other text (hex,
+// spaces, "inf", ".5", ...) and for a result out of range: the op declines and Lua reads it its
+// own way.
 std::optional<double> LuaDecimal(std::string_view text);
 
 // tostring(n) of a Lua number: "%.14g". Meant for finite n.
-std::string LuaToString(double d);
+NumberText LuaToString(double d);
 
 // An operation failed after the op had staged a write, which each op's preconditions rule out:
 // replies the error (the unit keeps what was staged, as a Lua run that stops there would) and

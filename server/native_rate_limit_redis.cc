@@ -14,8 +14,7 @@ bool RateLimitRedisIncrement(Call& c) {
   const std::optional<int64_t> window_ms = CanonicalLuaInt(c.argv[0]);
   if (!window_ms) return false;
   int64_t set_at = 0;  // SET ... PX windowMs, the number printed back to the same text
-  if (!ParsePositiveExpiry(c.argv[0], /*seconds=*/false, /*relative=*/true, c.now_ms, "set",
-                           &set_at)
+  if (!PositiveExpiryAt(*window_ms, /*seconds=*/false, /*relative=*/true, c.now_ms, "set", &set_at)
            .ok()) {
     return false;
   }
@@ -44,7 +43,7 @@ bool RateLimitRedisIncrement(Call& c) {
 bool RateLimitRedisGet(Call& c) {
   if (c.keys.empty()) return false;
   const std::string_view key = c.keys[0];
-  Result<std::optional<std::string>> value = c.txn.Get(c.db, key);
+  Result<std::optional<std::string_view>> value = GetValue(c, key);
   if (!value.ok()) return false;  // WRONGTYPE: Lua raises it
   Result<int64_t> ttl = c.txn.PTtl(c.db, key);
   if (!ttl.ok()) return false;

@@ -16,9 +16,10 @@ bool RateLimiterFlexibleIncrTtl(Call& c) {
   if (!points || !seconds || *seconds <= 0 || *seconds >= kLuaExactLimit / 1000) return false;
   int64_t set_at = 0;
   int64_t expire_at = 0;
-  if (!ParsePositiveExpiry(c.argv[1], /*seconds=*/true, /*relative=*/true, c.now_ms, "set", &set_at)
+  // SET's EX and EXPIRE read ARGV[2] as the integer CanonicalLuaInt found.
+  if (!PositiveExpiryAt(*seconds, /*seconds=*/true, /*relative=*/true, c.now_ms, "set", &set_at)
            .ok() ||
-      !ParseExpireTime(c.argv[1], /*seconds=*/true, c.now_ms, "expire", &expire_at).ok()) {
+      !ExpireTimeAt(*seconds, /*seconds=*/true, c.now_ms, "expire", &expire_at).ok()) {
     return false;
   }
   SetOptions options;

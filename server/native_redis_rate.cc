@@ -52,7 +52,7 @@ bool ReadInputs(Call& c, GcraInputs* in) {
   const double seconds = static_cast<double>(ns / 1'000'000'000);
   const double micros = static_cast<double>((ns % 1'000'000'000) / 1000);
   in->now = (seconds - 1483228800.0) + (micros / 1000000.0);
-  Result<std::optional<std::string>> stored = c.txn.Get(c.db, c.keys[0]);
+  Result<std::optional<std::string_view>> stored = GetValue(c, c.keys[0]);
   if (!stored.ok()) return false;  // WRONGTYPE: Lua raises it
   double tat = in->now;
   if (stored->has_value()) {
@@ -66,11 +66,12 @@ bool ReadInputs(Call& c, GcraInputs* in) {
 
 // The SET KEYS[1] new_tat EX ceil(reset_after) both scripts end with, when reset_after > 0.
 // Checked before anything is staged: false when SET would refuse the EX argument.
-bool PlanSet(Call& c, double new_tat, double reset_after, int64_t* at_ms) {
+bool PlanSet(Call& c, double reset_after, int64_t* at_ms) {
   if (!(reset_after > 0)) return true;
-  return ParsePositiveExpiry(LuaNumberArg(std::ceil(reset_after)), /*seconds=*/true,
-                             /*relative=*/true, c.now_ms, "set", at_ms)
-      .ok();
+  const std::optional<int64_t> seconds = LuaIntegerArg(std::ceil(reset_after));
+  return seconds &&
+         PositiveExpiryAt(*seconds, /*seconds=*/true, /*relative=*/true, c.now_ms, "set", at_ms)
+             .ok();
 }
 
 // Runs that SET (at_ms from PlanSet) and counts the body's calls. False when the SET failed
@@ -89,7 +90,7 @@ bool RunSet(Call& c, double new_tat, double reset_after, int64_t at_ms) {
   return true;
 }
 
-void Reply(Call& c, double allowed, double remaining, const std::string& retry_after,
+void Reply(Call& c, double allowed, double remaining, std::string_view retry_after,
            double reset_after) {
   c.ctx.out.Array(4);
   c.ctx.out.Integer(LuaNumberToInteger(allowed));
@@ -117,7 +118,7 @@ bool RedisRateAllowN(Call& c) {
   }
   const double reset_after = new_tat - in.now;
   int64_t at_ms = 0;
-  if (!PlanSet(c, new_tat, reset_after, &at_ms)) return false;
+  if (!PlanSet(c, reset_after, &at_ms)) return false;
   if (!RunSet(c, new_tat, reset_after, at_ms)) return true;
   Reply(c, in.cost, remaining, "-1", reset_after);
   return true;
@@ -147,7 +148,7 @@ bool RedisRateAllowAtMost(Call& c) {
   const double reset_after = new_tat - in.now;
   if (!AllFinite({remaining, increment, new_tat, reset_after})) return false;
   int64_t at_ms = 0;
-  if (!PlanSet(c, new_tat, reset_after, &at_ms)) return false;
+  if (!PlanSet(c, reset_after, &at_ms)) return false;
   if (!RunSet(c, new_tat, reset_after, at_ms)) return true;
   Reply(c, cost, remaining, "-1", reset_after);
   return true;

@@ -1,9 +1,8 @@
 #include "server/native_scripts.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <system_error>
 
 #include "server/errors.h"
 #include "server/native_ops.h"
@@ -15,28 +14,32 @@ namespace {
 
 // Bodies: server/native_scripts/*.lua; their sources: server/native_scripts/README.md.
 constexpr std::array<NativeScript, kNativeScriptCount> kScripts = {{
-    {"a1de965f42e177aa339706bd580f049065eca79a", "rate_limiter_flexible_incr_ttl",
-     "rate-limiter-flexible", "11.4.0", true},
-    {"628bd136a573a06b346879695681af12ccef300f", "limits_incr_expire", "limits", "2.8.0", true},
-    {"895b92e1712734e1b464999be23953485475357b", "rate_limit_redis_increment", "rate-limit-redis",
-     "6.0.1", true},
-    {"6aeb97ed6086dcdeafdc6fda3999a0d0e38ec96a", "rate_limit_redis_get", "rate-limit-redis",
-     "6.0.1", false},
-    {"b8a19d47785922bb04e7a9fdb49e90d89be1b8af", "fastify_rate_limit_incr", "@fastify/rate-limit",
-     "11.2.0", true},
-    {"4c7d9ef62b3d4f8efd8d11d5d2fd1a56b1e723bc", "fastify_rate_limit_read", "@fastify/rate-limit",
-     "11.2.0", false},
-    {"d19f37c18768a509dbf1310a257bfc35be65609f", "limits_acquire_moving_window", "limits", "2.8.0",
+    {"a1de965f42e177aa339706bd580f049065eca79a", 256, "rate_limiter_flexible_incr_ttl",
+     "rate-limiter-flexible", "11.4.0", true, true},
+    {"628bd136a573a06b346879695681af12ccef300f", 195, "limits_incr_expire", "limits", "2.8.0", true,
      true},
-    {"3136f0028c572d2959b5cdc5ec15b287fab6a9ff", "limits_moving_window", "limits", "2.8.0", false},
-    {"f2994557f1daca13bfef97c2a31ca4b174e031ca", "limits_clear_keys", "limits", "2.8.0", true},
-    {"f52a5b566060d79fd321d695df55bc918339c4aa", "redis_rate_allow_n", "go-redis/redis_rate", "v10",
-     true},
-    {"054143318f521948424aa25df61d7f7ba835a9d7", "redis_rate_allow_at_most", "go-redis/redis_rate",
-     "v10", true},
-    {"f74233f556d3f99c50b61169cf8aa8d5deb63fb2", "ulule_limiter_incr", "ulule/limiter", "v3", true},
-    {"566f5c6a17e5fddb9a10bf389f754edd0d899c61", "ulule_limiter_peek", "ulule/limiter", "v3",
+    {"895b92e1712734e1b464999be23953485475357b", 271, "rate_limit_redis_increment",
+     "rate-limit-redis", "6.0.1", true, true},
+    {"6aeb97ed6086dcdeafdc6fda3999a0d0e38ec96a", 128, "rate_limit_redis_get", "rate-limit-redis",
+     "6.0.1", false, true},
+    {"b8a19d47785922bb04e7a9fdb49e90d89be1b8af", 930, "fastify_rate_limit_incr",
+     "@fastify/rate-limit", "11.2.0", true, true},
+    {"4c7d9ef62b3d4f8efd8d11d5d2fd1a56b1e723bc", 588, "fastify_rate_limit_read",
+     "@fastify/rate-limit", "11.2.0", false, true},
+    {"d19f37c18768a509dbf1310a257bfc35be65609f", 492, "limits_acquire_moving_window", "limits",
+     "2.8.0", true, true},
+    {"3136f0028c572d2959b5cdc5ec15b287fab6a9ff", 352, "limits_moving_window", "limits", "2.8.0",
+     false, true},
+    {"f2994557f1daca13bfef97c2a31ca4b174e031ca", 184, "limits_clear_keys", "limits", "2.8.0", true,
      false},
+    {"f52a5b566060d79fd321d695df55bc918339c4aa", 1718, "redis_rate_allow_n", "go-redis/redis_rate",
+     "v10", true, true},
+    {"054143318f521948424aa25df61d7f7ba835a9d7", 1786, "redis_rate_allow_at_most",
+     "go-redis/redis_rate", "v10", true, true},
+    {"f74233f556d3f99c50b61169cf8aa8d5deb63fb2", 282, "ulule_limiter_incr", "ulule/limiter", "v3",
+     true, true},
+    {"566f5c6a17e5fddb9a10bf389f754edd0d899c61", 154, "ulule_limiter_peek", "ulule/limiter", "v3",
+     false, true},
 }};
 
 // Same order as kScripts.
@@ -69,6 +72,13 @@ bool SameShaIgnoreCase(std::string_view sha, const char* lower) {
 
 const std::array<NativeScript, kNativeScriptCount>& NativeScripts() { return kScripts; }
 
+bool MayBeNativeScriptBody(size_t bytes) {
+  for (const NativeScript& script : kScripts) {
+    if (script.bytes == bytes) return true;
+  }
+  return false;
+}
+
 int FindNativeScript(std::string_view sha) {
   if (sha.size() != 40) return -1;
   for (size_t i = 0; i < kScripts.size(); ++i) {
@@ -82,9 +92,7 @@ void NativeScriptStats::Reset() {
   for (auto& n : interpreted_) n.store(0, std::memory_order_relaxed);
 }
 
-bool TryRunNativeScript(CommandContext& ctx, std::string_view sha, Args keys, Args argv,
-                        bool read_only) {
-  const int index = FindNativeScript(sha);
+bool TryRunNativeScript(CommandContext& ctx, int index, Args keys, Args argv, bool read_only) {
   if (index < 0) return false;
   const NativeScript& script = kScripts[static_cast<size_t>(index)];
   // EVAL_RO of a writing body: Lua gives the read-only error at its first write.
@@ -104,8 +112,13 @@ bool TryRunNativeScript(CommandContext& ctx, std::string_view sha, Args keys, Ar
   return true;
 }
 
-void CountInterpretedScript(CommandContext& ctx, std::string_view sha) {
-  const int index = FindNativeScript(sha);
+bool NativeScriptRunsAsDataCall(const CommandContext& ctx, int index, bool read_only) {
+  if (index < 0 || !ctx.server.native_scripts_enabled()) return false;
+  const NativeScript& script = kScripts[static_cast<size_t>(index)];
+  return script.declared_keys_only && !(read_only && script.writes);
+}
+
+void CountInterpretedScript(CommandContext& ctx, int index) {
   if (index < 0 || ctx.txn().conflicted()) return;  // a conflicted attempt runs again
   ctx.server.native_script_stats().CountInterpreted(index);
 }
@@ -145,6 +158,14 @@ std::optional<int64_t> CanonicalLuaInt(std::string_view text) {
   return negative ? -v : v;
 }
 
+Result<std::optional<std::string_view>> GetValue(Call& call, std::string_view key) {
+  thread_local std::string value;
+  bool found = false;
+  if (Status s = call.txn.GetInto(call.db, key, &value, &found); !s.ok()) return s;
+  if (!found) return std::optional<std::string_view>();
+  return std::optional<std::string_view>(value);
+}
+
 int64_t LuaNumberToInteger(double d) {
   if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return INT64_MIN;
   return static_cast<int64_t>(d);
@@ -155,13 +176,17 @@ bool FailAfterWrite(Call& call, const Status& status) {
   return true;
 }
 
-std::string LuaNumberArg(double d) {
-  char buf[64];
-  const int n = std::snprintf(buf, sizeof buf, "%.17g", d);
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 namespace {
+
+// printf's "%.<precision>g": std::to_chars with a precision is specified to print exactly as
+// printf does in the "C" locale (and does it without printf's multi-precision arithmetic).
+NumberText PrintG(double d, int precision) {
+  NumberText text;
+  const auto r = std::to_chars(text.data, text.data + sizeof text.data, d,
+                               std::chars_format::general, precision);
+  text.size = r.ec == std::errc() ? static_cast<size_t>(r.ptr - text.data) : 0;
+  return text;
+}
 
 // Skips a run of digits from `i`; false when there is none.
 bool Digits(std::string_view text, size_t* i) {
@@ -171,6 +196,17 @@ bool Digits(std::string_view text, size_t* i) {
 }
 
 }  // namespace
+
+NumberText LuaNumberArg(double d) { return PrintG(d, 17); }
+
+NumberText LuaToString(double d) { return PrintG(d, 14); }
+
+std::optional<int64_t> LuaIntegerArg(double d) {
+  if (!(std::fabs(d) < 1e17) || d != std::floor(d) || (d == 0 && std::signbit(d))) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(d);
+}
 
 std::optional<double> LuaDecimal(std::string_view text) {
   if (text.empty() || text.size() > 64) return std::nullopt;
@@ -186,18 +222,12 @@ std::optional<double> LuaDecimal(std::string_view text) {
     if (!Digits(text, &i)) return std::nullopt;
   }
   if (i != text.size()) return std::nullopt;
-  char buf[65];
-  std::memcpy(buf, text.data(), text.size());
-  buf[text.size()] = '\0';
-  const double d = std::strtod(buf, nullptr);
-  if (!std::isfinite(d)) return std::nullopt;
+  double d = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(d)) {
+    return std::nullopt;
+  }
   return d;
-}
-
-std::string LuaToString(double d) {
-  char buf[64];
-  const int n = std::snprintf(buf, sizeof buf, "%.14g", d);
-  return std::string(buf, static_cast<size_t>(n));
 }
 
 }  // namespace native

@@ -17,8 +17,7 @@ bool UluleIncr(Call& c) {
   const std::optional<int64_t> ttl = CanonicalLuaInt(c.argv[1]);
   if (!count || !ttl) return false;
   int64_t expire_at = 0;
-  if (*ttl > 0 &&
-      !ParseExpireTime(c.argv[1], /*seconds=*/false, c.now_ms, "pexpire", &expire_at).ok()) {
+  if (*ttl > 0 && !ExpireTimeAt(*ttl, /*seconds=*/false, c.now_ms, "pexpire", &expire_at).ok()) {
     return false;
   }
   Result<int64_t> ret = c.txn.IncrBy(c.db, key, *count);
@@ -47,7 +46,7 @@ bool UluleIncr(Call& c) {
 bool UlulePeek(Call& c) {
   if (c.keys.empty()) return false;
   const std::string_view key = c.keys[0];
-  Result<std::optional<std::string>> value = c.txn.Get(c.db, key);
+  Result<std::optional<std::string_view>> value = GetValue(c, key);
   if (!value.ok()) return false;  // WRONGTYPE: Lua raises it
   if (!value->has_value()) {
     c.commands = 1;

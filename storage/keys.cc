@@ -94,7 +94,7 @@ Result<bool> Store::Transaction::ExpireAt(int db, std::string_view key, int64_t 
   if (Status valid = ValidateExpireCondition(cond); !valid.ok()) return valid;
   const RawKey raw(db, key);
   if (Status c = txn_->ClaimWrite(raw); !c.ok()) return c;
-  auto cur = txn_->Read(raw);
+  auto cur = txn_->ReadView(raw);  // Put copies the viewed payload before anything reads again
   if (!cur.ok()) return cur.status();
   if (!cur->has_value() || !ExpireConditionHolds(cond, (*cur)->expire_at_ms, at_ms)) return false;
   if (txn_->AlreadyExpired(at_ms)) {

@@ -59,7 +59,18 @@ struct ReadNote {
 struct Txn::Scratch {
   IndexedBatch batch;
   rocksdb::PinnableSlice read;
-  std::string value;                 // an encoded value on its way into the batch
+  // The last ReadView's key and outcome while `read` still holds its value (read_valid): a read
+  // of the same key before any write gets it again without searching the batch or the store.
+  std::string read_key;
+  bool read_valid = false;
+  bool read_found = false;
+  // The last Put of the default column family, not yet in the batch (pending): the unit's next
+  // write of the same key replaces it, so a unit that rewrites a key (INCRBY then EXPIRE) stages
+  // one record (one memtable insert, one log record), and reads of it need no batch search.
+  // Anything else that needs the batch to be complete puts it there first (FlushPending).
+  std::string pending_key;
+  std::string pending_value;  // the encoded value
+  bool pending = false;
   KeyList expired;                   // expired values Read found, each once
   KeyList written;                   // keys this txn wrote or touched, in order (repeats allowed)
   std::vector<uint8_t> ops;          // ops[i]: what written.slots[i] did (WriteOp)
@@ -84,6 +95,8 @@ struct Txn::Scratch {
   void Reset() {
     if (batch.Count() > 0) batch.Clear();  // a read-only unit, the common case, staged nothing
     read.Reset();
+    read_valid = false;
+    pending = false;
     expired.n = 0;
     written.n = 0;
     reads.n = 0;
@@ -91,8 +104,11 @@ struct Txn::Scratch {
   }
   void Trim() {
     read.Reset();
+    read_valid = false;
     TrimScratch(read.GetSelf());
-    TrimScratch(&value);
+    TrimScratch(&read_key);
+    TrimScratch(&pending_key);
+    TrimScratch(&pending_value);
     batch.Trim(kScratchKeepBytes);
     expired.Trim();
     written.Trim();
@@ -131,6 +147,7 @@ bool Txn::DbFlushed(std::string_view raw_key) const {
 Txn::SnapshotReads::SnapshotReads(Txn& txn) : txn_(txn) {
   if (txn_.locks_ != nullptr && !txn_.lock_reads_ && txn_.snapshot_ == nullptr) {
     txn_.snapshot_ = txn_.impl_.db()->GetSnapshot();
+    txn_.s_->read_valid = false;  // a read from before the snapshot
   }
 }
 
@@ -139,8 +156,19 @@ Txn::SnapshotReads::~SnapshotReads() {
   txn_.snapshot_ = nullptr;
 }
 
+bool Txn::IsDefaultCf(const rocksdb::ColumnFamilyHandle* cf) const {
+  return cf == impl_.db()->DefaultColumnFamily();
+}
+
+void Txn::FlushPending() {
+  if (!s_->pending) return;
+  s_->pending = false;
+  s_->batch.Put(impl_.db()->DefaultColumnFamily(), s_->pending_key, s_->pending_value);
+}
+
 Status Txn::GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
                    bool* found) {
+  if (IsDefaultCf(cf)) FlushPending();
   rocksdb::PinnableSlice slice(value);
   *found = false;
   rocksdb::ReadOptions ro;
@@ -167,7 +195,24 @@ Status Txn::GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::s
 
 Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
   rocksdb::PinnableSlice* read = &s_->read;
+  if (s_->pending && raw_key == s_->pending_key) {
+    // The unit's own last write (made after any DeleteDb, which puts it in the batch first).
+    // What was stored before it was noted by the read before the write, if any.
+    read->Reset();
+    read->PinSelf(rocksdb::Slice(s_->pending_value));
+    s_->read_key.assign(raw_key);
+    s_->read_valid = true;
+    s_->read_found = true;
+    return DecodeRead(raw_key, /*note=*/false, /*locked=*/true);
+  }
+  if (s_->read_valid && raw_key == s_->read_key) {
+    // A read under the key's lock and no write since: `read` still holds what it found, and it
+    // was noted then.
+    if (!s_->read_found) return std::optional<EntryView>();
+    return DecodeRead(raw_key, /*note=*/false, /*locked=*/true);
+  }
   read->Reset();
+  s_->read_valid = false;
   bool found = false;
   const rocksdb::Slice key(raw_key);
   const bool flushed = DbFlushed(raw_key);
@@ -195,16 +240,30 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
         break;
     }
   }
+  // Only a read under the key's lock is given again (the value cannot change before the unit
+  // ends) and noted (see NoteRead).
+  const bool locked = MayRemoveExpired(raw_key);
+  s_->read_valid = locked;
+  if (locked) {
+    s_->read_key.assign(raw_key);
+    s_->read_found = found;
+  }
   if (!found) {
-    if (!flushed) NoteRead(raw_key, nullptr);
+    if (!flushed && locked) NoteRead(raw_key, nullptr);
     return std::optional<EntryView>();
   }
-  auto view = DecodeValue(read->ToStringView());
+  return DecodeRead(raw_key, /*note=*/!flushed && locked, locked);
+}
+
+// The value ReadView left in s_->read, as a live entry (nullopt when expired). `locked`: the
+// unit holds the key's lock (MayRemoveExpired).
+Result<std::optional<EntryView>> Txn::DecodeRead(const std::string& raw_key, bool note,
+                                                 bool locked) {
+  auto view = DecodeValue(s_->read.ToStringView());
   if (!view) return Status::Corruption("invalid value encoding");
-  if (!flushed) NoteRead(raw_key, &*view);
+  if (note) NoteRead(raw_key, &*view);
   if (!IsExpired(view->expire_at_ms, now_ms_)) return std::optional<EntryView>(*view);
-  if (!s_->expired.Contains(raw_key) &&
-      (MayRemoveExpired(raw_key) || (!flushed && TakeExpired(raw_key)))) {
+  if (!s_->expired.Contains(raw_key) && (locked || (!DbFlushed(raw_key) && TakeExpired(raw_key)))) {
     s_->expired.Add(raw_key);
   }
   return std::optional<EntryView>();
@@ -228,6 +287,7 @@ bool Txn::TakeExpired(const std::string& raw_key) {
   if (locks_ == nullptr || !locks_->TryAcquire(raw_key)) return false;
   // Locked now: what is stored may have been rewritten since the unlocked read.
   bool found = false;
+  s_->read_valid = false;
   s_->read.Reset();
   if (!impl_.ReadRaw(raw_key, &s_->read, &found).ok() || !found) return false;
   auto expiry = DecodeExpiry(s_->read.ToStringView());
@@ -235,7 +295,6 @@ bool Txn::TakeExpired(const std::string& raw_key) {
 }
 
 void Txn::NoteRead(std::string_view raw_key, const EntryView* v) {
-  if (!MayRemoveExpired(raw_key)) return;  // not under its lock: may change before a write
   s_->reads.Add(raw_key);
   if (s_->read_notes.size() < s_->reads.n) s_->read_notes.resize(s_->reads.n);
   const KeyCounts counts{v != nullptr ? 1 : 0,
@@ -245,17 +304,25 @@ void Txn::NoteRead(std::string_view raw_key, const EntryView* v) {
 
 void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
               std::string_view payload) {
-  // [header][payload] (EncodeValue) assembled in a reused buffer, then copied into the batch.
+  // [header][payload] (EncodeValue) assembled in the pending buffer; it reaches the batch when
+  // something needs the batch whole (FlushPending), unless a later Put of the key replaces it.
+  // `payload` may point into `read` (a value just read), never into pending_value: ReadView
+  // copies a pending value into `read`.
   char header[kMaxValueHeader];
   const size_t n = EncodeValueHeader(kind, expire_at_ms, header);
-  s_->value.assign(header, n);
-  s_->value.append(payload);
-  s_->batch.Put(impl_.db()->DefaultColumnFamily(), raw_key, s_->value);
+  if (s_->pending && raw_key != s_->pending_key) FlushPending();
+  s_->read_valid = false;
+  s_->pending_key.assign(raw_key);
+  s_->pending_value.assign(header, n);
+  s_->pending_value.append(payload);
+  s_->pending = true;
   NoteWritten(raw_key, expire_at_ms != kNoExpiry ? kPutExpiring : kPutPersistent);
   if (expire_at_ms != kNoExpiry) impl_.NoteExpiry(expire_at_ms);
 }
 
 void Txn::Delete(const std::string& raw_key) {
+  if (s_->pending && raw_key == s_->pending_key) s_->pending = false;  // the deletion replaces it
+  s_->read_valid = false;
   s_->batch.Delete(impl_.db()->DefaultColumnFamily(), raw_key);
   NoteWritten(raw_key, kDeleted);
 }
@@ -263,14 +330,24 @@ void Txn::Delete(const std::string& raw_key) {
 void Txn::Touch(std::string_view raw_key) { NoteWritten(raw_key, kTouched); }
 
 void Txn::PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value) {
+  if (IsDefaultCf(cf)) {
+    FlushPending();
+    s_->read_valid = false;
+  }
   s_->batch.Put(cf, key, value);
 }
 
 void Txn::DeleteRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
+  if (IsDefaultCf(cf)) {
+    FlushPending();
+    s_->read_valid = false;
+  }
   s_->batch.Delete(cf, key);
 }
 
 void Txn::DeleteDb(int db) {
+  FlushPending();  // before the range deletion, and into the index the walk below reads
+  s_->read_valid = false;
   const std::string begin = DbPrefix(db);
   const std::string end = DbEnd(db);
   // Keys the unit already wrote in the db are deleted in the index too, so the unit's own reads
@@ -344,6 +421,7 @@ class BoundedIterator : public rocksdb::Iterator {
 std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle* cf,
                                                     std::string_view lower,
                                                     std::string_view upper) {
+  FlushPending();
   // A db emptied in this unit: the stored keys are gone, only the batch's own entries count.
   const bool masked = cf == impl_.db()->DefaultColumnFamily() && DbFlushed(lower);
   auto it = std::make_unique<BoundedIterator>(lower, upper, masked, snapshot_);
@@ -393,6 +471,7 @@ Status Txn::StoredCounts(const std::string& raw_key, size_t first, KeyCounts* ou
   // A blind write (SET, MSET, RENAME's target...): one point read of what it replaces. The
   // caller holds the key's lock, so it stays what the write replaces.
   bool found = false;
+  s_->read_valid = false;
   s_->read.Reset();
   if (Status st = impl_.ReadRaw(raw_key, &s_->read, &found); !st.ok()) return st;
   std::optional<int64_t> expiry;
@@ -492,6 +571,7 @@ Result<KeyCounts> Txn::CountsWithStaged(int db) {
 // The count records change in the same RocksDB write as the keys (crash-consistent); the
 // in-memory counts once that write is applied (visible), even if its flush then failed.
 Status Txn::Commit(bool durable, bool defer_durability) {
+  FlushPending();
   DropMark();
   CountChanges changes;
   if (s_->written.n > 0 || s_->expired.n > 0 || s_->flushed != 0) {
@@ -534,12 +614,15 @@ void Txn::DropMark() {
 }
 
 void Txn::Retime(UnitTime now) {
+  s_->read_valid = false;  // the next member's reads are its own
   if (now.ns <= now_ns_) return;
   now_ns_ = now.ns;
   now_ms_ = now.ns / 1'000'000;
 }
 
 void Txn::SetMark() {
+  FlushPending();  // a member's writes are in the batch before the group's savepoint moves on
+  s_->read_valid = false;
   DropMark();
   s_->batch.SetSavePoint();
   marked_ = true;
@@ -558,7 +641,9 @@ void Txn::AdvanceMark() { SetMark(); }
 
 void Txn::RollbackToMark() {
   if (!marked_) return Rollback();
-  if (StagedSinceMark()) {
+  s_->read_valid = false;
+  s_->pending = false;  // staged after the mark (SetMark flushes)
+  if (s_->batch.Count() != s_->mark.batch_count) {
     // Rebuilds the index from the records left: only a failed member (a lock conflict, a
     // script error) gets here.
     s_->batch.RollbackToSavePoint().PermitUncheckedError();
@@ -579,6 +664,9 @@ bool Txn::StagedSinceMark() const {
          s_->expired.n != s_->mark.expired_n || s_->flushed != s_->mark.flushed;
 }
 
-size_t Txn::staged_bytes() const { return s_->batch.DataSize(); }
+size_t Txn::staged_bytes() const {
+  return s_->batch.DataSize() +
+         (s_->pending ? s_->pending_key.size() + s_->pending_value.size() : 0);
+}
 
 }  // namespace sluice::internal

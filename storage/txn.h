@@ -10,6 +10,12 @@
 // stripe of every key it writes. A Store::Transaction passes its LockSet, and its operations
 // Claim() their keys before touching them.
 //
+// Repeats: a read of a key the unit holds the lock of is remembered until the unit's next write
+// or read of another key, so reading it again (GET then PTTL) costs nothing; and the last Put
+// of the default column family waits outside the batch until something needs the batch whole,
+// so rewriting that key (INCRBY then EXPIRE, LPUSH then LTRIM of a list's metadata) replaces it
+// and the unit stages one record for the key (one memtable insert, one log record).
+//
 // Allocation: the batch, the read buffer and the key lists are reusable scratch taken from a
 // per-thread free list when the Txn starts and given back when it ends, so a Txn in steady state
 // allocates nothing itself. Not thread-safe (one unit, one thread at a time).
@@ -171,7 +177,8 @@ class Txn {
   // removes it (Redis's lazy expiry, also for read-only commands).
   bool TakeExpired(const std::string& raw_key);
   // Remembers the stored state of a key read under its lock (v == nullptr: missing), so Commit
-  // knows what a write replaces without reading it again.
+  // knows what a write replaces without reading it again. Only for reads under the key's lock:
+  // an unlocked one may change before a write.
   void NoteRead(std::string_view raw_key, const EntryView* v);
   // The counts a stored key contributes (before this unit's writes): from a read noted before
   // the key's first write (slot `first`), else read now.
@@ -182,6 +189,9 @@ class Txn {
   void StageCountChanges(const CountChanges& c);
   void ApplyCountChanges(const CountChanges& c);
   void DropMark();
+  Result<std::optional<EntryView>> DecodeRead(const std::string& raw_key, bool note, bool locked);
+  void FlushPending();  // puts the pending Put (see Scratch) into the batch
+  bool IsDefaultCf(const rocksdb::ColumnFamilyHandle* cf) const;
 
   Store::Impl& impl_;
   int64_t now_ns_;

@@ -3,6 +3,7 @@
 #
 #   tools/bench.sh [--quick] [--sluice PATH] [--redis-server PATH] [--clients N[,N...]]
 #                  [--appendfsync MODE[,MODE...]] [--pipelines P[,P...]] [--collections]
+#                  [--scripts [NAME[,NAME...]]]
 #
 # For each durability MODE (default: everysec,always) both servers run on 127.0.0.1, free ports,
 # fresh temporary data directories, with the same durability (Sluice appendfsync MODE; Redis
@@ -15,6 +16,11 @@
 # --collections adds LPUSH, LPOP, SADD, HSET, ZADD and ZRANGE (first 10 of a sorted set) on one
 # key per type, as redis-benchmark's own tests use them (one hot key: every call serializes on
 # it), the same commands on both servers.
+# --scripts measures the recognised library scripts instead (server/native_scripts/, all but
+# limits' clear_keys, or the NAMEs given): SCRIPT LOAD of the exact body on both servers, then
+# EVALSHA with the arguments the library sends, keys from 100k; Sluice runs them natively,
+# redis-server interprets the Lua. Each writing script runs before the script that reads its
+# keys, so reads find state.
 # Prints one table: requests per second, the ratio Sluice/Redis, and p50/p99 latency in ms
 # (redis-benchmark's). --quick runs about ten times fewer requests; `always` rows run 5x fewer.
 # Not a test: numbers depend on the machine and whatever else runs on it.
@@ -30,12 +36,16 @@ quick=0
 modes=everysec,always
 pipelines=1,16
 collections=0
+scripts=""
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
     --collections) collections=1 ;;
+    --scripts)
+      scripts=all
+      if [ $# -gt 1 ] && [ "${2#-}" = "$2" ]; then scripts=$2; shift; fi ;;
     --sluice) sluice_bin=$2; shift ;;
     --redis-server) redis_bin=$2; shift ;;
     --clients) clients_list=$2; shift ;;
@@ -57,6 +67,37 @@ done
 # Requests per run: sized so each run takes a few seconds on a small machine.
 if ((quick)); then n_p1=20000; n_p16=100000; n_lim_p1=20000; n_lim_p16=50000
 else n_p1=200000; n_p16=1000000; n_lim_p1=100000; n_lim_p16=500000; fi
+
+# The recognised scripts (name, body, EVALSHA arguments after the SHA1; __rand_int__ as
+# redis-benchmark expands it), in run order: a writing script before the one reading its keys.
+# Arguments as the libraries send them: rate-limiter-flexible 1 point per 60 s, limits 1 per 60 s
+# (fixed window) and 10 per 60 s (moving window, at a fixed timestamp), rate-limit-redis and
+# @fastify/rate-limit a 60 s window of 100, redis_rate 10 per second with a burst of 10, ulule 1
+# per 60 s.
+script_rows=(
+  "rlf_incr_ttl|rate-limiter-flexible_incr_ttl.lua|1 rlf:__rand_int__ 1 60"
+  "limits_incr_expire|limits_incr_expire.lua|1 lim:__rand_int__ 60 1"
+  "rlr_increment|rate-limit-redis_increment.lua|1 rlr:__rand_int__ 60000"
+  "rlr_get|rate-limit-redis_get.lua|1 rlr:__rand_int__"
+  "fastify_incr|fastify-rate-limit_incr.lua|1 fst:__rand_int__ 60000 100 false false"
+  "fastify_read|fastify-rate-limit_read.lua|1 fst:__rand_int__"
+  "limits_acquire_mw|limits_acquire_moving_window.lua|1 mw:__rand_int__ 1700000000.5 10 60 1"
+  "limits_moving_window|limits_moving_window.lua|1 mw:__rand_int__ 1699999990 10"
+  "redis_rate_allow_n|redis_rate_allow_n.lua|1 rr:__rand_int__ 10 10 1 1"
+  "redis_rate_allow_at_most|redis_rate_allow_at_most.lua|1 rr:__rand_int__ 10 10 1 1"
+  "ulule_incr|ulule-limiter_incr.lua|1 ul:__rand_int__ 1 60000"
+  "ulule_peek|ulule-limiter_peek.lua|1 ul:__rand_int__"
+)
+if [ -n "$scripts" ] && [ "$scripts" != all ]; then
+  for name in ${scripts//,/ }; do
+    known=0
+    for r in "${script_rows[@]}"; do [ "${r%%|*}" = "$name" ] && known=1; done
+    ((known)) || { echo "bench: unknown script $name (one of: $(printf '%s ' "${script_rows[@]%%|*}"))" >&2; exit 2; }
+  done
+fi
+script_selected() {  # name
+  [ "$scripts" = all ] || [[ ",$scripts," == *",$1,"* ]]
+}
 
 workdir=$(mktemp -d -t sluice-bench.XXXXXX)
 sluice_pid=""
@@ -100,10 +141,31 @@ start_servers() {  # mode
   redis_pid=$!
   wait_ready "$sluice_port" "$sluice_pid" sluice
   wait_ready "$redis_port" "$redis_pid" redis
+  if [ -n "$scripts" ]; then
+    load_scripts
+    return
+  fi
   sha=$("$cli" -p "$redis_port" SCRIPT LOAD "$(cat tools/bench/gcra.lua)")
   # Self-check: both sides answer the same way on a fresh key.
   echo "bench: GCRA.TAKE on sluice: $("$cli" -p "$sluice_port" GCRA.TAKE bench:check 100 1s | tr '\n' ' ')" >&2
   echo "bench: gcra.lua on redis:   $("$cli" -p "$redis_port" EVALSHA "$sha" 1 bench:check 100 1000 100 1 | tr '\n' ' ')" >&2
+}
+
+declare -A script_sha
+load_scripts() {  # SCRIPT LOAD every body on both servers; self-check one call of each
+  local r name file args s_sha r_sha check
+  for r in "${script_rows[@]}"; do
+    IFS='|' read -r name file args <<<"$r"
+    script_selected "$name" || continue
+    s_sha=$("$cli" -p "$sluice_port" -x SCRIPT LOAD <"server/native_scripts/$file")
+    r_sha=$("$cli" -p "$redis_port" -x SCRIPT LOAD <"server/native_scripts/$file")
+    [ "$s_sha" = "$r_sha" ] || { echo "bench: $name: SCRIPT LOAD gave $s_sha on sluice, $r_sha on redis" >&2; exit 1; }
+    script_sha[$name]=$s_sha
+    # Self-check on a fresh key: the same reply from both (redis_rate's depends on the clock).
+    check=${args//__rand_int__/check}
+    # shellcheck disable=SC2086  # the arguments are split on spaces
+    echo "bench: $name: sluice $("$cli" -p "$sluice_port" EVALSHA "$s_sha" $check | tr '\n' ' ')| redis $("$cli" -p "$redis_port" EVALSHA "$r_sha" $check | tr '\n' ' ')" >&2
+  done
 }
 
 bench() {  # port requests pipeline command...   -> "rps p50_ms p99_ms"
@@ -134,6 +196,17 @@ for mode in ${modes//,/ }; do
     for p in ${pipelines//,/ }; do
       if ((quick)); then n=$((p == 1 ? 20000 : 100000)); else n=$((p == 1 ? 200000 : 1000000)); fi
       [ "$mode" = always ] && n=$((n / 5))
+      if [ -n "$scripts" ]; then
+        n=$((n / 2))
+        for r in "${script_rows[@]}"; do
+          IFS='|' read -r name file args <<<"$r"
+          script_selected "$name" || continue
+          # shellcheck disable=SC2086  # the arguments are split on spaces
+          row "EVALSHA $name" EVALSHA "${script_sha[$name]}" $args \
+            -- EVALSHA "${script_sha[$name]}" $args
+        done
+        continue
+      fi
       row "PING" PING -- PING
       row "SET key:<rand> (3-byte value)" SET key:__rand_int__ xxx -- SET key:__rand_int__ xxx
       row "GET key:<rand>" GET key:__rand_int__ -- GET key:__rand_int__
@@ -163,6 +236,7 @@ echo
 echo "redis-benchmark, keys from 100000 (-r 100000), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "sluice-server: $("$sluice_bin" --version 2>/dev/null | head -n 1 || echo "$sluice_bin")"
 echo "redis-server:  $("$redis_bin" --version | cut -d' ' -f3), appendonly yes, same appendfsync"
+[ -n "$scripts" ] && echo "EVALSHA of the recognised library scripts: native on Sluice, Lua on redis-server"
 echo
 printf '%-8s %7s %-32s %4s %10s %10s %6s %13s %13s\n' "fsync" "clients" "test" "P" \
   "sluice/s" "redis/s" "ratio" "sluice p50/99" "redis p50/99"

@@ -71,6 +71,22 @@ std::string Harness::Run(std::vector<std::string> args) {
   return reply;
 }
 
+std::vector<std::string> Harness::RunBatch(const std::vector<std::vector<std::string>>& commands) {
+  std::vector<std::string> replies;
+  CommitGroup group(*store_, /*defer_durability=*/true);
+  for (const std::vector<std::string>& args : commands) {
+    std::vector<std::string_view> views(args.begin(), args.end());
+    std::string reply;
+    protocol::ReplyWriter out(&reply, client_.resp);
+    CommandContext ctx{*store_, *server_, client_, out};
+    ctx.group = &group;
+    dispatcher_->Dispatch(ctx, views);
+    replies.push_back(std::move(reply));
+  }
+  REQUIRE(group.Flush().ok());
+  return replies;
+}
+
 std::string Harness::Cmd(std::string_view line) {
   std::vector<std::string> args;
   size_t start = 0;

@@ -31,7 +31,11 @@ class Harness {
 
   std::string Run(std::vector<std::string> args);  // raw reply bytes of one command
   std::string Cmd(std::string_view line);          // splits `line` on single spaces, then Run
-  void Resp3();                                    // this client now speaks RESP3
+  // Runs `commands` as a connection runs one read batch (Connection::ProcessBatch): the plain
+  // data commands as members of one CommitGroup, written by one flush at the end (earlier when
+  // a command that runs alone flushes it). Returns each command's reply.
+  std::vector<std::string> RunBatch(const std::vector<std::vector<std::string>>& commands);
+  void Resp3();  // this client now speaks RESP3
   void AdvanceMs(int64_t ms);
 
   Store& store() { return *store_; }

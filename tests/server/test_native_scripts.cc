@@ -4,12 +4,19 @@
 // against the same body run in Lua (a second harness with native-scripts no).
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "server/args.h"
 #include "server/lua_sha1.h"
+#include "server/native_ops.h"
 #include "server/native_scripts.h"
 #include "tests/server/harness.h"
 
@@ -98,6 +105,8 @@ TEST_CASE("native scripts: the registry holds exactly the recorded bodies") {
   for (size_t i = 0; i < kNativeScriptCount; ++i) {
     const std::string body = Body(kFiles[i]);
     CHECK(Sha1Hex(body) == scripts[i].sha);
+    CHECK(body.size() == scripts[i].bytes);
+    CHECK(MayBeNativeScriptBody(body.size()));
     CHECK(FindNativeScript(Sha1Hex(body)) == static_cast<int>(i));
     std::string upper = scripts[i].sha;
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -106,6 +115,8 @@ TEST_CASE("native scripts: the registry holds exactly the recorded bodies") {
     CHECK(FindNativeScript(Sha1Hex(body.substr(1))) == -1);
   }
   CHECK(FindNativeScript("") == -1);
+  CHECK_FALSE(MayBeNativeScriptBody(0));
+  CHECK_FALSE(MayBeNativeScriptBody(100));
   CHECK(FindNativeScript(std::string(40, '0')) == -1);
 }
 
@@ -343,6 +354,49 @@ TEST_CASE("native scripts: limits' moving window and clear, redis_rate, ulule ma
       CHECK(Counts(p.lua, script.name).rfind("native=0,", 0) == 0);
     }
   }
+}
+
+TEST_CASE("native scripts: Lua's number texts, printed and read as printf and strtod do") {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200000; ++i) {
+    double d = 0;
+    if (i % 3 == 0) {
+      const uint64_t bits = rng();
+      std::memcpy(&d, &bits, sizeof d);
+      if (!std::isfinite(d)) continue;
+    } else if (i % 3 == 1) {
+      d = static_cast<double>(static_cast<int64_t>(rng() % 4'000'000'000'000) - 2'000'000'000'000) /
+          1000.0;
+    } else {
+      d = std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 140) - 70);
+    }
+    char want[64];
+    for (int precision : {14, 17}) {
+      const int n = std::snprintf(want, sizeof want, "%.*g", precision, d);
+      const native::NumberText got =
+          precision == 14 ? native::LuaToString(d) : native::LuaNumberArg(d);
+      REQUIRE(std::string_view(got) == std::string_view(want, static_cast<size_t>(n)));
+      // Read back: LuaDecimal takes the plain decimals and gives strtod's double.
+      const std::optional<double> read = native::LuaDecimal(got);
+      if (read) REQUIRE(*read == std::strtod(want, nullptr));
+      if (std::string_view(got).find_first_of("e") == std::string_view::npos) {
+        REQUIRE(read.has_value());
+      }
+    }
+    // LuaIntegerArg is the integer ParseInt64 reads from "%.17g", exactly when it reads one.
+    const native::NumberText text = native::LuaNumberArg(d);
+    const std::optional<int64_t> parsed = ParseInt64(text);
+    const std::optional<int64_t> integer = native::LuaIntegerArg(d);
+    if (integer) REQUIRE(parsed == integer);
+  }
+  CHECK(native::LuaIntegerArg(-0.0) == std::nullopt);
+  CHECK(native::LuaIntegerArg(0.0) == 0);
+  CHECK(native::LuaIntegerArg(99999999999999984.0) == 99999999999999984);
+  CHECK(native::LuaIntegerArg(1e17) == std::nullopt);  // "1e+17"
+  CHECK(native::LuaIntegerArg(2.5) == std::nullopt);
+  CHECK(native::LuaDecimal("1e400") == std::nullopt);
+  CHECK(native::LuaDecimal("-12.5E-1") == -1.25);
+  CHECK(native::LuaDecimal("0x10") == std::nullopt);
 }
 
 }  // namespace sluice::server::testing

@@ -15,12 +15,15 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "server/command.h"
+#include "server/lua_sha1.h"
 #include "server/server.h"
 #include "server/server_state.h"
 #include "sluice/store.h"
@@ -152,6 +155,32 @@ TEST_CASE("pipelined commands are answered in order") {
   std::string want = Simple("PONG") + Ok() + Bulk("1") + Int(2) + Int(1);
   CHECK(Expect(c, "PING\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\nGET a\r\nINCR a\r\nDBSIZE\r\n",
                want) == want);
+}
+
+TEST_CASE("pipelined recognised scripts between plain commands are answered in order") {
+  // ulule/limiter's incr (server/native_scripts/): native calls in the connection's read batch,
+  // members of its commit group with the plain commands around them.
+  std::ifstream in(std::string(SLUICE_SOURCE_DIR) + "/server/native_scripts/ulule-limiter_incr.lua",
+                   std::ios::binary);
+  REQUIRE(in.good());
+  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string sha = Sha1Hex(body);
+  Config config;
+  config.enable_debug_command = true;
+  LiveServer server(config);
+  Client c(server.port());
+  CHECK(Expect(c, "DEBUG CLOCK SET 1700000000000\r\n", Ok()) == Ok());  // PTTLs exact
+  const std::string load = "*3\r\n$6\r\nSCRIPT\r\n$4\r\nLOAD\r\n$" + std::to_string(body.size()) +
+                           "\r\n" + body + "\r\n";
+  CHECK(Expect(c, load, Bulk(sha)) == Bulk(sha));
+  auto incr = [&](const std::string& key) {
+    return "EVALSHA " + sha + " 1 " + key + " 1 1000\r\n";
+  };
+  const std::string request = "SET a 5\r\n" + incr("a") + "GET a\r\n" + incr("b") + incr("b") +
+                              "PTTL b\r\nINCR b\r\n" + incr("b");
+  const std::string want = Ok() + Arr({Int(6), Int(-1)}) + Bulk("6") + Arr({Int(1), Int(1000)}) +
+                           Arr({Int(2), Int(1000)}) + Int(1000) + Int(3) + Arr({Int(4), Int(1000)});
+  CHECK(Expect(c, request, want) == want);
 }
 
 TEST_CASE("a command split across reads") {

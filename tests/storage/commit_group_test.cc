@@ -96,6 +96,35 @@ TEST_CASE("a member's rollback, or its end without commit, drops only its own wr
   CHECK(*f.store->Get(0, "c") == std::optional<std::string>("after rollback"));
 }
 
+TEST_CASE("a member that rewrote a key and ends without commit leaves the group as it was") {
+  Fixture f;
+  CommitGroup group(*f.store, /*defer_durability=*/false);
+  {
+    const KeyRef keys[] = {{0, "a"}};
+    Unit u(*f.store, keys, Member(group));
+    CHECK(*u.IncrBy(0, "a", 1) == 1);
+    REQUIRE(u.Commit().ok());
+  }
+  {
+    const KeyRef keys[] = {{0, "a"}};
+    Unit u(*f.store, keys, Member(group));
+    CHECK(*u.IncrBy(0, "a", 1) == 2);
+    CHECK(*u.ExpireAt(0, "a", f.clock->NowMs() + 5000, ExpireCondition::kAlways));
+    CHECK(*u.PTtl(0, "a") == 5000);
+  }  // no commit
+  {
+    const KeyRef keys[] = {{0, "a"}};
+    Unit u(*f.store, keys, Member(group));
+    CHECK(*u.Get(0, "a") == std::optional<std::string>("1"));
+    CHECK(*u.PTtl(0, "a") == -1);
+    CHECK(*u.IncrBy(0, "a", 1) == 2);
+    REQUIRE(u.Commit().ok());
+  }
+  REQUIRE(group.Flush().ok());
+  CHECK(*f.store->Get(0, "a") == std::optional<std::string>("2"));
+  CHECK(*f.store->PTtl(0, "a") == -1);
+}
+
 TEST_CASE("each member gets its own time, never earlier than the previous one's") {
   Fixture f;
   CommitGroup group(*f.store, false);

@@ -135,6 +135,86 @@ TEST_CASE("a unit commits as one RocksDB write") {
   CHECK_FALSE(it->Valid());
 }
 
+TEST_CASE("a key rewritten in a unit is staged once; every read sees each step") {
+  Fixture f;
+  rocksdb::DB* db = f.store->impl().db();
+  REQUIRE(f.store->Set(0, "old", "7", SetPlain()).ok());
+  const uint64_t before = db->GetLatestSequenceNumber();
+  const int64_t now = f.clock->NowMs();
+  const KeyRef keys[] = {{0, "a"}, {0, "b"}, {0, "old"}, {0, "gone"}};
+  Txn t(*f.store, keys);
+  CHECK(*t.IncrBy(0, "a", 5) == 5);
+  CHECK(*t.ExpireAt(0, "a", now + 10000, ExpireCondition::kAlways));
+  CHECK(*t.PTtl(0, "a") == 10000);
+  CHECK(*t.Get(0, "a") == std::optional<std::string>("5"));
+  CHECK(*t.IncrBy(0, "a", 1) == 6);  // INCR keeps the TTL it was given
+  CHECK(*t.PTtl(0, "a") == 10000);
+  REQUIRE(t.Set(0, "b", "x", SetPlain()).ok());  // a's last write goes to the batch now
+  CHECK(*t.Get(0, "a") == std::optional<std::string>("6"));
+  CHECK(*t.IncrBy(0, "a", 1) == 7);
+  CHECK(*t.Get(0, "old") == std::optional<std::string>("7"));  // read twice: the same
+  CHECK(*t.PTtl(0, "old") == -1);
+  CHECK(*t.IncrBy(0, "gone", 1) == 1);
+  const SV gone[] = {"gone"};
+  CHECK(*t.Del(0, gone) == 1);  // the deletion replaces the unit's own write
+  CHECK(*t.Get(0, "gone") == std::nullopt);
+  REQUIRE(t.Commit().ok());
+  // a twice (its first Put reached the batch when b was written), b once, the deletion of
+  // "gone", and the keyspace count's merge.
+  CHECK(db->GetLatestSequenceNumber() == before + 5);
+  CHECK(*f.store->Get(0, "a") == std::optional<std::string>("7"));
+  CHECK(*f.store->PTtl(0, "a") == 10000);
+  CHECK(*f.store->Get(0, "b") == std::optional<std::string>("x"));
+  CHECK(*f.store->Get(0, "gone") == std::nullopt);
+  CHECK(*f.store->DbSize(0) == 3);
+}
+
+TEST_CASE("a unit's own last write is seen by its walks, flushes and rollbacks") {
+  Fixture f;
+  REQUIRE(f.store->Set(0, "stored", "1", SetPlain()).ok());
+  TransactionOptions all;
+  all.all_keys = true;
+  {
+    Txn t(*f.store, {}, all);
+    REQUIRE(t.Set(0, "k1", "v", SetPlain()).ok());
+    CHECK(*t.Keys(0, "*") == std::vector<std::string>{"k1", "stored"});
+    REQUIRE(t.Set(1, "other", "v", SetPlain()).ok());
+    REQUIRE(t.FlushDb(1).ok());  // drops the write made just before
+    REQUIRE(t.Set(1, "after", "v", SetPlain()).ok());
+    CHECK(*t.Keys(1, "*") == std::vector<std::string>{"after"});
+    CHECK(*t.DbSize(1) == 1);
+    REQUIRE(t.Commit().ok());
+  }
+  CHECK(*f.store->Keys(1, "*") == std::vector<std::string>{"after"});
+  CHECK(*f.store->Get(0, "k1") == std::optional<std::string>("v"));
+  {
+    const KeyRef keys[] = {{0, "stored"}};
+    Txn t(*f.store, keys);
+    CHECK(*t.IncrBy(0, "stored", 1) == 2);
+    t.Rollback();
+    CHECK(*t.Get(0, "stored") == std::optional<std::string>("1"));
+    CHECK(*t.IncrBy(0, "stored", 10) == 11);
+    REQUIRE(t.Commit().ok());
+  }
+  CHECK(*f.store->Get(0, "stored") == std::optional<std::string>("11"));
+}
+
+TEST_CASE("a read is given again only under the key's lock") {
+  Fixture f;
+  REQUIRE(f.store->Set(0, "x", "1", SetPlain()).ok());
+  TransactionOptions unlocked;
+  unlocked.isolate_reads = false;
+  Txn reader(*f.store, {}, unlocked);  // locks nothing: each read sees the latest commit
+  CHECK(*reader.Get(0, "x") == std::optional<std::string>("1"));
+  REQUIRE(f.store->Set(0, "x", "2", SetPlain()).ok());  // another unit, same thread
+  CHECK(*reader.Get(0, "x") == std::optional<std::string>("2"));
+  // Taking the key for a write reads it again under the lock.
+  REQUIRE(f.store->Set(0, "x", "3", SetPlain()).ok());
+  CHECK(*reader.IncrBy(0, "x", 1) == 4);
+  REQUIRE(reader.Commit().ok());
+  CHECK(*f.store->Get(0, "x") == std::optional<std::string>("4"));
+}
+
 TEST_CASE("an undeclared key: taken when free, kLockConflict when another unit holds it") {
   Fixture f;
   const KeyRef a[] = {{0, "a"}};

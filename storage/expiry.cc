@@ -5,6 +5,7 @@
 #include "expiry.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -67,6 +68,9 @@ constexpr int kSampleSize = 20;
 // and per cycle so a keyspace of persistent keys costs little.
 constexpr int kMaxVisitsPerSample = 20 * kSampleSize;
 constexpr int kMaxVisitsWithoutTtl = 5000;
+// Expired keys removed per unit (one lock round, one write, one count record), at most. Larger
+// units hold more stripes for longer; see docs/engine.md ("Expiry") for the measurements.
+constexpr size_t kRemoveBatch = 128;
 
 // Keeps every entry (the store is not open yet).
 class KeepAll final : public rocksdb::CompactionFilter {
@@ -87,22 +91,59 @@ std::unique_ptr<rocksdb::CompactionFilter> ElementFilterFactory::CreateCompactio
   return std::make_unique<ElementFilter>(db, clock_.get());
 }
 
+void ExpiryCandidates::Add(std::string_view raw_key, int64_t at_ms) {
+  if (n == keys.size()) {
+    keys.emplace_back();
+    expire_at_ms.emplace_back();
+  }
+  keys[n].assign(raw_key);
+  expire_at_ms[n] = at_ms;
+  ++n;
+}
+
 }  // namespace internal
 
 using internal::DecodeExpiry;
 using internal::IsExpired;
 using internal::kNoExpiry;
 
-// Deletes, each under its lock and only if still expired on re-reading, the given keys.
-int64_t Store::Impl::RemoveIfExpired(const std::vector<std::string>& raw_keys) {
-  if (raw_keys.empty()) return 0;
-  internal::LockPool::MultiGuard guard(locks_, raw_keys);
+// A candidate whose stripe's write mark is at most seen_seq has not been written since the
+// iterator read it (lock_pool.h), so what the iterator read (stored, with that expiry) is still
+// what is stored: it is removed without a read, and counted out as a key with an expiry. Any
+// other is read again under the lock and removed only if still expired. The unit's time is read
+// once the stripes are held, like any unit's; a candidate not expired then (the clock went
+// back) stays. One write: the deletions and the count record change together.
+int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, uint64_t seen_seq,
+                                   int64_t* next_due_ms) {
+  const size_t n = c.n;
+  c.n = 0;
+  if (n == 0) return 0;
+  internal::LockPool::MultiGuard guard(locks_, c.keys, n);
   internal::Txn txn(*this);
-  for (const auto& k : raw_keys) {
-    if (!txn.Read(k).ok()) return 0;  // a read error: leave it to the next cycle
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& key = c.keys[i];
+    if (locks_.WriteMark(key) <= seen_seq) {
+      if (IsExpired(c.expire_at_ms[i], txn.now_ms())) {
+        txn.RemoveExpired(key);
+      } else {
+        *next_due_ms = std::min(*next_due_ms, c.expire_at_ms[i]);
+      }
+      continue;
+    }
+    auto v = txn.ReadView(key);  // an expired value found here is removed by the commit
+    if (!v.ok()) {
+      *next_due_ms = std::min(*next_due_ms, txn.now_ms());  // look again at the next pass
+    } else if (v->has_value() && (*v)->expire_at_ms != kNoExpiry) {
+      *next_due_ms = std::min(*next_due_ms, (*v)->expire_at_ms);
+    }
   }
-  if (!txn.Commit(/*durable=*/false).ok()) return 0;
-  return txn.expired_found();
+  const int64_t removed = txn.expired_found();
+  // A removal's write never reports failure (Txn::Commit); a refused one removed nothing.
+  if (!txn.Commit(/*durable=*/false).ok() || writes_refused()) {
+    *next_due_ms = std::min(*next_due_ms, txn.now_ms());
+    return 0;
+  }
+  return removed;
 }
 
 // One cycle: from the pass's cursor, sample keys with a TTL, remove the expired ones, and keep
@@ -111,16 +152,22 @@ int64_t Store::Impl::RemoveIfExpired(const std::vector<std::string>& raw_keys) {
 // earliest expiry the pass saw (or written since it began) is due.
 int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
   constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  if (writes_refused()) return 0;  // nothing could be removed
   if (!expiry_pass_active_) {
     if (clock_->NowMs() <= next_expiry_due_ms_.load(std::memory_order_relaxed)) return 0;
-    // Writes from now on lower the hint again; the pass accounts for what is stored.
-    next_expiry_due_ms_.store(kNever, std::memory_order_relaxed);
+    // Notes from now on lower the hint again; the pass accounts for what is stored. The fence
+    // orders the reset before the pass's iterators read the latest sequence: a note made after
+    // a commit became visible (Txn::Commit) is either kept or its value seen by the pass.
+    next_expiry_due_ms_.exchange(kNever);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     expiry_pass_active_ = true;
     expiry_pass_min_ms_ = kNever;
     expiry_cursor_.clear();
   }
   expiry_scans_.fetch_add(1, std::memory_order_relaxed);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(budget_us);
+  // Read before the iterator is made: its view is at this sequence or later.
+  const uint64_t seen_seq = db_->GetLatestSequenceNumber();
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
@@ -130,7 +177,7 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
   while (it->Valid()) {
     int sampled = 0;
     int visited = 0;
-    std::vector<std::string> expired;
+    int expired = 0;
     const int64_t now_ms = clock_->NowMs();
     for (;
          it->Valid() && sampled < internal::kSampleSize && visited < internal::kMaxVisitsPerSample;
@@ -140,27 +187,28 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
       if (!expiry || *expiry == kNoExpiry) continue;
       ++sampled;
       if (IsExpired(*expiry, now_ms)) {
-        expired.push_back(it->key().ToString());
+        ++expired;
+        expiry_batch_.Add(it->key().ToStringView(), *expiry);
       } else {
         expiry_pass_min_ms_ = std::min(expiry_pass_min_ms_, *expiry);
       }
     }
-    const int64_t n = RemoveIfExpired(expired);
-    // Not all removed (a read error, or rewritten meanwhile): look again at the next pass.
-    if (n < static_cast<int64_t>(expired.size())) expiry_pass_min_ms_ = now_ms;
-    removed += n;
+    if (expiry_batch_.n + internal::kSampleSize > internal::kRemoveBatch) {
+      removed += RemoveExpired(expiry_batch_, seen_seq, &expiry_pass_min_ms_);
+    }
     if (sampled == 0) visits_without_ttl += visited;
-    bool keep_going = sampled == 0 ? visits_without_ttl < internal::kMaxVisitsWithoutTtl
-                                   : expired.size() * 4 > static_cast<size_t>(sampled);
+    bool keep_going =
+        sampled == 0 ? visits_without_ttl < internal::kMaxVisitsWithoutTtl : expired * 4 > sampled;
     if (!keep_going || std::chrono::steady_clock::now() >= deadline) break;
   }
   if (it->Valid()) {
     expiry_cursor_ = it->key().ToString();
-  } else {  // the pass is complete
+  } else {  // the pass is complete (once the last candidates are removed)
     expiry_cursor_.clear();
     expiry_pass_active_ = false;
-    NoteExpiry(expiry_pass_min_ms_);
   }
+  removed += RemoveExpired(expiry_batch_, seen_seq, &expiry_pass_min_ms_);
+  if (!expiry_pass_active_) NoteExpiry(expiry_pass_min_ms_);
   return removed;
 }
 

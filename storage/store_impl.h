@@ -43,6 +43,16 @@ namespace internal {
 class Txn;
 class ElementFilterFactory;  // expiry.cc
 
+// Expired keys the active expiry cycle found, awaiting removal in one unit: the first n raw keys
+// (their strings are reused from one batch to the next) and each one's expiry as the cycle's
+// iterator read it. Not thread-safe (the expiry thread's own).
+struct ExpiryCandidates {
+  std::vector<std::string> keys;
+  std::vector<int64_t> expire_at_ms;
+  size_t n = 0;
+  void Add(std::string_view raw_key, int64_t at_ms);
+};
+
 // The RocksDB options Store::Open uses (tuned for small values, with the expiry compaction
 // filter driven by `clock`). Exposed so tests can drive RocksDB directly with the same setup.
 rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const Clock> clock);
@@ -139,12 +149,19 @@ class Store::Impl {
   // One cycle of the active expiry (expiry.cc); returns the keys it removed. Does nothing (not
   // even a seek) while no stored key can be due, so an idle server costs nothing.
   int64_t RunExpiryCycle(int64_t budget_us);
-  // Tells the expiry cycle that a key expiring at at_ms (ms since the epoch) was written: it
-  // wakes up by then. Lock-free; called for every write with an expiry.
+  // Removes, in one unit holding their stripes, the first c.n candidates (then sets c.n to 0):
+  // keys an iterator whose view is at sequence seen_seq or later read as stored with the given
+  // expiry, expired at the time it checked. Returns how many it removed (keyspace counts and
+  // Stats::expired_keys follow). A candidate that stays (rewritten since, the clock went back,
+  // a read error) lowers *next_due_ms to when it should be looked at again. The expiry
+  // thread's (expiry.cc; also called by tests); one caller at a time.
+  int64_t RemoveExpired(internal::ExpiryCandidates& c, uint64_t seen_seq, int64_t* next_due_ms);
+  // Tells the expiry cycle that a key expiring at at_ms (ms since the epoch) is stored: it
+  // wakes up by then. Lock-free; called once a write with an expiry is visible (Txn::Commit).
+  // The exchange is sequentially consistent: it pairs with the reset at a pass's start.
   void NoteExpiry(int64_t at_ms) {
     int64_t due = next_expiry_due_ms_.load(std::memory_order_relaxed);
-    while (at_ms < due &&
-           !next_expiry_due_ms_.compare_exchange_weak(due, at_ms, std::memory_order_relaxed)) {
+    while (at_ms < due && !next_expiry_due_ms_.compare_exchange_weak(due, at_ms)) {
     }
   }
 
@@ -165,7 +182,6 @@ class Store::Impl {
  private:
   void EverySecLoop();
   void ExpiryLoop();
-  int64_t RemoveIfExpired(const std::vector<std::string>& raw_keys);
   void StopThreads();
   void NoteSynced();
   void TryResume();  // everysec thread, while latched
@@ -224,7 +240,8 @@ class Store::Impl {
   std::atomic<int64_t> expiry_scans_{0};
   std::string expiry_cursor_;  // encoded key where the pass resumes
   bool expiry_pass_active_ = false;
-  int64_t expiry_pass_min_ms_ = 0;  // earliest unexpired expiry seen by this pass
+  int64_t expiry_pass_min_ms_ = 0;           // earliest unexpired expiry seen by this pass
+  internal::ExpiryCandidates expiry_batch_;  // found by the cycle, not yet removed
 
   // Registered commit observers: slots filled once, in order, under observer_mu_; read without
   // a lock (observer_count_ is published after its slot).

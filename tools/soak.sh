@@ -126,5 +126,9 @@ if ((idle > 0)); then
   for ((j = 0; j < ${#times[@]}; j++)); do ((times[j] <= idle - 20)) && i=$j; done
   window=$((idle - times[i]))
   echo "soak: dbsize 0 after ${emptied:-more than $idle} s idle"
+  # DBSIZE counts expired keys until they are removed: the live ones are what SCAN returns.
+  if ((size > 0 && size <= 100000)); then
+    echo "soak: dbsize $size at the end, $("$cli" -p "$port" --scan --count 1000 | wc -l) of them live (not yet expired)"
+  fi
   echo "soak: idle CPU over the last ${window}s of ${idle}s idle: $(pct $((ticks[${#ticks[@]} - 1] - ticks[i])) "$window") of one core; rss $(rss_mb) MB, disk $(disk_mb) MB"
 fi

@@ -22,14 +22,15 @@ namespace {
 using SV = std::string_view;
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
-// Runs cycles until one finds nothing to do (the pass is over and nothing is due), at most
-// max_cycles; returns the keys removed.
-int64_t RunCycles(Store& store, int max_cycles = 1000) {
+// Runs cycles until one finds nothing to do (no pass, nothing due), at most max_cycles;
+// returns the keys removed.
+int64_t RunCycles(Store& store, int max_cycles = 1000, int64_t budget_us = 1'000'000) {
   int64_t removed = 0;
   for (int i = 0; i < max_cycles; ++i) {
     const int64_t scans = store.GetStats().expiry_scans;
-    removed += store.impl().RunExpiryCycle(/*budget_us=*/1'000'000);
-    if (store.GetStats().expiry_scans == scans) break;
+    const int64_t n = store.impl().RunExpiryCycle(budget_us);
+    removed += n;
+    if (n == 0 && store.GetStats().expiry_scans == scans) break;
   }
   return removed;
 }
@@ -75,7 +76,8 @@ TEST_CASE("expiry cycle: removes every expired key in batches, counts exact, the
   CHECK(s.impl().RunExpiryCycle(1'000'000) == 0);
   CHECK(s.GetStats().expiry_scans == scans);
   f.AdvanceMs(50000);
-  CHECK(RunCycles(s) == 150);
+  CHECK(RunCycles(s) == 150);  // remembered by the pass: removed without another walk
+  CHECK(s.GetStats().expiry_scans == scans);
   for (int db = 0; db < 3; ++db) CHECK(s.Keyspace(db)->expires == 0);
   RequireConsistent(s);
   f.Reopen();  // the persisted counts match too
@@ -104,7 +106,7 @@ TEST_CASE("RemoveExpired: keys written after the iterator read them are kept, co
   // What the cycle's iterator saw: every key stored and expired, at this sequence.
   const uint64_t seen_seq = s.impl().db()->GetLatestSequenceNumber();
   internal::ExpiryCandidates c;
-  for (const auto& k : names) c.Add(Raw(k), kT0Ms + 10);
+  for (const auto& k : names) c.Add(Raw(k), kT0Ms + 10, seen_seq);
 
   REQUIRE(s.Set(0, "rewritten", "new", SetPlain()).ok());
   REQUIRE(s.Set(0, "new-ttl", "new", SetAt(kT0Ms + 3600000)).ok());
@@ -115,7 +117,7 @@ TEST_CASE("RemoveExpired: keys written after the iterator read them are kept, co
   CHECK(*s.DbSize(0) == 5);  // 4 of the names (one removed) + the twin
 
   int64_t next_due = kNever;
-  CHECK(s.impl().RemoveExpired(c, seen_seq, &next_due) == 2);  // untouched, shares-stripe
+  CHECK(s.impl().RemoveExpired(c, &next_due) == 2);  // untouched, shares-stripe
   CHECK(c.n == 0);
   CHECK(next_due == kT0Ms + 3600000);  // new-ttl's new expiry
   CHECK(*s.Get(0, "rewritten") == "new");
@@ -137,13 +139,72 @@ TEST_CASE("RemoveExpired: a key the clock no longer sees expired stays and is du
   f.AdvanceMs(20);
   const uint64_t seen_seq = s.impl().db()->GetLatestSequenceNumber();
   internal::ExpiryCandidates c;
-  c.Add(Raw("k"), kT0Ms + 10);
+  c.Add(Raw("k"), kT0Ms + 10, seen_seq);
   f.clock->SetManualNs(kT0Ms * 1000000);  // back before the expiry (DEBUG CLOCK SET)
   int64_t next_due = kNever;
-  CHECK(s.impl().RemoveExpired(c, seen_seq, &next_due) == 0);
+  CHECK(s.impl().RemoveExpired(c, &next_due) == 0);
   CHECK(next_due == kT0Ms + 10);
   CHECK(*s.Get(0, "k") == "v");
   CHECK(*s.DbSize(0) == 1);
+  RequireConsistent(s);
+}
+
+TEST_CASE("ExpiryDueList: earliest first, bounded, keeps the earliest expiries") {
+  using internal::ExpiryDueList;
+  ExpiryDueList due;
+  CHECK(due.earliest() == ExpiryDueList::kNone);
+  CHECK(due.Add("b", 200, 7) == ExpiryDueList::kNone);
+  CHECK(due.Add("a", 100, 8) == ExpiryDueList::kNone);
+  CHECK(due.Add("c", 100, 9) == ExpiryDueList::kNone);
+  CHECK(due.earliest() == 100);
+  internal::ExpiryCandidates c;
+  due.TakeExpired(/*now_ms=*/100, 10, &c);  // none has passed its millisecond yet
+  CHECK(c.n == 0);
+  due.TakeExpired(/*now_ms=*/150, 1, &c);  // at most 1
+  REQUIRE(c.n == 1);
+  CHECK(c.keys[0] == "a");
+  CHECK(c.seen_seq[0] == 8);
+  due.TakeExpired(/*now_ms=*/1000, 10, &c);
+  REQUIRE(c.n == 3);
+  CHECK(c.keys[1] == "c");
+  CHECK(c.keys[2] == "b");
+  CHECK(c.expire_at_ms[2] == 200);
+  CHECK(due.size() == 0);
+
+  for (size_t i = 0; i < ExpiryDueList::kCapacity; ++i) {
+    REQUIRE(due.Add("k" + std::to_string(i), 1000 + static_cast<int64_t>(i), 1) ==
+            ExpiryDueList::kNone);
+  }
+  const int64_t last = 1000 + static_cast<int64_t>(ExpiryDueList::kCapacity) - 1;
+  CHECK(due.Add("later", last + 5, 1) == last + 5);  // full: the later one is not kept
+  CHECK(due.Add("sooner", 10, 1) == last);           // kept; the last one is dropped
+  CHECK(due.size() == ExpiryDueList::kCapacity);
+  CHECK(due.earliest() == 10);
+}
+
+// A pass over many deletion markers walks them in bounded steps and resumes where a step
+// stopped, also with no time at all in each cycle. A key with many old versions is handled (and
+// counted out) once.
+TEST_CASE("expiry cycle: steps over deletion markers and many versions, each key once") {
+  Fixture f;
+  Store& s = *f.store;
+  for (int i = 0; i < 30000; ++i) {
+    REQUIRE(s.Set(0, "gone" + std::to_string(i), "v", SetAt(kT0Ms + 10)).ok());
+  }
+  for (int i = 0; i < 12000; ++i) {  // versions of one key in the memtable
+    REQUIRE(s.Set(0, "hot", std::to_string(i), SetAt(kT0Ms + 10)).ok());
+  }
+  f.AdvanceMs(11);
+  CHECK(RunCycles(s) == 30001);  // 30,001 deletion markers now
+  CHECK(s.GetStats().expired_keys == 30001);
+  RequireConsistent(s);
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(s.Set(0, "left" + std::to_string(i), "v", SetAt(kT0Ms + 20)).ok());
+  }
+  f.AdvanceMs(10);
+  CHECK(RunCycles(s, 10000, /*budget_us=*/0) == 5);
+  CHECK(*s.DbSize(0) == 0);
+  CHECK(s.GetStats().expired_keys == 30006);
   RequireConsistent(s);
 }
 

@@ -149,6 +149,37 @@ TEST_CASE("RemoveExpired: a key the clock no longer sees expired stays and is du
   RequireConsistent(s);
 }
 
+// Keys a pass remembered (not yet due) and that units then rewrite, delete or remove lazily
+// before they are due: kept when live, never counted out twice.
+TEST_CASE("expiry cycle: remembered keys changed before they are due") {
+  Fixture f;
+  Store& s = *f.store;
+  for (SV k : {"rewritten", "new-ttl", "deleted", "lazily-removed", "untouched"}) {
+    REQUIRE(s.Set(0, k, "old", SetAt(kT0Ms + 100)).ok());
+  }
+  REQUIRE(s.Set(0, "due-first", "v", SetAt(kT0Ms + 10)).ok());
+  f.AdvanceMs(11);
+  CHECK(RunCycles(s) == 1);  // a pass: due-first removed, the others remembered
+  const int64_t scans = s.GetStats().expiry_scans;
+  REQUIRE(s.Set(0, "rewritten", "new", SetPlain()).ok());
+  REQUIRE(s.Set(0, "new-ttl", "new", SetAt(kT0Ms + 1000)).ok());
+  const SV del[] = {"deleted"};
+  CHECK(*s.Del(0, del) == 1);
+  f.AdvanceMs(100);
+  CHECK(*s.Get(0, "lazily-removed") == std::nullopt);
+  CHECK(RunCycles(s) == 1);                   // untouched
+  CHECK(s.GetStats().expiry_scans == scans);  // no walk: from the due list
+  CHECK(s.GetStats().expired_keys == 3);      // due-first, lazily-removed, untouched
+  CHECK(*s.Get(0, "rewritten") == "new");
+  CHECK(*s.Get(0, "new-ttl") == "new");
+  CHECK(*s.DbSize(0) == 2);
+  RequireConsistent(s);
+  f.AdvanceMs(1000);  // new-ttl's note starts a pass
+  CHECK(RunCycles(s) == 1);
+  CHECK(*s.DbSize(0) == 1);
+  RequireConsistent(s);
+}
+
 TEST_CASE("ExpiryDueList: earliest first, bounded, keeps the earliest expiries") {
   using internal::ExpiryDueList;
   ExpiryDueList due;

@@ -5,6 +5,7 @@
 #include "expiry.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -67,6 +68,12 @@ constexpr int kSampleSize = 20;
 // and per cycle so a keyspace of persistent keys costs little.
 constexpr int kMaxVisitsPerSample = 20 * kSampleSize;
 constexpr int kMaxVisitsWithoutTtl = 5000;
+// Expired keys removed per unit (one lock round, one write, one count record), at most. Larger
+// units hold more stripes for longer; see docs/engine.md ("Expiry") for the measurements.
+constexpr size_t kRemoveBatch = 128;
+// Deletion markers and stale versions one step of the cycle's iterator may walk over before it
+// stops (and the cycle checks its time): ~10-20 ms with Debian's librocksdb.
+constexpr uint64_t kMaxSkippedPerStep = 10000;
 
 // Keeps every entry (the store is not open yet).
 class KeepAll final : public rocksdb::CompactionFilter {
@@ -87,80 +94,200 @@ std::unique_ptr<rocksdb::CompactionFilter> ElementFilterFactory::CreateCompactio
   return std::make_unique<ElementFilter>(db, clock_.get());
 }
 
+void ExpiryCandidates::Add(std::string_view raw_key, int64_t at_ms, uint64_t seq) {
+  if (n == keys.size()) {
+    keys.emplace_back();
+    expire_at_ms.emplace_back();
+    seen_seq.emplace_back();
+  }
+  keys[n].assign(raw_key);
+  expire_at_ms[n] = at_ms;
+  seen_seq[n] = seq;
+  ++n;
+}
+
+int64_t ExpiryDueList::Add(std::string_view raw_key, int64_t at_ms, uint64_t seq) {
+  if (entries_.size() >= kCapacity) {
+    auto last = std::prev(entries_.end());
+    if (last->at_ms <= at_ms) return at_ms;
+    const int64_t dropped = last->at_ms;
+    entries_.erase(last);
+    entries_.insert(Entry{at_ms, std::string(raw_key), seq});
+    return dropped;
+  }
+  entries_.insert(Entry{at_ms, std::string(raw_key), seq});
+  return kNone;
+}
+
+void ExpiryDueList::TakeExpired(int64_t now_ms, size_t max, ExpiryCandidates* c) {
+  while (c->n < max && !entries_.empty() && IsExpired(entries_.begin()->at_ms, now_ms)) {
+    auto node = entries_.extract(entries_.begin());
+    c->Add(node.value().key, node.value().at_ms, node.value().seq);
+  }
+}
+
 }  // namespace internal
 
 using internal::DecodeExpiry;
 using internal::IsExpired;
 using internal::kNoExpiry;
 
-// Deletes, each under its lock and only if still expired on re-reading, the given keys.
-int64_t Store::Impl::RemoveIfExpired(const std::vector<std::string>& raw_keys) {
-  if (raw_keys.empty()) return 0;
-  internal::LockPool::MultiGuard guard(locks_, raw_keys);
+// A candidate whose stripe's write mark is at most its seen_seq has not been written by any unit
+// since it was read (lock_pool.h), nor removed by the cycle (each key read is removed by the
+// cycle at most once: ExpiryDueList), so what was read (stored, with that expiry) is still what
+// is stored: it is removed without a read, and counted out as a key with an expiry. Any other is
+// read again under the lock and removed only if still expired. The unit's time is read once the
+// stripes are held, like any unit's; a candidate not expired then (the clock went back) stays.
+// One write: the deletions and the count record change together.
+int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_due_ms) {
+  const size_t n = c.n;
+  c.n = 0;
+  if (n == 0) return 0;
+  internal::LockPool::MultiGuard guard(locks_, c.keys, n);
   internal::Txn txn(*this);
-  for (const auto& k : raw_keys) {
-    if (!txn.Read(k).ok()) return 0;  // a read error: leave it to the next cycle
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& key = c.keys[i];
+    if (locks_.WriteMark(key) <= c.seen_seq[i]) {
+      if (IsExpired(c.expire_at_ms[i], txn.now_ms())) {
+        txn.RemoveExpired(key);
+      } else {
+        *next_due_ms = std::min(*next_due_ms, c.expire_at_ms[i]);
+      }
+      continue;
+    }
+    auto v = txn.ReadView(key);  // an expired value found here is removed by the commit
+    if (!v.ok()) {
+      *next_due_ms = std::min(*next_due_ms, txn.now_ms());  // look again at the next pass
+    } else if (v->has_value() && (*v)->expire_at_ms != kNoExpiry) {
+      *next_due_ms = std::min(*next_due_ms, (*v)->expire_at_ms);
+    }
   }
-  if (!txn.Commit(/*durable=*/false).ok()) return 0;
-  return txn.expired_found();
+  const int64_t removed = txn.expired_found();
+  // A removal's write never reports failure (Txn::Commit); a refused one removed nothing.
+  if (!txn.Commit(/*durable=*/false).ok() || writes_refused()) {
+    *next_due_ms = std::min(*next_due_ms, txn.now_ms());
+    return 0;
+  }
+  return removed;
 }
 
-// One cycle: from the pass's cursor, sample keys with a TTL, remove the expired ones, and keep
-// going while more than 25% of a sample was expired and the time budget lasts (Redis's
-// activeExpireCycle). A pass ends at the end of the keyspace; the next one starts only once the
-// earliest expiry the pass saw (or written since it began) is due.
+// One cycle. First the remembered keys that are due (ExpiryDueList), then, while a pass is
+// active: from the pass's cursor, sample keys with a TTL, remove the expired ones, remember the
+// others, and keep going while more than 25% of a sample was expired and the time budget lasts
+// (Redis's activeExpireCycle). A pass ends at the end of the keyspace; the next one starts only
+// once an expiry it did not remember (or one written since it began) is due.
 int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
   constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  if (writes_refused()) return 0;  // nothing could be removed
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(budget_us);
+  auto out_of_time = [&] { return std::chrono::steady_clock::now() >= deadline; };
+  int64_t removed = 0;
+  // The earliest expiry this cycle leaves to a later pass: noted when the cycle ends (a note
+  // during a pass only matters once it is over, so it is as good as one at its end).
+  int64_t later = kNever;
+  struct NoteLater {
+    Store::Impl& impl;
+    const int64_t& at_ms;
+    ~NoteLater() { impl.NoteExpiry(at_ms); }
+  } note_later{*this, later};
+  while (IsExpired(expiry_due_.earliest(), clock_->NowMs())) {
+    expiry_due_.TakeExpired(clock_->NowMs(), internal::kRemoveBatch, &expiry_batch_);
+    removed += RemoveExpired(expiry_batch_, &later);
+    if (out_of_time()) return removed;
+  }
   if (!expiry_pass_active_) {
-    if (clock_->NowMs() <= next_expiry_due_ms_.load(std::memory_order_relaxed)) return 0;
-    // Writes from now on lower the hint again; the pass accounts for what is stored.
-    next_expiry_due_ms_.store(kNever, std::memory_order_relaxed);
+    if (clock_->NowMs() <= next_expiry_due_ms_.load(std::memory_order_relaxed)) return removed;
+    // Notes from now on lower the hint again; the pass accounts for what is stored. The fence
+    // orders the reset before the pass's iterators read the latest sequence: a note made after
+    // a commit became visible (Txn::Commit) is either kept or its value seen by the pass.
+    next_expiry_due_ms_.exchange(kNever);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     expiry_pass_active_ = true;
-    expiry_pass_min_ms_ = kNever;
     expiry_cursor_.clear();
+    expiry_done_.clear();
+    expiry_due_.Clear();  // the pass sees every key again
   }
   expiry_scans_.fetch_add(1, std::memory_order_relaxed);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(budget_us);
+  // Read before the iterator is made: its view is at this sequence or later.
+  const uint64_t seen_seq = db_->GetLatestSequenceNumber();
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
+  // After a mass removal one step can walk over a deletion marker per removed key: bounded, so
+  // that the cycle keeps to its budget (it resumes where the step stopped).
+  ro.max_skippable_internal_keys = internal::kMaxSkippedPerStep;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
-  it->Seek(expiry_cursor_);
-  int64_t removed = 0;
+  // A step can stop on the key the pass handled last (walking its old versions): a key is
+  // handled once per pass, so that it is never removed twice.
+  auto seek = [&](const std::string& target) {
+    it->Seek(target);
+    if (it->Valid() && !expiry_done_.empty() && it->key().ToStringView() == expiry_done_) {
+      it->Next();
+    }
+  };
+  // For an iterator on no key: true when a step stopped (expiry_cursor_ is where); otherwise
+  // the pass is complete (the end of the keyspace, or an error: then a new pass starts soon).
+  bool complete = false;
+  auto stopped = [&] {
+    std::string stop;
+    if (it->status().IsIncomplete() &&
+        it->GetProperty("rocksdb.iterator.internal-key", &stop).ok()) {
+      expiry_cursor_ = std::move(stop);
+      return true;
+    }
+    if (!it->status().ok()) later = std::min(later, clock_->NowMs());
+    complete = true;
+    return false;
+  };
+  // Whether the iterator stands on a key, seeking on after stopped steps while time remains.
+  auto on_key = [&] {
+    while (!it->Valid()) {
+      if (!stopped() || out_of_time()) return false;
+      seek(expiry_cursor_);
+    }
+    return true;
+  };
+  seek(expiry_cursor_);
   int visits_without_ttl = 0;
-  while (it->Valid()) {
+  while (on_key()) {
     int sampled = 0;
     int visited = 0;
-    std::vector<std::string> expired;
+    int expired = 0;
     const int64_t now_ms = clock_->NowMs();
-    for (;
-         it->Valid() && sampled < internal::kSampleSize && visited < internal::kMaxVisitsPerSample;
+    for (; sampled < internal::kSampleSize && visited < internal::kMaxVisitsPerSample && on_key();
          it->Next()) {
       ++visited;
+      const std::string_view key = it->key().ToStringView();
+      expiry_done_.assign(key);
       auto expiry = DecodeExpiry(it->value().ToStringView());
       if (!expiry || *expiry == kNoExpiry) continue;
       ++sampled;
       if (IsExpired(*expiry, now_ms)) {
-        expired.push_back(it->key().ToString());
+        ++expired;
+        expiry_batch_.Add(key, *expiry, seen_seq);
       } else {
-        expiry_pass_min_ms_ = std::min(expiry_pass_min_ms_, *expiry);
+        later = std::min(later, expiry_due_.Add(key, *expiry, seen_seq));
       }
     }
-    const int64_t n = RemoveIfExpired(expired);
-    // Not all removed (a read error, or rewritten meanwhile): look again at the next pass.
-    if (n < static_cast<int64_t>(expired.size())) expiry_pass_min_ms_ = now_ms;
-    removed += n;
+    if (expiry_batch_.n + internal::kSampleSize > internal::kRemoveBatch) {
+      removed += RemoveExpired(expiry_batch_, &later);
+    }
     if (sampled == 0) visits_without_ttl += visited;
-    bool keep_going = sampled == 0 ? visits_without_ttl < internal::kMaxVisitsWithoutTtl
-                                   : expired.size() * 4 > static_cast<size_t>(sampled);
-    if (!keep_going || std::chrono::steady_clock::now() >= deadline) break;
+    bool keep_going =
+        sampled == 0 ? visits_without_ttl < internal::kMaxVisitsWithoutTtl : expired * 4 > sampled;
+    if (!keep_going || out_of_time()) break;
   }
+  // Where the next cycle resumes: the key the iterator stands on, or where a step stopped.
   if (it->Valid()) {
     expiry_cursor_ = it->key().ToString();
-  } else {  // the pass is complete
-    expiry_cursor_.clear();
-    expiry_pass_active_ = false;
-    NoteExpiry(expiry_pass_min_ms_);
+  } else if (!complete) {
+    stopped();
   }
+  if (complete) {
+    expiry_cursor_.clear();
+    expiry_done_.clear();
+    expiry_pass_active_ = false;
+  }
+  removed += RemoveExpired(expiry_batch_, &later);
   return removed;
 }
 

@@ -20,10 +20,10 @@ std::vector<size_t> SortedStripes(std::vector<size_t> stripes) {
 }
 
 template <typename Keys>
-std::vector<size_t> StripesOf(const Keys& keys) {
+std::vector<size_t> StripesOf(const Keys& keys, size_t n) {
   std::vector<size_t> stripes;
-  stripes.reserve(keys.size());
-  for (const auto& k : keys) stripes.push_back(LockPool::StripeOf(k));
+  stripes.reserve(n);
+  for (size_t i = 0; i < n; ++i) stripes.push_back(LockPool::StripeOf(keys[i]));
   return SortedStripes(std::move(stripes));
 }
 
@@ -31,14 +31,17 @@ std::vector<size_t> StripesOf(const Keys& keys) {
 
 LockPool::MultiGuard::MultiGuard(LockPool& pool, std::vector<size_t> stripes)
     : pool_(&pool), stripes_(std::move(stripes)) {
-  for (size_t s : stripes_) pool_->mutexes_[s].lock();
+  for (size_t s : stripes_) pool_->stripes_[s].mu.lock();
 }
 
 LockPool::MultiGuard::MultiGuard(LockPool& pool, const std::vector<std::string_view>& raw_keys)
-    : MultiGuard(pool, StripesOf(raw_keys)) {}
+    : MultiGuard(pool, StripesOf(raw_keys, raw_keys.size())) {}
 
 LockPool::MultiGuard::MultiGuard(LockPool& pool, const std::vector<std::string>& raw_keys)
-    : MultiGuard(pool, StripesOf(raw_keys)) {}
+    : MultiGuard(pool, StripesOf(raw_keys, raw_keys.size())) {}
+
+LockPool::MultiGuard::MultiGuard(LockPool& pool, const std::vector<std::string>& raw_keys, size_t n)
+    : MultiGuard(pool, StripesOf(raw_keys, n)) {}
 
 LockPool::MultiGuard LockPool::MultiGuard::All(LockPool& pool) {
   std::vector<size_t> all(kStripes);
@@ -52,7 +55,7 @@ LockPool::MultiGuard::MultiGuard(MultiGuard&& other) noexcept
 }
 
 LockPool::MultiGuard::~MultiGuard() {
-  for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) pool_->mutexes_[*it].unlock();
+  for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) pool_->stripes_[*it].mu.unlock();
 }
 
 void LockSet::Lock(LockPool& pool) {
@@ -64,7 +67,7 @@ void LockSet::Lock(LockPool& pool) {
     std::sort(stripes_.begin(), stripes_.end());
     stripes_.erase(std::unique(stripes_.begin(), stripes_.end()), stripes_.end());
   }
-  for (size_t s : stripes_) pool.mutexes_[s].lock();
+  for (size_t s : stripes_) pool.stripes_[s].mu.lock();
 }
 
 bool LockSet::Holds(std::string_view raw_key) const {
@@ -79,14 +82,19 @@ bool LockSet::TryAcquire(std::string_view raw_key) {
   const size_t stripe = LockPool::StripeOf(raw_key);
   auto it = std::lower_bound(stripes_.begin(), stripes_.end(), stripe);
   if (it != stripes_.end() && *it == stripe) return true;
-  if (!pool_->mutexes_[stripe].try_lock()) return false;
+  if (!pool_->stripes_[stripe].mu.try_lock()) return false;
   stripes_.insert(it, stripe);
   return true;
 }
 
+void LockSet::MarkWritten(uint64_t seq) {
+  if (pool_ == nullptr) return;
+  for (size_t s : stripes_) pool_->stripes_[s].write_mark = seq;  // every stripe, when all_
+}
+
 void LockSet::Unlock() {
   if (pool_ != nullptr) {
-    for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) pool_->mutexes_[*it].unlock();
+    for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) pool_->stripes_[*it].mu.unlock();
   }
   pool_ = nullptr;
   stripes_.clear();

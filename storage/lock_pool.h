@@ -2,9 +2,17 @@
 // different keys may share a stripe (harmless: only more serialization). Multi-key operations
 // lock their distinct stripes in ascending order, which makes deadlock impossible.
 // Thread-safe.
+//
+// Write marks: each stripe also keeps a RocksDB sequence number at or after the last write
+// committed under it (0 before any). A unit that committed marks its stripes before releasing
+// them (LockSet::MarkWritten), so a holder of a stripe whose mark is at most S knows that no key
+// of the stripe changed after sequence S: a view of them at S or later (an iterator's) is still
+// what is stored. The active expiry cycle removes expired keys it iterated this way without
+// reading them again (expiry.cc).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <string_view>
 #include <vector>
@@ -16,13 +24,19 @@ class LockPool {
   static constexpr size_t kStripes = 4096;
 
   static size_t StripeOf(std::string_view raw_key);
-  std::mutex& ForKey(std::string_view raw_key) { return mutexes_[StripeOf(raw_key)]; }
+  std::mutex& ForKey(std::string_view raw_key) { return stripes_[StripeOf(raw_key)].mu; }
+  // The write mark of raw_key's stripe (see the header comment). The caller holds that stripe.
+  uint64_t WriteMark(std::string_view raw_key) const {
+    return stripes_[StripeOf(raw_key)].write_mark;
+  }
 
   // Holds the stripes of a set of keys (or every stripe) until destroyed.
   class MultiGuard {
    public:
     MultiGuard(LockPool& pool, const std::vector<std::string_view>& raw_keys);
     MultiGuard(LockPool& pool, const std::vector<std::string>& raw_keys);
+    // The first n keys of raw_keys.
+    MultiGuard(LockPool& pool, const std::vector<std::string>& raw_keys, size_t n);
     static MultiGuard All(LockPool& pool);  // every stripe: for FLUSHDB/FLUSHALL
     ~MultiGuard();
     MultiGuard(MultiGuard&& other) noexcept;
@@ -38,7 +52,11 @@ class LockPool {
 
  private:
   friend class LockSet;
-  std::mutex mutexes_[kStripes];
+  struct Stripe {
+    std::mutex mu;
+    uint64_t write_mark = 0;  // guarded by mu
+  };
+  Stripe stripes_[kStripes];
 };
 
 // The stripes one unit of work holds (a Store::Transaction). Planned from the unit's keys,
@@ -60,6 +78,9 @@ class LockSet {
   bool Holds(std::string_view raw_key) const;
   // Holds raw_key's stripe afterwards: true if it already did or the stripe was free now.
   bool TryAcquire(std::string_view raw_key);
+  // Sets the write mark of every stripe held to seq, a sequence number at or after the unit's
+  // committed write (call it after the write, before Unlock).
+  void MarkWritten(uint64_t seq);
   // Releases every stripe held and forgets the plan.
   void Unlock();
   bool holds_all() const { return all_ && pool_ != nullptr; }

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "encoding.h"
+#include "expiry.h"
 #include "group_commit.h"
 #include "keyspace_counts.h"
 #include "lock_pool.h"
@@ -41,7 +42,6 @@ namespace sluice {
 namespace internal {
 
 class Txn;
-class ElementFilterFactory;  // expiry.cc
 
 // The RocksDB options Store::Open uses (tuned for small values, with the expiry compaction
 // filter driven by `clock`). Exposed so tests can drive RocksDB directly with the same setup.
@@ -139,12 +139,19 @@ class Store::Impl {
   // One cycle of the active expiry (expiry.cc); returns the keys it removed. Does nothing (not
   // even a seek) while no stored key can be due, so an idle server costs nothing.
   int64_t RunExpiryCycle(int64_t budget_us);
-  // Tells the expiry cycle that a key expiring at at_ms (ms since the epoch) was written: it
-  // wakes up by then. Lock-free; called for every write with an expiry.
+  // Removes, in one unit holding their stripes, the first c.n candidates (then sets c.n to 0):
+  // keys read (at their seen_seq or later) as stored with the given expiry, expired at the time
+  // they were checked, and not removed by the expiry cycle since. Returns how many it removed
+  // (keyspace counts and Stats::expired_keys follow). A candidate that stays (rewritten since,
+  // the clock went back, a read error) lowers *next_due_ms to when it should be looked at
+  // again. The expiry thread's (expiry.cc; also called by tests); one caller at a time.
+  int64_t RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_due_ms);
+  // Tells the expiry cycle that a key expiring at at_ms (ms since the epoch) is stored: it
+  // wakes up by then. Lock-free; called once a write with an expiry is visible (Txn::Commit).
+  // The exchange is sequentially consistent: it pairs with the reset at a pass's start.
   void NoteExpiry(int64_t at_ms) {
     int64_t due = next_expiry_due_ms_.load(std::memory_order_relaxed);
-    while (at_ms < due &&
-           !next_expiry_due_ms_.compare_exchange_weak(due, at_ms, std::memory_order_relaxed)) {
+    while (at_ms < due && !next_expiry_due_ms_.compare_exchange_weak(due, at_ms)) {
     }
   }
 
@@ -165,7 +172,6 @@ class Store::Impl {
  private:
   void EverySecLoop();
   void ExpiryLoop();
-  int64_t RemoveIfExpired(const std::vector<std::string>& raw_keys);
   void StopThreads();
   void NoteSynced();
   void TryResume();  // everysec thread, while latched
@@ -216,15 +222,17 @@ class Store::Impl {
   std::shared_ptr<rocksdb::EventListener> error_listener_;
 
   // The active expiry's state. A pass walks the keyspace over as many cycles as it takes; it
-  // starts only when the earliest expiry it may find is due: next_expiry_due_ms_ is the minimum
-  // of the expiries the last complete pass saw and of every expiry written since that pass
-  // began (NoteExpiry). 0 at open: the first pass runs at once. The rest is the expiry
-  // thread's own.
+  // starts only when an expiry it may find is due: next_expiry_due_ms_ is the minimum of the
+  // expiries a pass saw and did not keep in expiry_due_ (which removes those when due), and of
+  // every expiry written since the last pass began (NoteExpiry). 0 at open: the first pass runs
+  // at once. The rest is the expiry thread's own.
   std::atomic<int64_t> next_expiry_due_ms_{0};
   std::atomic<int64_t> expiry_scans_{0};
   std::string expiry_cursor_;  // encoded key where the pass resumes
+  std::string expiry_done_;    // the last key the pass handled (handled once)
   bool expiry_pass_active_ = false;
-  int64_t expiry_pass_min_ms_ = 0;  // earliest unexpired expiry seen by this pass
+  internal::ExpiryCandidates expiry_batch_;  // found by the cycle, not yet removed
+  internal::ExpiryDueList expiry_due_;       // seen by the pass, not yet due
 
   // Registered commit observers: slots filled once, in order, under observer_mu_; read without
   // a lock (observer_count_ is published after its slot).

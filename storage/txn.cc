@@ -1,6 +1,7 @@
 #include "txn.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "indexed_batch.h"
 
@@ -47,6 +48,9 @@ KeyCounts CountsAfter(uint8_t op) {
   return KeyCounts{op == kPutPersistent || op == kPutExpiring ? 1 : 0, op == kPutExpiring ? 1 : 0};
 }
 
+// Scratch::min_expiry when the unit staged no expiry.
+constexpr int64_t kNoteNone = std::numeric_limits<int64_t>::max();
+
 // A key's stored state as a locked read found it, and how many slots the written list had then
 // (a note is the stored state only for a key first written at a later slot).
 struct ReadNote {
@@ -79,6 +83,7 @@ struct Txn::Scratch {
   // ComputeCountChanges's scratch: written (every op) and reads, sorted by (key, position).
   std::vector<uint32_t> order;
   std::vector<uint32_t> read_order;
+  int64_t min_expiry = kNoteNone;               // the earliest expiry Put staged (for NoteExpiry)
   uint32_t flushed = 0;                         // bit d: DeleteDb(d) ran in this unit
   size_t written_at_flush[kNumDatabases] = {};  // written.n when db d was last emptied
 
@@ -100,6 +105,7 @@ struct Txn::Scratch {
     expired.n = 0;
     written.n = 0;
     reads.n = 0;
+    min_expiry = kNoteNone;
     flushed = 0;
   }
   void Trim() {
@@ -317,8 +323,10 @@ void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
   s_->pending_value.append(payload);
   s_->pending = true;
   NoteWritten(raw_key, expire_at_ms != kNoExpiry ? kPutExpiring : kPutPersistent);
-  if (expire_at_ms != kNoExpiry) impl_.NoteExpiry(expire_at_ms);
+  if (expire_at_ms != kNoExpiry) s_->min_expiry = std::min(s_->min_expiry, expire_at_ms);
 }
+
+void Txn::RemoveExpired(std::string_view raw_key) { s_->expired.Add(raw_key); }
 
 void Txn::Delete(const std::string& raw_key) {
   if (s_->pending && raw_key == s_->pending_key) s_->pending = false;  // the deletion replaces it
@@ -581,17 +589,26 @@ Status Txn::Commit(bool durable, bool defer_durability) {
       return st;
     }
   }
+  // Not indexed (as the count records): nothing reads through the batch after this.
+  rocksdb::WriteBatch* wb = s_->batch.batch();
   for (size_t i = 0; i < s_->expired.n; ++i) {  // ComputeCountChanges ran: Wrote() works
     const std::string& k = s_->expired.slots[i];
-    if (!Wrote(k)) s_->batch.Delete(impl_.db()->DefaultColumnFamily(), k);
+    if (!Wrote(k)) wb->Delete(rocksdb::Slice(k));
   }
   StageCountChanges(changes);
   // A unit that only removes expired values (a read that found them) never waits for an fsync
   // and never fails: losing or refusing such a removal changes nothing anyone can see.
   const bool only_removals = s_->written.n == 0 && s_->flushed == 0;
   bool applied = false;
-  Status s = impl_.Write(s_->batch.batch(), durable && !only_removals, defer_durability, &applied);
-  if (applied) ApplyCountChanges(changes);
+  Status s = impl_.Write(wb, durable && !only_removals, defer_durability, &applied);
+  if (applied) {
+    ApplyCountChanges(changes);
+    // Marked while the stripes are held, with a sequence number that covers this write.
+    if (locks_ != nullptr) locks_->MarkWritten(impl_.db()->GetLatestSequenceNumber());
+    // Noted once the write is visible: an expiry pass that begins after the note will see the
+    // value (its iterators are made later), and one that began before it keeps the note.
+    if (s_->min_expiry != kNoteNone) impl_.NoteExpiry(s_->min_expiry);
+  }
   if (!s.ok() && only_removals) s = Status::Ok();
   if (s.ok()) {
     if (s_->expired.n > 0) impl_.AddExpired(static_cast<int64_t>(s_->expired.n));

@@ -8,7 +8,9 @@
 // Locks: a Txn never takes a lock itself. With no LockSet (internal callers such as the expiry
 // cycle, which hold their stripes through LockPool guards) the caller guarantees it holds the
 // stripe of every key it writes. A Store::Transaction passes its LockSet, and its operations
-// Claim() their keys before touching them.
+// Claim() their keys before touching them. A commit with a LockSet sets the write mark of every
+// stripe it holds (lock_pool.h); one without (the expiry cycle's) sets none, which is sound only
+// for removals of keys the cycle's iterator has passed (expiry.cc): keep it that way.
 //
 // Repeats: a read of a key the unit holds the lock of is remembered until the unit's next write
 // or read of another key, so reading it again (GET then PTTL) costs nothing; and the last Put
@@ -101,6 +103,11 @@ class Txn {
   Result<std::optional<Entry>> Read(const std::string& raw_key);
   // Read without copying: the view is valid until the next read of this Txn or its end.
   Result<std::optional<EntryView>> ReadView(const std::string& raw_key);
+  // Removes raw_key without reading it, as if Read had found it expired: Commit deletes it and
+  // counts it out (one key with an expiry). For the expiry cycle, which knows without a read
+  // that raw_key is stored with an expiry at or before now_ms() (lock_pool.h, write marks).
+  // The caller holds its stripe; the unit has not read, written or removed raw_key.
+  void RemoveExpired(std::string_view raw_key);
   void Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
            std::string_view payload);
   void Put(const std::string& raw_key, const Entry& e) {
@@ -132,8 +139,10 @@ class Txn {
   std::string_view written_key(size_t i) const;
   uint32_t flushed_dbs() const;  // bit d: database d was emptied
   // Writes the batch as one RocksDB write; durable=false skips kAlways's fsync (see
-  // Store::Impl::Write). Then notifies the commit observers (if anything was written) and
-  // resets the unit to empty, so it can go on (a new batch, same time and locks).
+  // Store::Impl::Write). Once the write is applied: sets the write marks of the unit's stripes
+  // and tells the expiry cycle the earliest expiry written (Store::Impl::NoteExpiry). Then
+  // notifies the commit observers (if anything was written) and resets the unit to empty, so it
+  // can go on (a new batch, same time and locks).
   Status Commit(bool durable = true, bool defer_durability = false);
   // Drops everything staged so far (same time and locks).
   void Rollback();

@@ -8,8 +8,9 @@
 # keys drawn from K=10,000,000 (so each key lives period/quota = 36 s and only a small fraction
 # is live at any time), reported every I=200,000 calls. --calls N stops after N calls instead.
 # Each interval prints: calls so far, calls/s, p99 latency (ms), the server's RSS and the data
-# directory's disk use. After the churn, the server is left idle for S=30 s and its CPU use over
-# the last 20 s of that is printed (an idle server should cost nothing, whatever came before).
+# directory's disk use. After the churn, the server is left idle for S=30 s: every 10 s, DBSIZE
+# and its CPU use, then when DBSIZE reached 0 and the CPU over the last 20 s (an idle server
+# should cost nothing, whatever came before).
 # The server runs with its defaults (appendfsync everysec) in a fresh temporary directory
 # (--keep DIR: in DIR, kept afterwards). Not a test: numbers depend on the machine.
 set -euo pipefail
@@ -27,7 +28,7 @@ clients=50
 idle=30
 keep=""
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
 need() { [ $# -ge 2 ] || { echo "soak: $1 needs a value" >&2; exit 2; }; }
 while (($#)); do
   case "$1" in
@@ -98,13 +99,36 @@ while :; do
 done
 echo "soak: $done_calls calls; worst interval $worst of the first; dbsize $("$cli" -p "$port" DBSIZE)"
 
-settle=$((idle > 20 ? idle - 20 : 0))
-window=$((idle < 20 ? idle : 20))
-if ((window > 0)); then
-  sleep "$settle"
-  before=$(cpu_ticks)
-  sleep "$window"
-  after=$(cpu_ticks)
+# The idle period, in steps of up to 10 s: DBSIZE and the server's CPU over each step (the
+# expiry cycle removing what expired, then nothing), when DBSIZE reached 0, and the CPU over the
+# last 20 s.
+if ((idle > 0)); then
   hz=$(getconf CLK_TCK)
-  echo "soak: idle CPU over the last ${window}s of ${idle}s idle: $(python3 -c "print('%.1f%%' % (100.0 * ($after - $before) / $hz / $window))") of one core; rss $(rss_mb) MB, disk $(disk_mb) MB"
+  pct() { python3 -c "print('%.1f%%' % (100.0 * $1 / $hz / $2))"; }
+  printf '%8s %10s %8s\n' "idle_s" "dbsize" "cpu"
+  t=0
+  emptied=""
+  times=(0)
+  ticks=("$(cpu_ticks)")
+  while ((t < idle)); do
+    step=$((idle - t < 10 ? idle - t : 10))
+    sleep "$step"
+    t=$((t + step))
+    times+=("$t")
+    ticks+=("$(cpu_ticks)")
+    size=$("$cli" -p "$port" DBSIZE)
+    n=${#ticks[@]}
+    printf '%8d %10s %8s\n' "$t" "$size" "$(pct $((ticks[n - 1] - ticks[n - 2])) "$step")"
+    if [ -z "$emptied" ] && [ "$size" = 0 ]; then emptied=$t; fi
+  done
+  # The CPU over the last (up to) 20 s: from the last step boundary at or before idle - 20.
+  i=0
+  for ((j = 0; j < ${#times[@]}; j++)); do ((times[j] <= idle - 20)) && i=$j; done
+  window=$((idle - times[i]))
+  echo "soak: dbsize 0 after ${emptied:-more than $idle} s idle"
+  # DBSIZE counts expired keys until they are removed: the live ones are what SCAN returns.
+  if ((size > 0 && size <= 100000)); then
+    echo "soak: dbsize $size at the end, $("$cli" -p "$port" --scan --count 1000 | wc -l) of them live (not yet expired)"
+  fi
+  echo "soak: idle CPU over the last ${window}s of ${idle}s idle: $(pct $((ticks[${#ticks[@]} - 1] - ticks[i])) "$window") of one core; rss $(rss_mb) MB, disk $(disk_mb) MB"
 fi

@@ -18,19 +18,6 @@ namespace {
 using SV = std::string_view;
 using ListEnd = Store::Transaction::ListEnd;
 
-// Every database's counts equal a walk of its keys.
-void RequireConsistent(Store& store) {
-  Store::Transaction txn(store, {}, TransactionOptions{.all_keys = true});
-  for (int db = 0; db < kNumDatabases; ++db) {
-    auto r = txn.KeyspaceCheck(db);
-    REQUIRE(r.ok());
-    INFO("db ", db, " counted ", r->counted.keys, "/", r->counted.expires, " stored ",
-         r->stored.keys, "/", r->stored.expires, " walked ", r->walked.keys, "/",
-         r->walked.expires);
-    REQUIRE(r->ok());
-  }
-}
-
 KeyspaceInfo Info(Store& store, int db = 0) { return *store.Keyspace(db); }
 
 limiter::GcraParams Gcra(int64_t quota, int64_t period_ns) {

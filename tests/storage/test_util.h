@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sluice/store.h"
+#include "sluice/transaction.h"
 #include "storage/encoding.h"
 #include "storage/store_impl.h"
 
@@ -147,6 +148,19 @@ struct Fixture {
     store = OpenStore(dir.path(), clock);
   }
 };
+
+// Every database's counts (in memory and persisted) equal a walk of its keys.
+inline void RequireConsistent(Store& store) {
+  Store::Transaction txn(store, {}, TransactionOptions{.all_keys = true});
+  for (int db = 0; db < kNumDatabases; ++db) {
+    auto r = txn.KeyspaceCheck(db);
+    REQUIRE(r.ok());
+    INFO("db ", db, " counted ", r->counted.keys, "/", r->counted.expires, " stored ",
+         r->stored.keys, "/", r->stored.expires, " walked ", r->walked.keys, "/",
+         r->walked.expires);
+    REQUIRE(r->ok());
+  }
+}
 
 inline SetOptions SetPlain() { return SetOptions{}; }
 inline SetOptions SetWith(SetCondition c) {

@@ -149,6 +149,9 @@ void PersistenceSection(CommandContext& ctx, const Config& config, std::string& 
   Field(out, "sluice_last_write_error", stats.write_error);
   Field(out, "appendfsync", DurabilityName(ctx.store.durability()));
   Field(out, "sluice_last_sync_unix_ms", stats.last_sync_unix_ms);
+  // RocksDB's flushes and compactions, running and waiting (0 and 0: the data has settled).
+  Field(out, "sluice_background_running", stats.background_running);
+  Field(out, "sluice_background_pending", stats.background_pending);
 }
 
 void StatsSection(CommandContext& ctx, std::string& out) {

@@ -452,6 +452,12 @@ Store::Stats Store::Impl::GetStats() const {
   st.last_sync_unix_ms = last_sync_unix_ms_.load(std::memory_order_relaxed);
   st.wal_syncs = wal_syncs_.load(std::memory_order_relaxed);
   st.expiry_scans = expiry_scans_.load(std::memory_order_relaxed);
+  for (const char* running : {"rocksdb.num-running-flushes", "rocksdb.num-running-compactions"}) {
+    if (db_->GetIntProperty(running, &v)) st.background_running += int64_t(v);
+  }
+  for (const char* pending : {"rocksdb.mem-table-flush-pending", "rocksdb.compaction-pending"}) {
+    if (db_->GetAggregatedIntProperty(pending, &v)) st.background_pending += int64_t(v);
+  }
   {
     std::lock_guard<std::mutex> l(write_error_mu_);
     st.writes_refused = writes_refused_.load(std::memory_order_relaxed);

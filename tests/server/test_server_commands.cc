@@ -183,6 +183,8 @@ TEST_CASE("INFO has the required sections and fields") {
                             "# Persistence\r\nloading:0\r\n",
                             "\r\naof_enabled:1\r\n",
                             "\r\nappendfsync:everysec\r\n",
+                            "\r\nsluice_background_running:",
+                            "\r\nsluice_background_pending:",
                             "# Stats\r\n",
                             "\r\ntotal_commands_processed:",
                             "# Keyspace\r\n",

@@ -382,6 +382,10 @@ class Store {
     int64_t wal_syncs = 0;  // fsyncs of the write-ahead log since Open
     // Active expiry cycles that walked keys since Open (a cycle with nothing due walks none).
     int64_t expiry_scans = 0;
+    // RocksDB's background work: flushes and compactions running now, and those waiting (a
+    // memtable waiting for its flush, a column family that needs a compaction).
+    int64_t background_running = 0;
+    int64_t background_pending = 0;
     // Writes are refused (Code::kCannotPersist) since a write to disk failed; write_error says
     // why. Cleared when the store recovers.
     bool writes_refused = false;

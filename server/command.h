@@ -25,8 +25,8 @@ using Args = std::span<const std::string_view>;  // args[0] is the command name
 
 // Everything a handler may touch. Owned by the connection; valid for one call.
 // The options of every unit of work the server runs: its durability is deferred, because the
-// connection makes each read batch durable at once before any of its replies leaves
-// (Connection::FinishBatch: one write(2), and under appendfsync always one group fsync).
+// I/O round makes every batch it ran durable at once before any of their replies leaves
+// (server/io_round.h: one write(2), and under appendfsync always one group fsync).
 inline TransactionOptions UnitOptions(bool all_keys, bool isolate_reads) {
   return TransactionOptions{
       .all_keys = all_keys, .isolate_reads = isolate_reads, .defer_durability = true};
@@ -49,7 +49,7 @@ struct CommandContext {
   // on its first txn() call, a unit that locks nothing.
   Store::Transaction* unit = nullptr;
   std::optional<Store::Transaction> own_unit;  // the command's own unit, when it has one
-  // The connection's read batch: plain data commands join it (one RocksDB write for the batch);
+  // The I/O round's commit group: plain data commands join it (one RocksDB write for the round);
   // the Dispatcher flushes it before any other command. Null outside a connection's batch.
   CommitGroup* group = nullptr;
   // Lent by a connection that can park its client (server/blocking.h); nullptr inside EXEC and
@@ -77,7 +77,7 @@ using Handler = void (*)(CommandContext& ctx, Args args);
 // For a kScriptUnit command (EVAL, EVALSHA): true when this call will touch nothing but the keys
 // it declares (a recognised library script whose native op keeps to KEYS), so the Dispatcher
 // runs it as a plain data command instead: its declared keys locked, its reads not isolated, a
-// member of the connection's commit group (one RocksDB write per read batch). It may leave a
+// member of the round's commit group (one RocksDB write per I/O round). It may leave a
 // value for the handler in ctx.data_call_arg. The handler must then keep to those keys: where
 // it cannot (the native op declined, the body must run in Lua), it sets ctx.needs_script_unit,
 // replies and stages nothing, and the Dispatcher runs it again in a script unit.

@@ -128,33 +128,13 @@ class DeltaIterator final : public rocksdb::Iterator {
            delta_.begin();
   }
 
-  void FindForward() {
-    forward_ = true;
-    for (;;) {
-      const bool base_valid = base_->Valid();
-      if (!DeltaValid()) {
-        from_delta_ = false;
-        valid_ = base_valid;
-        return;
-      }
-      const IndexedBatch::Delta& d = delta_[di_];
-      if (base_valid && View(base_->key()) < d.key) {
-        from_delta_ = false;
-        valid_ = true;
-        return;
-      }
-      if (!d.deleted) {
-        from_delta_ = true;
-        valid_ = true;
-        return;
-      }
-      if (BaseAt(d.key)) base_->Next();  // hidden by the staged Delete
-      ++di_;
-    }
-  }
+  void FindForward() { Settle(/*forward=*/true); }
+  void FindBackward() { Settle(/*forward=*/false); }
 
-  void FindBackward() {
-    forward_ = false;
+  // Makes the current entry the nearer of the two sides in the direction of travel (the staged
+  // record on a tie), stepping over staged Deletes and the stored keys they hide.
+  void Settle(bool forward) {
+    forward_ = forward;
     for (;;) {
       const bool base_valid = base_->Valid();
       if (!DeltaValid()) {
@@ -163,7 +143,7 @@ class DeltaIterator final : public rocksdb::Iterator {
         return;
       }
       const IndexedBatch::Delta& d = delta_[di_];
-      if (base_valid && View(base_->key()) > d.key) {
+      if (base_valid && (forward ? View(base_->key()) < d.key : View(base_->key()) > d.key)) {
         from_delta_ = false;
         valid_ = true;
         return;
@@ -173,8 +153,8 @@ class DeltaIterator final : public rocksdb::Iterator {
         valid_ = true;
         return;
       }
-      if (BaseAt(d.key)) base_->Prev();
-      --di_;
+      if (BaseAt(d.key)) forward ? base_->Next() : base_->Prev();  // hidden by the Delete
+      di_ += forward ? 1 : -1;
     }
   }
 

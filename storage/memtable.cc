@@ -259,41 +259,23 @@ class HashedList final : public rocksdb::MemTableRep {
     return nullptr;
   }
 
-  // The first key node whose user key is >= key's, or nullptr.
-  KeyNode* FindGreaterOrEqual(const Key& key) const {
+  // Where key's user key falls among the key nodes: the last node before it (head_ when none)
+  // and the first at or after it (nullptr when none).
+  struct Place {
+    KeyNode* before;
+    KeyNode* at_or_after;
+  };
+  Place Locate(const Key& key) const {
     const uint64_t key_prefix = PrefixOf(key);
     KeyNode* x = head_;
     int level = max_height_.load(std::memory_order_acquire) - 1;
     KeyNode* known_bigger = nullptr;  // compared already at a higher level
     for (;;) {
       KeyNode* next = x->Next(level);
-      const bool before =
-          next != nullptr && next != known_bigger && next->CompareTo(key, key_prefix) < 0;
-      if (before) {
+      if (next != nullptr && next != known_bigger && next->CompareTo(key, key_prefix) < 0) {
         x = next;
       } else if (level == 0) {
-        return next;
-      } else {
-        known_bigger = next;
-        --level;
-      }
-    }
-  }
-
-  // The last key node whose user key is < key's, or head_.
-  KeyNode* FindLess(const Key& key) const {
-    const uint64_t key_prefix = PrefixOf(key);
-    KeyNode* x = head_;
-    int level = max_height_.load(std::memory_order_acquire) - 1;
-    KeyNode* known_bigger = nullptr;
-    for (;;) {
-      KeyNode* next = x->Next(level);
-      const bool before =
-          next != nullptr && next != known_bigger && next->CompareTo(key, key_prefix) < 0;
-      if (before) {
-        x = next;
-      } else if (level == 0) {
-        return x;
+        return Place{x, next};
       } else {
         known_bigger = next;
         --level;
@@ -536,7 +518,7 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
       version_ = chain_[--chain_pos_];
       return;
     }
-    AtOldest(list_->FindLess(node_->UserKey()));
+    AtOldest(list_->Locate(node_->UserKey()).before);
   }
 
   // The first entry at or after the target.
@@ -558,7 +540,7 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
       }
       return AtNewest(node->Next(0));  // every version is newer than the target
     }
-    AtNewest(list_->FindGreaterOrEqual(target));
+    AtNewest(list_->Locate(target).at_or_after);
   }
 
   // The last entry at or before the target.
@@ -577,7 +559,7 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
         return;
       }
     }
-    AtOldest(list_->FindLess(target));
+    AtOldest(list_->Locate(target).before);
   }
 
   void SeekToFirst() override {

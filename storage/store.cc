@@ -66,6 +66,12 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
   o.level_compaction_dynamic_level_bytes = true;
   o.max_background_jobs = 2;
   o.keep_log_file_num = 4;
+  // A write-ahead log file is deleted only once every column family has flushed what it holds,
+  // and `meta` (a few count records, rewritten by every key creation) never fills its memtable:
+  // without a bound the logs grew with every write (measured: 1.4 GB of logs, 53 files, during
+  // a load of 20M keys; 105 bytes of disk per key at 10M, most of it logs). Past this total the
+  // column families holding the oldest log are flushed.
+  o.max_total_wal_size = 256 << 20;
   o.skip_stats_update_on_db_open = true;  // keeps Open fast on big databases
   o.avoid_unnecessary_blocking_io = true;
   // RocksDB's default is DEBUG in builds without NDEBUG (Debian's librocksdb is one), which
@@ -308,7 +314,6 @@ Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer, 
     // before the gate is released; any other failure is this write's own.
     if (!s.ok()) return s.IsIOError() ? NoteWriteError(FromRocks(s)) : FromRocks(s);
   }
-  unsynced_.store(true, std::memory_order_release);
   if (applied != nullptr) *applied = true;
   if (defer) return Status::Ok();
   // The fsync also hands the buffer to the OS. Either way the flush covers whatever the buffer
@@ -333,8 +338,10 @@ Status Store::Impl::FlushLog() {
 
 Status Store::Impl::SyncWal() {
   if (writes_refused()) return WriteRefusal();
-  unsynced_.store(false, std::memory_order_release);  // writes after this set it again
+  // Everything applied by now is in the log's buffer: the fsync below covers it.
+  const uint64_t through = db_->GetLatestSequenceNumber();
   Status s = group_->SyncNow();
+  if (s.ok()) synced_through_.store(through, std::memory_order_release);
   return s.ok() ? s : NoteWriteError(s);
 }
 
@@ -420,7 +427,7 @@ void Store::Impl::EverySecLoop() {
       continue;
     }
     if (durability() != Durability::kEverySec) continue;
-    if (!unsynced_.load(std::memory_order_acquire)) continue;
+    if (db_->GetLatestSequenceNumber() == synced_through_.load(std::memory_order_acquire)) continue;
     l.unlock();
     SyncWal();
     l.lock();

@@ -210,7 +210,9 @@ class Store::Impl {
   std::atomic<int64_t> expired_keys_{0};
   std::atomic<int64_t> last_sync_unix_ms_{0};
   std::atomic<int64_t> wal_syncs_{0};
-  std::atomic<bool> unsynced_{false};  // a write not yet fsynced (kEverySec's trigger)
+  // The latest sequence number an fsync covered (kEverySec's trigger: the syncer compares it
+  // with the latest; writes touch no shared flag, which every core would fight over).
+  std::atomic<uint64_t> synced_through_{0};
   std::atomic<bool> writes_refused_{false};
   // Debian's librocksdb asserts (aborts) when a log writer that saw an error is flushed again.
   // So a write failure is latched (writes_refused_) before anyone flushes the log after it:

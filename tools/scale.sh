@@ -55,34 +55,14 @@ for n in "${step_list[@]}"; do
   prev=$n
 done
 ((prev < 1000000000000)) || { echo "scale: at most 10^12 keys (12 digits)" >&2; exit 2; }
-[ -x "$sluice_bin" ] || { echo "scale: no $sluice_bin; build it first with tools/setup.sh" >&2; exit 1; }
 benchmark=$(command -v redis-benchmark) || { echo "scale: redis-benchmark not found (apt-get install redis-tools)" >&2; exit 1; }
-cli=$(command -v redis-cli) || { echo "scale: redis-cli not found" >&2; exit 1; }
-
-if [ -n "$keep" ]; then workdir=$keep; mkdir -p "$workdir"; else workdir=$(mktemp -d -t sluice-scale.XXXXXX); fi
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-  [ -z "$keep" ] && rm -rf "$workdir"
-}
-trap cleanup EXIT
-
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+tool=scale
+# shellcheck source=tools/bench/server.sh
+. tools/bench/server.sh
 extra=()
 [ -n "$cache" ] && extra=(--block-cache-size "$cache")
-"$sluice_bin" --port "$port" --bind 127.0.0.1 --dir "$workdir/data" "${extra[@]}" \
-  >"$workdir/sluice.log" 2>&1 &
-pid=$!
-deadline=$((SECONDS + 60))
-until [ "$("$cli" -p "$port" PING 2>/dev/null || true)" = "PONG" ]; do
-  kill -0 "$pid" 2>/dev/null || { echo "scale: sluice-server exited; log:" >&2; cat "$workdir/sluice.log" >&2; exit 1; }
-  ((SECONDS < deadline)) || { echo "scale: sluice-server did not start within 60 s" >&2; exit 1; }
-  sleep 0.1
-done
-
-rss_mb() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
+start_server "${extra[@]}"
 disk_bytes() { du -sb "$workdir/data" | cut -f1; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 
 # Sends GCRA.TAKE for keys [from, to) through redis-cli --pipe.
 load() {

@@ -52,31 +52,11 @@ for n in "$minutes" "$calls" "$keys" "$quota" "$interval" "$pipeline" "$clients"
   [[ "$n" =~ ^[0-9]+$ ]] || { echo "soak: '$n' is not a non-negative integer" >&2; exit 2; }
 done
 ((interval > 0 && keys > 0 && clients > 0 && pipeline > 0)) || { echo "soak: interval, keys, clients and pipeline must be positive" >&2; exit 2; }
-[ -x "$sluice_bin" ] || { echo "soak: no $sluice_bin; build it first with tools/setup.sh" >&2; exit 1; }
 benchmark=$(command -v redis-benchmark) || { echo "soak: redis-benchmark not found (apt-get install redis-tools)" >&2; exit 1; }
-cli=$(command -v redis-cli) || { echo "soak: redis-cli not found" >&2; exit 1; }
-
-if [ -n "$keep" ]; then workdir=$keep; mkdir -p "$workdir"; else workdir=$(mktemp -d -t sluice-soak.XXXXXX); fi
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-  [ -z "$keep" ] && rm -rf "$workdir"
-}
-trap cleanup EXIT
-
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$sluice_bin" --port "$port" --bind 127.0.0.1 --dir "$workdir/data" >"$workdir/sluice.log" 2>&1 &
-pid=$!
-deadline=$((SECONDS + 60))
-until [ "$("$cli" -p "$port" PING 2>/dev/null || true)" = "PONG" ]; do
-  kill -0 "$pid" 2>/dev/null || { echo "soak: sluice-server exited; log:" >&2; cat "$workdir/sluice.log" >&2; exit 1; }
-  ((SECONDS < deadline)) || { echo "soak: sluice-server did not start within 60 s" >&2; exit 1; }
-  sleep 0.1
-done
-
-rss_mb() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
-disk_mb() { du -sm "$workdir/data" | cut -f1; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+tool=soak
+# shellcheck source=tools/bench/server.sh
+. tools/bench/server.sh
+start_server
 
 echo "soak: GCRA.TAKE soak:<rand> $quota $period, keys from $keys, pipeline $pipeline, $clients clients, $(nproc) cores"
 if ((calls > 0)); then echo "soak: until $calls calls"; else echo "soak: for $minutes minutes"; fi

@@ -183,8 +183,8 @@ struct TransactionOptions {
   // Reads of undeclared keys lock them too, so a unit's reads are isolated (see transaction.h).
   bool isolate_reads = true;
   // Commit only buffers the write-ahead-log record: the caller makes it durable (FlushLog,
-  // WhenDurable) before acknowledging the unit's results. The server defers every unit of a
-  // read batch, so the batch costs one write(2) and, under kAlways, a share of one group fsync.
+  // WhenDurable) before acknowledging the unit's results. The server defers every unit of an
+  // I/O round, so the round costs one write(2) and, under kAlways, a share of one group fsync.
   bool defer_durability = false;
   // Join this group (see CommitGroup in sluice/transaction.h): Commit() only marks the
   // unit's writes for the group's one RocksDB write. Units with all_keys or isolate_reads never

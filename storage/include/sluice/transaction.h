@@ -359,8 +359,9 @@ class Store::Transaction {
 // (TransactionOptions::group) runs as any unit, with its own time and its keys locked, but its
 // Commit() only keeps its writes in the group's batch, and its locks stay held by the group
 // until Flush() writes every member's writes as one RocksDB write and releases them. Later
-// members read earlier members' writes. The server runs a read batch's commands as one group:
-// one write and one commit notification instead of one per command.
+// members read earlier members' writes. The server runs an I/O round's plain data commands (every
+// connection a thread served between two looks at its sockets) as one group: one write and one
+// commit notification instead of one per command.
 //
 // Deadlock freedom: a member takes the stripes the group does not hold yet by try-lock only;
 // when one is busy the groups alive on its thread are flushed first (their locks released) and

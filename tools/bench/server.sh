@@ -1,0 +1,34 @@
+# Shared by the long-running benchmarks (tools/soak.sh, tools/scale.sh): one sluice-server in a
+# work directory, started and stopped, and readings of its process. Source it after setting
+#   tool        the calling tool's name, for messages
+#   sluice_bin  the server binary
+#   keep        a directory to use and keep, or empty for a fresh temporary one
+# It sets workdir, port, pid and cli, and removes what it made when the caller exits.
+
+cli=$(command -v redis-cli) || { echo "$tool: redis-cli not found (apt-get install redis-tools)" >&2; exit 1; }
+[ -x "$sluice_bin" ] || { echo "$tool: no $sluice_bin; build it first with tools/setup.sh" >&2; exit 1; }
+if [ -n "$keep" ]; then workdir=$keep; mkdir -p "$workdir"; else workdir=$(mktemp -d -t "sluice-$tool.XXXXXX"); fi
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  [ -z "$keep" ] && rm -rf "$workdir"
+}
+trap cleanup EXIT
+
+# start_server [flags...]: starts sluice-server on a free port with the data dir in workdir and
+# waits (at most 60 s) until it answers PING.
+start_server() {
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$sluice_bin" --port "$port" --bind 127.0.0.1 --dir "$workdir/data" "$@" >"$workdir/sluice.log" 2>&1 &
+  pid=$!
+  local deadline=$((SECONDS + 60))
+  until [ "$("$cli" -p "$port" PING 2>/dev/null || true)" = "PONG" ]; do
+    kill -0 "$pid" 2>/dev/null || { echo "$tool: sluice-server exited; log:" >&2; cat "$workdir/sluice.log" >&2; exit 1; }
+    ((SECONDS < deadline)) || { echo "$tool: sluice-server did not start within 60 s" >&2; exit 1; }
+    sleep 0.1
+  done
+}
+
+rss_mb() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
+disk_mb() { du -sm "$workdir/data" | cut -f1; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }

@@ -150,6 +150,8 @@ bool NativeDataCall(CommandContext& ctx, Args args, bool by_sha, bool read_only)
 }
 
 void EvalGeneric(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
+  // Redis's evalShaCommand: a SHA1 of the wrong length matches nothing, whatever numkeys says.
+  if (by_sha && args[1].size() != kSha1HexLength) return ReplyError(ctx.out, NoScript());
   size_t n = 0;
   if (Status s = ParseNumKeys(args, &n); !s.ok()) return ReplyError(ctx.out, s);
   const Args keys = args.subspan(3, n);

@@ -120,7 +120,7 @@ void SInterCardCommand(CommandContext& ctx, Args args) {
   std::optional<int64_t> numkeys = ParseInt64(args[1]);
   if (!numkeys || *numkeys < 1) return ReplyError(ctx.out, NumkeysNotPositive());
   if (*numkeys > static_cast<int64_t>(args.size()) - 2) {
-    return ReplyError(ctx.out, NumkeysTooMany());
+    return ReplyError(ctx.out, NumKeysTooMany());
   }
   int64_t limit = 0;
   for (size_t j = 2 + static_cast<size_t>(*numkeys); j < args.size(); ++j) {

@@ -386,7 +386,6 @@ Status CountOutOfLongRange() {
 }
 Status ValueOutOfRange() { return Err("ERR value is out of range"); }
 Status NumkeysNotPositive() { return Err("ERR numkeys should be greater than 0"); }
-Status NumkeysTooMany() { return Err("ERR Number of keys can't be greater than number of args"); }
 Status LimitNegative() { return Err("ERR LIMIT can't be negative"); }
 Status InvalidCursor() { return Err("ERR invalid cursor"); }
 Status RankZero() {

@@ -89,7 +89,6 @@ Status
 CountOutOfLongRange();     // "ERR value is out of range, value must between -LONG_MAX and LONG_MAX"
 Status ValueOutOfRange();  // "ERR value is out of range"
 Status NumkeysNotPositive();  // "ERR numkeys should be greater than 0"
-Status NumkeysTooMany();      // "ERR Number of keys can't be greater than number of args"
 Status LimitNegative();       // "ERR LIMIT can't be negative"
 Status InvalidCursor();       // "ERR invalid cursor"
 // List commands (Redis 7.0's texts).

@@ -84,7 +84,9 @@ CASES = [
     # Command errors
     [["EVAL", "return 1", "-1"], ["EVAL", "return 1", "2", "a"], ["EVAL", "return 1", "x"],
      ["EVAL"], ["EVAL", "return 1"], ["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"],
-     ["EVALSHA", "fff", "0"]],
+     ["EVALSHA", "fff", "0"], ["EVALSHA", "fff", "5", "a"], ["EVALSHA", "fff", "x"],
+     ["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "5", "a"],
+     ["EVALSHA_RO", "fff", "-1"]],
     [["EVAL", "#!lua name=x\nreturn 1", "0"], ["EVAL", "#!lua flags=bogus\nreturn 1", "0"],
      ["EVAL", "#!lua\nreturn 1", "0"], ["EVAL", "#!lu\nreturn 1", "0"],
      ["EVAL", "#!lua foo=bar\nreturn 1", "0"],

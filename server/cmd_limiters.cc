@@ -23,14 +23,6 @@
 namespace sluice::server {
 namespace {
 
-// Replies with `result`'s decision (plus `extras`) or its error, and counts the call.
-void Finish(CommandContext& ctx, LimiterCommand cmd, const Result<limiter::Decision>& result,
-            std::span<const ExtraField> extras = {}) {
-  if (!result.ok()) return ReplyError(ctx.out, result.status());
-  ctx.server.limiter_stats().Record(cmd, result->allowed);
-  ReplyDecision(ctx.out, *result, extras);
-}
-
 // The store call for one take, chosen by the algorithm.
 Result<limiter::Decision> TakeOne(Store::Transaction& txn, int db, std::string_view key,
                                   const limiter::LimitParams& params, int64_t cost) {

@@ -87,23 +87,27 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
     o.allow_concurrent_memtable_write = false;
   }
   rocksdb::BlockBasedTableOptions table;
-  // Index and filter blocks live in the block cache with high priority (half the cache is kept
-  // for them). Partitioned (4 KiB pieces behind a pinned top level): a whole-file filter of a
-  // large SST is bigger than one cache shard and was evicted as soon as it was loaded, so every
-  // lookup of a missing key (each first take of a new limiter key) read and checksummed it from
-  // disk again: throughput fell 20x as the data grew. A partition fits any shard.
+  // Index and filters: partitioned (4 KiB pieces behind a top level), charged to the block
+  // cache and pinned there for as long as their table file is open: every piece is read once,
+  // when the file opens. Whole-file filters of large files are bigger than one cache shard and
+  // were evicted as soon as loaded (every lookup of a missing key read and checksummed them
+  // again: throughput fell 20x as the data grew); unpinned partitions in the cache's high-
+  // priority half were still evicted once they outgrew it (100M keys: 125 MB of filters), and a
+  // data block that is hit twice is promoted into that half too. Pinned, they cost ~1.6 bytes
+  // per key of memory (the cache overflows its capacity if they exceed it); measured with
+  // tools/scale.sh at 100M keys: 35.7k -> 49.7k GCRA.TAKE/s (docs/engine.md).
   rocksdb::LRUCacheOptions cache;
   cache.capacity = options.block_cache_bytes;
-  cache.high_pri_pool_ratio = 0.5;
   table.block_cache = rocksdb::NewLRUCache(cache);
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.cache_index_and_filter_blocks = true;
   table.cache_index_and_filter_blocks_with_high_priority = true;
-  table.pin_l0_filter_and_index_blocks_in_cache = true;
   table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
   table.partition_filters = true;
   table.metadata_block_size = 4096;
-  table.pin_top_level_index_and_filter = true;
+  table.metadata_cache_options.top_level_index_pinning = rocksdb::PinningTier::kAll;
+  table.metadata_cache_options.partition_pinning = rocksdb::PinningTier::kAll;
+  table.metadata_cache_options.unpartitioned_pinning = rocksdb::PinningTier::kAll;
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   // Short-lived keys leave deletion markers behind (the expiry cycle's, DEL's). A file whose
   // entries are at least half deletions within any 16k-entry window is compacted soon, so
@@ -417,7 +421,12 @@ void Store::Impl::NoteSynced() {
 void Store::Impl::EverySecLoop() {
   std::unique_lock<std::mutex> l(bg_mu_);
   int ticks = 0;
+  uint64_t last_seq = db_->GetLatestSequenceNumber();
+  int quiet_seconds = 0;
   while (!bg_cv_.wait_for(l, std::chrono::seconds(1), [this] { return stopping_; })) {
+    l.unlock();
+    FlushDeletionsIfIdle(last_seq, quiet_seconds);
+    l.lock();
     if (writes_refused()) {
       if (++ticks % 5 == 0) {
         l.unlock();
@@ -432,6 +441,30 @@ void Store::Impl::EverySecLoop() {
     SyncWal();
     l.lock();
   }
+}
+
+void Store::Impl::FlushDeletionsIfIdle(uint64_t& last_seq, int& quiet_seconds) {
+  constexpr uint64_t kMinDeletions = 1000;  // fewer are not worth a table file
+  const uint64_t seq = db_->GetLatestSequenceNumber();
+  if (seq != last_seq) {
+    last_seq = seq;
+    quiet_seconds = 0;
+    return;
+  }
+  if (options_.idle_flush_after_s <= 0 || ++quiet_seconds != options_.idle_flush_after_s) return;
+  std::vector<rocksdb::ColumnFamilyHandle*> flush;
+  for (rocksdb::ColumnFamilyHandle* cf : cf_handles_) {
+    uint64_t deletions = 0;
+    if (db_->GetIntProperty(cf, "rocksdb.num-deletes-active-mem-table", &deletions) &&
+        deletions >= kMinDeletions) {
+      flush.push_back(cf);
+    }
+  }
+  if (flush.empty()) return;
+  rocksdb::FlushOptions options;
+  options.wait = false;  // the tick goes on; RocksDB's flush thread does the work
+  options.allow_write_stall = true;
+  db_->Flush(options, flush);  // a failure leaves the memtable as it was: nothing to undo
 }
 
 void Store::Impl::ExpiryLoop() {

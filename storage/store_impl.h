@@ -171,6 +171,9 @@ class Store::Impl {
 
  private:
   void EverySecLoop();
+  // The everysec thread's tick: counts quiet seconds (no new sequence number) and flushes the
+  // memtables that hold deletions once Options::idle_flush_after_s is reached.
+  void FlushDeletionsIfIdle(uint64_t& last_seq, int& quiet_seconds);
   void ExpiryLoop();
   void StopThreads();
   void NoteSynced();

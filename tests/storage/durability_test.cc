@@ -311,5 +311,53 @@ TEST_CASE("Open reports write-ahead log replay through on_progress") {
   CHECK(*got == std::optional<std::string>("v"));
 }
 
+std::unique_ptr<Store> OpenWithIdleFlush(const std::string& path) {
+  Options o;
+  o.path = path;
+  o.active_expiry = false;
+  o.idle_flush_after_s = 1;
+  auto r = Store::Open(o);
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  return std::move(r).value();
+}
+
+// Polls the store's memtable size for up to `seconds`; true once it is under `bytes`.
+bool MemtableShrinksBelow(Store& s, int64_t bytes, int seconds) {
+  for (int i = 0; i < seconds * 10; ++i) {
+    if (s.GetStats().memtable_bytes < bytes) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+TEST_CASE("A store that goes quiet flushes a memtable holding deletions, so disk can shrink") {
+  TempDir dir;
+  auto s = OpenWithIdleFlush(dir.path());
+  for (int i = 0; i < 2000; ++i) {
+    REQUIRE(s->Set(0, "k" + std::to_string(i), std::string(200, 'v'), SetPlain()).ok());
+  }
+  for (int i = 0; i < 2000; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    const std::string_view keys[] = {key};
+    REQUIRE(*s->Del(0, keys) == 1);
+  }
+  const int64_t full = s->GetStats().memtable_bytes;
+  REQUIRE(full > 400000);
+  CHECK(MemtableShrinksBelow(*s, full / 4, 15));
+  CHECK(s->Get(0, "k1")->has_value() == false);
+}
+
+TEST_CASE("A quiet store keeps a memtable without deletions (nothing to reclaim)") {
+  TempDir dir;
+  auto s = OpenWithIdleFlush(dir.path());
+  for (int i = 0; i < 2000; ++i) {
+    REQUIRE(s->Set(0, "k" + std::to_string(i), std::string(200, 'v'), SetPlain()).ok());
+  }
+  const int64_t full = s->GetStats().memtable_bytes;
+  REQUIRE(full > 400000);
+  CHECK_FALSE(MemtableShrinksBelow(*s, full / 4, 3));
+  CHECK(*s->Get(0, "k1999") == std::string(200, 'v'));
+}
+
 }  // namespace
 }  // namespace sluice::testing

@@ -62,14 +62,19 @@ struct Options {
   bool active_expiry = true;              // run the background expiry cycle
   int active_expiry_hz = 10;              // expiry cycles per second
   int64_t max_value_bytes = 512LL << 20;  // APPEND/SETRANGE beyond this fail (Redis: 512 MB)
-  // RocksDB's block cache: data blocks, and the index and filter partitions (kept with high
-  // priority in half of it). Should hold the live keys' blocks; more only helps reads of cold
-  // keys.
+  // RocksDB's block cache: data blocks, and the index and filter partitions (pinned while their
+  // table file is open, ~1.6 bytes per key; the cache exceeds this size when they need more).
+  // Should hold the live keys' blocks; more only helps reads of cold keys.
   size_t block_cache_bytes = size_t{256} << 20;
   // The memtable's data structure: Sluice's skiplist (the default), or RocksDB's own
   // (InlineSkipList). The same entries in the same order, so a data dir opens with either; the
   // choice only changes CPU cost (docs/engine.md "The memtable").
   MemTableKind memtable = MemTableKind::kSluice;
+  // Deletions (expired keys removed, DEL) that a server then stops writing after sit in the
+  // memtable, and the disk does not shrink until more writes fill it. After this many seconds
+  // without a write, a memtable holding at least 1000 deletions is flushed once, so compaction
+  // can reclaim the space. 0: never.
+  int idle_flush_after_s = 10;
   // Progress of long work, as human-readable lines: while Open replays the write-ahead log (after
   // a crash or an unflushed close, this can take seconds), at most one line a second, then one
   // summary line when Open has finished. Called on the thread calling Open. nullptr: silent.

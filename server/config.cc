@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "server/args.h"
 
@@ -226,6 +227,39 @@ Error SetMemtable(Config& c, std::string_view v) {
   return std::nullopt;
 }
 
+Error SetWriteBufferSize(Config& c, std::string_view v) {
+  std::optional<int64_t> bytes = ParseMemory(v);
+  if (!bytes) return std::string("argument must be a memory value");
+  constexpr int64_t kMin = 1024 * 1024;
+  constexpr int64_t kMax = int64_t{4} << 30;  // one memtable; more only delays flushes
+  if (*bytes < kMin || *bytes > kMax) return RangeError(kMin, kMax);
+  c.write_buffer_size = *bytes;
+  return std::nullopt;
+}
+
+constexpr std::pair<const char*, Compression> kCompressionNames[] = {
+    {"snappy", Compression::kSnappy},
+    {"lz4", Compression::kLz4},
+    {"zstd", Compression::kZstd},
+    {"none", Compression::kNone}};
+
+Error SetCompression(Config& c, std::string_view v) {
+  for (const auto& [name, kind] : kCompressionNames) {
+    if (EqualsIgnoreCase(v, name)) {
+      c.compression = kind;
+      return std::nullopt;
+    }
+  }
+  return std::string("argument(s) must be one of the following: snappy, lz4, zstd, none");
+}
+
+std::string GetCompression(const Config& c) {
+  for (const auto& [name, kind] : kCompressionNames) {
+    if (kind == c.compression) return name;
+  }
+  return "snappy";
+}
+
 Error SetQueryBufferLimit(Config& c, std::string_view v) {
   std::optional<int64_t> bytes = ParseMemory(v);
   if (!bytes) return std::string("argument must be a memory value");
@@ -276,8 +310,8 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "Largest bulk argument and string value (memory units: 100k, 512mb, 1gb).", true, false,
        SetProtoMaxBulkLen, [](const Config& c) { return std::to_string(c.proto_max_bulk_len); }},
       {"block-cache-size", "256mb",
-       "RocksDB block cache: data blocks plus the index and filter partitions (kept in half of "
-       "it); size it to hold the live keys (memory units).",
+       "RocksDB block cache: data blocks plus the index and filter partitions (pinned, ~1.6 "
+       "bytes per key); size it to hold the live keys (memory units).",
        true, false, SetBlockCacheSize,
        [](const Config& c) { return std::to_string(c.block_cache_size); }},
       {"memtable", "sluice",
@@ -287,6 +321,15 @@ const std::vector<ConfigOption>& ConfigOptions() {
        [](const Config& c) -> std::string {
          return c.memtable == MemTableKind::kSluice ? "sluice" : "rocksdb";
        }},
+      {"write-buffer-size", "64mb",
+       "Writes each memtable collects before it is flushed to a table file (memory units, 1mb "
+       "to 4gb); a column family may hold two while one flushes.",
+       false, false, SetWriteBufferSize,
+       [](const Config& c) { return std::to_string(c.write_buffer_size); }},
+      {"compression", "snappy",
+       "Table files' block compression: snappy, lz4, zstd or none; files are rewritten with a "
+       "new choice as compaction reaches them.",
+       false, false, SetCompression, GetCompression},
       {"protected-mode", "yes",
        "yes: without requirepass, clients from non-loopback addresses are refused (DENIED).", true,
        false, SetProtectedMode,

@@ -48,6 +48,8 @@ struct Config {
   WalRecovery wal_recovery = WalRecovery::kTolerateTail;  // a damaged write-ahead log
   int64_t block_cache_size = 256LL << 20;                 // RocksDB block cache bytes
   MemTableKind memtable = MemTableKind::kSluice;          // the memtable's data structure
+  int64_t write_buffer_size = 64LL << 20;                 // bytes per memtable before a flush
+  Compression compression = Compression::kSnappy;         // table files' block compression
   // busy-reply-threshold (alias lua-time-limit): ms a script runs before it counts as busy
   // (SCRIPT KILL may stop it, other clients get -BUSY).
   int64_t busy_reply_threshold_ms = 5000;

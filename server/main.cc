@@ -70,6 +70,8 @@ int Serve(Config config, const char* argv0) {
   options.max_value_bytes = config.proto_max_bulk_len;
   options.block_cache_bytes = static_cast<size_t>(config.block_cache_size);
   options.memtable = config.memtable;
+  options.write_buffer_bytes = static_cast<size_t>(config.write_buffer_size);
+  options.compression = config.compression;
   options.on_progress = [](const std::string& line) { sluice::server::LogInfo(line); };
   options.on_error = [](const std::string& line) { sluice::server::LogError(line); };
   options.wal_recovery = config.wal_recovery;

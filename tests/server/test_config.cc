@@ -79,6 +79,12 @@ TEST_CASE("flags") {
   CHECK(c.enable_debug_command);
   CHECK(Parse({"--memtable", "rocksdb"}).parsed->config.memtable == MemTableKind::kRocksDb);
   CHECK(Parse({}).parsed->config.memtable == MemTableKind::kSluice);
+  CHECK(Parse({}).parsed->config.write_buffer_size == 64LL << 20);
+  CHECK(Parse({"--write-buffer-size", "32mb"}).parsed->config.write_buffer_size == 32LL << 20);
+  CHECK(Parse({}).parsed->config.compression == Compression::kSnappy);
+  CHECK(Parse({"--compression", "LZ4"}).parsed->config.compression == Compression::kLz4);
+  CHECK(Parse({"--compression", "zstd"}).parsed->config.compression == Compression::kZstd);
+  CHECK(Parse({"--compression", "none"}).parsed->config.compression == Compression::kNone);
   CHECK(Parse({"--help"}).parsed->show_help);
   CHECK(Parse({"--version"}).parsed->show_version);
 }
@@ -101,6 +107,12 @@ TEST_CASE("bad flags are clear errors") {
   CHECK(Parse({"--memtable", "vector"}).error ==
         "bad value 'vector' for 'memtable': argument(s) must be one of the following: sluice, "
         "rocksdb");
+  CHECK(Parse({"--compression", "gzip"}).error ==
+        "bad value 'gzip' for 'compression': argument(s) must be one of the following: snappy, "
+        "lz4, zstd, none");
+  CHECK(Parse({"--write-buffer-size", "100k"}).error ==
+        "bad value '100k' for 'write-buffer-size': argument must be between 1048576 and "
+        "4294967296 inclusive");
   CHECK(Parse({"/no/such/file.conf"}).error == "cannot read config file '/no/such/file.conf'");
   CHECK(Parse({"--port", "1", "stray"}).error.find("unexpected argument 'stray'") == 0);
 }
@@ -257,6 +269,11 @@ TEST_CASE("CONFIG SET errors as Redis words them, and nothing changes on error")
   CHECK(h.Cmd("CONFIG GET memtable") == Arr({Bulk("memtable"), Bulk("sluice")}));
   CHECK(h.Cmd("CONFIG SET memtable rocksdb") ==
         Err("ERR CONFIG SET failed (possibly related to argument 'memtable') - can't set "
+            "immutable config"));
+  CHECK(h.Cmd("CONFIG GET write-buffer-size compression") ==
+        Arr({Bulk("write-buffer-size"), Bulk("67108864"), Bulk("compression"), Bulk("snappy")}));
+  CHECK(h.Cmd("CONFIG SET compression lz4") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'compression') - can't set "
             "immutable config"));
   CHECK(h.Cmd("CONFIG SET enable-debug-command no") ==
         Err("ERR CONFIG SET failed (possibly related to argument 'enable-debug-command') - "

@@ -8,9 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,20 +17,11 @@
 #include "server/native_ops.h"
 #include "server/native_scripts.h"
 #include "tests/server/harness.h"
+#include "tests/server/script_bodies.h"
 
 namespace sluice::server::testing {
 
 namespace {
-
-// The recorded body (server/native_scripts/<file>), read from the source tree.
-std::string Body(const std::string& file) {
-  std::ifstream in(std::string(SLUICE_SOURCE_DIR) + "/server/native_scripts/" + file,
-                   std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 const char* const kFiles[kNativeScriptCount] = {
     "rate-limiter-flexible_incr_ttl.lua",

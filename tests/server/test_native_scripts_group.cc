@@ -6,27 +6,17 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
-#include <fstream>
 #include <span>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "server/lua_sha1.h"
 #include "tests/server/harness.h"
+#include "tests/server/script_bodies.h"
 
 namespace sluice::server::testing {
 
 namespace {
-
-std::string Body(const std::string& file) {
-  std::ifstream in(std::string(SLUICE_SOURCE_DIR) + "/server/native_scripts/" + file,
-                   std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Counts the commits that wrote something (one per RocksDB write of a unit or a group).
 class CommitCounter : public CommitObserver {

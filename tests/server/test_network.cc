@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -28,6 +27,7 @@
 #include "server/server_state.h"
 #include "sluice/store.h"
 #include "tests/server/harness.h"
+#include "tests/server/script_bodies.h"
 
 namespace sluice::server::testing {
 
@@ -160,10 +160,7 @@ TEST_CASE("pipelined commands are answered in order") {
 TEST_CASE("pipelined recognised scripts between plain commands are answered in order") {
   // ulule/limiter's incr (server/native_scripts/): native calls in the connection's read batch,
   // members of its commit group with the plain commands around them.
-  std::ifstream in(std::string(SLUICE_SOURCE_DIR) + "/server/native_scripts/ulule-limiter_incr.lua",
-                   std::ios::binary);
-  REQUIRE(in.good());
-  const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string body = Body("ulule-limiter_incr.lua");
   const std::string sha = Sha1Hex(body);
   Config config;
   config.enable_debug_command = true;

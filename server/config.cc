@@ -269,6 +269,21 @@ Error SetQueryBufferLimit(Config& c, std::string_view v) {
   return std::nullopt;
 }
 
+// A list's inline limits (Options::list_inline_max_entries/bytes): every write of an inline
+// list rewrites it whole, so they stay small.
+Error SetListInlineMaxEntries(Config& c, std::string_view v) {
+  return ParseBounded(v, 0, 4096, &c.list_inline_max_entries);
+}
+
+Error SetListInlineMaxBytes(Config& c, std::string_view v) {
+  std::optional<int64_t> bytes = ParseMemory(v);
+  if (!bytes) return std::string("argument must be a memory value");
+  constexpr int64_t kMax = 64 * 1024;
+  if (*bytes < 0 || *bytes > kMax) return RangeError(0, kMax);
+  c.list_inline_max_bytes = *bytes;
+  return std::nullopt;
+}
+
 Error SetBusyReplyThreshold(Config& c, std::string_view v) {
   return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.busy_reply_threshold_ms);
 }
@@ -330,6 +345,16 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "Table files' block compression: snappy, lz4, zstd or none; files are rewritten with a "
        "new choice as compaction reaches them.",
        false, false, SetCompression, GetCompression},
+      {"list-inline-max-entries", "128",
+       "Lists of at most this many elements (and list-inline-max-bytes) are stored as one entry: "
+       "a list command on them is one read and one write. 0: one entry per element always.",
+       false, false, SetListInlineMaxEntries,
+       [](const Config& c) { return std::to_string(c.list_inline_max_entries); }},
+      {"list-inline-max-bytes", "1kb",
+       "The byte limit of an inline list (its elements plus 1-2 bytes each; memory units, at "
+       "most 64kb): each write rewrites the whole list.",
+       false, false, SetListInlineMaxBytes,
+       [](const Config& c) { return std::to_string(c.list_inline_max_bytes); }},
       {"protected-mode", "yes",
        "yes: without requirepass, clients from non-loopback addresses are refused (DENIED).", true,
        false, SetProtectedMode,

@@ -72,6 +72,8 @@ int Serve(Config config, const char* argv0) {
   options.memtable = config.memtable;
   options.write_buffer_bytes = static_cast<size_t>(config.write_buffer_size);
   options.compression = config.compression;
+  options.list_inline_max_entries = config.list_inline_max_entries;
+  options.list_inline_max_bytes = static_cast<size_t>(config.list_inline_max_bytes);
   options.on_progress = [](const std::string& line) { sluice::server::LogInfo(line); };
   options.on_error = [](const std::string& line) { sluice::server::LogError(line); };
   options.wal_recovery = config.wal_recovery;

@@ -159,6 +159,11 @@ void Collection::Reset() {
   SetPrefix();
 }
 
+void Collection::Renew() {
+  meta_.version = txn_->impl().NewCollectionVersion();
+  SetPrefix();
+}
+
 std::string Collection::SubKey(std::string_view element) const {
   std::string k;
   k.reserve(prefix_.size() + element.size());

@@ -1,6 +1,6 @@
 // The collection layout (hashes, lists, sets, sorted sets): a metadata record at the key, and one
-// RocksDB entry per element, in column families of their own. Internal header; docs/engine.md
-// has the picture.
+// RocksDB entry per element, in column families of their own (a small list keeps its elements in
+// the metadata instead: list_body.h). Internal header; docs/engine.md has the picture.
 //
 // Metadata: the key's ordinary entry in the default column family, with the usual value header
 // (kind kHash/kList/kSet/kZSet, absolute expiry) and this payload:
@@ -109,6 +109,10 @@ class Collection {
   void Create();
   // Like Create, but always a new, empty collection (overwriting: SINTERSTORE's destination).
   void Reset();
+  // A fresh version for this collection, keeping its count, flags, type state and expiry: the
+  // element entries of the old version become invisible (and garbage for the compaction
+  // filter). For a layout that moves its elements out of the element column families.
+  void Renew();
 
   // Element access (the collection must exist, or have been Created).
   Status Get(ElementCf cf, std::string_view element, std::string* value, bool* found);

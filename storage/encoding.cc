@@ -1,5 +1,8 @@
 #include "encoding.h"
 
+#include <cstdint>
+#include <cstring>
+
 namespace sluice::internal {
 namespace {
 
@@ -67,7 +70,9 @@ std::string EncodeKey(int db, std::string_view user_key) {
   return out;
 }
 
-uint16_t KeySlot(std::string_view user_key) {
+namespace {
+
+uint16_t ComputeKeySlot(std::string_view user_key) {
   const size_t open = user_key.find('{');
   if (open != std::string_view::npos) {
     const size_t close = user_key.find('}', open + 1);
@@ -76,6 +81,57 @@ uint16_t KeySlot(std::string_view user_key) {
     }
   }
   return Crc16(user_key) & 16383;
+}
+
+// The last short key's slot, per thread. One command encodes its key a dozen times (lock
+// planning, claims, reads, writes, a collection's element prefix), and the CRC's byte-by-byte
+// dependency chain made KeySlot 5% of a list script's CPU; comparing the key is much cheaper.
+// Trivial types only, so the thread_local needs no guard or destructor.
+constexpr size_t kMemoKeyBytes = 64;
+thread_local char memo_key[kMemoKeyBytes];
+thread_local size_t memo_size = SIZE_MAX;  // none yet
+thread_local uint16_t memo_slot = 0;
+
+}  // namespace
+
+size_t VarintLength(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+void AppendVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+bool ReadVarint(std::string_view s, size_t* at, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && *at < s.size(); shift += 7) {
+    const auto byte = static_cast<unsigned char>(s[(*at)++]);
+    *v |= uint64_t{byte & 0x7fu} << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+uint16_t KeySlot(std::string_view user_key) {
+  if (user_key.size() == memo_size && std::memcmp(user_key.data(), memo_key, memo_size) == 0) {
+    return memo_slot;
+  }
+  const uint16_t slot = ComputeKeySlot(user_key);
+  if (user_key.size() <= kMemoKeyBytes) {
+    std::memcpy(memo_key, user_key.data(), user_key.size());
+    memo_size = user_key.size();
+    memo_slot = slot;
+  }
+  return slot;
 }
 
 void EncodeKeyTo(int db, std::string_view user_key, std::string* out) {

@@ -48,6 +48,12 @@ inline bool IsExpired(int64_t expire_at_ms, int64_t now_ms) {
   return expire_at_ms != kNoExpiry && now_ms > expire_at_ms;
 }
 
+// LEB128 varints (RocksDB's encoding too): 7 bits a byte, low bits first.
+size_t VarintLength(uint64_t v);
+void AppendVarint(std::string* out, uint64_t v);
+// Reads a varint at *at in s, advancing *at; false when s ends first or it runs past 64 bits.
+bool ReadVarint(std::string_view s, size_t* at, uint64_t* v);
+
 // Redis Cluster's hash slot of a user key: CRC16 (XMODEM) of the key, or of the part between
 // the first '{' and the first '}' after it when that part is not empty, mod 16384.
 uint16_t KeySlot(std::string_view user_key);

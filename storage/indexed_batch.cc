@@ -10,19 +10,12 @@
 #include <limits>
 #include <string>
 
+#include "encoding.h"
+
 namespace sluice::internal {
 namespace {
 
 constexpr size_t kInitialSlots = 64;
-
-size_t VarintLength(uint64_t v) {
-  size_t n = 1;
-  while (v >= 128) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
 
 [[noreturn]] void FormatMismatch() {
   std::fprintf(stderr,

@@ -83,6 +83,7 @@ class Store::Impl {
   Status Open();
 
   const Clock& clock() const { return *clock_; }
+  const Options& options() const { return options_; }
   rocksdb::DB* db() const { return db_.get(); }
   // The column family of a collection element kind (collection.h). Valid while the store is open.
   rocksdb::ColumnFamilyHandle* element_cf(internal::ElementCf cf) const {

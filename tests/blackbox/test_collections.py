@@ -10,6 +10,7 @@ redis-server 7.0.15, and kill -9 durability of big collections.
 - KillNineTest: a 20,000-field hash, a 20,000-member set and a 20,000-member sorted set written
   in pipelined batches, then kill -9; after restart every acknowledged element is there, in each
   appendfsync mode.
+- ListLayoutsTest: the list mix on servers with tiny inline-list limits and with none.
 - ConcurrencyTest: 6 connections pipelining HINCRBY/SADD/HSET on the same keys: exact totals.
 - FormatTest: the data dir's SLUICE-FORMAT file; a server refuses a dir of an unknown format.
 """
@@ -173,6 +174,34 @@ class DifferentialTest(unittest.TestCase):
 
 
 @sluice_only
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class ListLayoutsTest(unittest.TestCase):
+    """The list mix again, on servers whose lists change layout every few commands (at most 12
+    elements and 96 bytes inline: the mix's lists hover around that) and whose lists are always
+    one entry per element (storage/list_body.h): the replies must not depend on the layout."""
+
+    run_mix = DifferentialTest.run_mix
+    seeds = DifferentialTest.seeds
+
+    def check_layout(self, options):
+        import collection_gen_list
+        self.sluice, self.redis = start_beside_reference(options=options)
+        try:
+            for seed in self.seeds():
+                for resp in (2, 3):
+                    with self.subTest(options=options, seed=seed, resp=resp):
+                        self.run_mix(seed, resp, [collection_gen_list])
+        finally:
+            self.redis.stop()
+            self.sluice.stop()
+
+    def test_layout_changes_every_few_commands(self):
+        self.check_layout({"list-inline-max-entries": "12", "list-inline-max-bytes": "96"})
+
+    def test_one_entry_per_element(self):
+        self.check_layout({"list-inline-max-entries": "0"})
+
+
 class KillNineTest(unittest.TestCase):
     N = 20000
     BATCH = 500

@@ -85,6 +85,10 @@ TEST_CASE("flags") {
   CHECK(Parse({"--compression", "LZ4"}).parsed->config.compression == Compression::kLz4);
   CHECK(Parse({"--compression", "zstd"}).parsed->config.compression == Compression::kZstd);
   CHECK(Parse({"--compression", "none"}).parsed->config.compression == Compression::kNone);
+  CHECK(Parse({}).parsed->config.list_inline_max_entries == 128);
+  CHECK(Parse({"--list-inline-max-entries", "0"}).parsed->config.list_inline_max_entries == 0);
+  CHECK(Parse({}).parsed->config.list_inline_max_bytes == 1024);
+  CHECK(Parse({"--list-inline-max-bytes", "4kb"}).parsed->config.list_inline_max_bytes == 4096);
   CHECK(Parse({"--help"}).parsed->show_help);
   CHECK(Parse({"--version"}).parsed->show_version);
 }
@@ -113,6 +117,12 @@ TEST_CASE("bad flags are clear errors") {
   CHECK(Parse({"--write-buffer-size", "100k"}).error ==
         "bad value '100k' for 'write-buffer-size': argument must be between 1048576 and "
         "4294967296 inclusive");
+  CHECK(Parse({"--list-inline-max-entries", "-1"}).error ==
+        "bad value '-1' for 'list-inline-max-entries': argument must be between 0 and 4096 "
+        "inclusive");
+  CHECK(Parse({"--list-inline-max-bytes", "65537"}).error ==
+        "bad value '65537' for 'list-inline-max-bytes': argument must be between 0 and 65536 "
+        "inclusive");
   CHECK(Parse({"/no/such/file.conf"}).error == "cannot read config file '/no/such/file.conf'");
   CHECK(Parse({"--port", "1", "stray"}).error.find("unexpected argument 'stray'") == 0);
 }
@@ -272,6 +282,12 @@ TEST_CASE("CONFIG SET errors as Redis words them, and nothing changes on error")
             "immutable config"));
   CHECK(h.Cmd("CONFIG GET write-buffer-size compression") ==
         Arr({Bulk("write-buffer-size"), Bulk("67108864"), Bulk("compression"), Bulk("snappy")}));
+  CHECK(h.Cmd("CONFIG GET list-inline-max-*") ==
+        Arr({Bulk("list-inline-max-entries"), Bulk("128"), Bulk("list-inline-max-bytes"),
+             Bulk("1024")}));
+  CHECK(h.Cmd("CONFIG SET list-inline-max-entries 0") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'list-inline-max-entries') - "
+            "can't set immutable config"));
   CHECK(h.Cmd("CONFIG SET compression lz4") ==
         Err("ERR CONFIG SET failed (possibly related to argument 'compression') - can't set "
             "immutable config"));

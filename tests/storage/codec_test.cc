@@ -192,3 +192,27 @@ TEST_CASE("GlobLiteralPrefix") {
 }
 
 }  // namespace sluice::internal
+
+namespace sluice::internal {
+
+TEST_CASE("varints: round trip, lengths, and truncated or overlong input refused") {
+  for (uint64_t v : {uint64_t{0}, uint64_t{127}, uint64_t{128}, uint64_t{300}, uint64_t{1} << 35,
+                     ~uint64_t{0}}) {
+    std::string s;
+    AppendVarint(&s, v);
+    CHECK(s.size() == VarintLength(v));
+    size_t at = 0;
+    uint64_t back = 1;
+    REQUIRE(ReadVarint(s, &at, &back));
+    CHECK(back == v);
+    CHECK(at == s.size());
+    at = 0;
+    CHECK_FALSE(ReadVarint(std::string_view(s).substr(0, s.size() - 1), &at, &back));
+  }
+  std::string overlong(11, '\x80');
+  size_t at = 0;
+  uint64_t v = 0;
+  CHECK_FALSE(ReadVarint(overlong, &at, &v));
+}
+
+}  // namespace sluice::internal

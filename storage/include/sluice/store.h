@@ -82,6 +82,13 @@ struct Options {
   // (the default) took 38 bytes of disk per key, none 60. Open fails with kInvalidArgument if the
   // linked RocksDB lacks the choice.
   Compression compression = Compression::kSnappy;
+  // Lists of at most this many elements and bytes (each element's length plus 1-2 bytes) keep
+  // their elements inside the key's one RocksDB entry; longer ones keep one entry per element
+  // (docs/engine.md "Lists"). Inline, a list command is one point read and one write, but every
+  // write rewrites the whole list: the byte limit bounds that. 0 entries: always one entry per
+  // element. Measured: limits' moving-window acquire script (10 entries) ran 2.3x faster inline.
+  int64_t list_inline_max_entries = 128;
+  size_t list_inline_max_bytes = 1024;
   // Deletions (expired keys removed, DEL) that a server then stops writing after sit in the
   // memtable, and the disk does not shrink until more writes fill it. After this many seconds
   // without a write, a memtable holding at least 1000 deletions is flushed once, so compaction

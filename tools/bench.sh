@@ -3,7 +3,7 @@
 #
 #   tools/bench.sh [--quick] [--sluice PATH] [--redis-server PATH] [--clients N[,N...]]
 #                  [--appendfsync MODE[,MODE...]] [--pipelines P[,P...]] [--collections]
-#                  [--scripts [NAME[,NAME...]]]
+#                  [--scripts [NAME[,NAME...]]] [--repeat N]
 #
 # For each durability MODE (default: everysec,always) both servers run on 127.0.0.1, free ports,
 # fresh temporary data directories, with the same durability (Sluice appendfsync MODE; Redis
@@ -23,6 +23,9 @@
 # keys, so reads find state.
 # Prints one table: requests per second, the ratio Sluice/Redis, and p50/p99 latency in ms
 # (redis-benchmark's). --quick runs about ten times fewer requests; `always` rows run 5x fewer.
+# --repeat N (default 1) runs each row N times, alternating Sluice and Redis, and reports each
+# side's median run (by requests per second): on a shared VM one run's ratio can swing 2x
+# as neighbours come and go, and alternating spreads that noise over both sides.
 # Not a test: numbers depend on the machine and whatever else runs on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,8 +40,9 @@ modes=everysec,always
 pipelines=1,16
 collections=0
 scripts=""
+repeat=1
 
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
@@ -49,6 +53,8 @@ while (($#)); do
     --sluice) sluice_bin=$2; shift ;;
     --redis-server) redis_bin=$2; shift ;;
     --clients) clients_list=$2; shift ;;
+    --repeat) repeat=$2; shift
+      [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "bench: --repeat needs a positive count" >&2; exit 2; } ;;
     --pipelines) pipelines=$2; shift ;;
     --appendfsync) modes=$2; shift
       for m in ${modes//,/ }; do
@@ -174,6 +180,10 @@ bench() {  # port requests pipeline command...   -> "rps p50_ms p99_ms"
     | tail -n 1 | tr -d '"' | awk -F, '{ printf "%d %s %s", $2, $5, $7 }'
 }
 
+median_run() {  # "rps p50 p99"...   -> the run with the median rps (the lower middle of an even count)
+  printf '%s\n' "$@" | sort -n -k1,1 | sed -n "$(((${#} + 1) / 2))p"
+}
+
 rows=()
 row() {  # label command-for-sluice... -- command-for-redis...   (uses mode, clients, p, n)
   local label=$1; shift
@@ -181,9 +191,13 @@ row() {  # label command-for-sluice... -- command-for-redis...   (uses mode, cli
   while [ "$1" != "--" ]; do sluice_cmd+=("$1"); shift; done
   shift
   redis_cmd=("$@")
-  local s r ratio
-  read -r s_rps s_p50 s_p99 <<<"$(bench "$sluice_port" "$n" "$p" "${sluice_cmd[@]}")"
-  read -r r_rps r_p50 r_p99 <<<"$(bench "$redis_port" "$n" "$p" "${redis_cmd[@]}")"
+  local s r ratio i s_runs=() r_runs=()
+  for ((i = 0; i < repeat; i++)); do
+    s_runs+=("$(bench "$sluice_port" "$n" "$p" "${sluice_cmd[@]}")")
+    r_runs+=("$(bench "$redis_port" "$n" "$p" "${redis_cmd[@]}")")
+  done
+  read -r s_rps s_p50 s_p99 <<<"$(median_run "${s_runs[@]}")"
+  read -r r_rps r_p50 r_p99 <<<"$(median_run "${r_runs[@]}")"
   ratio=$(python3 -c "print('%.2f' % ($s_rps / $r_rps) if $r_rps > 0 else '-')")
   rows+=("$(printf '%-8s %7s %-32s %4s %10s %10s %6s %13s %13s' "$mode" "$clients" "$label" "$p" \
     "$s_rps" "$r_rps" "$ratio" "$s_p50/$s_p99" "$r_p50/$r_p99")")
@@ -236,6 +250,7 @@ echo
 echo "redis-benchmark, keys from 100000 (-r 100000), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "sluice-server: $("$sluice_bin" --version 2>/dev/null | head -n 1 || echo "$sluice_bin")"
 echo "redis-server:  $("$redis_bin" --version | cut -d' ' -f3), appendonly yes, same appendfsync"
+((repeat > 1)) && echo "each row: the median of $repeat runs per server, alternating"
 [ -n "$scripts" ] && echo "EVALSHA of the recognised library scripts: native on Sluice, Lua on redis-server"
 echo
 printf '%-8s %7s %-32s %4s %10s %10s %6s %13s %13s\n' "fsync" "clients" "test" "P" \

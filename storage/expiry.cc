@@ -107,22 +107,48 @@ void ExpiryCandidates::Add(std::string_view raw_key, int64_t at_ms, uint64_t seq
 }
 
 int64_t ExpiryDueList::Add(std::string_view raw_key, int64_t at_ms, uint64_t seq) {
-  if (entries_.size() >= kCapacity) {
-    auto last = std::prev(entries_.end());
-    if (last->at_ms <= at_ms) return at_ms;
-    const int64_t dropped = last->at_ms;
-    entries_.erase(last);
-    entries_.insert(Entry{at_ms, std::string(raw_key), seq});
-    return dropped;
+  const int64_t bucket = at_ms >> kBucketShift;
+  int64_t dropped = kNone;
+  if (size_ >= kCapacity) {
+    auto last = std::prev(buckets_.end());
+    if (bucket >= last->first) return at_ms;
+    dropped = last->second.entries.back().at_ms;
+    last->second.entries.pop_back();  // its min_at stays a lower bound
+    if (last->second.entries.empty()) buckets_.erase(last);
+    --size_;
   }
-  entries_.insert(Entry{at_ms, std::string(raw_key), seq});
-  return kNone;
+  Bucket& b = buckets_[bucket];
+  b.entries.push_back(Entry{at_ms, std::string(raw_key), seq});
+  b.min_at = std::min(b.min_at, at_ms);
+  ++size_;
+  return dropped;
 }
 
 void ExpiryDueList::TakeExpired(int64_t now_ms, size_t max, ExpiryCandidates* c) {
-  while (c->n < max && !entries_.empty() && IsExpired(entries_.begin()->at_ms, now_ms)) {
-    auto node = entries_.extract(entries_.begin());
-    c->Add(node.value().key, node.value().at_ms, node.value().seq);
+  while (c->n < max && !buckets_.empty()) {
+    auto first = buckets_.begin();
+    Bucket& b = first->second;
+    if (!IsExpired(b.min_at, now_ms)) return;
+    // Takes the expired entries in insertion order, keeps the rest (and the exact minimum).
+    int64_t min_at = kNone;
+    size_t kept = 0;
+    for (size_t i = 0; i < b.entries.size(); ++i) {
+      Entry& e = b.entries[i];
+      if (c->n < max && IsExpired(e.at_ms, now_ms)) {
+        c->Add(e.key, e.at_ms, e.seq);
+        --size_;
+        continue;
+      }
+      min_at = std::min(min_at, e.at_ms);
+      if (kept != i) b.entries[kept] = std::move(e);
+      ++kept;
+    }
+    b.entries.resize(kept);
+    if (kept > 0) {
+      b.min_at = min_at;
+      return;  // what is left of the earliest bucket is not due, or c is full
+    }
+    buckets_.erase(first);
   }
 }
 

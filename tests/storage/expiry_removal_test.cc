@@ -213,6 +213,31 @@ TEST_CASE("ExpiryDueList: earliest first, bounded, keeps the earliest expiries")
   CHECK(due.earliest() == 10);
 }
 
+TEST_CASE("ExpiryDueList: keys in 64 ms buckets come out by expiry, not by insertion") {
+  using internal::ExpiryDueList;
+  ExpiryDueList due;
+  due.Add("c130", 130, 1);  // bucket 2
+  due.Add("b65", 65, 1);    // bucket 1
+  due.Add("d200", 200, 1);  // bucket 3
+  due.Add("a64", 64, 1);    // bucket 1
+  CHECK(due.earliest() == 64);
+  CHECK(due.size() == 4);
+  internal::ExpiryCandidates c;
+  due.TakeExpired(/*now_ms=*/65, 10, &c);  // 64 has passed, 65 not yet
+  REQUIRE(c.n == 1);
+  CHECK(c.keys[0] == "a64");
+  CHECK(due.earliest() == 65);
+  due.TakeExpired(/*now_ms=*/131, 10, &c);
+  REQUIRE(c.n == 3);
+  CHECK(c.keys[1] == "b65");
+  CHECK(c.keys[2] == "c130");
+  CHECK(due.earliest() == 200);
+  CHECK(due.size() == 1);
+  due.Clear();
+  CHECK(due.earliest() == ExpiryDueList::kNone);
+  CHECK(due.size() == 0);
+}
+
 // A pass over many deletion markers walks them in bounded steps and resumes where a step
 // stopped, also with no time at all in each cycle. A key with many old versions is handled (and
 // counted out) once.

@@ -396,24 +396,54 @@ class HashedList final : public rocksdb::MemTableRep {
     node->hash = hash;
     node->prefix = PrefixOf(key);
     node->oldest_tag.store(key.tag, std::memory_order_relaxed);
-    const int top = max_height_.load(std::memory_order_relaxed);
-    if (height > top) max_height_.store(height, std::memory_order_release);
-    KeyNode* x = head_;
-    for (int level = std::max(top, height) - 1; level >= 0; --level) {
-      KeyNode* next;
-      for (;;) {
-        next = x->Next(level);
-        if (next == nullptr || next->CompareTo(key, node->prefix) >= 0) break;
-        x = next;
-      }
-      if (level < height) {
-        node->Slot(level)->store(next, std::memory_order_relaxed);
-        x->Slot(level)->store(node, std::memory_order_release);
-      }
+    int top = max_height_.load(std::memory_order_relaxed);
+    if (height > top) {
+      max_height_.store(height, std::memory_order_release);
+      top = height;
+    }
+    FitSplice(key, node->prefix, top);
+    for (int level = 0; level < height; ++level) {
+      node->Slot(level)->store(splice_.next[level], std::memory_order_relaxed);
+      splice_.prev[level]->Slot(level)->store(node, std::memory_order_release);
+      splice_.prev[level] = node;  // the splice now brackets the keys just after this one
     }
     std::atomic<KeyNode*>& bucket = MakeBucket(hash);
     node->hash_next.store(bucket.load(std::memory_order_relaxed), std::memory_order_relaxed);
     bucket.store(node, std::memory_order_release);
+  }
+
+  // Makes splice_ bracket key at every level below top: prev[i] before key, next[i] the first
+  // node at or after it (nullptr: none). The splice of the last insert is reused from the lowest
+  // level that still brackets the new key, so keys inserted in ascending order and close
+  // together (the expiry cycle's deletions, a batch's sorted keys) search a few nodes instead of
+  // walking down from the top; a random key climbs the splice and searches from near the top.
+  void FitSplice(const Key& key, uint64_t key_prefix, int top) {
+    int fixed = top;  // the levels from here up bracket key
+    if (splice_.height == top) {
+      for (fixed = 0; fixed < top; ++fixed) {
+        KeyNode* prev = splice_.prev[fixed];
+        KeyNode* next = splice_.next[fixed];
+        if (prev->Next(fixed) != next) continue;  // not tight (cannot happen: one writer)
+        if (prev != head_ && prev->CompareTo(key, key_prefix) >= 0) continue;
+        if (next != nullptr && next->CompareTo(key, key_prefix) < 0) continue;
+        break;
+      }
+    }
+    KeyNode* before = fixed == top ? head_ : splice_.prev[fixed];
+    KeyNode* bound = fixed == top ? nullptr : splice_.next[fixed];
+    for (int level = fixed - 1; level >= 0; --level) {
+      for (;;) {
+        KeyNode* next = before->Next(level);
+        if (next == bound || next == nullptr || next->CompareTo(key, key_prefix) >= 0) {
+          splice_.prev[level] = before;
+          splice_.next[level] = next;
+          bound = next;
+          break;
+        }
+        before = next;
+      }
+    }
+    splice_.height = top;
   }
 
   // About how many key nodes are before key: the search path's steps, each worth
@@ -444,6 +474,14 @@ class HashedList final : public rocksdb::MemTableRep {
   std::atomic<std::atomic<KeyNode*>*>* segments_;  // segment_count_ entries, in the arena
   KeyNode* head_;
   std::atomic<int> max_height_{1};
+  // The writer's search path of its last new key: at each level, the last node before it and
+  // the first after it. Kept tight (prev[i]->Next(i) == next[i]) by AddKey, the only writer.
+  struct Splice {
+    KeyNode* prev[kMaxHeight];
+    KeyNode* next[kMaxHeight];
+    int height = 0;  // levels valid; 0: none yet
+  };
+  Splice splice_;
 };
 
 // ---- Iterators.

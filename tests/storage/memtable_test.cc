@@ -12,6 +12,7 @@
 #include <rocksdb/options.h>
 
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <random>
@@ -196,6 +197,42 @@ TEST_CASE("memtable: the same view as RocksDB's skiplist under random writes, sn
   REQUIRE(theirs->Flush(rocksdb::FlushOptions()).ok());
   ExpectSameView(*ours, *theirs, rocksdb::ReadOptions(), probes);
   CHECK(Scan(*ours, rocksdb::ReadOptions(), true).size() > 100);
+}
+
+// The writer reuses its last search path (the splice) for keys inserted in ascending order and
+// close together; these orders make it reuse, climb and restart at every level.
+TEST_CASE("memtable: ascending, descending, clustered and alternating inserts stay in order") {
+  TempDir dir;
+  auto ours = OpenDb(dir.sub("ours"), true);
+  auto theirs = OpenDb(dir.sub("theirs"), false);
+  std::mt19937_64 rng(5);
+  std::vector<std::string> keys;
+  auto key = [](int n) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "k%08d", n);
+    return std::string(buf);
+  };
+  for (int i = 0; i < 3000; ++i) keys.push_back(key(i * 7));      // ascending
+  for (int i = 3000; i > 0; --i) keys.push_back(key(i * 7 + 3));  // descending
+  for (int c = 0; c < 200; ++c) {                                 // sorted clusters
+    const int base = static_cast<int>(rng() % 20000);
+    for (int i = 0; i < 20; ++i) keys.push_back(key(base + i * 3 + 1));
+  }
+  for (int i = 0; i < 2000; ++i) keys.push_back(key(i % 2 ? i : 40000 - i));  // alternating
+  for (int i = 0; i < 2000; ++i) keys.push_back(key(static_cast<int>(rng() % 50000)));  // random
+  for (const std::string& k : keys) {
+    REQUIRE(ours->Put(rocksdb::WriteOptions(), k, k).ok());
+    REQUIRE(theirs->Put(rocksdb::WriteOptions(), k, k).ok());
+  }
+  const auto forward = Scan(*ours, rocksdb::ReadOptions(), true);
+  CHECK(forward == Scan(*theirs, rocksdb::ReadOptions(), true));
+  CHECK(Scan(*ours, rocksdb::ReadOptions(), false) == Scan(*theirs, rocksdb::ReadOptions(), false));
+  CHECK(forward.size() > 10000);
+  for (const std::string& k : keys) {
+    std::string v;
+    REQUIRE(ours->Get(rocksdb::ReadOptions(), k, &v).ok());
+    CHECK(v == k);
+  }
 }
 
 TEST_CASE("memtable: a key's versions across a batch's sequence numbers, read at each one") {

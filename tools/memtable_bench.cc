@@ -1,0 +1,66 @@
+// Memtable insert cost: a RocksDB database (no WAL) with Sluice's memtable, 1M random keys
+// loaded, then 1M deletions timed, either random keys or batches of 128 ascending keys close
+// together (as the expiry cycle removes them).
+//
+//   build/tools/sluice-memtable-bench random|clustered [DIR]
+//
+// Prints ns per insert. Not a test: the number depends on the machine. docs/engine.md "The
+// memtable" has the measurements.
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "storage/memtable.h"
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode != "random" && mode != "clustered") {
+    std::fprintf(stderr, "usage: %s random|clustered [DIR]\n", argv[0]);
+    return 2;
+  }
+  const std::string path = argc > 2 ? argv[2] : "/tmp/sluice-memtable-bench";
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.write_buffer_size = size_t{512} << 20;  // everything stays in one memtable
+  o.memtable_factory = sluice::internal::NewMemTableFactory(o.write_buffer_size);
+  o.allow_concurrent_memtable_write = false;
+  rocksdb::DestroyDB(path, o);
+  rocksdb::DB* raw = nullptr;
+  if (rocksdb::Status s = rocksdb::DB::Open(o, path, &raw); !s.ok()) {
+    std::fprintf(stderr, "open %s: %s\n", path.c_str(), s.ToString().c_str());
+    return 1;
+  }
+  std::unique_ptr<rocksdb::DB> db(raw);
+  rocksdb::WriteOptions wo;
+  wo.disableWAL = true;
+  std::mt19937_64 rng(1);
+  constexpr uint64_t kSpace = 1000000000000ULL;
+  char key[32];
+  auto format = [&](uint64_t k) {
+    std::snprintf(key, sizeof key, "key%012llu", static_cast<unsigned long long>(k % kSpace));
+    return rocksdb::Slice(key);
+  };
+  for (int i = 0; i < 1000000; ++i) db->Put(wo, format(rng()), "v");
+  constexpr int kBatch = 128;
+  const auto start = std::chrono::steady_clock::now();
+  for (int b = 0; b < 1000000 / kBatch; ++b) {
+    const uint64_t base = rng();
+    rocksdb::WriteBatch batch;
+    for (int i = 0; i < kBatch; ++i) {
+      batch.Delete(format(mode == "clustered" ? base + uint64_t(i) * 1000 : rng()));
+    }
+    db->Write(wo, &batch);
+  }
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf("%s: %.0f ns per insert\n", mode.c_str(), double(ns) / (1000000 / kBatch * kBatch));
+  db.reset();
+  rocksdb::DestroyDB(path, o);
+  return 0;
+}

@@ -12,14 +12,6 @@ namespace {
 
 constexpr size_t kMetaFixedBytes = 17;  // version 8, count 8, flags 1
 
-void PutLe64(uint64_t v, std::string* out) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-uint64_t GetLe64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
-  return v;
-}
 void PutBe(uint64_t v, int bytes, std::string* out) {
   for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>(v >> (8 * i)));
 }
@@ -34,8 +26,8 @@ uint64_t GetBe(const char* p, int bytes) {
 std::string EncodeMeta(const CollectionMeta& m) {
   std::string out;
   out.reserve(kMetaFixedBytes + m.extra.size());
-  PutLe64(m.version, &out);
-  PutLe64(static_cast<uint64_t>(m.count), &out);
+  AppendFixed64(&out, m.version);
+  AppendFixed64(&out, static_cast<uint64_t>(m.count));
   out.push_back(static_cast<char>(m.flags));
   out.append(m.extra);
   return out;
@@ -44,8 +36,8 @@ std::string EncodeMeta(const CollectionMeta& m) {
 std::optional<CollectionMeta> DecodeMeta(std::string_view payload) {
   if (payload.size() < kMetaFixedBytes) return std::nullopt;
   CollectionMeta m;
-  m.version = GetLe64(payload.data());
-  m.count = static_cast<int64_t>(GetLe64(payload.data() + 8));
+  m.version = DecodeFixed64(payload.data());
+  m.count = static_cast<int64_t>(DecodeFixed64(payload.data() + 8));
   m.flags = static_cast<uint8_t>(payload[16]);
   m.extra.assign(payload.substr(kMetaFixedBytes));
   return m;

@@ -11,14 +11,6 @@ constexpr unsigned char kVersionMask = 0x70;
 constexpr unsigned char kHasExpiry = 0x80;
 constexpr size_t kExpiryBytes = 8;
 
-uint64_t GetFixed64(const char* p) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < kExpiryBytes; ++i) {
-    v |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
-  }
-  return v;
-}
-
 bool ValidKind(unsigned char k) { return k <= static_cast<unsigned char>(ValueKind::kZSet); }
 
 // CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), the checksum Redis Cluster uses.
@@ -93,6 +85,16 @@ thread_local size_t memo_size = SIZE_MAX;  // none yet
 thread_local uint16_t memo_slot = 0;
 
 }  // namespace
+
+uint64_t DecodeFixed64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  return v;
+}
+
+void AppendFixed64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
 
 size_t VarintLength(uint64_t v) {
   size_t n = 1;
@@ -186,7 +188,7 @@ std::optional<EntryView> DecodeValue(std::string_view raw) {
   size_t pos = 1;
   if (tag & kHasExpiry) {
     if (raw.size() < 1 + kExpiryBytes) return std::nullopt;
-    v.expire_at_ms = static_cast<int64_t>(GetFixed64(raw.data() + 1));
+    v.expire_at_ms = static_cast<int64_t>(DecodeFixed64(raw.data() + 1));
     if (v.expire_at_ms < 0) return std::nullopt;
     pos += kExpiryBytes;
   }

@@ -48,6 +48,10 @@ inline bool IsExpired(int64_t expire_at_ms, int64_t now_ms) {
   return expire_at_ms != kNoExpiry && now_ms > expire_at_ms;
 }
 
+// Little-endian fixed 64-bit integers (the metadata's counters and ends): 8 bytes at p.
+uint64_t DecodeFixed64(const char* p);
+void AppendFixed64(std::string* out, uint64_t v);
+
 // LEB128 varints (RocksDB's encoding too): 7 bits a byte, low bits first.
 size_t VarintLength(uint64_t v);
 void AppendVarint(std::string* out, uint64_t v);

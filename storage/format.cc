@@ -73,11 +73,6 @@ Status WriteFormat(const std::string& dir, const std::string& format) {
   return SyncPath(dir, O_RDONLY | O_DIRECTORY);
 }
 
-void PutLe64(uint64_t v, std::string* out) {
-  out->clear();
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-
 }  // namespace
 
 Status Store::Impl::OpenRocks(const rocksdb::Options& rocks) {
@@ -186,7 +181,7 @@ Status Store::Impl::MigrateFromFormat0(bool staged) {
 
 Status Store::Impl::PersistVersionLimit(uint64_t limit) {
   std::string value;
-  PutLe64(limit, &value);
+  internal::AppendFixed64(&value, limit);
   auto s = db_->Put(rocksdb::WriteOptions(), meta_cf_, kVersionMarkKey, value);
   if (!s.ok()) return FromRocks(s);
   return FromRocks(db_->FlushWAL(/*sync=*/true));
@@ -199,7 +194,7 @@ Status Store::Impl::InitVersions() {
   uint64_t mark = 0;
   auto s = db_->Get(rocksdb::ReadOptions(), meta_cf_, kVersionMarkKey, &value);
   if (s.ok() && value.size() == 8) {
-    for (int i = 0; i < 8; ++i) mark |= uint64_t{static_cast<unsigned char>(value[i])} << (8 * i);
+    mark = internal::DecodeFixed64(value.data());
   } else if (!s.ok() && !s.IsNotFound()) {
     return FromRocks(s);
   }

@@ -11,19 +11,6 @@ namespace {
 
 constexpr ElementCf kCf = ElementCf::kList;
 
-int64_t ReadLe(std::string_view s, size_t at) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < 8 && at + i < s.size(); ++i) {
-    v |= uint64_t{static_cast<unsigned char>(s[at + i])} << (8 * i);
-  }
-  return static_cast<int64_t>(v);
-}
-
-void AppendLe(std::string* out, int64_t v) {
-  for (int i = 0; i < 8; ++i)
-    out->push_back(static_cast<char>(static_cast<uint64_t>(v) >> (8 * i)));
-}
-
 // The element key of a position: order-preserving for every int64.
 std::string PosKey(int64_t pos) {
   const uint64_t u = static_cast<uint64_t>(pos) ^ (uint64_t{1} << 63);
@@ -56,7 +43,10 @@ ListBody::ListBody(Collection& c)
     LoadInline();
   } else {
     const std::string& e = c_.meta().extra;
-    ends_ = Ends{ReadLe(e, 0), ReadLe(e, 8)};
+    if (e.size() >= 16) {  // a big list's ends (shorter: damaged; read as empty)
+      ends_ = Ends{static_cast<int64_t>(DecodeFixed64(e.data())),
+                   static_cast<int64_t>(DecodeFixed64(e.data() + 8))};
+    }
   }
 }
 
@@ -215,8 +205,8 @@ Status ListBody::Save() {
   }
   CollectionMeta& m = c_.meta();
   m.extra.clear();
-  AppendLe(&m.extra, ends_.head);
-  AppendLe(&m.extra, ends_.tail);
+  AppendFixed64(&m.extra, static_cast<uint64_t>(ends_.head));
+  AppendFixed64(&m.extra, static_cast<uint64_t>(ends_.tail));
   m.count = size();
   c_.Save();
   return Status::Ok();

@@ -216,3 +216,16 @@ TEST_CASE("varints: round trip, lengths, and truncated or overlong input refused
 }
 
 }  // namespace sluice::internal
+
+namespace sluice::internal {
+
+TEST_CASE("fixed64: little-endian, 8 bytes, round trip") {
+  std::string s;
+  AppendFixed64(&s, 0x0102030405060708ULL);
+  CHECK(s == std::string("\x08\x07\x06\x05\x04\x03\x02\x01", 8));
+  AppendFixed64(&s, ~uint64_t{0});
+  CHECK(DecodeFixed64(s.data()) == 0x0102030405060708ULL);
+  CHECK(DecodeFixed64(s.data() + 8) == ~uint64_t{0});
+}
+
+}  // namespace sluice::internal

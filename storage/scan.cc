@@ -202,7 +202,12 @@ Result<std::optional<std::string>> Store::Transaction::RandomKey(int db) {
     for (int step = 0; step < budget; ++step, it->Next()) {
       if (!it->Valid()) {
         if (Status s = it.status(); !s.ok()) return s;
-        if (wrapped) break;
+        if (wrapped) {
+          // The target was past the last key: the walk went round from the first key to the
+          // end, so it too has seen every key.
+          if (seek == 0) return std::optional<std::string>();
+          break;
+        }
         wrapped = true;
         it.SeekToFirst();
         if (!it->Valid()) break;

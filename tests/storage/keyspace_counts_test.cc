@@ -290,4 +290,14 @@ TEST_CASE("RANDOMKEY: nil only for a db with no live key; bounded when most keys
   for (int i = 0; i < 20; ++i) CHECK(f.store->RandomKey(0)->has_value());
 }
 
+// Keys of one hash slot differ only after their tag: a random target past the last key (one in
+// two here) walks round from the first key and has then seen every key too.
+TEST_CASE("RANDOMKEY: nil for a small db of expired keys whatever the random target") {
+  Fixture f;
+  REQUIRE(f.store->Set(1, "{tag}0", "v", SetPx(kT0Ms + 100)).ok());
+  REQUIRE(f.store->Set(1, "{tag}1", "v", SetPx(kT0Ms + 100)).ok());
+  f.AdvanceMs(200);
+  for (int i = 0; i < 40; ++i) CHECK(*f.store->RandomKey(1) == std::nullopt);
+}
+
 }  // namespace sluice::testing

@@ -383,7 +383,8 @@ const std::vector<ConfigOption>& ConfigOptions() {
        false, false, SetWalRecovery, GetWalRecovery},
       {"native-scripts", "yes",
        "yes runs the known limiter-library scripts (rate-limiter-flexible, limits, "
-       "rate-limit-redis, @fastify/rate-limit) natively on EVAL/EVALSHA; no runs them in Lua.",
+       "rate-limit-redis, @fastify/rate-limit, go-redis/redis_rate, ulule/limiter) natively on "
+       "EVAL/EVALSHA; no runs them in Lua.",
        true, false, SetNativeScripts,
        [](const Config& c) -> std::string { return c.native_scripts ? "yes" : "no"; }},
       {"enable-debug-command", "no",

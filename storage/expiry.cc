@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <iterator>
 #include <limits>
 #include <memory>
 
@@ -106,10 +107,36 @@ void ExpiryCandidates::Add(std::string_view raw_key, int64_t at_ms, uint64_t seq
   ++n;
 }
 
-int64_t ExpiryDueList::Add(std::string_view raw_key, int64_t at_ms, uint64_t seq) {
+size_t ExpiryIntake::Add(const std::string* const* keys, const int64_t* at_ms, size_t n,
+                         uint64_t seq) {
+  // Each thread keeps to one shard (assigned round robin), so writers on different cores rarely
+  // share a lock.
+  static std::atomic<size_t> next_shard{0};
+  thread_local const size_t mine = next_shard.fetch_add(1, std::memory_order_relaxed) % kShards;
+  Shard& shard = shards_[mine];
+  std::lock_guard<std::mutex> l(shard.mu);
+  const size_t take = std::min(n, kShardCapacity - std::min(kShardCapacity, shard.entries.size()));
+  for (size_t i = 0; i < take; ++i) shard.entries.push_back(Entry{*keys[i], at_ms[i], seq});
+  return take;
+}
+
+void ExpiryIntake::Drain(std::vector<Entry>* out) {
+  for (Shard& shard : shards_) {
+    std::lock_guard<std::mutex> l(shard.mu);
+    if (shard.entries.empty()) continue;
+    if (out->empty()) {
+      out->swap(shard.entries);  // the common case: one busy shard, no moves
+      continue;
+    }
+    std::move(shard.entries.begin(), shard.entries.end(), std::back_inserter(*out));
+    shard.entries.clear();
+  }
+}
+
+int64_t ExpiryDueList::Add(std::string raw_key, int64_t at_ms, uint64_t seq) {
   const int64_t bucket = at_ms >> kBucketShift;
   int64_t dropped = kNone;
-  if (size_ >= kCapacity) {
+  if (size_ >= capacity_) {
     auto last = std::prev(buckets_.end());
     if (bucket >= last->first) return at_ms;
     dropped = last->second.entries.back().at_ms;
@@ -118,7 +145,7 @@ int64_t ExpiryDueList::Add(std::string_view raw_key, int64_t at_ms, uint64_t seq
     --size_;
   }
   Bucket& b = buckets_[bucket];
-  b.entries.push_back(Entry{at_ms, std::string(raw_key), seq});
+  b.entries.push_back(Entry{at_ms, std::move(raw_key), seq});
   b.min_at = std::min(b.min_at, at_ms);
   ++size_;
   return dropped;
@@ -159,20 +186,38 @@ using internal::IsExpired;
 using internal::kNoExpiry;
 
 // A candidate whose stripe's write mark is at most its seen_seq has not been written by any unit
-// since it was read (lock_pool.h), nor removed by the cycle (each key read is removed by the
-// cycle at most once: ExpiryDueList), so what was read (stored, with that expiry) is still what
-// is stored: it is removed without a read, and counted out as a key with an expiry. Any other is
-// read again under the lock and removed only if still expired. The unit's time is read once the
-// stripes are held, like any unit's; a candidate not expired then (the clock went back) stays.
-// One write: the deletions and the count record change together.
+// since it was read or written (lock_pool.h), nor removed by the cycle without a read (of the
+// entries that describe one stored version, only one can pass this check: ExpiryDueList), so
+// what was seen (stored, with that expiry) is still what is stored: it is removed without a
+// read, and counted out as a key with an expiry. Any other is read again under the lock:
+// - expired: removed, and its stripe marked, so that no other entry of that version passes the
+//   check afterwards;
+// - live with an expiry (rewritten since): back into the due list with the new expiry and its
+//   old seen_seq, so that it is read again then. A write that extended a key's expiry hands
+//   nothing to the cycle (Txn::Commit): this entry is what covers the new expiry.
+// The unit's time is read once the stripes are held, like any unit's; a candidate not expired
+// then (the clock went back) stays, and lowers *next_due_ms. One write: the deletions and the
+// count record change together.
 int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_due_ms) {
   const size_t n = c.n;
   c.n = 0;
   if (n == 0) return 0;
   internal::LockPool::MultiGuard guard(locks_, c.keys, n);
   internal::Txn txn(*this);
-  for (size_t i = 0; i < n; ++i) {
+  reread_removed_.clear();
+  // A key may be in the batch more than once (ExpiryDueList): only the entry seen last (the
+  // highest seen_seq, the only one that may pass the check) is looked at.
+  auto& order = removal_order_;
+  order.resize(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const int cmp = c.keys[a].compare(c.keys[b]);
+    return cmp != 0 ? cmp < 0 : c.seen_seq[a] > c.seen_seq[b];
+  });
+  for (size_t j = 0; j < n; ++j) {
+    const size_t i = order[j];
     const std::string& key = c.keys[i];
+    if (j > 0 && c.keys[order[j - 1]] == key) continue;
     if (locks_.WriteMark(key) <= c.seen_seq[i]) {
       if (IsExpired(c.expire_at_ms[i], txn.now_ms())) {
         txn.RemoveExpired(key);
@@ -181,11 +226,15 @@ int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_
       }
       continue;
     }
+    const int64_t found_before = txn.expired_found();
     auto v = txn.ReadView(key);  // an expired value found here is removed by the commit
     if (!v.ok()) {
       *next_due_ms = std::min(*next_due_ms, txn.now_ms());  // look again at the next pass
+    } else if (txn.expired_found() > found_before) {
+      reread_removed_.push_back(i);
     } else if (v->has_value() && (*v)->expire_at_ms != kNoExpiry) {
-      *next_due_ms = std::min(*next_due_ms, (*v)->expire_at_ms);
+      const int64_t dropped = expiry_due_.Add(key, (*v)->expire_at_ms, c.seen_seq[i]);
+      *next_due_ms = std::min(*next_due_ms, dropped);
     }
   }
   const int64_t removed = txn.expired_found();
@@ -193,6 +242,10 @@ int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_
   if (!txn.Commit(/*durable=*/false).ok() || writes_refused()) {
     *next_due_ms = std::min(*next_due_ms, txn.now_ms());
     return 0;
+  }
+  if (!reread_removed_.empty()) {
+    const uint64_t seq = db_->GetLatestSequenceNumber();
+    for (size_t i : reread_removed_) locks_.SetWriteMark(c.keys[i], seq);
   }
   return removed;
 }
@@ -216,6 +269,7 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
     const int64_t& at_ms;
     ~NoteLater() { impl.NoteExpiry(at_ms); }
   } note_later{*this, later};
+  TakeIntake(&later);
   while (IsExpired(expiry_due_.earliest(), clock_->NowMs())) {
     expiry_due_.TakeExpired(clock_->NowMs(), internal::kRemoveBatch, &expiry_batch_);
     removed += RemoveExpired(expiry_batch_, &later);
@@ -232,10 +286,14 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
     expiry_cursor_.clear();
     expiry_done_.clear();
     expiry_due_.Clear();  // the pass sees every key again
+    // Read before any of the pass's iterators is made: they all see at least this sequence.
+    expiry_pass_seq_ = db_->GetLatestSequenceNumber();
   }
   expiry_scans_.fetch_add(1, std::memory_order_relaxed);
-  // Read before the iterator is made: its view is at this sequence or later.
-  const uint64_t seen_seq = db_->GetLatestSequenceNumber();
+  // What the pass reads is seen at the pass's start: a key written since then has a write
+  // mark above it, so its entry here never passes RemoveExpired's check, and the write's own
+  // entry (ExpiryIntake) is the one that can.
+  const uint64_t seen_seq = expiry_pass_seq_;
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   // After a mass removal one step can walk over a deletion marker per removed key: bounded, so
@@ -291,7 +349,7 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
         ++expired;
         expiry_batch_.Add(key, *expiry, seen_seq);
       } else {
-        later = std::min(later, expiry_due_.Add(key, *expiry, seen_seq));
+        later = std::min(later, expiry_due_.Add(std::string(key), *expiry, seen_seq));
       }
     }
     if (expiry_batch_.n + internal::kSampleSize > internal::kRemoveBatch) {
@@ -315,6 +373,18 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
   }
   removed += RemoveExpired(expiry_batch_, &later);
   return removed;
+}
+
+// Moves the expiries written since the last cycle into the due list. One whose write the last
+// pass could see (at or before its start) is left out: that pass read the key, at that version
+// or a later one, and remembered it or left it to a later pass.
+void Store::Impl::TakeIntake(int64_t* later) {
+  intake_drained_.clear();
+  expiry_intake_.Drain(&intake_drained_);
+  for (auto& e : intake_drained_) {
+    if (e.seq <= expiry_pass_seq_) continue;
+    *later = std::min(*later, expiry_due_.Add(std::move(e.key), e.at_ms, e.seq));
+  }
 }
 
 }  // namespace sluice

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,11 +48,44 @@ struct ExpiryCandidates {
   void Add(std::string_view raw_key, int64_t at_ms, uint64_t seq);
 };
 
-// Keys a pass of the expiry cycle read as stored with an expiry not yet due, so that each is
-// removed when due without walking the keyspace again (after a mass removal such a walk steps
-// over a deletion marker per removed key). Holds at most kCapacity keys, those expiring first
-// (to within one bucket). A key is in the list at most once: a pass visits a key once, and the
-// list is cleared when a pass starts. Not thread-safe (the expiry thread's own).
+// Expiries that committed writes hand to the active expiry cycle, so that it learns of a key
+// from its write instead of walking the keyspace to find it: the key, its new expiry, and the
+// write mark its commit set on the key's stripe (lock_pool.h). Filled by committing threads
+// (one lock of one of kShards shards per commit), drained by the expiry thread. Bounded: a shard
+// holds at most kShardCapacity entries between two drains, and Add refuses the rest (the writer
+// then falls back to the pass hint, Store::Impl::NoteExpiry). Thread-safe.
+class ExpiryIntake {
+ public:
+  static constexpr size_t kShards = 16;
+  static constexpr size_t kShardCapacity = 1 << 16;
+  struct Entry {
+    std::string key;
+    int64_t at_ms;
+    uint64_t seq;
+  };
+  // Adds keys[i] expiring at at_ms[i], i < n, all written under write mark seq. Returns how many
+  // it took: the first ones; the caller falls back for the rest.
+  size_t Add(const std::string* const* keys, const int64_t* at_ms, size_t n, uint64_t seq);
+  // Appends every entry to *out (whose strings are then the caller's).
+  void Drain(std::vector<Entry>* out);
+
+ private:
+  struct alignas(64) Shard {
+    std::mutex mu;
+    std::vector<Entry> entries;  // guarded by mu
+  };
+  Shard shards_[kShards];
+};
+
+// The keys the active expiry cycle knows to be stored with an expiry not yet due, so that each
+// is removed when due without walking the keyspace (after a mass removal such a walk steps over
+// a deletion marker per removed key): the expiries written since the store opened (through
+// ExpiryIntake) and those a pass read. Holds at most `capacity` keys, those expiring first (to
+// within one bucket). Not thread-safe (the expiry thread's own).
+//
+// A key may be in the list more than once (a write-fed entry for each write that shortened or
+// created its expiry, a pass's entry, an entry put back after a re-read); at most one of them
+// can let the cycle remove the key without reading it (Store::Impl::RemoveExpired).
 //
 // Keys sit in buckets of 64 ms of expiry, each an unordered vector: adding is a lookup among
 // the few hundred buckets of a TTL's span and an append. A std::set of every key (one node
@@ -59,15 +93,19 @@ struct ExpiryCandidates {
 // cycle's CPU while it removed 6M keys after a churn.
 class ExpiryDueList {
  public:
-  // ~60 bytes a key: at most ~16 MB.
-  static constexpr size_t kCapacity = 1 << 18;
+  // ~50-75 bytes a key (keys of up to 15 bytes; longer ones add their length): at most
+  // ~20 MB, only while that many keys with an expiry are stored. More made no difference to
+  // tools/soak.sh's churn (~5M keys stored) and cost memory: +140 MB RSS with 1M, +335 MB
+  // with 4M.
+  static constexpr size_t kDefaultCapacity = 1 << 18;
+  explicit ExpiryDueList(size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
 
   // Remembers raw_key, read at sequence seq or later, as expiring at at_ms. When the list is
   // full it keeps the earlier expiries: returns the expiry of the key it does not keep (this
   // one's, when it falls in the last bucket or later, or the one it drops from the last bucket
   // for it), else kNone.
   static constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
-  int64_t Add(std::string_view raw_key, int64_t at_ms, uint64_t seq);
+  int64_t Add(std::string raw_key, int64_t at_ms, uint64_t seq);
   // At most the earliest expiry remembered (exact once TakeExpired has looked at its bucket),
   // or kNone when empty.
   int64_t earliest() const { return buckets_.empty() ? kNone : buckets_.begin()->second.min_at; }
@@ -92,6 +130,7 @@ class ExpiryDueList {
   };
   std::map<int64_t, Bucket> buckets_;  // by at_ms >> kBucketShift
   size_t size_ = 0;
+  size_t capacity_;
 };
 
 }  // namespace sluice::internal

@@ -29,6 +29,13 @@ class LockPool {
   uint64_t WriteMark(std::string_view raw_key) const {
     return stripes_[StripeOf(raw_key)].write_mark;
   }
+  // Raises raw_key's stripe's mark to seq, a sequence number at or after a write under it that
+  // was not made by a unit holding a LockSet (the expiry cycle's removal after a read). The
+  // caller holds that stripe.
+  void SetWriteMark(std::string_view raw_key, uint64_t seq) {
+    uint64_t& mark = stripes_[StripeOf(raw_key)].write_mark;
+    if (seq > mark) mark = seq;
+  }
 
   // Holds the stripes of a set of keys (or every stripe) until destroyed.
   class MultiGuard {

@@ -147,6 +147,15 @@ class Store::Impl {
   // the clock went back, a read error) lowers *next_due_ms to when it should be looked at
   // again. The expiry thread's (expiry.cc; also called by tests); one caller at a time.
   int64_t RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_due_ms);
+  // Hands the expiry cycle keys[i] expiring at at_ms[i], i < n, written by one commit that set
+  // the write mark `seq` on their stripes (ExpiryIntake): each is removed when due without a
+  // walk. What the intake refuses (full) falls back to NoteExpiry. Thread-safe; called once
+  // the write is visible, with its stripes still held (Txn::Commit).
+  void HandExpiries(const std::string* const* keys, const int64_t* at_ms, size_t n, uint64_t seq) {
+    size_t taken = expiry_intake_.Add(keys, at_ms, n, seq);
+    for (; taken < n; ++taken) NoteExpiry(at_ms[taken]);
+  }
+  const internal::ExpiryDueList& expiry_due() const { return expiry_due_; }  // tests
   // Tells the expiry cycle that a key expiring at at_ms (ms since the epoch) is stored: it
   // wakes up by then. Lock-free; called once a write with an expiry is visible (Txn::Commit).
   // The exchange is sequentially consistent: it pairs with the reset at a pass's start.
@@ -176,6 +185,7 @@ class Store::Impl {
   // memtables that hold deletions once Options::idle_flush_after_s is reached.
   void FlushDeletionsIfIdle(uint64_t& last_seq, int& quiet_seconds);
   void ExpiryLoop();
+  void TakeIntake(int64_t* later);  // the expiry thread's: ExpiryIntake -> expiry_due_
   void StopThreads();
   void NoteSynced();
   void TryResume();  // everysec thread, while latched
@@ -238,7 +248,13 @@ class Store::Impl {
   std::string expiry_done_;    // the last key the pass handled (handled once)
   bool expiry_pass_active_ = false;
   internal::ExpiryCandidates expiry_batch_;  // found by the cycle, not yet removed
-  internal::ExpiryDueList expiry_due_;       // seen by the pass, not yet due
+  internal::ExpiryDueList expiry_due_;       // written or seen by a pass, not yet due
+  // The latest sequence number when the last pass began (0 before any): what that pass saw.
+  uint64_t expiry_pass_seq_ = 0;
+  std::vector<internal::ExpiryIntake::Entry> intake_drained_;  // TakeIntake's scratch
+  std::vector<size_t> reread_removed_;                         // RemoveExpired's scratch
+  std::vector<size_t> removal_order_;                          // RemoveExpired's scratch
+  internal::ExpiryIntake expiry_intake_;  // thread-safe: written expiries, not yet taken
 
   // Registered commit observers: slots filled once, in order, under observer_mu_; read without
   // a lock (observer_count_ is published after its slot).

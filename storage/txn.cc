@@ -48,13 +48,11 @@ KeyCounts CountsAfter(uint8_t op) {
   return KeyCounts{op == kPutPersistent || op == kPutExpiring ? 1 : 0, op == kPutExpiring ? 1 : 0};
 }
 
-// Scratch::min_expiry when the unit staged no expiry.
-constexpr int64_t kNoteNone = std::numeric_limits<int64_t>::max();
-
 // A key's stored state as a locked read found it, and how many slots the written list had then
 // (a note is the stored state only for a key first written at a later slot).
 struct ReadNote {
   KeyCounts counts;
+  int64_t expire_at_ms = kNoExpiry;  // the stored value's (expired or not)
   size_t written_n = 0;
 };
 
@@ -78,12 +76,16 @@ struct Txn::Scratch {
   KeyList expired;                   // expired values Read found, each once
   KeyList written;                   // keys this txn wrote or touched, in order (repeats allowed)
   std::vector<uint8_t> ops;          // ops[i]: what written.slots[i] did (WriteOp)
+  std::vector<int64_t> put_expiry;   // put_expiry[i]: the expiry a kPutExpiring op wrote
   KeyList reads;                     // keys read from the store under their lock...
   std::vector<ReadNote> read_notes;  // ...and what was stored (parallel to reads)
   // ComputeCountChanges's scratch: written (every op) and reads, sorted by (key, position).
   std::vector<uint32_t> order;
   std::vector<uint32_t> read_order;
-  int64_t min_expiry = kNoteNone;               // the earliest expiry Put staged (for NoteExpiry)
+  // The keys whose expiry the commit hands to the expiry cycle (ComputeCountChanges), and
+  // those expiries.
+  std::vector<const std::string*> hand_keys;
+  std::vector<int64_t> hand_at_ms;
   uint32_t flushed = 0;                         // bit d: DeleteDb(d) ran in this unit
   size_t written_at_flush[kNumDatabases] = {};  // written.n when db d was last emptied
 
@@ -105,7 +107,8 @@ struct Txn::Scratch {
     expired.n = 0;
     written.n = 0;
     reads.n = 0;
-    min_expiry = kNoteNone;
+    hand_keys.clear();
+    hand_at_ms.clear();
     flushed = 0;
   }
   void Trim() {
@@ -120,6 +123,9 @@ struct Txn::Scratch {
     written.Trim();
     reads.Trim();
     if (ops.size() > kKeepKeySlots) std::vector<uint8_t>().swap(ops);
+    if (put_expiry.size() > kKeepKeySlots) std::vector<int64_t>().swap(put_expiry);
+    if (hand_keys.capacity() > kKeepKeySlots) std::vector<const std::string*>().swap(hand_keys);
+    if (hand_at_ms.capacity() > kKeepKeySlots) std::vector<int64_t>().swap(hand_at_ms);
     if (read_notes.size() > kKeepKeySlots) std::vector<ReadNote>().swap(read_notes);
     if (order.size() > kKeepKeySlots) std::vector<uint32_t>().swap(order);
     if (read_order.size() > kKeepKeySlots) std::vector<uint32_t>().swap(read_order);
@@ -283,10 +289,14 @@ Result<std::optional<Entry>> Txn::Read(const std::string& raw_key) {
   return std::optional<Entry>(Entry{v.kind, v.expire_at_ms, std::string(v.payload)});
 }
 
-void Txn::NoteWritten(std::string_view raw_key, uint8_t op) {
+void Txn::NoteWritten(std::string_view raw_key, uint8_t op, int64_t expire_at_ms) {
   s_->written.Add(raw_key);
-  if (s_->ops.size() < s_->written.n) s_->ops.resize(s_->written.n);
+  if (s_->ops.size() < s_->written.n) {
+    s_->ops.resize(s_->written.n);
+    s_->put_expiry.resize(s_->written.n);
+  }
   s_->ops[s_->written.n - 1] = op;
+  s_->put_expiry[s_->written.n - 1] = expire_at_ms;
 }
 
 bool Txn::TakeExpired(const std::string& raw_key) {
@@ -305,7 +315,8 @@ void Txn::NoteRead(std::string_view raw_key, const EntryView* v) {
   if (s_->read_notes.size() < s_->reads.n) s_->read_notes.resize(s_->reads.n);
   const KeyCounts counts{v != nullptr ? 1 : 0,
                          v != nullptr && v->expire_at_ms != kNoExpiry ? 1 : 0};
-  s_->read_notes[s_->reads.n - 1] = ReadNote{counts, s_->written.n};
+  s_->read_notes[s_->reads.n - 1] =
+      ReadNote{counts, v != nullptr ? v->expire_at_ms : kNoExpiry, s_->written.n};
 }
 
 void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
@@ -322,8 +333,7 @@ void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
   s_->pending_value.assign(header, n);
   s_->pending_value.append(payload);
   s_->pending = true;
-  NoteWritten(raw_key, expire_at_ms != kNoExpiry ? kPutExpiring : kPutPersistent);
-  if (expire_at_ms != kNoExpiry) s_->min_expiry = std::min(s_->min_expiry, expire_at_ms);
+  NoteWritten(raw_key, expire_at_ms != kNoExpiry ? kPutExpiring : kPutPersistent, expire_at_ms);
 }
 
 void Txn::RemoveExpired(std::string_view raw_key) { s_->expired.Add(raw_key); }
@@ -468,12 +478,14 @@ int64_t FirstPosition(const std::vector<std::string>& slots, const std::vector<u
 }  // namespace
 
 // Needs s_->read_order (ComputeCountChanges).
-Status Txn::StoredCounts(const std::string& raw_key, size_t first, KeyCounts* out) {
+Status Txn::StoredCounts(const std::string& raw_key, size_t first, KeyCounts* out,
+                         int64_t* expire_at_ms) {
   // The key's first read; a read noted before the key's first write saw what it replaces (reads
   // later than that are after a write, and so are all reads after them).
   const int64_t i = FirstPosition(s_->reads.slots, s_->read_order, raw_key);
   if (i >= 0 && s_->read_notes[i].written_n <= first) {
     *out = s_->read_notes[i].counts;
+    *expire_at_ms = s_->read_notes[i].expire_at_ms;
     return Status::Ok();
   }
   // A blind write (SET, MSET, RENAME's target...): one point read of what it replaces. The
@@ -485,7 +497,13 @@ Status Txn::StoredCounts(const std::string& raw_key, size_t first, KeyCounts* ou
   std::optional<int64_t> expiry;
   if (found) expiry = DecodeExpiry(s_->read.ToStringView());
   *out = KeyCounts{found ? 1 : 0, expiry && *expiry != kNoExpiry ? 1 : 0};
+  *expire_at_ms = expiry ? *expiry : kNoExpiry;
   return Status::Ok();
+}
+
+void Txn::HandExpiry(const std::string& raw_key, int64_t at_ms) {
+  s_->hand_keys.push_back(&raw_key);
+  s_->hand_at_ms.push_back(at_ms);
 }
 
 bool Txn::Wrote(std::string_view raw_key) const {
@@ -495,7 +513,15 @@ bool Txn::Wrote(std::string_view raw_key) const {
 // Each distinct written key counts once: its last write is its state after the unit, what was
 // stored before its first write its state before. Keys written only before their database was
 // emptied in the unit are gone; an emptied database's count is what the unit wrote after.
+//
+// Also lists the keys whose expiry the commit hands to the expiry cycle (hand_keys): each key
+// whose last write gives it an expiry, unless what was stored before had one at or before it.
+// That stored value's own coverage (its write's entry, or the pass that saw it) then covers the
+// new expiry: when due, the cycle reads the key, finds it live and keeps it due (RemoveExpired).
+// So a limiter key taken again and again hands nothing after its first take.
 Status Txn::ComputeCountChanges(CountChanges* c) {
+  s_->hand_keys.clear();
+  s_->hand_at_ms.clear();
   auto& order = s_->order;
   const auto& slots = s_->written.slots;
   SortPositions(slots, s_->written.n, &order);
@@ -516,13 +542,21 @@ Status Txn::ComputeCountChanges(CountChanges* c) {
     const int db = DbOf(key);
     if (db < 0 || db >= kNumDatabases) continue;
     const KeyCounts after = CountsAfter(s_->ops[last]);
+    const int64_t after_expiry = s_->put_expiry[last];
     if ((s_->flushed & (1u << db)) != 0) {
-      if (static_cast<size_t>(last) >= s_->written_at_flush[db]) c->delta[db] += after;
+      if (static_cast<size_t>(last) >= s_->written_at_flush[db]) {
+        c->delta[db] += after;
+        if (s_->ops[last] == kPutExpiring) HandExpiry(key, after_expiry);
+      }
       continue;
     }
     KeyCounts before;
-    if (Status st = StoredCounts(key, first, &before); !st.ok()) return st;
+    int64_t before_expiry = kNoExpiry;
+    if (Status st = StoredCounts(key, first, &before, &before_expiry); !st.ok()) return st;
     c->delta[db] += KeyCounts{after.keys - before.keys, after.expires - before.expires};
+    if (s_->ops[last] == kPutExpiring && !(before.expires == 1 && before_expiry <= after_expiry)) {
+      HandExpiry(key, after_expiry);
+    }
   }
   for (size_t i = 0; i < s_->expired.n; ++i) {  // removed by Commit: stored, with an expiry
     const std::string& k = s_->expired.slots[i];
@@ -604,10 +638,18 @@ Status Txn::Commit(bool durable, bool defer_durability) {
   if (applied) {
     ApplyCountChanges(changes);
     // Marked while the stripes are held, with a sequence number that covers this write.
-    if (locks_ != nullptr) locks_->MarkWritten(impl_.db()->GetLatestSequenceNumber());
-    // Noted once the write is visible: an expiry pass that begins after the note will see the
-    // value (its iterators are made later), and one that began before it keeps the note.
-    if (s_->min_expiry != kNoteNone) impl_.NoteExpiry(s_->min_expiry);
+    // Handed once the write is visible, with the mark that covers it (ExpiryIntake). Without
+    // stripes there is no mark: the pass hint (NoteExpiry) instead, noted once the write is
+    // visible, so that a pass that begins after it sees the value (its iterators are made
+    // later), and one that began before it keeps the note.
+    const size_t hand_n = s_->hand_keys.size();
+    if (locks_ != nullptr) {
+      const uint64_t mark = impl_.db()->GetLatestSequenceNumber();
+      locks_->MarkWritten(mark);
+      if (hand_n > 0) impl_.HandExpiries(s_->hand_keys.data(), s_->hand_at_ms.data(), hand_n, mark);
+    } else {
+      for (size_t i = 0; i < hand_n; ++i) impl_.NoteExpiry(s_->hand_at_ms[i]);
+    }
   }
   if (!s.ok() && only_removals) s = Status::Ok();
   if (s.ok()) {

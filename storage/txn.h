@@ -180,7 +180,8 @@ class Txn {
   bool MayRemoveExpired(std::string_view raw_key) const {
     return locks_ == nullptr || locks_->Holds(raw_key);
   }
-  void NoteWritten(std::string_view raw_key, uint8_t op);
+  void NoteWritten(std::string_view raw_key, uint8_t op, int64_t expire_at_ms = kNoExpiry);
+  void HandExpiry(const std::string& raw_key, int64_t at_ms);  // see ComputeCountChanges
   // For a read without the key's lock that found it expired: try-locks the key's stripe (never
   // blocking) and re-reads; true when the unit now holds it and it is still expired, so Commit
   // removes it (Redis's lazy expiry, also for read-only commands).
@@ -191,7 +192,8 @@ class Txn {
   void NoteRead(std::string_view raw_key, const EntryView* v);
   // The counts a stored key contributes (before this unit's writes): from a read noted before
   // the key's first write (slot `first`), else read now.
-  Status StoredCounts(const std::string& raw_key, size_t first, KeyCounts* out);
+  Status StoredCounts(const std::string& raw_key, size_t first, KeyCounts* out,
+                      int64_t* expire_at_ms);
   // Whether the unit wrote or touched raw_key; valid right after ComputeCountChanges.
   bool Wrote(std::string_view raw_key) const;
   Status ComputeCountChanges(CountChanges* c);

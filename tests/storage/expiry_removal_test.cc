@@ -116,10 +116,12 @@ TEST_CASE("RemoveExpired: keys written after the iterator read them are kept, co
   CHECK(s.GetStats().expired_keys == 1);
   CHECK(*s.DbSize(0) == 5);  // 4 of the names (one removed) + the twin
 
+  const size_t due_before = s.impl().expiry_due().size();
   int64_t next_due = kNever;
   CHECK(s.impl().RemoveExpired(c, &next_due) == 2);  // untouched, shares-stripe
   CHECK(c.n == 0);
-  CHECK(next_due == kT0Ms + 3600000);  // new-ttl's new expiry
+  CHECK(next_due == kNever);  // new-ttl read again, live: back in the due list, no pass
+  CHECK(s.impl().expiry_due().size() == due_before + 1);
   CHECK(*s.Get(0, "rewritten") == "new");
   CHECK(*s.Get(0, "new-ttl") == "new");
   CHECK(*s.PTtl(0, "lazily-removed") == -2);
@@ -174,9 +176,70 @@ TEST_CASE("expiry cycle: remembered keys changed before they are due") {
   CHECK(*s.Get(0, "new-ttl") == "new");
   CHECK(*s.DbSize(0) == 2);
   RequireConsistent(s);
-  f.AdvanceMs(1000);  // new-ttl's note starts a pass
+  f.AdvanceMs(1000);  // new-ttl's write handed its expiry to the cycle: no walk either
   CHECK(RunCycles(s) == 1);
+  CHECK(s.GetStats().expiry_scans == scans);
   CHECK(*s.DbSize(0) == 1);
+  RequireConsistent(s);
+}
+
+// Expiries written after the pass at open reach the cycle from their writes (ExpiryIntake): a
+// key is removed when due without a walk, whether its write created it, shortened its expiry,
+// or extended it (a write that extends hands nothing: the earlier entry, read when due, finds
+// the key live and keeps it due).
+TEST_CASE("expiry cycle: written expiries are removed when due, without a walk") {
+  Fixture f;
+  Store& s = *f.store;
+  RunCycles(s);  // the pass at open
+  const int64_t scans = s.GetStats().expiry_scans;
+  for (int i = 0; i < 500; ++i) {
+    REQUIRE(s.Set(0, "new" + std::to_string(i), "v", SetAt(kT0Ms + 100)).ok());
+  }
+  REQUIRE(s.Set(0, "shortened", "v", SetAt(kT0Ms + 100000)).ok());
+  REQUIRE(s.Set(0, "shortened", "v", SetAt(kT0Ms + 50)).ok());
+  REQUIRE(s.Set(0, "persisted", "v", SetAt(kT0Ms + 50)).ok());
+  REQUIRE(s.Set(0, "persisted", "v", SetPlain()).ok());
+  for (int i = 1; i <= 20; ++i) {  // extended 20 times, 10 ms a step
+    REQUIRE(s.Set(0, "extended", std::to_string(i), SetAt(kT0Ms + 50 + 10 * i)).ok());
+  }
+  CHECK(*s.DbSize(0) == 503);
+  f.AdvanceMs(51);
+  CHECK(RunCycles(s) == 1);  // shortened
+  f.AdvanceMs(50);
+  CHECK(RunCycles(s) == 500);
+  CHECK(*s.Get(0, "extended") == "20");  // due at +250
+  f.AdvanceMs(150);
+  CHECK(RunCycles(s) == 1);
+  CHECK(*s.PTtl(0, "extended") == -2);
+  CHECK(*s.Get(0, "persisted") == "v");
+  CHECK(s.GetStats().expiry_scans == scans);
+  CHECK(s.GetStats().expired_keys == 502);
+  CHECK(*s.DbSize(0) == 1);
+  RequireConsistent(s);
+  // Left: the entry of shortened's first expiry. When due, a read finds nothing to remove.
+  CHECK(s.impl().expiry_due().size() == 1);
+  f.AdvanceMs(100000);
+  CHECK(RunCycles(s) == 0);
+  CHECK(s.impl().expiry_due().size() == 0);
+  CHECK(s.GetStats().expiry_scans == scans);
+  RequireConsistent(s);
+}
+
+// More expiries written between two cycles than the intake holds: the rest fall back to the
+// pass hint, and a pass finds them; each key is removed (and counted out) once.
+TEST_CASE("expiry cycle: an overflowing intake falls back to a pass") {
+  Fixture f;
+  Store& s = *f.store;
+  RunCycles(s);
+  const int64_t scans = s.GetStats().expiry_scans;
+  constexpr int kKeys = static_cast<int>(internal::ExpiryIntake::kShardCapacity) + 1000;
+  for (int i = 0; i < kKeys; ++i) {
+    REQUIRE(s.Set(0, "k" + std::to_string(i), "v", SetAt(kT0Ms + 10)).ok());
+  }
+  f.AdvanceMs(11);
+  CHECK(RunCycles(s) == kKeys);
+  CHECK(s.GetStats().expiry_scans > scans);
+  CHECK(*s.DbSize(0) == 0);
   RequireConsistent(s);
 }
 
@@ -202,15 +265,17 @@ TEST_CASE("ExpiryDueList: earliest first, bounded, keeps the earliest expiries")
   CHECK(c.expire_at_ms[2] == 200);
   CHECK(due.size() == 0);
 
-  for (size_t i = 0; i < ExpiryDueList::kCapacity; ++i) {
-    REQUIRE(due.Add("k" + std::to_string(i), 1000 + static_cast<int64_t>(i), 1) ==
+  constexpr size_t kCapacity = 1000;
+  ExpiryDueList small(kCapacity);
+  for (size_t i = 0; i < kCapacity; ++i) {
+    REQUIRE(small.Add("k" + std::to_string(i), 1000 + static_cast<int64_t>(i), 1) ==
             ExpiryDueList::kNone);
   }
-  const int64_t last = 1000 + static_cast<int64_t>(ExpiryDueList::kCapacity) - 1;
-  CHECK(due.Add("later", last + 5, 1) == last + 5);  // full: the later one is not kept
-  CHECK(due.Add("sooner", 10, 1) == last);           // kept; the last one is dropped
-  CHECK(due.size() == ExpiryDueList::kCapacity);
-  CHECK(due.earliest() == 10);
+  const int64_t last = 1000 + static_cast<int64_t>(kCapacity) - 1;
+  CHECK(small.Add("later", last + 5, 1) == last + 5);  // full: the later one is not kept
+  CHECK(small.Add("sooner", 10, 1) == last);           // kept; the last one is dropped
+  CHECK(small.size() == kCapacity);
+  CHECK(small.earliest() == 10);
 }
 
 TEST_CASE("ExpiryDueList: keys in 64 ms buckets come out by expiry, not by insertion") {

@@ -239,6 +239,7 @@ void Connection::ProcessBatch() {
 bool Connection::RunBatchCommands() {
   size_t offset = 0;
   bool stopped = false;
+  prefetched_until_ = 0;
   while (offset < in_len_) {
     if (client_.close_after_reply || client_.kill_requested.load(std::memory_order_acquire)) {
       break;
@@ -248,6 +249,7 @@ bool Connection::RunBatchCommands() {
       break;
     }
     UpdateParserLimits();
+    if (offset >= prefetched_until_) PrefetchAhead(offset);
     size_t consumed = 0;
     std::string_view pending(in_.data() + offset, in_len_ - offset);
     protocol::ParseResult r = parser_.Parse(pending, &consumed);
@@ -281,6 +283,28 @@ bool Connection::RunBatchCommands() {
     in_len_ -= offset;
   }
   return stopped;
+}
+
+void Connection::PrefetchAhead(size_t offset) {
+  std::string_view keys[Store::kPrefetchKeys];
+  size_t n = 0;
+  size_t at = offset;
+  lookahead_.set_limits(parser_.limits());
+  lookahead_.Reset();
+  while (n < std::size(keys) && at < in_len_) {
+    size_t consumed = 0;
+    const std::string_view pending(in_.data() + at, in_len_ - at);
+    if (lookahead_.Parse(pending, &consumed) != protocol::ParseResult::kCommand) break;
+    at += consumed;
+    const Args args = lookahead_.args();
+    const CommandSpec* spec = args.empty() ? nullptr : dispatcher_.Resolve(args);
+    if (spec == nullptr) continue;
+    key_positions_.clear();
+    CommandKeyPositions(*spec, args, &key_positions_);
+    if (!key_positions_.empty()) keys[n++] = args[key_positions_.front()];
+  }
+  prefetched_until_ = std::max(at, offset + 1);
+  if (n >= 2) store_.PrefetchKeys(client_.db, std::span<const std::string_view>(keys, n));
 }
 
 void Connection::RunCommand(protocol::ReplyWriter& out) {

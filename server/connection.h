@@ -93,6 +93,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void FinishBatch();
   void AfterDurable(Status flushed);
   void UpdateParserLimits();
+  // Store::PrefetchKeys for the keys of the complete commands from `offset` on (at most 16
+  // keys), when there are at least two: their lookups' cache misses overlap instead of
+  // stalling one command after another. Sets prefetched_until_ past the commands it parsed.
+  void PrefetchAhead(size_t offset);
   // Dispatches the parser's current command; its reply goes to `out`.
   void RunCommand(protocol::ReplyWriter& out);
   void CompactReadBuffer();
@@ -121,6 +125,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ClientState client_;
   BlockedCommand blocked_;  // the parked blocking command, if any
   protocol::RequestParser parser_;
+  protocol::RequestParser lookahead_;  // PrefetchAhead's: parses ahead of parser_
+  size_t prefetched_until_ = 0;        // in the current batch's read buffer
+  std::vector<int> key_positions_;     // PrefetchAhead's scratch
   bool limits_unauthenticated_ = false;
   int64_t limits_max_bulk_ = 0;
 

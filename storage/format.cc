@@ -94,7 +94,12 @@ Status Store::Impl::OpenRocks(const rocksdb::Options& rocks) {
   }
   rocksdb::DBOptions db_options(rocks);
   db_options.create_missing_column_families = true;
-  const rocksdb::ColumnFamilyOptions keys_options(rocks);
+  rocksdb::ColumnFamilyOptions keys_options(rocks);
+  // The keys' memtables tell the prefetcher which is newest (Store::PrefetchKeys).
+  if (options_.memtable == MemTableKind::kSluice) {
+    keys_options.memtable_factory =
+        internal::NewMemTableFactory(rocks.write_buffer_size, &key_prefetcher_);
+  }
   rocksdb::ColumnFamilyOptions plain(rocks);
   plain.compaction_filter_factory = nullptr;
   plain.table_properties_collector_factories.clear();

@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <vector>
 
@@ -174,16 +175,39 @@ class ListIterator;
 
 class HashedList final : public rocksdb::MemTableRep {
  public:
-  HashedList(rocksdb::Allocator* allocator, size_t buckets)
+  HashedList(rocksdb::Allocator* allocator, size_t buckets, KeyPrefetcher* prefetcher)
       : MemTableRep(allocator),
         bucket_mask_(buckets - 1),
-        segment_count_((buckets + kSegmentBuckets - 1) / kSegmentBuckets) {
+        segment_count_((buckets + kSegmentBuckets - 1) / kSegmentBuckets),
+        prefetcher_(prefetcher) {
     char* raw = ArenaAligned(sizeof(std::atomic<std::atomic<KeyNode*>*>) * segment_count_);
     segments_ = reinterpret_cast<std::atomic<std::atomic<KeyNode*>*>*>(raw);
     for (size_t i = 0; i < segment_count_; ++i) {
       new (&segments_[i]) std::atomic<std::atomic<KeyNode*>*>(nullptr);
     }
     head_ = NewKeyNode(kMaxHeight);
+    if (prefetcher_ != nullptr) prefetcher_->SetCurrent(this);
+  }
+  ~HashedList() override {
+    if (prefetcher_ != nullptr) prefetcher_->Forget(this);
+  }
+
+  // KeyPrefetcher::Prefetch's work, in three rounds over the keys so that each round's misses
+  // overlap: the buckets, then the first node of each, then its newest version.
+  void Prefetch(const std::string_view* user_keys, size_t n) const {
+    const std::atomic<KeyNode*>* buckets[KeyPrefetcher::kMaxKeys];
+    for (size_t i = 0; i < n; ++i) {
+      buckets[i] = FindBucket(XXH3_64bits(user_keys[i].data(), user_keys[i].size()));
+      if (buckets[i] != nullptr) __builtin_prefetch(buckets[i]);
+    }
+    const KeyNode* nodes[KeyPrefetcher::kMaxKeys];
+    for (size_t i = 0; i < n; ++i) {
+      nodes[i] = buckets[i] == nullptr ? nullptr : buckets[i]->load(std::memory_order_acquire);
+      if (nodes[i] != nullptr) __builtin_prefetch(&nodes[i]->newest);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (nodes[i] != nullptr) __builtin_prefetch(nodes[i]->Newest());
+    }
   }
 
   rocksdb::KeyHandle Allocate(const size_t len, char** buf) override {
@@ -471,6 +495,7 @@ class HashedList final : public rocksdb::MemTableRep {
 
   const size_t bucket_mask_;
   const size_t segment_count_;
+  KeyPrefetcher* const prefetcher_;  // told when this list is made and destroyed; may be null
   std::atomic<std::atomic<KeyNode*>*>* segments_;  // segment_count_ entries, in the arena
   KeyNode* head_;
   std::atomic<int> max_height_{1};
@@ -694,7 +719,7 @@ bool OrdersAsBytewise(const rocksdb::MemTableRep::KeyComparator& cmp) {
 
 class Factory final : public rocksdb::MemTableRepFactory {
  public:
-  explicit Factory(size_t buckets) : buckets_(buckets) {}
+  Factory(size_t buckets, KeyPrefetcher* prefetcher) : buckets_(buckets), prefetcher_(prefetcher) {}
 
   rocksdb::MemTableRep* CreateMemTableRep(const rocksdb::MemTableRep::KeyComparator& cmp,
                                           rocksdb::Allocator* allocator,
@@ -704,7 +729,7 @@ class Factory final : public rocksdb::MemTableRepFactory {
       return rocksdb::SkipListFactory().CreateMemTableRep(cmp, allocator, transform, logger);
     }
     lists_created.fetch_add(1, std::memory_order_relaxed);
-    return new HashedList(allocator, buckets_);
+    return new HashedList(allocator, buckets_, prefetcher_);
   }
   const char* Name() const override { return "SluiceHashedList"; }
   bool IsInsertConcurrentlySupported() const override { return false; }
@@ -712,16 +737,39 @@ class Factory final : public rocksdb::MemTableRepFactory {
 
  private:
   const size_t buckets_;
+  KeyPrefetcher* const prefetcher_;
 };
 
 }  // namespace
 
-std::shared_ptr<rocksdb::MemTableRepFactory> NewMemTableFactory(size_t write_buffer_size) {
+void KeyPrefetcher::Prefetch(const std::string_view* user_keys, size_t n) const {
+  std::shared_lock<std::shared_mutex> l(mu_);
+  if (current_ == nullptr) return;
+  static_cast<const HashedList*>(current_)->Prefetch(user_keys, std::min(n, kMaxKeys));
+}
+
+bool KeyPrefetcher::active() const {
+  std::shared_lock<std::shared_mutex> l(mu_);
+  return current_ != nullptr;
+}
+
+void KeyPrefetcher::SetCurrent(const rocksdb::MemTableRep* list) {
+  std::unique_lock<std::shared_mutex> l(mu_);
+  current_ = list;
+}
+
+void KeyPrefetcher::Forget(const rocksdb::MemTableRep* list) {
+  std::unique_lock<std::shared_mutex> l(mu_);
+  if (current_ == list) current_ = nullptr;
+}
+
+std::shared_ptr<rocksdb::MemTableRepFactory> NewMemTableFactory(size_t write_buffer_size,
+                                                                KeyPrefetcher* prefetcher) {
   // About one bucket per 128 bytes of memtable, a power of two: a full table of small entries
   // has chains of a few keys; the buckets cost ~6% of the memtable, allocated as keys arrive.
   size_t buckets = kSegmentBuckets;
   while (buckets < write_buffer_size / 128 && buckets < (size_t{1} << 24)) buckets <<= 1;
-  return std::make_shared<Factory>(buckets);
+  return std::make_shared<Factory>(buckets, prefetcher);
 }
 
 uint64_t SluiceMemTablesCreated() { return lists_created.load(std::memory_order_relaxed); }

@@ -30,12 +30,39 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <shared_mutex>
+#include <string_view>
 
 namespace sluice::internal {
 
+// Warms the CPU caches for point lookups of keys that are about to be looked up, in the newest
+// memtable of one column family: a pipelined batch's keys, so that their lookups' dependent
+// cache misses (hash bucket, key node, newest version: three per lookup, ~18% of the server's
+// CPU under INCR at pipeline 16) overlap instead of stalling one command after another. Only a
+// hint: it changes nothing, and a key it did not warm is looked up as usual. Thread-safe; must
+// outlive every memtable of the factory it was given to.
+class KeyPrefetcher {
+ public:
+  static constexpr size_t kMaxKeys = 16;
+  // Prefetches the entries of at most kMaxKeys user keys (the rest are ignored).
+  void Prefetch(const std::string_view* user_keys, size_t n) const;
+
+  // The factory's side: the memtable made last becomes the one prefetched; a destroyed one is
+  // forgotten.
+  bool active() const;  // whether a memtable is registered (it is while the database is open)
+  void SetCurrent(const rocksdb::MemTableRep* list);
+  void Forget(const rocksdb::MemTableRep* list);
+
+ private:
+  mutable std::shared_mutex mu_;
+  const rocksdb::MemTableRep* current_ = nullptr;  // a HashedList; guarded by mu_
+};
+
 // A factory for the column families' memtables (ColumnFamilyOptions::memtable_factory), sized
-// for memtables of write_buffer_size bytes.
-std::shared_ptr<rocksdb::MemTableRepFactory> NewMemTableFactory(size_t write_buffer_size);
+// for memtables of write_buffer_size bytes. With a prefetcher (which must outlive the
+// factory's memtables), the newest memtable is the one it warms.
+std::shared_ptr<rocksdb::MemTableRepFactory> NewMemTableFactory(
+    size_t write_buffer_size, KeyPrefetcher* prefetcher = nullptr);
 
 // How many memtables, process-wide, were made with Sluice's list (not the fallback).
 uint64_t SluiceMemTablesCreated();

@@ -600,6 +600,18 @@ Status Store::SyncWal() { return impl_->SyncWal(); }
 Store::Stats Store::GetStats() const { return impl_->GetStats(); }
 
 uint64_t Store::DurabilityTicket() const { return impl_->DurabilityTicket(); }
+void Store::PrefetchKeys(int db, std::span<const std::string_view> keys) const {
+  constexpr size_t kMax = internal::KeyPrefetcher::kMaxKeys;
+  static_assert(kMax == kPrefetchKeys);
+  thread_local std::string raw[kMax];  // reused: no allocation once warm
+  std::string_view views[kMax];
+  const size_t n = std::min(keys.size(), kMax);
+  for (size_t i = 0; i < n; ++i) {
+    internal::EncodeKeyTo(db, keys[i], &raw[i]);
+    views[i] = raw[i];
+  }
+  impl_->key_prefetcher().Prefetch(views, n);
+}
 Status Store::FlushLog() { return impl_->FlushLog(); }
 void Store::WhenDurable(uint64_t ticket, std::function<void(Status)> done) {
   impl_->WhenDurable(ticket, std::move(done));

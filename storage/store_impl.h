@@ -35,6 +35,7 @@
 #include "group_commit.h"
 #include "keyspace_counts.h"
 #include "lock_pool.h"
+#include "memtable.h"
 #include "sluice/store.h"
 
 namespace sluice {
@@ -156,6 +157,7 @@ class Store::Impl {
     for (; taken < n; ++taken) NoteExpiry(at_ms[taken]);
   }
   const internal::ExpiryDueList& expiry_due() const { return expiry_due_; }  // tests
+  const internal::KeyPrefetcher& key_prefetcher() const { return key_prefetcher_; }
   // Tells the expiry cycle that a key expiring at at_ms (ms since the epoch) is stored: it
   // wakes up by then. Lock-free; called once a write with an expiry is visible (Txn::Commit).
   // The exchange is sequentially consistent: it pairs with the reset at a pass's start.
@@ -196,6 +198,8 @@ class Store::Impl {
   // Reports WAL replay progress during Open (Options::on_progress). RocksDB keeps a pointer to
   // it, so it is declared before db_ and outlives the database.
   std::unique_ptr<rocksdb::WalFilter> recovery_progress_;
+  // The keys' column family's memtables tell it which one is newest: it outlives db_.
+  internal::KeyPrefetcher key_prefetcher_;
   std::unique_ptr<rocksdb::DB> db_;
   // Every column family handle Open made (default first); destroyed before db_ closes.
   std::vector<rocksdb::ColumnFamilyHandle*> cf_handles_;

@@ -338,6 +338,52 @@ TEST_CASE("memtable: writers on many threads, readers alongside; every write is 
   }
 }
 
+// The prefetcher warms the newest memtable while flushes replace it and destroy old ones (small
+// write buffers: a switch every few hundred writes); lookups find every write, and once the
+// database is closed nothing is registered.
+TEST_CASE("memtable: the key prefetcher follows the newest memtable across flushes") {
+  TempDir dir;
+  internal::KeyPrefetcher prefetcher;  // outlives the database
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.write_buffer_size = 64 << 10;
+  o.memtable_factory = internal::NewMemTableFactory(o.write_buffer_size, &prefetcher);
+  o.allow_concurrent_memtable_write = false;
+  rocksdb::DB* raw = nullptr;
+  REQUIRE(rocksdb::DB::Open(o, dir.sub("db"), &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  CHECK(prefetcher.active());
+  constexpr int kKeys = 20000;
+  auto key = [](int i) { return "k" + std::to_string(i); };
+  std::atomic<bool> done{false};
+  std::thread warmer([&] {
+    std::mt19937 rng(7);
+    std::string keys[internal::KeyPrefetcher::kMaxKeys + 4];
+    std::string_view views[std::size(keys)];
+    while (!done.load(std::memory_order_acquire)) {
+      for (size_t i = 0; i < std::size(keys); ++i) {
+        keys[i] = key(static_cast<int>(rng() % kKeys));
+        views[i] = keys[i];
+      }
+      prefetcher.Prefetch(views, std::size(views));  // more than kMaxKeys: the rest ignored
+    }
+  });
+  for (int i = 0; i < kKeys; ++i) {
+    REQUIRE(db->Put(rocksdb::WriteOptions(), key(i), std::string(40, 'v')).ok());
+  }
+  done.store(true, std::memory_order_release);
+  warmer.join();
+  for (int i = 0; i < kKeys; i += 7) {
+    std::string v;
+    REQUIRE(db->Get(rocksdb::ReadOptions(), key(i), &v).ok());
+    CHECK(v == std::string(40, 'v'));
+  }
+  db.reset();
+  CHECK_FALSE(prefetcher.active());
+  const std::string_view k = "k1";
+  prefetcher.Prefetch(&k, 1);  // nothing to warm: does nothing
+}
+
 TEST_CASE("memtable: a hot key's thousands of versions, read at snapshots and walked backwards") {
   TempDir dir;
   auto ours = OpenDb(dir.sub("ours"), true);

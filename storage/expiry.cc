@@ -286,14 +286,13 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
     expiry_cursor_.clear();
     expiry_done_.clear();
     expiry_due_.Clear();  // the pass sees every key again
-    // Read before any of the pass's iterators is made: they all see at least this sequence.
-    expiry_pass_seq_ = db_->GetLatestSequenceNumber();
+    pass_segments_.clear();
   }
   expiry_scans_.fetch_add(1, std::memory_order_relaxed);
-  // What the pass reads is seen at the pass's start: a key written since then has a write
-  // mark above it, so its entry here never passes RemoveExpired's check, and the write's own
-  // entry (ExpiryIntake) is the one that can.
-  const uint64_t seen_seq = expiry_pass_seq_;
+  // Read before the iterator is made: its view is at this sequence or later. TakeIntake needs
+  // to know which keys this cycle read at it.
+  const uint64_t seen_seq = db_->GetLatestSequenceNumber();
+  bool segment_noted = false;  // the first key this cycle reads starts its PassSegment
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   // After a mass removal one step can walk over a deletion marker per removed key: bounded, so
@@ -342,6 +341,10 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
       ++visited;
       const std::string_view key = it->key().ToStringView();
       expiry_done_.assign(key);
+      if (!segment_noted) {
+        pass_segments_.push_back(PassSegment{std::string(key), seen_seq});
+        segment_noted = true;
+      }
       auto expiry = DecodeExpiry(it->value().ToStringView());
       if (!expiry || *expiry == kNoExpiry) continue;
       ++sampled;
@@ -375,14 +378,34 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
   return removed;
 }
 
-// Moves the expiries written since the last cycle into the due list. One whose write the last
-// pass could see (at or before its start) is left out: that pass read the key, at that version
-// or a later one, and remembered it or left it to a later pass.
+// Whether the current or last pass reads, or read, raw_key at a sequence at or after seq (so
+// at that version or a later one): a key the active pass has not walked yet is read later at
+// the latest sequence; a key it walked was read at the sequence of the cycle that walked it
+// (pass_segments_: each cycle read the keys from the first one it read to the next cycle's
+// first; a key before the pass's first key did not exist when the pass began).
+// Exact, not a bound either way: dropping a write's entry is safe only when the pass saw its
+// version, keeping it only when the pass's own entry for the key is seen before the write.
+bool Store::Impl::PassSees(const std::string& raw_key, uint64_t seq) const {
+  if (expiry_pass_active_ &&
+      (raw_key > expiry_cursor_ || (raw_key == expiry_cursor_ && raw_key != expiry_done_))) {
+    return true;
+  }
+  auto it =
+      std::upper_bound(pass_segments_.begin(), pass_segments_.end(), raw_key,
+                       [](const std::string& k, const PassSegment& seg) { return k < seg.start; });
+  if (it == pass_segments_.begin()) return false;
+  return seq <= std::prev(it)->seen_seq;
+}
+
+// Moves the expiries written since the last cycle into the due list. One whose write the
+// current or last pass reads or read (PassSees) is left out: that pass remembers the key at
+// that version or a later one, or leaves it to a later pass. Any other entry for the key that
+// pass makes carries a sequence below the write's mark, so it is read again before a removal.
 void Store::Impl::TakeIntake(int64_t* later) {
   intake_drained_.clear();
   expiry_intake_.Drain(&intake_drained_);
   for (auto& e : intake_drained_) {
-    if (e.seq <= expiry_pass_seq_) continue;
+    if (PassSees(e.key, e.seq)) continue;
     *later = std::min(*later, expiry_due_.Add(std::move(e.key), e.at_ms, e.seq));
   }
 }

@@ -188,6 +188,7 @@ class Store::Impl {
   void FlushDeletionsIfIdle(uint64_t& last_seq, int& quiet_seconds);
   void ExpiryLoop();
   void TakeIntake(int64_t* later);  // the expiry thread's: ExpiryIntake -> expiry_due_
+  bool PassSees(const std::string& raw_key, uint64_t seq) const;
   void StopThreads();
   void NoteSynced();
   void TryResume();  // everysec thread, while latched
@@ -253,8 +254,13 @@ class Store::Impl {
   bool expiry_pass_active_ = false;
   internal::ExpiryCandidates expiry_batch_;  // found by the cycle, not yet removed
   internal::ExpiryDueList expiry_due_;       // written or seen by a pass, not yet due
-  // The latest sequence number when the last pass began (0 before any): what that pass saw.
-  uint64_t expiry_pass_seq_ = 0;
+  // The current or last pass's walk, cycle by cycle: the first key each cycle read, and the
+  // sequence its iterator read at (or after). Cleared when a pass starts.
+  struct PassSegment {
+    std::string start;
+    uint64_t seen_seq;
+  };
+  std::vector<PassSegment> pass_segments_;
   std::vector<internal::ExpiryIntake::Entry> intake_drained_;  // TakeIntake's scratch
   std::vector<size_t> reread_removed_;                         // RemoveExpired's scratch
   std::vector<size_t> removal_order_;                          // RemoveExpired's scratch

@@ -352,10 +352,16 @@ TEST_CASE("a crash right after a removal leaves counts equal to the keys") {
 
 // Writers rewrite, re-expire and delete their own keys while the cycle removes expired ones and
 // the clock moves: no live value is ever removed, and the counts stay exact. Writer 0 commits
-// through a CommitGroup (as the server does), three units per write.
-TEST_CASE("expiry removal under concurrent writers") {
+// through a CommitGroup (as the server does), three units per write. With `bulk` keys stored
+// first and a small budget per cycle, the pass at open spans many cycles while the writers
+// write behind and ahead of its cursor (their expiries reach the cycle both from their writes
+// and from the pass).
+void ConcurrentWritersCase(int bulk, int64_t budget_us) {
   Fixture f;
   Store& s = *f.store;
+  for (int i = 0; i < bulk; ++i) {
+    REQUIRE(s.Set(0, "bulk" + std::to_string(i), "v", SetAt(kT0Ms + 1 + i % 20)).ok());
+  }
   constexpr int kWriters = 3;
   constexpr int kKeysPerWriter = 64;
   constexpr int kOpsPerWriter = 3000;
@@ -432,7 +438,7 @@ TEST_CASE("expiry removal under concurrent writers") {
     }
   });
   std::thread expiry([&] {
-    while (!stop.load()) s.impl().RunExpiryCycle(1'000'000);
+    while (!stop.load()) s.impl().RunExpiryCycle(budget_us);
   });
   for (auto& t : threads) t.join();
   stop = true;
@@ -458,6 +464,12 @@ TEST_CASE("expiry removal under concurrent writers") {
   }
   CHECK(*s.DbSize(0) == live);  // every expired key removed, no more, no less
   RequireConsistent(s);
+}
+
+TEST_CASE("expiry removal under concurrent writers") { ConcurrentWritersCase(0, 1'000'000); }
+
+TEST_CASE("expiry removal under concurrent writers during a long pass") {
+  ConcurrentWritersCase(20000, 300);
 }
 
 }  // namespace sluice::testing

@@ -1,5 +1,6 @@
 #include "protocol/request_parser.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -58,6 +59,32 @@ size_t FindTerminator(std::string_view data, size_t from, char terminator, size_
     return kNotFound;
   }
   return from + limit;
+}
+
+// The common header in one pass, without searching: `kind` ('*' or '$') at data[pos], then a
+// positive count in canonical decimal ("0", or no leading zero) of at most 18 digits, then
+// '\r' and the byte after it. True with *cr (the '\r') and *value set. Anything else (a sign, a
+// NUL, more digits, a header cut short) is left to the general reading (FindHeaderEnd,
+// ParseRedisInt64), which gives Redis's exact errors; on what this accepts both agree.
+bool ReadPlainHeader(std::string_view data, size_t pos, char kind, size_t* cr, uint64_t* value) {
+  constexpr size_t kMaxDigits = 18;  // below 10^18: no overflow check
+  const size_t size = data.size();
+  if (pos >= size || data[pos] != kind) return false;
+  const size_t first = pos + 1;
+  const size_t scan_end = std::min(size, first + kMaxDigits + 1);
+  uint64_t v = 0;
+  size_t i = first;
+  for (; i < scan_end; ++i) {
+    const unsigned digit = static_cast<unsigned char>(data[i]) - unsigned{'0'};
+    if (digit > 9) break;
+    v = v * 10 + digit;  // at most 19 digits: fits in 64 bits
+  }
+  const size_t digits = i - first;
+  if (digits == 0 || digits > kMaxDigits || (data[first] == '0' && digits > 1)) return false;
+  if (i + 1 >= size || data[i] != '\r') return false;
+  *cr = i;
+  *value = v;
+  return true;
 }
 
 }  // namespace
@@ -119,12 +146,19 @@ ParseResult RequestParser::ParseMultibulk(std::string_view data, size_t* consume
 
 ParseResult RequestParser::ParseMultibulkHeader(std::string_view data, size_t* consumed) {
   size_t cr = 0;
-  const ParseResult found = FindHeaderEnd(data, "Protocol error: too big mbulk count string", &cr);
-  if (found != ParseResult::kCommand) return found;
   int64_t count = 0;
-  if (!ParseRedisInt64(data.substr(1, cr - 1), &count) || count > limits_.max_multibulk_len) {
-    return Fail("Protocol error: invalid multibulk length");
+  if (uint64_t plain = 0;
+      ReadPlainHeader(data, 0, '*', &cr, &plain) && cr <= limits_.max_inline_len) {
+    count = static_cast<int64_t>(plain);
+  } else {
+    const ParseResult found =
+        FindHeaderEnd(data, "Protocol error: too big mbulk count string", &cr);
+    if (found != ParseResult::kCommand) return found;
+    if (!ParseRedisInt64(data.substr(1, cr - 1), &count)) {
+      return Fail("Protocol error: invalid multibulk length");
+    }
   }
+  if (count > limits_.max_multibulk_len) return Fail("Protocol error: invalid multibulk length");
   if (limits_.unauthenticated && count > kUnauthenticatedMaxMultibulkLen) {
     return Fail("Protocol error: unauthenticated multibulk length");
   }
@@ -140,17 +174,22 @@ ParseResult RequestParser::ParseBulks(std::string_view data, size_t* consumed) {
   while (args_left_ > 0) {
     if (bulk_len_ < 0) {
       size_t cr = 0;
-      const ParseResult found =
-          FindHeaderEnd(data, "Protocol error: too big bulk count string", &cr);
-      if (found != ParseResult::kCommand) return found;
-      if (data[pos_] != '$') {
-        return Fail(std::string("Protocol error: expected '$', got '") + data[pos_] + "'");
-      }
       int64_t len = 0;
-      if (!ParseRedisInt64(data.substr(pos_ + 1, cr - pos_ - 1), &len) || len < 0 ||
-          len > limits_.max_bulk_len) {
-        return Fail("Protocol error: invalid bulk length");
+      if (uint64_t plain = 0;
+          ReadPlainHeader(data, pos_, '$', &cr, &plain) && cr - pos_ <= limits_.max_inline_len) {
+        len = static_cast<int64_t>(plain);
+      } else {
+        const ParseResult found =
+            FindHeaderEnd(data, "Protocol error: too big bulk count string", &cr);
+        if (found != ParseResult::kCommand) return found;
+        if (data[pos_] != '$') {
+          return Fail(std::string("Protocol error: expected '$', got '") + data[pos_] + "'");
+        }
+        if (!ParseRedisInt64(data.substr(pos_ + 1, cr - pos_ - 1), &len) || len < 0) {
+          return Fail("Protocol error: invalid bulk length");
+        }
       }
+      if (len > limits_.max_bulk_len) return Fail("Protocol error: invalid bulk length");
       if (limits_.unauthenticated && len > kUnauthenticatedMaxBulkLen) {
         return Fail("Protocol error: unauthenticated bulk length");
       }

@@ -2,6 +2,7 @@
 // limits, exactly at and one past each one.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 
 #include "protocol/request_parser.h"
@@ -63,6 +64,37 @@ TEST_CASE("invalid bulk length") {
   CHECK(NeedsMore("*1\r\n$536870912\r\n"));  // proto-max-bulk-len is 512MB
 }
 
+// Headers of up to 18 digits are read in one pass; longer ones, and any other shape, the general
+// way. Both must give the same results at the boundary, whole and byte by byte.
+TEST_CASE("long header counts: 18, 19 and 20 digits") {
+  ParserLimits limits;
+  limits.max_bulk_len = std::numeric_limits<int64_t>::max();
+  const std::string d18(18, '9');                      // 999...9 (18 digits)
+  const std::string d19 = "1" + std::string(18, '0');  // 10^18
+  for (const std::string& len : {d18, d19, "9223372036854775807"s}) {
+    CAPTURE(len);
+    const std::string cmd = "*1\r\n$" + len + "\r\n";
+    CHECK(NeedsMore(cmd, limits));
+    CHECK(FeedByteByByte(cmd, limits).error.empty());
+    CHECK(ErrorOf(cmd) == "Protocol error: invalid bulk length");  // over 512MB by default
+  }
+  for (const std::string& len : {"9223372036854775808"s, "0" + d18, "-" + d18, "1" + d19}) {
+    CAPTURE(len);
+    CHECK(ErrorOf("*1\r\n$" + len + "\r\n", limits) == "Protocol error: invalid bulk length");
+    CHECK(FeedByteByByte("*1\r\n$" + len + "\r\n", limits).error ==
+          "Protocol error: invalid bulk length");
+  }
+  for (const std::string& count : {d18, d19}) {
+    CAPTURE(count);
+    CHECK(ErrorOf("*" + count + "\r\n") == "Protocol error: invalid multibulk length");
+  }
+  // "0" alone is a count; the empty bulk parses.
+  const testing::Outcome empty = FeedByteByByte("*2\r\n$0\r\n\r\n$1\r\nx\r\n");
+  REQUIRE(empty.commands.size() == 1);
+  CHECK(empty.commands[0] == testing::Command{"", "x"});
+  CHECK(ErrorOf("*1\r\n$00\r\n\r\n") == "Protocol error: invalid bulk length");
+}
+
 TEST_CASE("max_bulk_len: at the limit and one past") {
   ParserLimits limits;
   limits.max_bulk_len = 10;
@@ -116,6 +148,11 @@ TEST_CASE("max_inline_len is configurable") {
   CHECK(ErrorOf("123456789\n", limits) == "Protocol error: too big inline request");
   CHECK(NeedsMore("*" + std::string(7, '1'), limits));
   CHECK(ErrorOf("*" + std::string(8, '1'), limits) == "Protocol error: too big mbulk count string");
+  // Complete headers are held to it too (the header line's length before its CR).
+  limits.max_inline_len = 4;
+  CHECK(NeedsMore("*1\r\n$123\r\n", limits));
+  CHECK(ErrorOf("*1\r\n$1234\r\n", limits) == "Protocol error: too big bulk count string");
+  CHECK(ErrorOf("*1234\r\n", limits) == "Protocol error: too big mbulk count string");
 }
 
 TEST_CASE("unbalanced quotes in request") {

@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cctype>
+#include <cstring>
 #include <utility>
 
 namespace sluice::server {
@@ -42,12 +43,33 @@ void CommandTable::Add(CommandSpec spec) {
   specs_.push_back(std::move(spec));
 }
 
+std::atomic<uint64_t> CommandTable::Id::next{1};
+
 const CommandSpec* CommandTable::Find(std::string_view name) const {
   // Longer than any command name: unknown, and no need to copy it.
   constexpr size_t kMaxNameLen = 64;
   if (name.empty() || name.size() > kMaxNameLen) return nullptr;
+  // The last name this thread found, byte for byte, in which table: a pipeline repeats one
+  // command, and a connection looks each command up twice (to prefetch its key, then to run it).
+  // Positions in specs_ never change (Add appends), so the memo holds one, not a pointer.
+  struct Memo {
+    uint64_t table = 0;
+    size_t index = 0;
+    size_t size = 0;
+    char name[kMaxNameLen];
+  };
+  thread_local Memo memo;
+  if (memo.table == id_.value && memo.size == name.size() &&
+      std::memcmp(memo.name, name.data(), name.size()) == 0) {
+    return &specs_[memo.index];
+  }
   auto it = index_.find(LowerScratch(name));
-  return it == index_.end() ? nullptr : &specs_[it->second];
+  if (it == index_.end()) return nullptr;
+  memo.table = id_.value;
+  memo.index = it->second;
+  memo.size = name.size();
+  std::memcpy(memo.name, name.data(), name.size());
+  return &specs_[it->second];
 }
 
 bool ArityOk(const CommandSpec& spec, size_t argc) {

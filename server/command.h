@@ -4,6 +4,7 @@
 // initialisers. The Dispatcher checks arity and authentication centrally, then calls the handler.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -161,6 +162,19 @@ class CommandTable {
   const std::vector<CommandSpec>& all() const { return specs_; }
 
  private:
+  // Tells tables apart in Find's per-thread memo: unique for the process's life, a copy's too
+  // (tables copied, then added to, differ).
+  struct Id {
+    Id() : value(next.fetch_add(1, std::memory_order_relaxed)) {}
+    Id(const Id&) : Id() {}
+    Id& operator=(const Id&) {
+      value = next.fetch_add(1, std::memory_order_relaxed);
+      return *this;
+    }
+    uint64_t value;
+    static std::atomic<uint64_t> next;
+  };
+  Id id_;
   std::vector<CommandSpec> specs_;
   std::unordered_map<std::string, size_t> index_;  // lower-case name -> position
 };

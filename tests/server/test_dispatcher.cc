@@ -113,4 +113,35 @@ TEST_CASE("CommandTable::Find") {
   CHECK(!ArityOk(*table.Find("echo"), 1));
 }
 
+// Find remembers the last name it found on each thread: lookups that alternate between tables
+// holding a name at different positions, copies that diverge, and other cases of one name
+// still find each table's own command.
+TEST_CASE("CommandTable::Find across tables, copies and cases") {
+  auto spec = [](const char* name, int arity) {
+    return MakeSpec("test", name, arity, 0, {}, nullptr, "", "", "");
+  };
+  CommandTable a;
+  a.Add(spec("one", 1));
+  a.Add(spec("two", 2));
+  CommandTable b;
+  b.Add(spec("two", 3));
+  CommandTable c = a;  // copies, then diverge
+  c.Add(spec("three", 4));
+  a.Add(spec("four", 5));
+  for (int round = 0; round < 2; ++round) {
+    REQUIRE(a.Find("two") != nullptr);
+    CHECK(a.Find("two")->arity == 2);
+    REQUIRE(b.Find("two") != nullptr);
+    CHECK(b.Find("two")->arity == 3);
+    CHECK(a.Find("TWO")->arity == 2);
+    CHECK(b.Find("Two")->arity == 3);
+    REQUIRE(c.Find("three") != nullptr);
+    CHECK(c.Find("three")->arity == 4);
+    CHECK(a.Find("three") == nullptr);
+    REQUIRE(a.Find("four") != nullptr);
+    CHECK(a.Find("four")->arity == 5);
+    CHECK(c.Find("four") == nullptr);
+  }
+}
+
 }  // namespace sluice::server::testing

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 namespace sluice::internal {
 namespace {
@@ -123,27 +124,78 @@ bool ReadVarint(std::string_view s, size_t* at, uint64_t* v) {
   return false;
 }
 
-uint16_t KeySlot(std::string_view user_key) {
-  if (user_key.size() == memo_size && std::memcmp(user_key.data(), memo_key, memo_size) == 0) {
-    return memo_slot;
-  }
-  const uint16_t slot = ComputeKeySlot(user_key);
-  if (user_key.size() <= kMemoKeyBytes) {
-    std::memcpy(memo_key, user_key.data(), user_key.size());
-    memo_size = user_key.size();
-    memo_slot = slot;
-  }
-  return slot;
-}
+namespace {
 
-void EncodeKeyTo(int db, std::string_view user_key, std::string* out) {
-  const uint16_t slot = KeySlot(user_key);
+void EncodeWithSlot(int db, uint16_t slot, std::string_view user_key, std::string* out) {
   out->clear();
   out->reserve(kKeyPrefixBytes + user_key.size());
   out->push_back(static_cast<char>(db));
   out->push_back(static_cast<char>(slot >> 8));
   out->push_back(static_cast<char>(slot & 0xff));
   out->append(user_key);
+}
+
+void Remember(std::string_view user_key, uint16_t slot) {
+  if (user_key.size() > kMemoKeyBytes) return;
+  std::memcpy(memo_key, user_key.data(), user_key.size());
+  memo_size = user_key.size();
+  memo_slot = slot;
+}
+
+// The slots EncodeKeysAhead computed, in the order the thread's next commands use their keys:
+// [ahead_front, ahead_end) not yet used. Trivial types, like the memo.
+constexpr size_t kAheadSlots = 16;
+struct AheadSlot {
+  size_t size;
+  uint16_t slot;
+  char key[kMemoKeyBytes];
+};
+thread_local AheadSlot ahead[kAheadSlots];
+thread_local size_t ahead_front = 0;
+thread_local size_t ahead_end = 0;
+
+// The queued slot of user_key, if queued: usually the front; a command that did not use its key
+// (an error before it) leaves its entry behind, so the rest is searched too.
+std::optional<uint16_t> TakeAheadSlot(std::string_view user_key) {
+  for (size_t i = ahead_front; i < ahead_end; ++i) {
+    const AheadSlot& a = ahead[i];
+    if (a.size == user_key.size() && std::memcmp(a.key, user_key.data(), a.size) == 0) {
+      ahead_front = i + 1;
+      return a.slot;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+uint16_t KeySlot(std::string_view user_key) {
+  if (user_key.size() == memo_size && std::memcmp(user_key.data(), memo_key, memo_size) == 0) {
+    return memo_slot;
+  }
+  const std::optional<uint16_t> queued = TakeAheadSlot(user_key);
+  const uint16_t slot = queued ? *queued : ComputeKeySlot(user_key);
+  Remember(user_key, slot);
+  return slot;
+}
+
+void EncodeKeysAhead(int db, std::span<const std::string_view> keys, std::string* out) {
+  ahead_front = ahead_end = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::string_view key = keys[i];
+    const uint16_t slot = ComputeKeySlot(key);
+    if (key.size() <= kMemoKeyBytes && ahead_end < kAheadSlots) {
+      AheadSlot& a = ahead[ahead_end++];
+      a.size = key.size();
+      a.slot = slot;
+      std::memcpy(a.key, key.data(), key.size());
+    }
+    EncodeWithSlot(db, slot, key, &out[i]);
+  }
+}
+
+void EncodeKeyTo(int db, std::string_view user_key, std::string* out) {
+  EncodeWithSlot(db, KeySlot(user_key), user_key, out);
 }
 
 std::string DbPrefix(int db) { return std::string(1, static_cast<char>(db)); }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,10 @@ inline constexpr size_t kKeyPrefixBytes = 3;
 std::string EncodeKey(int db, std::string_view user_key);
 // EncodeKey into *out (replacing its contents; keeps its capacity, so reuse does not allocate).
 void EncodeKeyTo(int db, std::string_view user_key, std::string* out);
+// EncodeKeyTo of keys[i] into out[i], for keys the calling thread is about to use in this order
+// (a pipelined batch's first keys, Store::PrefetchKeys): KeySlot on this thread then finds each
+// key's slot without computing it again. Replaces what an earlier call queued.
+void EncodeKeysAhead(int db, std::span<const std::string_view> keys, std::string* out);
 // The first byte of db's range, and the first byte after it (an exclusive upper bound).
 std::string DbPrefix(int db);
 std::string DbEnd(int db);

@@ -606,10 +606,8 @@ void Store::PrefetchKeys(int db, std::span<const std::string_view> keys) const {
   thread_local std::string raw[kMax];  // reused: no allocation once warm
   std::string_view views[kMax];
   const size_t n = std::min(keys.size(), kMax);
-  for (size_t i = 0; i < n; ++i) {
-    internal::EncodeKeyTo(db, keys[i], &raw[i]);
-    views[i] = raw[i];
-  }
+  internal::EncodeKeysAhead(db, keys.first(n), raw);
+  for (size_t i = 0; i < n; ++i) views[i] = raw[i];
   impl_->key_prefetcher().Prefetch(views, n);
 }
 Status Store::FlushLog() { return impl_->FlushLog(); }

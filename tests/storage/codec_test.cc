@@ -1,6 +1,10 @@
 // Pure codecs: key/value encoding, Redis number rules, glob matching.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "sluice/glob.h"
 #include "storage/encoding.h"
 #include "storage/numeric.h"
@@ -35,6 +39,34 @@ TEST_CASE("hash slots are Redis Cluster's (CRC16 XMODEM mod 16384, hash tags)") 
   CHECK(KeySlot("foo{}{bar}") != KeySlot("bar"));      // an empty tag: the whole key
   CHECK(KeySlot("foo{{bar}}zap") == KeySlot("{bar"));  // from the first '{' to the first '}'
   CHECK(KeySlot("") == 0);
+}
+
+// EncodeKeysAhead queues the slots it computed; KeySlot takes them in order. Whatever order the
+// keys are then used in (skipped, repeated, interleaved with others, too long to queue), every
+// slot and encoding is the one computed from scratch.
+TEST_CASE("slots computed ahead are the slots KeySlot computes, in any order of use") {
+  const std::string long_key(100, 'k');
+  const std::vector<std::string> keys = {"foo", "bar", "{user1000}.a", long_key, "123456789", "x"};
+  auto expected = [](std::string_view key) {
+    uint16_t slot = 0;
+    std::thread([&] { slot = KeySlot(key); }).join();  // a thread with nothing queued
+    return slot;
+  };
+  const std::vector<std::vector<size_t>> orders = {
+      {0, 1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}, {0, 0, 2, 1, 4, 5}, {5, 4, 3, 2, 1, 0}, {}};
+  for (const auto& order : orders) {
+    std::vector<std::string_view> views(keys.begin(), keys.end());
+    std::string raw[6];
+    EncodeKeysAhead(2, views, raw);
+    for (size_t i = 0; i < keys.size(); ++i) CHECK(raw[i] == EncodeKey(2, keys[i]));
+    for (size_t i : order) {
+      CAPTURE(i);
+      CHECK(KeySlot(keys[i]) == expected(keys[i]));
+      CHECK(KeySlot("bar") == 5061);  // another key between two queued ones
+      CHECK(KeySlot(keys[i]) == expected(keys[i]));
+    }
+  }
+  CHECK(KeySlot("foo") == 12182);
 }
 
 TEST_CASE("keys of one slot sort together within a db") {

@@ -56,7 +56,7 @@ benchmark=$(command -v redis-benchmark) || { echo "soak: redis-benchmark not fou
 tool=soak
 # shellcheck source=tools/bench/server.sh
 . tools/bench/server.sh
-start_server
+start_server --enable-debug-command yes
 
 echo "soak: GCRA.TAKE soak:<rand> $quota $period, keys from $keys, pipeline $pipeline, $clients clients, $(nproc) cores"
 if ((calls > 0)); then echo "soak: until $calls calls"; else echo "soak: for $minutes minutes"; fi
@@ -110,5 +110,8 @@ if ((idle > 0)); then
   if ((size > 0 && size <= 100000)); then
     echo "soak: dbsize $size at the end, $("$cli" -p "$port" --scan --count 1000 | wc -l) of them live (not yet expired)"
   fi
+  # The maintained counts against a walk of what is stored (expired keys not yet removed
+  # included): a difference is a bug, not slow expiry.
+  if ((size > 0)); then echo "soak: keyspace check: $("$cli" -p "$port" DEBUG KEYSPACE-CHECK)"; fi
   echo "soak: idle CPU over the last ${window}s of ${idle}s idle: $(pct $((ticks[${#ticks[@]} - 1] - ticks[i])) "$window") of one core; rss $(rss_mb) MB, disk $(disk_mb) MB"
 fi

@@ -11,7 +11,8 @@
 # directory's disk use. After the churn, the server is left idle for S=30 s: every 10 s, DBSIZE
 # and its CPU use, then when DBSIZE reached 0 and the CPU over the last 20 s (an idle server
 # should cost nothing, whatever came before).
-# The server runs with its defaults (appendfsync everysec) in a fresh temporary directory
+# The server runs with its defaults (appendfsync everysec; DEBUG allowed, for DEBUG KEYSPACE-CHECK
+# when keys remain at the end) in a fresh temporary directory
 # (--keep DIR: in DIR, kept afterwards). Not a test: numbers depend on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,7 @@ clients=50
 idle=30
 keep=""
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 need() { [ $# -ge 2 ] || { echo "soak: $1 needs a value" >&2; exit 2; }; }
 while (($#)); do
   case "$1" in

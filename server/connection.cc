@@ -288,6 +288,7 @@ bool Connection::RunBatchCommands() {
 void Connection::PrefetchAhead(size_t offset) {
   std::string_view keys[Store::kPrefetchKeys];
   size_t n = 0;
+  uint32_t written = 0;  // bit i: keys[i]'s command may write (not read-only)
   size_t at = offset;
   lookahead_.set_limits(parser_.limits());
   lookahead_.Reset();
@@ -301,10 +302,14 @@ void Connection::PrefetchAhead(size_t offset) {
     if (spec == nullptr) continue;
     key_positions_.clear();
     CommandKeyPositions(*spec, args, &key_positions_);
-    if (!key_positions_.empty()) keys[n++] = args[key_positions_.front()];
+    if (key_positions_.empty()) continue;
+    if ((spec->flags & kReadOnly) == 0) written |= 1u << n;
+    keys[n++] = args[key_positions_.front()];
   }
   prefetched_until_ = std::max(at, offset + 1);
-  if (n >= 2) store_.PrefetchKeys(client_.db, std::span<const std::string_view>(keys, n));
+  if (n >= 2) {
+    store_.PrefetchKeys(client_.db, std::span<const std::string_view>(keys, n), written);
+  }
 }
 
 void Connection::RunCommand(protocol::ReplyWriter& out) {

@@ -78,10 +78,10 @@ class HashedList final : public rocksdb::MemTableRep {
   }
 
   // KeyPrefetcher::Prefetch's work, in three rounds over the keys so that each round's misses
-  // overlap: the buckets, then the first node of each, then its newest version. A key whose
-  // bucket does not start with it is likely new: its insert's skiplist path is walked too
-  // (PrefetchInsertPaths).
-  void Prefetch(const std::string_view* user_keys, size_t n) const {
+  // overlap: the buckets, then the first node of each, then its newest version. A key about to
+  // be written (bit i of `written`) whose bucket does not start with it is likely new: its
+  // insert's skiplist path is walked too (PrefetchInsertPaths).
+  void Prefetch(const std::string_view* user_keys, size_t n, uint32_t written) const {
     uint64_t hashes[KeyPrefetcher::kMaxKeys];
     const std::atomic<KeyNode*>* buckets[KeyPrefetcher::kMaxKeys];
     for (size_t i = 0; i < n; ++i) {
@@ -99,7 +99,7 @@ class HashedList final : public rocksdb::MemTableRep {
     for (size_t i = 0; i < n; ++i) {
       if (nodes[i] != nullptr && nodes[i]->hash == hashes[i]) {
         __builtin_prefetch(nodes[i]->Newest());
-      } else {
+      } else if ((written >> i) & 1u) {
         new_keys[new_count++] = user_keys[i];
       }
     }
@@ -701,10 +701,10 @@ class Factory final : public rocksdb::MemTableRepFactory {
 
 }  // namespace
 
-void KeyPrefetcher::Prefetch(const std::string_view* user_keys, size_t n) const {
+void KeyPrefetcher::Prefetch(const std::string_view* user_keys, size_t n, uint32_t written) const {
   std::shared_lock<std::shared_mutex> l(mu_);
   if (current_ == nullptr) return;
-  static_cast<const HashedList*>(current_)->Prefetch(user_keys, std::min(n, kMaxKeys));
+  static_cast<const HashedList*>(current_)->Prefetch(user_keys, std::min(n, kMaxKeys), written);
 }
 
 bool KeyPrefetcher::active() const {

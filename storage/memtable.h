@@ -44,8 +44,10 @@ namespace sluice::internal {
 class KeyPrefetcher {
  public:
   static constexpr size_t kMaxKeys = 16;
-  // Prefetches the entries of at most kMaxKeys user keys (the rest are ignored).
-  void Prefetch(const std::string_view* user_keys, size_t n) const;
+  // Prefetches the entries of at most kMaxKeys user keys (the rest are ignored). Bit i of
+  // `written` set: user_keys[i] is about to be written, so when the memtable does not hold it,
+  // its insert's skiplist path is warmed too (a read of a key the memtable lacks needs none).
+  void Prefetch(const std::string_view* user_keys, size_t n, uint32_t written = ~0u) const;
 
   // The factory's side: the memtable made last becomes the one prefetched; a destroyed one is
   // forgotten.

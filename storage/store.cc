@@ -600,15 +600,15 @@ Status Store::SyncWal() { return impl_->SyncWal(); }
 Store::Stats Store::GetStats() const { return impl_->GetStats(); }
 
 uint64_t Store::DurabilityTicket() const { return impl_->DurabilityTicket(); }
-void Store::PrefetchKeys(int db, std::span<const std::string_view> keys) const {
+void Store::PrefetchKeys(int db, std::span<const std::string_view> keys, uint32_t written) const {
   constexpr size_t kMax = internal::KeyPrefetcher::kMaxKeys;
-  static_assert(kMax == kPrefetchKeys);
+  static_assert(kMax == kPrefetchKeys && kMax <= 32, "written is a 32-bit mask");
   thread_local std::string raw[kMax];  // reused: no allocation once warm
   std::string_view views[kMax];
   const size_t n = std::min(keys.size(), kMax);
   internal::EncodeKeysAhead(db, keys.first(n), raw);
   for (size_t i = 0; i < n; ++i) views[i] = raw[i];
-  impl_->key_prefetcher().Prefetch(views, n);
+  impl_->key_prefetcher().Prefetch(views, n, written);
 }
 Status Store::FlushLog() { return impl_->FlushLog(); }
 void Store::WhenDurable(uint64_t ticket, std::function<void(Status)> done) {

@@ -297,6 +297,9 @@ void Connection::PrefetchAhead(size_t offset) {
     const std::string_view pending(in_.data() + at, in_len_ - at);
     if (lookahead_.Parse(pending, &consumed) != protocol::ParseResult::kCommand) break;
     at += consumed;
+    // A multibulk command's arguments are views into in_, which stays put for the batch; an
+    // inline command's live in the parser, until its next Parse: not kept.
+    if (pending[0] != '*') continue;
     const Args args = lookahead_.args();
     const CommandSpec* spec = args.empty() ? nullptr : dispatcher_.Resolve(args);
     if (spec == nullptr) continue;

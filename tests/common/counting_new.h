@@ -59,7 +59,7 @@ class AllocationCounter {
 
 }  // namespace sluice::testing
 
-// The replacements (operator new[] and the nothrow forms call these in libstdc++). GCC cannot
+// The replacements (operator new[] calls these in libstdc++). GCC cannot
 // tell that these operator new take their memory from malloc, so free() is the matching release.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
@@ -74,6 +74,19 @@ void* operator new(size_t size, std::align_val_t align) {
   if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a)) return p;
   throw std::bad_alloc();
 }
+// The nothrow forms too: a sanitizer runtime defines its own, whose memory then reached the free()
+// below (std::stable_sort's temporary buffer: ASan's alloc-dealloc-mismatch).
+void* operator new(size_t size, const std::nothrow_t&) noexcept {
+  sluice::testing::counting_new_internal::Note(size);
+  return std::malloc(size ? size : 1);
+}
+void* operator new(size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  sluice::testing::counting_new_internal::Note(size);
+  const auto a = static_cast<size_t>(align);
+  return std::aligned_alloc(a, (size + a - 1) / a * a);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
 void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }

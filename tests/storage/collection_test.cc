@@ -70,7 +70,8 @@ TEST_CASE("metadata and sub-keys round-trip") {
   std::string meta_key;
   uint64_t version = 0;
   std::string_view element;
-  REQUIRE(internal::DecodeSubKey(prefix + "field", &meta_key, &version, &element));
+  const std::string sub_key = prefix + "field";  // element views into it
+  REQUIRE(internal::DecodeSubKey(sub_key, &meta_key, &version, &element));
   CHECK(meta_key == internal::EncodeKey(5, std::string_view("k\0y", 3)));
   CHECK(version == 7);
   CHECK(element == "field");

@@ -79,11 +79,26 @@ uint16_t ComputeKeySlot(std::string_view user_key) {
 // The last short key's slot, per thread. One command encodes its key a dozen times (lock
 // planning, claims, reads, writes, a collection's element prefix), and the CRC's byte-by-byte
 // dependency chain made KeySlot 5% of a list script's CPU; comparing the key is much cheaper.
-// Trivial types only, so the thread_local needs no guard or destructor.
-constexpr size_t kMemoKeyBytes = 64;
-thread_local char memo_key[kMemoKeyBytes];
-thread_local size_t memo_size = SIZE_MAX;  // none yet
-thread_local uint16_t memo_slot = 0;
+// Constant-initialised and trivially destructible: the thread_locals need no guard or destructor.
+struct RememberedSlot {
+  static constexpr size_t kMaxKeyBytes = 64;
+  size_t size = SIZE_MAX;  // none yet
+  uint16_t slot = 0;
+  char key[kMaxKeyBytes];
+
+  bool Holds(std::string_view user_key) const {
+    return user_key.size() == size && std::memcmp(user_key.data(), key, size) == 0;
+  }
+  // False (and nothing kept) for a key too long to remember.
+  bool Set(std::string_view user_key, uint16_t s) {
+    if (user_key.size() > kMaxKeyBytes) return false;
+    std::memcpy(key, user_key.data(), user_key.size());
+    size = user_key.size();
+    slot = s;
+    return true;
+  }
+};
+thread_local RememberedSlot memo;
 
 }  // namespace
 
@@ -135,22 +150,10 @@ void EncodeWithSlot(int db, uint16_t slot, std::string_view user_key, std::strin
   out->append(user_key);
 }
 
-void Remember(std::string_view user_key, uint16_t slot) {
-  if (user_key.size() > kMemoKeyBytes) return;
-  std::memcpy(memo_key, user_key.data(), user_key.size());
-  memo_size = user_key.size();
-  memo_slot = slot;
-}
-
 // The slots EncodeKeysAhead computed, in the order the thread's next commands use their keys:
-// [ahead_front, ahead_end) not yet used. Trivial types, like the memo.
+// [ahead_front, ahead_end) not yet used.
 constexpr size_t kAheadSlots = 16;
-struct AheadSlot {
-  size_t size;
-  uint16_t slot;
-  char key[kMemoKeyBytes];
-};
-thread_local AheadSlot ahead[kAheadSlots];
+thread_local RememberedSlot ahead[kAheadSlots];
 thread_local size_t ahead_front = 0;
 thread_local size_t ahead_end = 0;
 
@@ -158,10 +161,9 @@ thread_local size_t ahead_end = 0;
 // (an error before it) leaves its entry behind, so the rest is searched too.
 std::optional<uint16_t> TakeAheadSlot(std::string_view user_key) {
   for (size_t i = ahead_front; i < ahead_end; ++i) {
-    const AheadSlot& a = ahead[i];
-    if (a.size == user_key.size() && std::memcmp(a.key, user_key.data(), a.size) == 0) {
+    if (ahead[i].Holds(user_key)) {
       ahead_front = i + 1;
-      return a.slot;
+      return ahead[i].slot;
     }
   }
   return std::nullopt;
@@ -170,12 +172,10 @@ std::optional<uint16_t> TakeAheadSlot(std::string_view user_key) {
 }  // namespace
 
 uint16_t KeySlot(std::string_view user_key) {
-  if (user_key.size() == memo_size && std::memcmp(user_key.data(), memo_key, memo_size) == 0) {
-    return memo_slot;
-  }
+  if (memo.Holds(user_key)) return memo.slot;
   const std::optional<uint16_t> queued = TakeAheadSlot(user_key);
   const uint16_t slot = queued ? *queued : ComputeKeySlot(user_key);
-  Remember(user_key, slot);
+  memo.Set(user_key, slot);
   return slot;
 }
 
@@ -184,12 +184,7 @@ void EncodeKeysAhead(int db, std::span<const std::string_view> keys, std::string
   for (size_t i = 0; i < keys.size(); ++i) {
     const std::string_view key = keys[i];
     const uint16_t slot = ComputeKeySlot(key);
-    if (key.size() <= kMemoKeyBytes && ahead_end < kAheadSlots) {
-      AheadSlot& a = ahead[ahead_end++];
-      a.size = key.size();
-      a.slot = slot;
-      std::memcpy(a.key, key.data(), key.size());
-    }
+    if (ahead_end < kAheadSlots && ahead[ahead_end].Set(key, slot)) ++ahead_end;
     EncodeWithSlot(db, slot, key, &out[i]);
   }
 }

@@ -106,10 +106,6 @@ class HashedList final : public rocksdb::MemTableRep {
     PrefetchInsertPaths(new_keys, new_count);
   }
 
-  // Walks the skiplist search of each key (Locate's path, which an insert's search follows) one
-  // step per key per round, prefetching the node each key looks at next, so that the keys'
-  // misses overlap instead of coming one after another. Reads only, like an iterator; the
-  // result is warm caches.
   // What a walk reads of a node it steps to: its prefix, and its pointer at the walk's level
   // (which sits below the node's fields, on another line from the third level up).
   static void PrefetchStep(KeyNode* node, int level) {
@@ -117,6 +113,10 @@ class HashedList final : public rocksdb::MemTableRep {
     __builtin_prefetch(node->Slot(level));
   }
 
+  // Walks the skiplist search of each key (Locate's path, which an insert's search follows) one
+  // step per key per round, prefetching the node each key looks at next, so that the keys'
+  // misses overlap instead of coming one after another. Reads only, like an iterator; the
+  // result is warm caches.
   void PrefetchInsertPaths(const std::string_view* user_keys, size_t n) const {
     struct Walk {
       Key key;
@@ -145,19 +145,12 @@ class HashedList final : public rocksdb::MemTableRep {
         Walk& w = walks[i];
         if (w.level < 0) continue;
         ++active;
-        int order = 1;  // of next against the key; nullptr is after every key
-        if (w.next != nullptr && w.next->prefix != w.prefix) {
-          order = w.next->prefix < w.prefix ? -1 : 1;
-        } else if (w.next != nullptr) {
-          if (!w.version_warm) {  // the prefixes tie: the key itself is needed, next round
-            __builtin_prefetch(w.next->Newest());
-            w.version_warm = true;
-            continue;
-          }
-          const Key mine = w.next->UserKey();
-          order = CompareUser(mine.user, mine.user_size, w.key.user, w.key.user_size);
+        if (w.next != nullptr && w.next->prefix == w.prefix && !w.version_warm) {
+          __builtin_prefetch(w.next->Newest());  // the prefixes tie: compare the keys next round
+          w.version_warm = true;
+          continue;
         }
-        if (order < 0) {
+        if (w.next != nullptr && w.next->CompareTo(w.key, w.prefix) < 0) {
           w.x = w.next;
         } else if (--w.level < 0) {
           continue;

@@ -108,15 +108,15 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
     o.allow_concurrent_memtable_write = false;
   }
   rocksdb::BlockBasedTableOptions table;
-  // Index and filters: partitioned (4 KiB pieces behind a top level), charged to the block
-  // cache and pinned there for as long as their table file is open: every piece is read once,
-  // when the file opens. Whole-file filters of large files are bigger than one cache shard and
-  // were evicted as soon as loaded (every lookup of a missing key read and checksummed them
-  // again: throughput fell 20x as the data grew); unpinned partitions in the cache's high-
-  // priority half were still evicted once they outgrew it (100M keys: 125 MB of filters), and a
-  // data block that is hit twice is promoted into that half too. Pinned, they cost ~1.6 bytes
-  // per key of memory (the cache overflows its capacity if they exceed it); measured with
-  // tools/scale.sh at 100M keys: 35.7k -> 49.7k GCRA.TAKE/s (docs/engine.md).
+  // Filters whole per file, the index partitioned (4 KiB pieces behind a top level); both charged
+  // to the block cache and pinned there for as long as their table file is open, so each is read
+  // once, when the file opens (~1.6 bytes per key of memory; the cache overflows its capacity if
+  // they exceed it). Unpinned, whole-file filters of large files were bigger than one cache shard
+  // and evicted as soon as loaded (throughput fell 20x as the data grew), and partitions in the
+  // cache's high-priority half were evicted once they outgrew it (tools/scale.sh at 100M keys:
+  // 35.7k -> 49.7k GCRA.TAKE/s pinned). A pinned whole filter is one cache line per probe where a
+  // partitioned one first searches its top level: under churn (most takes look up a new key, a
+  // probe per table file) that cut the server's CPU per call by a quarter (docs/engine.md).
   rocksdb::LRUCacheOptions cache;
   cache.capacity = options.block_cache_bytes;
   table.block_cache = rocksdb::NewLRUCache(cache);
@@ -124,7 +124,6 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
   table.cache_index_and_filter_blocks = true;
   table.cache_index_and_filter_blocks_with_high_priority = true;
   table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
-  table.partition_filters = true;
   table.metadata_block_size = 4096;
   table.metadata_cache_options.top_level_index_pinning = rocksdb::PinningTier::kAll;
   table.metadata_cache_options.partition_pinning = rocksdb::PinningTier::kAll;

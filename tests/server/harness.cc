@@ -26,7 +26,8 @@ std::string MakeTempDir() {
   return pattern;
 }
 
-Harness::Harness() : dir_(MakeTempDir()), clock_(std::make_shared<AdjustableClock>()) {
+Harness::Harness(HarnessOptions harness_options)
+    : dir_(MakeTempDir()), clock_(std::make_shared<AdjustableClock>()) {
   clock_->SetManualNs(kStartMs * 1'000'000);
   Config config;
   config.dir = dir_;
@@ -35,6 +36,7 @@ Harness::Harness() : dir_(MakeTempDir()), clock_(std::make_shared<AdjustableCloc
   Options options;
   options.path = dir_ + "/db";
   options.clock = clock_;
+  options.active_expiry = harness_options.active_expiry;
   auto opened = Store::Open(options);
   if (!opened.ok()) {
     std::error_code ec;

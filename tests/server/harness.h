@@ -22,9 +22,17 @@ namespace sluice::server::testing {
 // A Store in a fresh temp dir, a ServerState with defaults (debug command enabled, no password),
 // one ClientState, and the full command table. The clock is an AdjustableClock set to manual
 // time 1'700'000'000'000 ms. Destructor closes the store and removes the temp dir.
+struct HarnessOptions {
+  // The store's background expiry cycle. Tests that count what the test thread does turn it
+  // off: the cycle's removals join that thread's RocksDB write groups (the leader appends every
+  // follower's record), so what the thread allocates would depend on how fast it runs (TSan).
+  bool active_expiry = true;
+};
+
 class Harness {
  public:
-  Harness();
+  Harness() : Harness(HarnessOptions{}) {}
+  explicit Harness(HarnessOptions harness_options);
   ~Harness();
   Harness(const Harness&) = delete;
   Harness& operator=(const Harness&) = delete;

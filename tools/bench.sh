@@ -3,7 +3,7 @@
 #
 #   tools/bench.sh [--quick] [--sluice PATH] [--redis-server PATH] [--clients N[,N...]]
 #                  [--appendfsync MODE[,MODE...]] [--pipelines P[,P...]] [--collections]
-#                  [--scripts [NAME[,NAME...]]] [--repeat N]
+#                  [--scripts [NAME[,NAME...]]] [--repeat N] [--sluice-flags "FLAGS"]
 #
 # For each durability MODE (default: everysec,always) both servers run on 127.0.0.1, free ports,
 # fresh temporary data directories, with the same durability (Sluice appendfsync MODE; Redis
@@ -26,6 +26,8 @@
 # --repeat N (default 1) runs each row N times, alternating Sluice and Redis, and reports each
 # side's median run (by requests per second): on a shared VM one run's ratio can swing 2x
 # as neighbours come and go, and alternating spreads that noise over both sides.
+# --sluice-flags adds FLAGS to sluice-server's command line (e.g. "--threads 1": on a machine
+# whose cores the benchmark client shares, fewer I/O threads trade throughput for tail latency).
 # Not a test: numbers depend on the machine and whatever else runs on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,8 +43,9 @@ pipelines=1,16
 collections=0
 scripts=""
 repeat=1
+sluice_flags=""
 
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
@@ -51,6 +54,7 @@ while (($#)); do
       scripts=all
       if [ $# -gt 1 ] && [ "${2#-}" = "$2" ]; then scripts=$2; shift; fi ;;
     --sluice) sluice_bin=$2; shift ;;
+    --sluice-flags) sluice_flags=$2; shift ;;
     --redis-server) redis_bin=$2; shift ;;
     --clients) clients_list=$2; shift ;;
     --repeat) repeat=$2; shift
@@ -139,7 +143,7 @@ start_servers() {  # mode
   mkdir -p "$workdir/sluice-data" "$workdir/redis-data"
   sluice_port=$(free_port)
   "$sluice_bin" --port "$sluice_port" --bind 127.0.0.1 --dir "$workdir/sluice-data" \
-    --appendfsync "$1" >"$workdir/sluice.log" 2>&1 &
+    --appendfsync "$1" $sluice_flags >"$workdir/sluice.log" 2>&1 &
   sluice_pid=$!
   redis_port=$(free_port)
   "$redis_bin" --port "$redis_port" --bind 127.0.0.1 --dir "$workdir/redis-data" --save "" \
@@ -248,7 +252,7 @@ stop_servers
 
 echo
 echo "redis-benchmark, keys from 100000 (-r 100000), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "sluice-server: $("$sluice_bin" --version 2>/dev/null | head -n 1 || echo "$sluice_bin")"
+echo "sluice-server: $("$sluice_bin" --version 2>/dev/null | head -n 1 || echo "$sluice_bin")${sluice_flags:+ $sluice_flags}"
 echo "redis-server:  $("$redis_bin" --version | cut -d' ' -f3), appendonly yes, same appendfsync"
 ((repeat > 1)) && echo "each row: the median of $repeat runs per server, alternating"
 [ -n "$scripts" ] && echo "EVALSHA of the recognised library scripts: native on Sluice, Lua on redis-server"

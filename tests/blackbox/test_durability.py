@@ -236,11 +236,11 @@ class AlwaysShowsOnlyDurableTest(BlackboxTestCase):
         delay = os.path.join(server.workdir, "fsync.delay")
         server.env = {"LD_PRELOAD": probe, "SLUICE_FSYNC_DELAY_FILE": delay,
                       "SLUICE_FSYNC_LOG": log}
-        # Under tools/sanitize.sh asan the shim comes before ASan's runtime in the library list,
-        # which ASan refuses by default; the shim only wraps fsync/fdatasync, so that is safe.
+        # In an ASan build (tools/sanitize.sh asan) the shim comes before ASan's runtime in the
+        # library list, which ASan refuses by default; the shim only wraps fsync/fdatasync, so
+        # that is safe. Other builds ignore the variable.
         asan = os.environ.get("ASAN_OPTIONS")
-        if asan is not None:
-            server.env["ASAN_OPTIONS"] = asan + ":verify_asan_link_order=0"
+        server.env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "verify_asan_link_order=0"
         self.addCleanup(server.stop)
         server.start()
         with open(delay, "w") as f:  # slow from now on (starting up fsyncs many files)

@@ -5,8 +5,8 @@
 #                 [--pipeline P] [--clients C] [--idle S] [--sluice PATH] [--keep DIR]
 #
 # Defaults: 10 minutes of GCRA.TAKE soak:<rand> Q=100 per P=1h at pipeline 16 from 50 clients,
-# keys drawn from K=10,000,000 (each key lives period/quota = 36 s after each take, so at
-# 100k calls/s some 3M keys are live at once), reported every I=200,000 calls. --calls N stops after N calls instead.
+# keys drawn from K=10,000,000 (each key lives period/quota = 36 s after each take: at 100k
+# calls/s some 3M keys are live at once), reported every I=200,000 calls; --calls N: N calls.
 # Each interval prints: calls so far, calls/s, p99 latency (ms), the server's RSS and the data
 # directory's disk use. After the churn, the server is left idle for S=30 s: every 10 s, DBSIZE
 # and its CPU use, then when DBSIZE reached 0 and the CPU over the last 20 s (an idle server

@@ -210,15 +210,16 @@ void Connection::ResumeBlocked() {
   FinishBatch();
 }
 
-void Connection::UpdateParserLimits() {
+bool Connection::UpdateParserLimits() {
   bool unauth = !client_.authenticated && server_.requirepass_set();
   int64_t max_bulk = server_.proto_max_bulk_len();
-  if (unauth == limits_unauthenticated_ && max_bulk == limits_max_bulk_) return;
+  if (unauth == limits_unauthenticated_ && max_bulk == limits_max_bulk_) return false;
   protocol::ParserLimits limits;
   limits.max_bulk_len = max_bulk;
   parser_.set_limits(unauth ? protocol::UnauthenticatedLimits(limits) : limits);
   limits_unauthenticated_ = unauth;
   limits_max_bulk_ = max_bulk;
+  return true;
 }
 
 void Connection::ProcessBatch() {
@@ -240,6 +241,9 @@ bool Connection::RunBatchCommands() {
   size_t offset = 0;
   bool stopped = false;
   prefetched_until_ = 0;
+  ahead_.clear();
+  ahead_args_.clear();
+  ahead_next_ = 0;
   while (offset < in_len_) {
     if (client_.close_after_reply || client_.kill_requested.load(std::memory_order_acquire)) {
       break;
@@ -248,24 +252,31 @@ bool Connection::RunBatchCommands() {
       more_input_ = true;
       break;
     }
-    UpdateParserLimits();
+    // New limits (AUTH, CONFIG SET proto-max-bulk-len) apply from this command on: what was
+    // parsed ahead under the old ones is parsed again.
+    if (UpdateParserLimits()) prefetched_until_ = offset;
     if (offset >= prefetched_until_) PrefetchAhead(offset);
+    Args args;
     size_t consumed = 0;
-    std::string_view pending(in_.data() + offset, in_len_ - offset);
-    protocol::ParseResult r = parser_.Parse(pending, &consumed);
-    if (r == protocol::ParseResult::kNeedMore) break;
-    protocol::ReplyWriter out(&out_, client_.resp);
-    if (r == protocol::ParseResult::kError) {
-      ReplyError(out, ProtocolError(parser_.error()));
-      ++batch_replies_;
-      client_.close_after_reply = true;
-      offset = in_len_;
-      break;
+    if (!TakeParsedAhead(offset, &args, &consumed)) {
+      std::string_view pending(in_.data() + offset, in_len_ - offset);
+      protocol::ParseResult r = parser_.Parse(pending, &consumed);
+      if (r == protocol::ParseResult::kNeedMore) break;
+      if (r == protocol::ParseResult::kError) {
+        protocol::ReplyWriter out(&out_, client_.resp);
+        ReplyError(out, ProtocolError(parser_.error()));
+        ++batch_replies_;
+        client_.close_after_reply = true;
+        offset = in_len_;
+        break;
+      }
+      args = parser_.args();
     }
-    if (!parser_.args().empty()) {
+    if (!args.empty()) {
+      protocol::ReplyWriter out(&out_, client_.resp);
       const size_t reply_start = out_.size();
-      RunCommand(out);
-      if (blocked_.TakePark(parser_.args(), dispatcher_, out_.size() > reply_start)) {
+      RunCommand(out, args);
+      if (blocked_.TakePark(args, dispatcher_, out_.size() > reply_start)) {
         offset += consumed;  // parked: no reply now, nothing more runs until it resumes
         break;
       }
@@ -286,21 +297,33 @@ bool Connection::RunBatchCommands() {
 }
 
 void Connection::PrefetchAhead(size_t offset) {
+  // Commands with more arguments than this are parsed again by the command loop rather than
+  // copied here; the look-ahead stops after kMaxCommands commands.
+  constexpr size_t kMaxKeptArgs = 64;
+  constexpr size_t kMaxCommands = 64;
   std::string_view keys[Store::kPrefetchKeys];
   size_t n = 0;
   uint32_t written = 0;  // bit i: keys[i]'s command may write (not read-only)
   size_t at = offset;
+  ahead_.clear();
+  ahead_args_.clear();
+  ahead_next_ = 0;
   lookahead_.set_limits(parser_.limits());
   lookahead_.Reset();
-  while (n < std::size(keys) && at < in_len_) {
+  while (n < std::size(keys) && at < in_len_ && ahead_.size() < kMaxCommands) {
     size_t consumed = 0;
     const std::string_view pending(in_.data() + at, in_len_ - at);
     if (lookahead_.Parse(pending, &consumed) != protocol::ParseResult::kCommand) break;
+    const size_t start = at;
     at += consumed;
     // A multibulk command's arguments are views into in_, which stays put for the batch; an
     // inline command's live in the parser, until its next Parse: not kept.
     if (pending[0] != '*') continue;
     const Args args = lookahead_.args();
+    if (args.size() <= kMaxKeptArgs) {
+      ahead_.push_back(ParsedAhead{start, consumed, ahead_args_.size(), args.size()});
+      ahead_args_.insert(ahead_args_.end(), args.begin(), args.end());
+    }
     const CommandSpec* spec = args.empty() ? nullptr : dispatcher_.Resolve(args);
     if (spec == nullptr) continue;
     key_positions_.clear();
@@ -315,15 +338,26 @@ void Connection::PrefetchAhead(size_t offset) {
   }
 }
 
-void Connection::RunCommand(protocol::ReplyWriter& out) {
+bool Connection::TakeParsedAhead(size_t offset, Args* args, size_t* consumed) {
+  while (ahead_next_ < ahead_.size() && ahead_[ahead_next_].offset < offset) ++ahead_next_;
+  if (ahead_next_ == ahead_.size() || ahead_[ahead_next_].offset != offset) return false;
+  const ParsedAhead& p = ahead_[ahead_next_++];
+  *args = Args(ahead_args_.data() + p.first_arg, p.n_args);
+  *consumed = p.consumed;
+  // The parser may hold the partial state of this same command from an earlier read.
+  parser_.Reset();
+  return true;
+}
+
+void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
   CommandContext ctx{store_, server_, client_, out};
   ctx.group = group_;
   ctx.blocking = &blocked_;
   try {
-    dispatcher_.Dispatch(ctx, parser_.args());
+    dispatcher_.Dispatch(ctx, args);
   } catch (const std::exception& e) {
     // A bug or resource exhaustion in one command must not take the I/O thread down with it.
-    LogError(std::string("command '") + std::string(parser_.args()[0]) + "' failed: " + e.what());
+    LogError(std::string("command '") + std::string(args[0]) + "' failed: " + e.what());
     ReplyError(out, InternalError(e.what()));
   }
 }

@@ -92,13 +92,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // batches and then continues in RoundDone / AfterDurable.
   void FinishBatch();
   void AfterDurable(Status flushed);
-  void UpdateParserLimits();
+  // Applies the server's current parser limits; true when they changed.
+  bool UpdateParserLimits();
   // Store::PrefetchKeys for the keys of the complete commands from `offset` on (at most 16
   // keys), when there are at least two: their lookups' cache misses overlap instead of
-  // stalling one command after another. Sets prefetched_until_ past the commands it parsed.
+  // stalling one command after another. Sets prefetched_until_ past the commands it parsed, and
+  // keeps their arguments (ahead_) so that the command loop does not parse them again.
   void PrefetchAhead(size_t offset);
-  // Dispatches the parser's current command; its reply goes to `out`.
-  void RunCommand(protocol::ReplyWriter& out);
+  // The command PrefetchAhead parsed at `offset`, if any: its arguments and length.
+  bool TakeParsedAhead(size_t offset, Args* args, size_t* consumed);
+  // Dispatches one command; its reply goes to `out`.
+  void RunCommand(protocol::ReplyWriter& out, Args args);
   void CompactReadBuffer();
   // Where the connection goes once no write or durability wait is in flight: close, resume a
   // parked command with an event, run input left over, or read.
@@ -128,6 +132,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   protocol::RequestParser lookahead_;  // PrefetchAhead's: parses ahead of parser_
   size_t prefetched_until_ = 0;        // in the current batch's read buffer
   std::vector<int> key_positions_;     // PrefetchAhead's scratch
+  // Multibulk commands PrefetchAhead parsed, in buffer order, with their arguments (views into
+  // in_, which stays put while the batch runs; inline commands' arguments live in the parser
+  // and are not kept). Valid for the current batch and parser limits only.
+  struct ParsedAhead {
+    size_t offset;    // in in_
+    size_t consumed;  // the command's bytes
+    size_t first_arg;
+    size_t n_args;
+  };
+  std::vector<ParsedAhead> ahead_;
+  std::vector<std::string_view> ahead_args_;
+  size_t ahead_next_ = 0;  // ahead_'s first entry not yet taken
   bool limits_unauthenticated_ = false;
   int64_t limits_max_bulk_ = 0;
 

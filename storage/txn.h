@@ -191,8 +191,8 @@ class Txn {
   // an unlocked one may change before a write.
   void NoteRead(std::string_view raw_key, const EntryView* v);
   // The counts a stored key contributes (before this unit's writes): from a read noted before
-  // the key's first write (slot `first`), else read now.
-  Status StoredCounts(const std::string& raw_key, size_t first, KeyCounts* out,
+  // the key's first write (slot `first`), else read now. `hash`: the key's KeyList hash.
+  Status StoredCounts(const std::string& raw_key, uint64_t hash, size_t first, KeyCounts* out,
                       int64_t* expire_at_ms);
   // Whether the unit wrote or touched raw_key; valid right after ComputeCountChanges.
   bool Wrote(std::string_view raw_key) const;

@@ -184,7 +184,9 @@ Result<int64_t> Store::Transaction::ZSetAlgebraStore(int db, std::string_view ds
 Result<int64_t> Store::Transaction::ZInterCard(int db, std::span<const std::string_view> keys,
                                                int64_t limit) {
   Txn::SnapshotReads one_state(*txn_);  // the metadata and elements of one moment
-  ZAlgebraArgs args{.op = SetOp::kInter, .keys = keys};
+  ZAlgebraArgs args;
+  args.op = SetOp::kInter;
+  args.keys = keys;
   auto inputs = ReadInputs(*txn_, db, args);
   if (!inputs.ok()) return inputs.status();
   if (inputs->empty()) return int64_t{0};

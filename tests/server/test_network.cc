@@ -188,6 +188,23 @@ TEST_CASE("a command split across reads") {
   CHECK(Expect(c, "lo\r\n", Bulk("hello")) == Bulk("hello"));
 }
 
+TEST_CASE("a command split across reads, then more commands in its last read") {
+  // The look-ahead parses the completed command again from its start, and the command loop
+  // takes that parse: it must drop its own partial one, or a command it parses itself next (one
+  // with more arguments than the look-ahead keeps) is misread.
+  LiveServer server;
+  Client c(server.port());
+  // The pauses make separate reads likely (not required: the replies are the same either way).
+  c.Send("*2\r\n$4\r\nEC");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  c.Send("HO\r\n$5\r\nhel");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::string rpush = "*65\r\n$5\r\nRPUSH\r\n$1\r\nl\r\n";
+  for (int i = 0; i < 63; ++i) rpush += "$1\r\nx\r\n";
+  const std::string want = Bulk("hello") + Int(63) + Simple("PONG");
+  CHECK(Expect(c, "lo\r\n" + rpush + "PING\r\n", want) == want);
+}
+
 TEST_CASE("a large value crosses many reads") {
   LiveServer server;
   Client c(server.port());
@@ -285,6 +302,21 @@ TEST_CASE("requirepass: NOAUTH, the unauthenticated parser limits, then AUTH") {
   std::string too_many = Err("ERR Protocol error: unauthenticated multibulk length");
   CHECK(Expect(b, "*11\r\n", too_many) == too_many);
   CHECK(b.ClosedByServer());
+}
+
+TEST_CASE("requirepass: AUTH lifts the parser limits from the next pipelined command on") {
+  Config config;
+  config.requirepass = "pw";
+  LiveServer server(config);
+  Client a(server.port());
+  // Eleven arguments and a 16385-byte bulk, both over the unauthenticated limits, in the same
+  // write as the AUTH that lifts them.
+  std::string eleven = "*11\r\n$5\r\nRPUSH\r\n$1\r\nl\r\n";
+  for (int i = 0; i < 9; ++i) eleven += "$1\r\n" + std::to_string(i) + "\r\n";
+  const std::string big(16385, 'b');
+  const std::string set = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$16385\r\n" + big + "\r\n";
+  const std::string want = Ok() + Int(9) + Ok() + Int(16385);
+  CHECK(Expect(a, "AUTH pw\r\n" + eleven + set + "STRLEN k\r\n", want) == want);
 }
 
 TEST_CASE("idle clients are closed after timeout seconds") {

@@ -1,8 +1,5 @@
 #include "server/native_scripts.h"
 
-#include <charconv>
-#include <cmath>
-#include <system_error>
 
 #include "server/errors.h"
 #include "server/native_ops.h"
@@ -174,60 +171,6 @@ int64_t LuaNumberToInteger(double d) {
 bool FailAfterWrite(Call& call, const Status& status) {
   ReplyError(call.ctx.out, status);
   return true;
-}
-
-namespace {
-
-// printf's "%.<precision>g": std::to_chars with a precision is specified to print exactly as
-// printf does in the "C" locale (and does it without printf's multi-precision arithmetic).
-NumberText PrintG(double d, int precision) {
-  NumberText text;
-  const auto r = std::to_chars(text.data, text.data + sizeof text.data, d,
-                               std::chars_format::general, precision);
-  text.size = r.ec == std::errc() ? static_cast<size_t>(r.ptr - text.data) : 0;
-  return text;
-}
-
-// Skips a run of digits from `i`; false when there is none.
-bool Digits(std::string_view text, size_t* i) {
-  const size_t from = *i;
-  while (*i < text.size() && text[*i] >= '0' && text[*i] <= '9') ++*i;
-  return *i > from;
-}
-
-}  // namespace
-
-NumberText LuaNumberArg(double d) { return PrintG(d, 17); }
-
-NumberText LuaToString(double d) { return PrintG(d, 14); }
-
-std::optional<int64_t> LuaIntegerArg(double d) {
-  if (!(std::fabs(d) < 1e17) || d != std::floor(d) || (d == 0 && std::signbit(d))) {
-    return std::nullopt;
-  }
-  return static_cast<int64_t>(d);
-}
-
-std::optional<double> LuaDecimal(std::string_view text) {
-  if (text.empty() || text.size() > 64) return std::nullopt;
-  size_t i = text[0] == '-' ? 1 : 0;
-  if (!Digits(text, &i)) return std::nullopt;
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    if (!Digits(text, &i)) return std::nullopt;
-  }
-  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
-    ++i;
-    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
-    if (!Digits(text, &i)) return std::nullopt;
-  }
-  if (i != text.size()) return std::nullopt;
-  double d = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), d);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(d)) {
-    return std::nullopt;
-  }
-  return d;
 }
 
 }  // namespace native

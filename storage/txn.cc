@@ -171,14 +171,31 @@ bool Txn::DbFlushed(std::string_view raw_key) const {
 
 Txn::SnapshotReads::SnapshotReads(Txn& txn) : txn_(txn) {
   if (txn_.locks_ != nullptr && !txn_.lock_reads_ && txn_.snapshot_ == nullptr) {
-    txn_.snapshot_ = txn_.impl_.db()->GetSnapshot();
-    txn_.s_->read_valid = false;  // a read from before the snapshot
+    txn_.TakeSnapshot();
+  }
+}
+
+Txn::SnapshotReads::SnapshotReads(Txn& txn, OneKey) : txn_(txn) {
+  if (txn_.locks_ != nullptr && !txn_.lock_reads_ && txn_.snapshot_ == nullptr) {
+    txn_.snapshot_deferred_ = true;
   }
 }
 
 Txn::SnapshotReads::~SnapshotReads() {
   if (txn_.snapshot_ != nullptr) txn_.impl_.db()->ReleaseSnapshot(txn_.snapshot_);
   txn_.snapshot_ = nullptr;
+  txn_.snapshot_deferred_ = false;
+}
+
+void Txn::TakeSnapshot() {
+  snapshot_ = impl_.db()->GetSnapshot();
+  s_->read_valid = false;  // a read from before the snapshot
+}
+
+void Txn::ResolveSnapshot(const std::string* raw_key) {
+  snapshot_deferred_ = false;
+  if (raw_key != nullptr && locks_->Holds(*raw_key)) return;
+  TakeSnapshot();
 }
 
 bool Txn::IsDefaultCf(const rocksdb::ColumnFamilyHandle* cf) const {
@@ -193,6 +210,7 @@ void Txn::FlushPending() {
 
 Status Txn::GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
                    bool* found) {
+  if (snapshot_deferred_) ResolveSnapshot(nullptr);
   if (IsDefaultCf(cf)) FlushPending();
   rocksdb::PinnableSlice slice(value);
   *found = false;
@@ -219,6 +237,7 @@ Status Txn::GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::s
 }
 
 Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
+  if (snapshot_deferred_) ResolveSnapshot(&raw_key);
   rocksdb::PinnableSlice* read = &s_->read;
   if (s_->pending && raw_key == s_->pending_key) {
     // The unit's own last write (made after any DeleteDb, which puts it in the batch first).
@@ -452,6 +471,7 @@ class BoundedIterator : public rocksdb::Iterator {
 std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle* cf,
                                                     std::string_view lower,
                                                     std::string_view upper) {
+  if (snapshot_deferred_) ResolveSnapshot(nullptr);
   FlushPending();
   // A db emptied in this unit: the stored keys are gone, only the batch's own entries count.
   const bool masked = cf == impl_.db()->DefaultColumnFamily() && DbFlushed(lower);

@@ -88,6 +88,12 @@ class Txn {
   class SnapshotReads {
    public:
     explicit SnapshotReads(Txn& txn);
+    // For the data of one key (its value, or a collection's metadata and elements) whose first
+    // read is ReadView of that key: the snapshot is taken at that read, and not at all when the
+    // unit holds the key's stripe, as a script or a commit group does (nothing can change the
+    // key or its elements meanwhile; a snapshot costs two RocksDB calls under its mutex).
+    struct OneKey {};
+    SnapshotReads(Txn& txn, OneKey);
     ~SnapshotReads();
     SnapshotReads(const SnapshotReads&) = delete;
     SnapshotReads& operator=(const SnapshotReads&) = delete;
@@ -202,6 +208,10 @@ class Txn {
   void DropMark();
   Result<std::optional<EntryView>> DecodeRead(const std::string& raw_key, bool note, bool locked);
   void FlushPending();  // puts the pending Put (see Scratch) into the batch
+  void TakeSnapshot();
+  // A deferred snapshot's first read (of raw_key; nullptr: anything else): takes it unless the
+  // unit holds raw_key's stripe.
+  void ResolveSnapshot(const std::string* raw_key);
   bool IsDefaultCf(const rocksdb::ColumnFamilyHandle* cf) const;
 
   Store::Impl& impl_;
@@ -212,6 +222,7 @@ class Txn {
   bool marked_ = false;  // a savepoint is set on the batch (group member)
   bool conflicted_ = false;
   const rocksdb::Snapshot* snapshot_ = nullptr;  // SnapshotReads
+  bool snapshot_deferred_ = false;               // SnapshotReads::OneKey, before its first read
   Scratch* s_;
 };
 

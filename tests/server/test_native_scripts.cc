@@ -349,15 +349,28 @@ TEST_CASE("native scripts: Lua's number texts, printed and read as printf and st
   std::mt19937_64 rng(7);
   for (int i = 0; i < 200000; ++i) {
     double d = 0;
-    if (i % 3 == 0) {
+    if (i % 6 == 0) {
       const uint64_t bits = rng();
       std::memcpy(&d, &bits, sizeof d);
       if (!std::isfinite(d)) continue;
-    } else if (i % 3 == 1) {
+    } else if (i % 6 == 1) {
       d = static_cast<double>(static_cast<int64_t>(rng() % 4'000'000'000'000) - 2'000'000'000'000) /
           1000.0;
-    } else {
+    } else if (i % 6 == 2) {
       d = std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 140) - 70);
+    } else if (i % 6 == 3) {
+      // Timestamps as limiter libraries send them: seconds with a fraction (time.time()).
+      d = 1.7e9 + static_cast<double>(rng() % 100'000'000'000) / 1e6;
+    } else if (i % 6 == 4) {
+      // Exact binary fractions of 13 to 19 digits: ties when rounded to 14 or 17 digits.
+      d = std::ldexp(static_cast<double>(rng() % 100'000'000'000'000'000), -(1 + rng() % 8));
+    } else {
+      // Short decimals, as a script's arguments are typed: counts, periods, "0.5", "1e-3".
+      char text[32];
+      std::snprintf(
+          text, sizeof text, "%llu.%llue%d", static_cast<unsigned long long>(rng() % 100'000),
+          static_cast<unsigned long long>(rng() % 1'000), static_cast<int>(rng() % 9) - 6);
+      d = std::strtod(text, nullptr);
     }
     char want[64];
     for (int precision : {14, 17}) {
@@ -386,6 +399,16 @@ TEST_CASE("native scripts: Lua's number texts, printed and read as printf and st
   CHECK(native::LuaDecimal("1e400") == std::nullopt);
   CHECK(native::LuaDecimal("-12.5E-1") == -1.25);
   CHECK(native::LuaDecimal("0x10") == std::nullopt);
+  // Plain decimals as typed, read as strtod does (the fast path's range and just past it).
+  for (std::string_view text :
+       {"0", "-0", "1700000000.5", "9007199254740992", "9007199254740993", "0.1", "-0.000001",
+        "123456789012345678901234567890", "1.0000000000000000000000001", "00012.3400"}) {
+    CAPTURE(text);
+    const std::optional<double> read = native::LuaDecimal(text);
+    REQUIRE(read.has_value());
+    const double want = std::strtod(std::string(text).c_str(), nullptr);
+    CHECK(std::memcmp(&*read, &want, sizeof want) == 0);  // -0 too
+  }
 }
 
 }  // namespace sluice::server::testing

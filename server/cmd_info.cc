@@ -156,7 +156,7 @@ void PersistenceSection(CommandContext& ctx, const Config& config, std::string& 
 
 void StatsSection(CommandContext& ctx, std::string& out) {
   ServerStats& st = ctx.server.stats();
-  auto get = [](const std::atomic<int64_t>& v) { return v.load(std::memory_order_relaxed); };
+  auto get = [](const StatCounter& v) { return v.load(); };
   out += "# Stats\r\n";
   Field(out, "total_connections_received", get(st.total_connections_received));
   Field(out, "total_commands_processed", get(st.total_commands_processed));

@@ -443,7 +443,7 @@ void Connection::OnSoftLimitTimer(const std::error_code& ec) {
   }
 }
 
-void Connection::Drop(const std::string& why, std::atomic<int64_t>& counter) {
+void Connection::Drop(const std::string& why, StatCounter& counter) {
   counter.fetch_add(1, std::memory_order_relaxed);
   LogInfo("closing client id=" + std::to_string(client_.id) + " addr=" + client_.addr + ": " + why);
   if (!writing_) out_.clear();  // else the aborted write still refers to it until its handler

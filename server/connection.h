@@ -39,6 +39,7 @@
 #include "server/blocked_command.h"
 #include "server/client_state.h"
 #include "server/dispatcher.h"
+#include "server/stat_counter.h"
 #include "sluice/status.h"
 
 namespace sluice {
@@ -118,7 +119,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool OverOutputLimit();
   void OnSoftLimitTimer(const std::error_code& ec);
   // Closes at once, dropping unwritten replies (a write in flight is aborted).
-  void Drop(const std::string& why, std::atomic<int64_t>& counter);
+  void Drop(const std::string& why, StatCounter& counter);
   void CloseNow();
 
   asio::ip::tcp::socket socket_;

@@ -1,12 +1,14 @@
 // Counters behind `INFO limiters`: for each limiter command, calls, allowed, denied; for the
 // commands that take REFUND n also refunds (calls with REFUND, not counted in calls).
-// Thread-safe (relaxed atomics); owned by ServerState.
+// Thread-safe (StatCounter); owned by ServerState.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <string>
+
+#include "server/stat_counter.h"
 
 namespace sluice::server {
 
@@ -32,7 +34,7 @@ class LimiterStats {
 
  private:
   struct Counters {
-    std::atomic<int64_t> calls{0}, allowed{0}, denied{0}, refunds{0};
+    StatCounter calls, allowed, denied, refunds;
   };
   std::array<Counters, static_cast<size_t>(LimiterCommand::kCount)> counters_;
 };

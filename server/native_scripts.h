@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "server/command.h"
+#include "server/stat_counter.h"
 
 namespace sluice::server {
 
@@ -59,8 +60,8 @@ class NativeScriptStats {
   void Reset();
 
  private:
-  std::array<std::atomic<int64_t>, kNativeScriptCount> native_{};
-  std::array<std::atomic<int64_t>, kNativeScriptCount> interpreted_{};
+  std::array<StatCounter, kNativeScriptCount> native_;
+  std::array<StatCounter, kNativeScriptCount> interpreted_;
 };
 
 // EVAL/EVALSHA's hook, called with the script's unit planned (ctx.txn()) and its arguments

@@ -20,6 +20,7 @@
 #include "server/lua_functions.h"
 #include "server/lua_script_cache.h"
 #include "server/native_scripts.h"
+#include "server/stat_counter.h"
 #include "server/watch.h"
 #include "sluice/clock.h"
 
@@ -27,16 +28,16 @@ namespace sluice::server {
 
 class CommandTable;
 
-// Counters for INFO stats. Relaxed atomics: they are statistics, not synchronisation.
+// Counters for INFO stats (StatCounter: per-thread cache lines, relaxed).
 struct ServerStats {
-  std::atomic<int64_t> total_connections_received{0};
-  std::atomic<int64_t> total_commands_processed{0};
-  std::atomic<int64_t> rejected_connections{0};
-  std::atomic<int64_t> total_net_input_bytes{0};
-  std::atomic<int64_t> total_net_output_bytes{0};
-  std::atomic<int64_t> total_error_replies{0};
-  std::atomic<int64_t> client_output_buffer_limit_disconnections{0};
-  std::atomic<int64_t> client_query_buffer_limit_disconnections{0};
+  StatCounter total_connections_received;
+  StatCounter total_commands_processed;
+  StatCounter rejected_connections;
+  StatCounter total_net_input_bytes;
+  StatCounter total_net_output_bytes;
+  StatCounter total_error_replies;
+  StatCounter client_output_buffer_limit_disconnections;
+  StatCounter client_query_buffer_limit_disconnections;
   void Reset();  // CONFIG RESETSTAT
 };
 

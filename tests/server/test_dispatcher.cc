@@ -2,9 +2,12 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "server/command.h"
 #include "server/errors.h"
+#include "server/stat_counter.h"
 #include "tests/server/harness.h"
 
 namespace sluice::server::testing {
@@ -73,6 +76,25 @@ TEST_CASE("the dispatcher records the last command and counts commands") {
   REQUIRE(h.client().last_command.load() != nullptr);
   CHECK(*h.client().last_command.load() == "client|id");
   CHECK(h.server().stats().total_commands_processed.load() == before + 2);
+}
+
+TEST_CASE("a StatCounter sums every thread's adds; store resets it") {
+  StatCounter counter;
+  std::vector<std::thread> threads;
+  // More threads than shards: some share one.
+  for (size_t t = 0; t < StatCounter::kShards + 4; ++t) {
+    threads.emplace_back([&counter, t] {
+      for (int i = 0; i < 10000; ++i) counter.fetch_add(static_cast<int64_t>(t));
+    });
+  }
+  for (auto& th : threads) th.join();
+  int64_t want = 0;
+  for (size_t t = 0; t < StatCounter::kShards + 4; ++t) want += 10000 * static_cast<int64_t>(t);
+  CHECK(counter.load() == want);
+  counter.store(7);
+  CHECK(counter.load() == 7);
+  counter.fetch_add(-2);
+  CHECK(counter.load() == 5);
 }
 
 TEST_CASE("ReplyError maps every status code to Redis's text") {

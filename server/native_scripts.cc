@@ -1,6 +1,5 @@
 #include "server/native_scripts.h"
 
-
 #include "server/errors.h"
 #include "server/native_ops.h"
 #include "server/server_state.h"

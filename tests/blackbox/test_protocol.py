@@ -1,6 +1,7 @@
 """Raw-socket protocol tests: pipelining, split writes, inline commands, protocol errors, AUTH,
 SELECT, HELLO 3 / RESP3 replies, QUIT. Replies are compared byte for byte where it matters."""
 
+import random
 import threading
 import time
 import unittest
@@ -43,6 +44,59 @@ class PipelineTest(ServerTestCase):
             self.c.send(payload[i:i + 1])
             time.sleep(0.001)  # spread the bytes over many segments; no timing is asserted
         self.assertRaw(self.c, b"+OK\r\n$11\r\nhello world\r\n")
+
+    def test_random_cuts_give_the_replies_of_one_write(self):
+        # The same pipelines sent whole and cut at random places must get the same bytes back,
+        # however the reads fall: multibulk and inline commands, *0, commands of more than 64
+        # arguments (which the server's look-ahead does not keep) and bulks longer than a read.
+        rng = random.Random(20261127)
+        end = encode_command("ECHO", "END-OF-PIPELINE")
+        marker = b"$15\r\nEND-OF-PIPELINE\r\n"
+
+        def pipeline():
+            parts = []
+            for n in range(rng.randint(1, 100)):
+                r = rng.random()
+                key = rng.choice(["cut:a", "cut:b", "cut:c"])
+                if r < 0.2:
+                    parts.append(encode_command("SET", key, "v%d" % rng.randint(0, 10**6)))
+                elif r < 0.35:
+                    parts.append(encode_command("INCR", "cut:n"))
+                elif r < 0.5:
+                    parts.append(encode_command("GET", key))
+                elif r < 0.6:
+                    count = rng.choice([1, 2, 62, 63, 64, 80])  # 64 arguments and more
+                    parts.append(encode_command("RPUSH", "cut:l", *["x%d" % i for i in range(count)]))
+                elif r < 0.7:
+                    parts.append(b"PING\r\n")
+                elif r < 0.8:
+                    parts.append(b"ECHO " + b"w" * rng.randint(1, 9) + b"\r\n")
+                elif r < 0.85:
+                    parts.append(b"*0\r\n")
+                elif r < 0.9:
+                    parts.append(encode_command("LLEN", "cut:l"))
+                else:
+                    parts.append(encode_command("ECHO", "y" * rng.randint(0, 40000)))
+            return b"".join(parts)
+
+        def replies(data, cuts):
+            with self.server.client() as c:
+                self.assertEqual(c.call("FLUSHALL"), "OK")
+                prev = 0
+                for cut in cuts + [len(data)]:
+                    c.send(data[prev:cut])
+                    prev = cut
+                    time.sleep(0.001)  # separate reads, likely; no timing is asserted
+                c.send(end)
+                while not c.buf.endswith(marker):
+                    c._fill()
+                return c.buf
+
+        for i in range(60):
+            data = pipeline()
+            cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randint(1, 8))))
+            whole = replies(data, [])
+            self.assertEqual(replies(data, cuts), whole, "pipeline %d cut at %r" % (i, cuts))
 
     def test_inline_split_into_one_byte_writes(self):
         for b in b"ECHO split-inline\r\n":

@@ -240,10 +240,7 @@ void Connection::ProcessBatch() {
 bool Connection::RunBatchCommands() {
   size_t offset = 0;
   bool stopped = false;
-  prefetched_until_ = 0;
-  ahead_.clear();
-  ahead_args_.clear();
-  ahead_next_ = 0;
+  prefetched_until_ = 0;  // the first command runs PrefetchAhead, which resets ahead_
   while (offset < in_len_) {
     if (client_.close_after_reply || client_.kill_requested.load(std::memory_order_acquire)) {
       break;

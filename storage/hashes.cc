@@ -169,8 +169,8 @@ Result<std::optional<std::string>> Store::Transaction::HGet(int db, std::string_
 
 Result<std::vector<std::optional<std::string>>> Store::Transaction::HMGet(
     int db, std::string_view key, std::span<const std::string_view> fields) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto h = OpenHash(*txn_, db, key, false);
   if (!h.ok()) return h.status();
   std::vector<std::optional<std::string>> out;
@@ -184,8 +184,8 @@ Result<std::vector<std::optional<std::string>>> Store::Transaction::HMGet(
 }
 
 Result<FieldValues> Store::Transaction::HGetAll(int db, std::string_view key) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto h = OpenHash(*txn_, db, key, false);
   if (!h.ok()) return h.status();
   return AllFields(*h);
@@ -281,8 +281,8 @@ Result<std::string> Store::Transaction::HIncrByFloat(int db, std::string_view ke
 }
 
 Result<FieldValues> Store::Transaction::HRandField(int db, std::string_view key, int64_t count) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto h = OpenHash(*txn_, db, key, false);
   if (!h.ok()) return h.status();
   if (count < -kMaxRepeatedPicks) return Status::InvalidArgument("count too large");
@@ -317,8 +317,8 @@ Result<FieldValues> Store::Transaction::HRandField(int db, std::string_view key,
 Result<ElementScanReply> Store::Transaction::HScan(int db, std::string_view key, uint64_t cursor,
                                                    std::optional<std::string_view> match,
                                                    int64_t count) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto h = OpenHash(*txn_, db, key, false);
   if (!h.ok()) return h.status();
   ElementScanReply reply;

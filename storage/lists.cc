@@ -84,8 +84,8 @@ Result<int64_t> Store::Transaction::LLen(int db, std::string_view key) {
 
 Result<std::optional<std::string>> Store::Transaction::LIndex(int db, std::string_view key,
                                                               int64_t index) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and the element of one moment
+  // The metadata and the element of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto c = OpenList(*txn_, db, key, false);
   if (!c.ok()) return c.status();
   const int64_t i = Normalize(index, c->size());
@@ -110,8 +110,8 @@ Status Store::Transaction::LSet(int db, std::string_view key, int64_t index,
 
 Result<Elements> Store::Transaction::LRange(int db, std::string_view key, int64_t start,
                                             int64_t stop) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto c = OpenList(*txn_, db, key, false);
   if (!c.ok()) return c.status();
   if (!ClampRange(c->size(), &start, &stop)) return Elements{};
@@ -197,8 +197,8 @@ Result<int64_t> Store::Transaction::LInsert(int db, std::string_view key, bool a
 Result<std::vector<int64_t>> Store::Transaction::LPos(int db, std::string_view key,
                                                       std::string_view element, int64_t rank,
                                                       int64_t count, int64_t maxlen) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto c = OpenList(*txn_, db, key, false);
   if (!c.ok()) return c.status();
   std::vector<int64_t> out;

@@ -164,8 +164,8 @@ Result<bool> Store::Transaction::SIsMember(int db, std::string_view key, std::st
 
 Result<std::vector<bool>> Store::Transaction::SMIsMember(
     int db, std::string_view key, std::span<const std::string_view> members) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto s = OpenSet(*txn_, db, key, false);
   if (!s.ok()) return s.status();
   std::vector<bool> out;
@@ -178,8 +178,8 @@ Result<std::vector<bool>> Store::Transaction::SMIsMember(
 }
 
 Result<Members> Store::Transaction::SMembers(int db, std::string_view key) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto s = OpenSet(*txn_, db, key, false);
   if (!s.ok()) return s.status();
   return AllMembers(*s);
@@ -205,8 +205,8 @@ Result<Members> Store::Transaction::SPop(int db, std::string_view key, int64_t c
 }
 
 Result<Members> Store::Transaction::SRandMember(int db, std::string_view key, int64_t count) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto s = OpenSet(*txn_, db, key, false);
   if (!s.ok()) return s.status();
   if (!s->exists()) return Members{};
@@ -332,8 +332,8 @@ Result<int64_t> Store::Transaction::SInterCard(int db, std::span<const std::stri
 Result<ElementScanReply> Store::Transaction::SScan(int db, std::string_view key, uint64_t cursor,
                                                    std::optional<std::string_view> match,
                                                    int64_t count) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto s = OpenSet(*txn_, db, key, false);
   if (!s.ok()) return s.status();
   ElementScanReply reply;

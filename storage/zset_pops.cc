@@ -64,8 +64,8 @@ Result<std::optional<std::pair<std::string, ScoredMembers>>> Store::Transaction:
 }
 
 Result<ScoredMembers> Store::Transaction::ZRandMember(int db, std::string_view key, int64_t count) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto z = internal::OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
   if (count < -kMaxRepeatedPicks) return Status::InvalidArgument("count too large");
@@ -99,8 +99,8 @@ Result<ScoredMembers> Store::Transaction::ZRandMember(int db, std::string_view k
 Result<Store::Transaction::ZScanReply> Store::Transaction::ZScan(
     int db, std::string_view key, uint64_t cursor, std::optional<std::string_view> match,
     int64_t count) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto z = internal::OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
   ZScanReply reply;

@@ -124,8 +124,8 @@ Result<int64_t> Store::Transaction::ZLexCount(int db, std::string_view key, cons
 Result<ScoredMembers> Store::Transaction::ZRangeByLex(int db, std::string_view key,
                                                       const LexBound& min, const LexBound& max,
                                                       bool rev, int64_t offset, int64_t count) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto z = internal::OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
   return LexWalk(*z, min, max, rev, offset, count);
@@ -144,8 +144,8 @@ Result<int64_t> Store::Transaction::ZRemRangeByLex(int db, std::string_view key,
 
 Result<std::optional<int64_t>> Store::Transaction::ZRank(int db, std::string_view key,
                                                          std::string_view member, bool rev) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto z = internal::OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
   auto score = internal::GetZScore(*z, member);
@@ -164,8 +164,8 @@ Result<std::optional<int64_t>> Store::Transaction::ZRank(int db, std::string_vie
 
 Result<std::vector<std::optional<double>>> Store::Transaction::ZMScore(
     int db, std::string_view key, std::span<const std::string_view> members) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto z = internal::OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
   std::vector<std::optional<double>> out;
@@ -180,8 +180,8 @@ Result<std::vector<std::optional<double>>> Store::Transaction::ZMScore(
 
 Result<ScoredMembers> Store::Transaction::ZRange(int db, std::string_view key,
                                                  const ZRangeQuery& q) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto z = internal::OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
   return RangeOf(*z, q);

@@ -211,8 +211,8 @@ Result<int64_t> Store::Transaction::ZCard(int db, std::string_view key) {
 
 Result<std::optional<double>> Store::Transaction::ZScore(int db, std::string_view key,
                                                          std::string_view member) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and the element of one moment
+  // The metadata and the element of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto z = OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
   return GetZScore(*z, member);
@@ -227,8 +227,8 @@ Result<int64_t> Store::Transaction::ZCount(int db, std::string_view key, ScoreBo
 
 Result<ScoredMembers> Store::Transaction::ZRangeByRank(int db, std::string_view key, int64_t start,
                                                        int64_t stop, bool rev) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto z = OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
   return ZRankRange(*z, start, stop, rev);
@@ -237,8 +237,8 @@ Result<ScoredMembers> Store::Transaction::ZRangeByRank(int db, std::string_view 
 Result<ScoredMembers> Store::Transaction::ZRangeByScore(int db, std::string_view key,
                                                         ScoreBound min, ScoreBound max, bool rev,
                                                         int64_t offset, int64_t count) {
-  Txn::SnapshotReads one_state(
-      *txn_, Txn::SnapshotReads::OneKey{});  // the metadata and elements of one moment
+  // The metadata and elements of one moment.
+  Txn::SnapshotReads one_state(*txn_, Txn::SnapshotReads::OneKey{});
   auto z = OpenZSet(*txn_, db, key, false);
   if (!z.ok()) return z.status();
   return ZScoreRange(*z, min, max, rev, offset, count);

@@ -29,6 +29,7 @@ CommandSpec MakeSpec(std::string group, std::string name, int arity, uint32_t fl
                      .last_key = keys.last,
                      .key_step = keys.step,
                      .handler = handler,
+                     .key_specs = {},
                      .group = std::move(group),
                      .summary = std::move(summary),
                      .since = std::move(since),

@@ -172,28 +172,28 @@ TEST_CASE("zset algebra: weights, aggregates, sets as inputs, NaN as 0, store an
   const std::vector<SV> members{"y", "w"};
   REQUIRE(t.SAdd(0, "s", members).ok());
   const std::vector<SV> ab{"a", "b"};
-  Txn::ZAlgebraArgs args{.op = Txn::SetOp::kUnion, .keys = ab};
+  Txn::ZAlgebraArgs args{.op = Txn::SetOp::kUnion, .keys = ab, .weights = {}};
   CHECK(*t.ZSetAlgebra(0, args) == SM{{"i", 0}, {"x", 1}, {"y", 12}, {"z", 20}});
   const std::vector<double> w{2, 0};
   args.weights = w;
   args.aggregate = Txn::ZAggregate::kMax;
   CHECK(*t.ZSetAlgebra(0, args) == SM{{"z", 0}, {"x", 2}, {"y", 4}, {"i", INFINITY}});
   const std::vector<SV> as{"a", "s"};
-  Txn::ZAlgebraArgs inter{.op = Txn::SetOp::kInter, .keys = as};
+  Txn::ZAlgebraArgs inter{.op = Txn::SetOp::kInter, .keys = as, .weights = {}};
   CHECK(*t.ZSetAlgebra(0, inter) == SM{{"y", 3}});
-  Txn::ZAlgebraArgs diff{.op = Txn::SetOp::kDiff, .keys = as};
+  Txn::ZAlgebraArgs diff{.op = Txn::SetOp::kDiff, .keys = as, .weights = {}};
   CHECK(*t.ZSetAlgebra(0, diff) == SM{{"x", 1}, {"i", INFINITY}});
   CHECK(*t.ZSetAlgebraStore(0, "d", diff) == 2);
   CHECK(*t.ZCard(0, "d") == 2);
   const std::vector<SV> none{"missing"};
-  Txn::ZAlgebraArgs empty{.op = Txn::SetOp::kUnion, .keys = none};
+  Txn::ZAlgebraArgs empty{.op = Txn::SetOp::kUnion, .keys = none, .weights = {}};
   CHECK(*t.ZSetAlgebraStore(0, "d", empty) == 0);
   CHECK(*t.Exists(0, std::vector<SV>{"d"}) == 0);
   CHECK(*t.ZInterCard(0, ab, 0) == 2);
   CHECK(*t.ZInterCard(0, ab, 1) == 1);
   REQUIRE(t.Set(0, "str", "v", {}).ok());
   const std::vector<SV> bad{"a", "str"};
-  Txn::ZAlgebraArgs wrong{.op = Txn::SetOp::kUnion, .keys = bad};
+  Txn::ZAlgebraArgs wrong{.op = Txn::SetOp::kUnion, .keys = bad, .weights = {}};
   CHECK(t.ZSetAlgebra(0, wrong).status().code() == Code::kWrongType);
 }
 

@@ -336,9 +336,9 @@ const std::vector<ConfigOption>& ConfigOptions() {
        [](const Config& c) -> std::string {
          return c.memtable == MemTableKind::kSluice ? "sluice" : "rocksdb";
        }},
-      {"write-buffer-size", "64mb",
+      {"write-buffer-size", "256mb",
        "Writes each memtable collects before it is flushed to a table file (memory units, 1mb "
-       "to 4gb); a column family may hold two while one flushes.",
+       "to 4gb); all memtables together stay under twice this.",
        false, false, SetWriteBufferSize,
        [](const Config& c) { return std::to_string(c.write_buffer_size); }},
       {"compression", "snappy",

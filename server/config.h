@@ -48,7 +48,7 @@ struct Config {
   WalRecovery wal_recovery = WalRecovery::kTolerateTail;  // a damaged write-ahead log
   int64_t block_cache_size = 256LL << 20;                 // RocksDB block cache bytes
   MemTableKind memtable = MemTableKind::kSluice;          // the memtable's data structure
-  int64_t write_buffer_size = 64LL << 20;                 // bytes per memtable before a flush
+  int64_t write_buffer_size = 256LL << 20;                // bytes per memtable before a flush
   Compression compression = Compression::kSnappy;         // table files' block compression
   int64_t list_inline_max_entries = 128;  // lists this small keep their elements in one entry
   int64_t list_inline_max_bytes = 1024;   // ... and no bigger than this (Options::list_inline_*)

@@ -85,12 +85,17 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
   o.level_compaction_dynamic_level_bytes = true;
   o.max_background_jobs = 2;
   o.keep_log_file_num = 4;
+  // Per column family, and all of them together under twice that: the collection types'
+  // families do not multiply the memory (Options::write_buffer_bytes has the measurements).
+  o.write_buffer_size = options.write_buffer_bytes;
+  o.db_write_buffer_size = 2 * options.write_buffer_bytes;
   // A write-ahead log file is deleted only once every column family has flushed what it holds,
   // and `meta` (a few count records, rewritten by every key creation) never fills its memtable:
   // without a bound the logs grew with every write (measured: 1.4 GB of logs, 53 files, during
   // a load of 20M keys; 105 bytes of disk per key at 10M, most of it logs). Past this total the
-  // column families holding the oldest log are flushed.
-  o.max_total_wal_size = 256 << 20;
+  // column families holding the oldest log are flushed; it is at least what the memtables may
+  // hold, so that the bound does not flush them early.
+  o.max_total_wal_size = std::max<uint64_t>(uint64_t{256} << 20, o.db_write_buffer_size);
   o.skip_stats_update_on_db_open = true;  // keeps Open fast on big databases
   o.avoid_unnecessary_blocking_io = true;
   // RocksDB's default is DEBUG in builds without NDEBUG (Debian's librocksdb is one), which
@@ -99,7 +104,6 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
   // WAL appends and memtable inserts of consecutive write groups overlap (measured: +15-20%
   // SET/INCR throughput at pipeline 16 with two I/O threads).
   o.enable_pipelined_write = true;
-  o.write_buffer_size = options.write_buffer_bytes;
   o.compression = RocksCompression(options.compression);
   // Sluice's memtable (memtable.h): point lookups and new versions of a key are hash lookups.
   // It takes its inserts one at a time: the write group's leader inserts every batch.

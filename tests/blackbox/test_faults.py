@@ -427,9 +427,10 @@ class DiskFullTest(BlackboxTestCase):
     def setUp(self):
         self.mnt = tempfile.mkdtemp(prefix="sluice-full-")
         self.addCleanup(os.rmdir, self.mnt)
-        # RocksDB's recovery waits until a memtable's worth (64 MB) is free again, and its
-        # write-ahead log holds ~70 MB preallocated from the first write on (the store writes a
-        # record at open), so the disk fills only once that much has been written.
+        # With 64 MB memtables (pinned in start(); the default is bigger), RocksDB's recovery
+        # waits until a memtable's worth is free again, and its write-ahead log holds ~70 MB
+        # preallocated from the first write on (the store writes a record at open), so the disk
+        # fills only once that much has been written.
         res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", self.mnt],
                              capture_output=True, text=True)
         if res.returncode != 0:
@@ -441,7 +442,8 @@ class DiskFullTest(BlackboxTestCase):
     def start(self, **options):
         workdir = tempfile.mkdtemp(prefix="sluice-bb-")
         self.addCleanup(shutil.rmtree, workdir, True)
-        opts = {"dir": self.datadir, "threads": "2", "appendfsync": self.appendfsync}
+        opts = {"dir": self.datadir, "threads": "2", "appendfsync": self.appendfsync,
+                "write-buffer-size": "64mb"}
         opts.update(options)
         server = Server(options=opts, workdir=workdir)
         self.addCleanup(server.stop)

@@ -79,7 +79,7 @@ TEST_CASE("flags") {
   CHECK(c.enable_debug_command);
   CHECK(Parse({"--memtable", "rocksdb"}).parsed->config.memtable == MemTableKind::kRocksDb);
   CHECK(Parse({}).parsed->config.memtable == MemTableKind::kSluice);
-  CHECK(Parse({}).parsed->config.write_buffer_size == 64LL << 20);
+  CHECK(Parse({}).parsed->config.write_buffer_size == 256LL << 20);
   CHECK(Parse({"--write-buffer-size", "32mb"}).parsed->config.write_buffer_size == 32LL << 20);
   CHECK(Parse({}).parsed->config.compression == Compression::kSnappy);
   CHECK(Parse({"--compression", "LZ4"}).parsed->config.compression == Compression::kLz4);
@@ -281,7 +281,7 @@ TEST_CASE("CONFIG SET errors as Redis words them, and nothing changes on error")
         Err("ERR CONFIG SET failed (possibly related to argument 'memtable') - can't set "
             "immutable config"));
   CHECK(h.Cmd("CONFIG GET write-buffer-size compression") ==
-        Arr({Bulk("write-buffer-size"), Bulk("67108864"), Bulk("compression"), Bulk("snappy")}));
+        Arr({Bulk("write-buffer-size"), Bulk("268435456"), Bulk("compression"), Bulk("snappy")}));
   CHECK(h.Cmd("CONFIG GET list-inline-max-*") ==
         Arr({Bulk("list-inline-max-entries"), Bulk("128"), Bulk("list-inline-max-bytes"),
              Bulk("1024")}));

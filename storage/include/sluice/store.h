@@ -78,8 +78,9 @@ struct Options {
   // write_buffer_size, per column family). The memtables of all column families together are
   // bounded by twice this (RocksDB's db_write_buffer_size: past it, one is flushed early), so
   // the collection types' families do not multiply it. Measured (docs/engine.md "Storage tuning
-  // for churn"): 256 MB ran churn of short-lived limiter keys 15-25% faster than 64 MB and 10M
-  // live keys 16% faster, for ~250 MB more memory; 32 MB was 20% slower than 64 MB.
+  // for churn"): 256 MB ran churn of short-lived limiter keys 7-26% faster than 64 MB and 10M
+  // live keys 16% faster, for memory: +250 MB of RSS at 10M live keys, +560 MB at 100M (a
+  // steady writer holds up to two full memtables). 32 MB was 20% slower than 64 MB.
   size_t write_buffer_bytes = size_t{256} << 20;
   // Measured on 10M live limiter keys: lz4, snappy and none within noise of each other; snappy
   // (the default) took 38 bytes of disk per key, none 60. Open fails with kInvalidArgument if the

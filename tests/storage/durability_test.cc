@@ -413,4 +413,19 @@ TEST_CASE("compression: each choice writes its table files; a data dir reopens w
   CHECK(bytes[Compression::kZstd] * 4 < bytes[Compression::kNone]);
 }
 
+TEST_CASE("write buffers: all memtables under twice one, the logs' bound no lower") {
+  CHECK(Options{}.write_buffer_bytes == size_t{256} << 20);
+  Options o;
+  o.write_buffer_bytes = size_t{64} << 20;
+  rocksdb::Options small = internal::MakeRocksOptions(o, nullptr);
+  CHECK(small.write_buffer_size == size_t{64} << 20);
+  CHECK(small.db_write_buffer_size == size_t{128} << 20);
+  CHECK(small.max_total_wal_size == uint64_t{256} << 20);  // the floor: logs stay bounded
+  o.write_buffer_bytes = size_t{512} << 20;
+  rocksdb::Options big = internal::MakeRocksOptions(o, nullptr);
+  CHECK(big.write_buffer_size == size_t{512} << 20);
+  CHECK(big.db_write_buffer_size == size_t{1024} << 20);
+  // Below what the memtables may hold, the logs' bound would flush them early.
+  CHECK(big.max_total_wal_size == uint64_t{1024} << 20);
+}
 }  // namespace sluice::testing

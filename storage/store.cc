@@ -491,19 +491,20 @@ void Store::Impl::FlushDeletionsIfIdle(uint64_t& last_seq, int& quiet_seconds) {
     return;
   }
   if (options_.idle_flush_after_s <= 0 || ++quiet_seconds != options_.idle_flush_after_s) return;
-  std::vector<rocksdb::ColumnFamilyHandle*> flush;
-  for (rocksdb::ColumnFamilyHandle* cf : cf_handles_) {
-    uint64_t deletions = 0;
-    if (db_->GetIntProperty(cf, "rocksdb.num-deletes-active-mem-table", &deletions) &&
-        deletions >= kMinDeletions) {
-      flush.push_back(cf);
-    }
-  }
-  if (flush.empty()) return;
+  const bool deletions_held =
+      std::any_of(cf_handles_.begin(), cf_handles_.end(), [&](rocksdb::ColumnFamilyHandle* cf) {
+        uint64_t deletions = 0;
+        return db_->GetIntProperty(cf, "rocksdb.num-deletes-active-mem-table", &deletions) &&
+               deletions >= kMinDeletions;
+      });
+  if (!deletions_held) return;
   rocksdb::FlushOptions options;
   options.wait = false;  // the tick goes on; RocksDB's flush thread does the work
   options.allow_write_stall = true;
-  db_->Flush(options, flush);  // a failure leaves the memtable as it was: nothing to undo
+  // Every family, not only those holding the deletions: a write-ahead log is deleted only once
+  // every family has flushed what it holds, and `meta`'s few count records would keep the logs
+  // of the whole burst on disk (up to max_total_wal_size). Empty memtables flush nothing.
+  db_->Flush(options, cf_handles_);  // a failure leaves the memtables as they were
 }
 
 void Store::Impl::ExpiryLoop() {

@@ -95,8 +95,9 @@ struct Options {
   size_t list_inline_max_bytes = 1024;
   // Deletions (expired keys removed, DEL) that a server then stops writing after sit in the
   // memtable, and the disk does not shrink until more writes fill it. After this many seconds
-  // without a write, a memtable holding at least 1000 deletions is flushed once, so compaction
-  // can reclaim the space. 0: never.
+  // without a write, if a memtable holds at least 1000 deletions, every column family's memtable
+  // is flushed once, so compaction can reclaim the space and the write-ahead logs of the burst
+  // are deleted. 0: never.
   int idle_flush_after_s = 10;
   // Progress of long work, as human-readable lines: while Open replays the write-ahead log (after
   // a crash or an unflushed close, this can take seconds), at most one line a second, then one

@@ -332,17 +332,22 @@ bool MemtableShrinksBelow(Store& s, int64_t bytes, int seconds) {
   return false;
 }
 
-TEST_CASE("A store that goes quiet flushes a memtable holding deletions, so disk can shrink") {
-  TempDir dir;
-  auto s = OpenWithIdleFlush(dir.path());
+// 2000 keys of 200 bytes, then a deletion of each: a memtable of deletions over ~400 KB.
+void WriteThenDelete(Store& s) {
   for (int i = 0; i < 2000; ++i) {
-    REQUIRE(s->Set(0, "k" + std::to_string(i), std::string(200, 'v'), SetPlain()).ok());
+    REQUIRE(s.Set(0, "k" + std::to_string(i), std::string(200, 'v'), SetPlain()).ok());
   }
   for (int i = 0; i < 2000; ++i) {
     const std::string key = "k" + std::to_string(i);
     const std::string_view keys[] = {key};
-    REQUIRE(*s->Del(0, keys) == 1);
+    REQUIRE(*s.Del(0, keys) == 1);
   }
+}
+
+TEST_CASE("A store that goes quiet flushes a memtable holding deletions, so disk can shrink") {
+  TempDir dir;
+  auto s = OpenWithIdleFlush(dir.path());
+  WriteThenDelete(*s);
   const int64_t full = s->GetStats().memtable_bytes;
   REQUIRE(full > 400000);
   CHECK(MemtableShrinksBelow(*s, full / 4, 15));
@@ -360,14 +365,7 @@ std::vector<std::string> LogFiles(const std::string& dir) {
 TEST_CASE("A store that goes quiet after deletions gives back its write-ahead logs too") {
   TempDir dir;
   auto s = OpenWithIdleFlush(dir.path());
-  for (int i = 0; i < 2000; ++i) {
-    REQUIRE(s->Set(0, "k" + std::to_string(i), std::string(200, 'v'), SetPlain()).ok());
-  }
-  for (int i = 0; i < 2000; ++i) {
-    const std::string key = "k" + std::to_string(i);
-    const std::string_view keys[] = {key};
-    REQUIRE(*s->Del(0, keys) == 1);
-  }
+  WriteThenDelete(*s);
   const std::vector<std::string> before = LogFiles(dir.path());
   REQUIRE_FALSE(before.empty());
   // Every family is flushed (the keyspace counts' too), so no log of the burst is needed.

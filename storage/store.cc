@@ -15,6 +15,10 @@
 #include <random>
 #include <vector>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "expiry.h"
 #include "info_log.h"
 #include "memtable.h"
@@ -464,7 +468,7 @@ void Store::Impl::EverySecLoop() {
   int quiet_seconds = 0;
   while (!bg_cv_.wait_for(l, std::chrono::seconds(1), [this] { return stopping_; })) {
     l.unlock();
-    FlushDeletionsIfIdle(last_seq, quiet_seconds);
+    TidyIfIdle(last_seq, quiet_seconds);
     l.lock();
     if (writes_refused()) {
       if (++ticks % 5 == 0) {
@@ -482,15 +486,30 @@ void Store::Impl::EverySecLoop() {
   }
 }
 
-void Store::Impl::FlushDeletionsIfIdle(uint64_t& last_seq, int& quiet_seconds) {
-  constexpr uint64_t kMinDeletions = 1000;  // fewer are not worth a table file
+void Store::Impl::TidyIfIdle(uint64_t& last_seq, int& quiet_seconds) {
+  // The flush runs on RocksDB's thread (a 256 MB memtable takes a few seconds); its memory is
+  // free once it is done. Later trims catch what compactions the flush started have freed.
+  constexpr int kReleaseAfterFlushS = 5;
+  constexpr int kReleaseEveryS = 60;
   const uint64_t seq = db_->GetLatestSequenceNumber();
   if (seq != last_seq) {
     last_seq = seq;
     quiet_seconds = 0;
     return;
   }
-  if (options_.idle_flush_after_s <= 0 || ++quiet_seconds != options_.idle_flush_after_s) return;
+  const int flush_at = options_.idle_flush_after_s;
+  if (flush_at <= 0) return;
+  ++quiet_seconds;
+  if (quiet_seconds == flush_at) FlushIfDeletionsHeld();
+  const int since_release = quiet_seconds - flush_at - kReleaseAfterFlushS;
+  if (options_.release_memory_when_idle && since_release >= 0 &&
+      since_release % kReleaseEveryS == 0) {
+    ReleaseFreeHeapMemory();
+  }
+}
+
+void Store::Impl::FlushIfDeletionsHeld() {
+  constexpr uint64_t kMinDeletions = 1000;  // fewer are not worth a table file
   const bool deletions_held =
       std::any_of(cf_handles_.begin(), cf_handles_.end(), [&](rocksdb::ColumnFamilyHandle* cf) {
         uint64_t deletions = 0;
@@ -505,6 +524,16 @@ void Store::Impl::FlushDeletionsIfIdle(uint64_t& last_seq, int& quiet_seconds) {
   // every family has flushed what it holds, and `meta`'s few count records would keep the logs
   // of the whole burst on disk (up to max_total_wal_size). Empty memtables flush nothing.
   db_->Flush(options, cf_handles_);  // a failure leaves the memtables as they were
+}
+
+// glibc keeps freed pages inside its heap (only the top is returned by free): after a burst, the
+// memtables' arena blocks and compaction buffers stay in the RSS. malloc_trim walks the free
+// chunks and returns their whole pages; other C libraries are left alone.
+void Store::Impl::ReleaseFreeHeapMemory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+  idle_memory_releases_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Store::Impl::ExpiryLoop() {
@@ -532,6 +561,7 @@ Store::Stats Store::Impl::GetStats() const {
   st.last_sync_unix_ms = last_sync_unix_ms_.load(std::memory_order_relaxed);
   st.wal_syncs = wal_syncs_.load(std::memory_order_relaxed);
   st.expiry_scans = expiry_scans_.load(std::memory_order_relaxed);
+  st.idle_memory_releases = idle_memory_releases_.load(std::memory_order_relaxed);
   for (const char* running : {"rocksdb.num-running-flushes", "rocksdb.num-running-compactions"}) {
     if (db_->GetIntProperty(running, &v)) st.background_running += int64_t(v);
   }

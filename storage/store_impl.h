@@ -183,9 +183,12 @@ class Store::Impl {
 
  private:
   void EverySecLoop();
-  // The everysec thread's tick: counts quiet seconds (no new sequence number) and flushes the
-  // memtables that hold deletions once Options::idle_flush_after_s is reached.
-  void FlushDeletionsIfIdle(uint64_t& last_seq, int& quiet_seconds);
+  // The everysec thread's tick: counts quiet seconds (no new sequence number); once
+  // Options::idle_flush_after_s is reached, flushes the memtables if one holds deletions, and a
+  // few seconds later (then once a minute while still quiet) gives the heap's free pages back.
+  void TidyIfIdle(uint64_t& last_seq, int& quiet_seconds);
+  void FlushIfDeletionsHeld();
+  void ReleaseFreeHeapMemory();
   void ExpiryLoop();
   void TakeIntake(int64_t* later);  // the expiry thread's: ExpiryIntake -> expiry_due_
   bool PassSees(const std::string& raw_key, uint64_t seq) const;
@@ -249,6 +252,7 @@ class Store::Impl {
   // at once. The rest is the expiry thread's own.
   std::atomic<int64_t> next_expiry_due_ms_{0};
   std::atomic<int64_t> expiry_scans_{0};
+  std::atomic<int64_t> idle_memory_releases_{0};
   std::string expiry_cursor_;  // encoded key where the pass resumes
   std::string expiry_done_;    // the last key the pass handled (handled once)
   bool expiry_pass_active_ = false;

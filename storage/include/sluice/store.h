@@ -99,6 +99,13 @@ struct Options {
   // is flushed once, so compaction can reclaim the space and the write-ahead logs of the burst
   // are deleted. 0: never.
   int idle_flush_after_s = 10;
+  // Five seconds after that flush's time, and then once a minute while no write comes, the
+  // heap's free pages are given back to the OS (glibc's malloc_trim; elsewhere nothing): the
+  // arena blocks of flushed memtables and compaction buffers otherwise stay in the process's RSS
+  // (measured after 6M churn calls and 300 s idle: 337 MB against 530 MB). It acts on the whole
+  // process's heap, not only the store's, and releases only pages malloc holds free. Never
+  // when idle_flush_after_s is 0.
+  bool release_memory_when_idle = true;
   // Progress of long work, as human-readable lines: while Open replays the write-ahead log (after
   // a crash or an unflushed close, this can take seconds), at most one line a second, then one
   // summary line when Open has finished. Called on the thread calling Open. nullptr: silent.
@@ -420,6 +427,8 @@ class Store {
     int64_t wal_syncs = 0;  // fsyncs of the write-ahead log since Open
     // Active expiry cycles that walked keys since Open (a cycle with nothing due walks none).
     int64_t expiry_scans = 0;
+    // Times a quiet store gave the heap's free pages back (Options::release_memory_when_idle).
+    int64_t idle_memory_releases = 0;
     // RocksDB's background work: flushes and compactions running now, and those waiting (a
     // memtable waiting for its flush, a column family that needs a compaction).
     int64_t background_running = 0;

@@ -1,10 +1,11 @@
-// Memtable insert cost: a RocksDB database (no WAL) with Sluice's memtable, 1M random keys
-// loaded, then 1M deletions timed, either random keys or batches of 128 ascending keys close
-// together (as the expiry cycle removes them).
+// Memtable costs: a RocksDB database (no WAL) with Sluice's memtable, 1M random keys loaded, then
+//   random|clustered: 1M deletions timed, either random keys or batches of 128 ascending keys
+//                     close together (as the expiry cycle removes them): ns per insert;
+//   scan:             one iterator over every key, then the memtable's flush to a table file,
+//                     each timed (the memtable walked in order): ns per key.
 //
-//   build/tools/sluice-memtable-bench random|clustered [DIR]
-//
-// Prints ns per insert. Not a test: the number depends on the machine. docs/engine.md "The
+//   build/tools/sluice-memtable-bench random|clustered|scan [DIR]
+// Not a test: the number depends on the machine. docs/engine.md "The
 // memtable" has the measurements.
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -19,8 +20,8 @@
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode != "random" && mode != "clustered") {
-    std::fprintf(stderr, "usage: %s random|clustered [DIR]\n", argv[0]);
+  if (mode != "random" && mode != "clustered" && mode != "scan") {
+    std::fprintf(stderr, "usage: %s random|clustered|scan [DIR]\n", argv[0]);
     return 2;
   }
   const std::string path = argc > 2 ? argv[2] : "/tmp/sluice-memtable-bench";
@@ -45,10 +46,31 @@ int main(int argc, char** argv) {
     std::snprintf(key, sizeof key, "key%012llu", static_cast<unsigned long long>(k % kSpace));
     return rocksdb::Slice(key);
   };
-  for (int i = 0; i < 1000000; ++i) db->Put(wo, format(rng()), "v");
+  constexpr int kKeys = 1000000;
+  for (int i = 0; i < kKeys; ++i) db->Put(wo, format(rng()), "v");
+  const auto since = [](std::chrono::steady_clock::time_point start) {
+    return double(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count());
+  };
+  if (mode == "scan") {
+    auto start = std::chrono::steady_clock::now();
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    size_t keys = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) keys += it->key().size() > 0;
+    const double scan_ns = since(start) / double(keys);
+    it.reset();
+    start = std::chrono::steady_clock::now();
+    db->Flush(rocksdb::FlushOptions());
+    std::printf("scan: %.0f ns per key (%zu keys); flush: %.0f ns per key\n", scan_ns, keys,
+                since(start) / double(keys));
+    db.reset();
+    rocksdb::DestroyDB(path, o);
+    return 0;
+  }
   constexpr int kBatch = 128;
   const auto start = std::chrono::steady_clock::now();
-  for (int b = 0; b < 1000000 / kBatch; ++b) {
+  for (int b = 0; b < kKeys / kBatch; ++b) {
     const uint64_t base = rng();
     rocksdb::WriteBatch batch;
     for (int i = 0; i < kBatch; ++i) {
@@ -56,10 +78,7 @@ int main(int argc, char** argv) {
     }
     db->Write(wo, &batch);
   }
-  const auto ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count();
-  std::printf("%s: %.0f ns per insert\n", mode.c_str(), double(ns) / (1000000 / kBatch * kBatch));
+  std::printf("%s: %.0f ns per insert\n", mode.c_str(), since(start) / (kKeys / kBatch * kBatch));
   db.reset();
   rocksdb::DestroyDB(path, o);
   return 0;

@@ -39,7 +39,8 @@ def server_binary():
     if not os.access(path, os.X_OK):
         # Set but wrong (e.g. not built): a failure, never a silent skip.
         raise RuntimeError("SLUICE_SERVER=%s is not an executable" % path)
-    return path
+    # Servers run in their own temporary directory: a relative path is taken from here.
+    return os.path.abspath(path)
 
 
 def sluice_only(obj):

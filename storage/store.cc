@@ -101,6 +101,12 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
   // hold, so that the bound does not flush them early.
   o.max_total_wal_size = std::max<uint64_t>(uint64_t{256} << 20, o.db_write_buffer_size);
   o.skip_stats_update_on_db_open = true;  // keeps Open fast on big databases
+  // RocksDB reserves 1.1x the write buffer for each new write-ahead log (and space for table
+  // files) with fallocate: 282 MB of disk for a log holding a few records, which stayed in the
+  // data dir of an idle, empty server. Without it, `always` at pipeline 1 ran as fast (SET
+  // 58-67k against 63-66k calls/s, GCRA.TAKE 53-55k against 53-55k) and so did the churn soak;
+  // the disk then follows the data (docs/engine.md, "An idle server gives disk back").
+  o.allow_fallocate = false;
   o.avoid_unnecessary_blocking_io = true;
   // RocksDB's default is DEBUG in builds without NDEBUG (Debian's librocksdb is one), which
   // writes a LOG line for every FlushWAL: one more write(2) per batch.

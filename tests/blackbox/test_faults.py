@@ -427,10 +427,8 @@ class DiskFullTest(BlackboxTestCase):
     def setUp(self):
         self.mnt = tempfile.mkdtemp(prefix="sluice-full-")
         self.addCleanup(os.rmdir, self.mnt)
-        # With 64 MB memtables (pinned in start(); the default is bigger), RocksDB's recovery
-        # waits until a memtable's worth is free again, and its write-ahead log holds ~70 MB
-        # preallocated from the first write on (the store writes a record at open), so the disk
-        # fills only once that much has been written.
+        # With 64 MB memtables (pinned in start(); the default is bigger): RocksDB's recovery
+        # waits until a memtable's worth is free again.
         res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", self.mnt],
                              capture_output=True, text=True)
         if res.returncode != 0:
@@ -456,7 +454,7 @@ class DiskFullTest(BlackboxTestCase):
         fill(self.filler, leave=1 << 20)
         acked = []
         error = None
-        for i in range(20000):  # ~240 MB at most: past the log's preallocated space
+        for i in range(20000):  # ~240 MB at most: more than the tmpfs holds
             key, value = "k%d" % i, ("v%d-" % i).encode() * 2000
             reply = c.call("SET", key, value)
             if reply != "OK":

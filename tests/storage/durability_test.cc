@@ -4,6 +4,7 @@
 // groups concurrent writers into shared fsyncs and tells a waiter only once its ticket is
 // synced; everysec syncs in the background; open errors.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -504,5 +505,24 @@ TEST_CASE("write buffers: all memtables under twice one, the logs' bound no lowe
   CHECK(big.db_write_buffer_size == size_t{1024} << 20);
   // Below what the memtables may hold, the logs' bound would flush them early.
   CHECK(big.max_total_wal_size == uint64_t{1024} << 20);
+}
+
+TEST_CASE("A write-ahead log takes the disk its records need, nothing reserved ahead") {
+  TempDir dir;
+  Options o;
+  o.path = dir.path();
+  o.active_expiry = false;
+  auto s = Store::Open(o);
+  REQUIRE(s.ok());
+  REQUIRE((*s)->Set(0, "k", "v", SetPlain()).ok());
+  int64_t allocated = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    struct stat st {};
+    if (e.path().extension() == ".log" && ::stat(e.path().c_str(), &st) == 0) {
+      allocated += int64_t{st.st_blocks} * 512;
+    }
+  }
+  // RocksDB's fallocate would reserve 1.1x the 256 MB write buffer for the live log.
+  CHECK(allocated < (int64_t{1} << 20));
 }
 }  // namespace sluice::testing

@@ -149,6 +149,9 @@ def make_steps(name, seed, count=250):
     return steps
 
 
+FIXED_SEEDS = [1, 2]
+
+
 class NativeScriptsGoldenTest(ServerTestCase):
     need_sluice = True
     options = {"enable-debug-command": "yes"}
@@ -202,8 +205,11 @@ class NativeScriptsGoldenTest(ServerTestCase):
         self.assertEqual(native_keys, lua_keys)
         self.assertEqual(native_processed, lua_processed)
         # Native run: most calls native, the rest (bad arguments, EVAL_RO...) interpreted, and
-        # none uncounted (NOSCRIPT and numkeys errors come before the registry).
-        self.assertGreater(n1 - n0, calls // 2)
+        # none uncounted (NOSCRIPT and numkeys errors come before the registry). "Most" holds for
+        # the fixed seeds; another seed (a hunt for reply differences) may put an entry Lua reads
+        # differently ("x") early in a list that many calls then read, and each of those runs
+        # in Lua (SLUICE_NATIVE_SEED 204: 55 of 150 calls native): some must still be native.
+        self.assertGreater(n1 - n0, calls // 2 if seed in FIXED_SEEDS else 0)
         self.assertLessEqual((n1 - n0) + (i1 - i0), calls)
         # Interpreted run: nothing native.
         self.assertEqual(n2 - n1, 0)
@@ -211,7 +217,7 @@ class NativeScriptsGoldenTest(ServerTestCase):
 
     def seeds(self):
         extra = os.environ.get("SLUICE_NATIVE_SEED")
-        return [1, 2] + ([int(extra)] if extra else [])
+        return FIXED_SEEDS + ([int(extra)] if extra else [])
 
     def test_bodies_are_the_registered_ones(self):
         info = self.c.call("INFO", "native_scripts").decode()

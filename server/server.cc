@@ -47,9 +47,10 @@ Server::Server(Store& store, ServerState& state, const CommandTable& table)
       state_(state),
       dispatcher_(table),
       contexts_(MakeContexts(state.config().EffectiveThreads())),
-      signals_(*contexts_[0]),
-      sweep_timer_(*contexts_[0]),
-      shutdown_timer_(*contexts_[0]) {
+      control_guard_(asio::make_work_guard(control_)),
+      signals_(control_),
+      sweep_timer_(control_),
+      shutdown_timer_(control_) {
   for (auto& context : contexts_) {
     guards_.push_back(asio::make_work_guard(*context));
     rounds_.push_back(std::make_unique<IoRound>(*context, store_));
@@ -73,7 +74,7 @@ Status Server::Listen() {
     }
     asio::ip::tcp::endpoint endpoint(
         ip, static_cast<uint16_t>(bound_port_ != 0 ? bound_port_ : config.port));
-    auto listener = std::make_unique<Listener>(*contexts_[0]);
+    auto listener = std::make_unique<Listener>(control_);
     asio::ip::tcp::acceptor* acceptor = &listener->acceptor;
     acceptor->open(endpoint.protocol(), ec);
     if (!ec) acceptor->set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
@@ -133,6 +134,7 @@ void Server::Run() {
   for (auto& listener : listeners_) Accept(*listener);
   ScheduleSweep();
   std::vector<std::thread> threads;
+  threads.emplace_back([this] { control_.run(); });
   for (size_t i = 1; i < contexts_.size(); ++i) {
     threads.emplace_back([context = contexts_[i].get()] { context->run(); });
   }
@@ -234,7 +236,22 @@ void Server::SweepIdleClients() {
 
 void Server::Stop() {
   if (stopping_.exchange(true)) return;
-  asio::post(*contexts_[0], [this] { BeginShutdown(); });
+  asio::post(control_, [this] { BeginShutdown(); });
+}
+
+void Server::StopKillableScripts() {
+  RunningScripts& running = state_.running_scripts();
+  if (running.empty()) return;
+  const int64_t now = RunningScripts::SteadyNowMs();
+  const int64_t threshold = state_.busy_reply_threshold_ms();
+  for (bool functions : {false, true}) {
+    if (running.Kill(functions, now, threshold) == RunningScripts::KillResult::kUnkillable &&
+        !unkillable_logged_) {
+      unkillable_logged_ = true;
+      LogError(std::string("shutdown: a busy ") + (functions ? "function" : "script") +
+               " has written and cannot be stopped; waiting for it to end");
+    }
+  }
 }
 
 void Server::BeginShutdown() {
@@ -260,8 +277,11 @@ void Server::WaitForClients(std::chrono::steady_clock::time_point deadline) {
     if (!done) LogError("shutdown: closing clients that did not finish in time");
     for (auto& guard : guards_) guard.reset();
     for (auto& context : contexts_) context->stop();
+    control_guard_.reset();
+    control_.stop();
     return;
   }
+  StopKillableScripts();  // one may have become busy since the last look
   shutdown_timer_.expires_after(std::chrono::milliseconds(10));
   shutdown_timer_.async_wait(
       [this, deadline](const std::error_code&) { WaitForClients(deadline); });

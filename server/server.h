@@ -1,10 +1,15 @@
 // The network server: N I/O threads, one asio::io_context each; listeners on every configured
-// address (accepting on thread 0, connections handed to the threads round robin); maxclients;
-// the idle-timeout sweep; SIGINT/SIGTERM; clean shutdown.
+// address, connections handed to the I/O threads round robin; maxclients; the idle-timeout
+// sweep; SIGINT/SIGTERM; clean shutdown. Accepting, signals and the sweep run on a control
+// thread of their own that never runs a command, so a busy script on an I/O thread does not stop
+// new clients from connecting (to get -BUSY, or to send SCRIPT KILL) or a signal from being
+// handled.
 //
 // Shutdown (signal, SHUTDOWN or Stop()): stop accepting, ask every connection to close once
-// its in-flight reply has been written, wait for them (at most kShutdownGrace), then stop the
-// threads. Run() returns after that; the caller then closes the Store (which syncs).
+// its in-flight reply has been written and every busy script that has not written to stop (as
+// SCRIPT KILL would), wait for them (at most kShutdownGrace), then stop the threads. Run()
+// returns after that; the caller then closes the Store (which syncs). A busy script that has
+// written keeps its I/O thread, and so Run(), until it ends, as on Redis.
 #pragma once
 
 #include <asio.hpp>
@@ -44,14 +49,14 @@ class Server {
   std::vector<std::string> ListeningAddresses() const;
   int bound_port() const { return bound_port_; }
 
-  // Serves until stopped; uses the calling thread as I/O thread 0. Installs SIGINT/SIGTERM
-  // handlers.
+  // Serves until stopped; uses the calling thread as I/O thread 0 and starts the others and the
+  // control thread. Installs SIGINT/SIGTERM handlers.
   void Run();
   // Thread-safe and idempotent: begins the shutdown described above.
   void Stop();
 
  private:
-  // One listening socket and its accept back-off. Used on thread 0 only.
+  // One listening socket and its accept back-off. Used on the control thread only.
   struct Listener {
     explicit Listener(asio::io_context& io) : acceptor(io), pause(io) {}
     asio::ip::tcp::acceptor acceptor;
@@ -74,6 +79,8 @@ class Server {
   void ScheduleSweep();
   void SweepIdleClients();
   void BeginShutdown();
+  // Asks busy scripts and functions that have not written to stop (SCRIPT KILL's rule).
+  void StopKillableScripts();
   void WaitForClients(std::chrono::steady_clock::time_point deadline);
 
   Store& store_;
@@ -81,6 +88,9 @@ class Server {
   Dispatcher dispatcher_;
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
+  // Listeners, signals and timers: declared after contexts_, so destroyed before them.
+  asio::io_context control_{1};
+  asio::executor_work_guard<asio::io_context::executor_type> control_guard_;
   std::vector<std::unique_ptr<IoRound>> rounds_;  // one per io_context, same index
   std::vector<std::unique_ptr<Listener>> listeners_;
   asio::signal_set signals_;
@@ -89,6 +99,7 @@ class Server {
   size_t next_context_ = 0;
   int bound_port_ = 0;
   std::atomic<bool> stopping_{false};
+  bool unkillable_logged_ = false;  // the shutdown's wait for a script that wrote: logged once
 };
 
 }  // namespace sluice::server

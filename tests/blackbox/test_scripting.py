@@ -8,9 +8,12 @@
   readers that must never see a script half done; counters end exact.
 - FunctionPersistenceTest: libraries survive a restart and a kill -9; DUMP/RESTORE round trip.
 - BusyTest: a script past busy-reply-threshold: other clients get -BUSY, SCRIPT KILL stops it
-  (NOTBUSY before, UNKILLABLE once it wrote), CONFIG GET/SET of the threshold.
+  (NOTBUSY before, UNKILLABLE once it wrote), CONFIG GET/SET of the threshold; clients that
+  connect while it runs get -BUSY and can kill it; SIGTERM stops a busy script that has not
+  written, even when it holds the only I/O thread.
 """
 
+import signal
 import sys
 import threading
 import time
@@ -314,6 +317,45 @@ class BusyTest(ServerStarter, BlackboxTestCase):
                 "hard way using the SHUTDOWN NOSAVE command."))
             looper.close()
         server.kill9()  # the script never ends
+
+    def test_clients_connecting_during_a_busy_script_can_kill_it(self):
+        # Accepting runs on a thread of its own: before, a busy script on the accepting I/O
+        # thread kept every new client out, SCRIPT KILL included.
+        server = self.start_server({"threads": "2", "busy-reply-threshold": "100"})
+        # Clients go to the I/O threads in turn, and the start-up check took thread 0: after
+        # this one, the looper runs on thread 0, where accepting used to run.
+        filler = Client(server.port)
+        self.addCleanup(filler.close)
+        looper = Client(server.port)
+        self.addCleanup(looper.close)
+        looper.send(encode_command("EVAL", self.LOOP, "0"))
+        self.wait_for(filler, self.BUSY, "PING")  # the script runs, past the threshold
+        killed = False
+        for _ in range(6):  # a client handed to the looper's thread waits: try the next one
+            try:
+                with Client(server.port, timeout=2) as c:
+                    self.wait_for(c, self.BUSY, "PING")
+                    self.assertEqual(c.call("SCRIPT", "KILL"), "OK")
+                    killed = True
+                    break
+            except OSError:  # socket.timeout: this one is on the busy thread
+                continue
+        self.assertTrue(killed, "no client that connected during the script was served")
+        self.assertTrue(str(looper.read()).startswith(
+            "ERR Script killed by user with SCRIPT KILL... script: "))
+
+    @unittest.skipIf(IS_REDIS, "Redis waits for the script (or SCRIPT KILL) before it stops")
+    def test_sigterm_stops_a_busy_script_that_has_not_written(self):
+        # One I/O thread, busy: the signal is handled on the control thread, and the shutdown
+        # stops the script as SCRIPT KILL would (Redis waits for it, or for SCRIPT KILL).
+        server = self.start_server({"threads": "1", "busy-reply-threshold": "100"})
+        looper = Client(server.port)
+        self.addCleanup(looper.close)
+        looper.send(encode_command("EVAL", self.LOOP, "0"))
+        server.proc.send_signal(signal.SIGTERM)
+        self.assertTrue(str(looper.read()).startswith(
+            "ERR Script killed by user with SCRIPT KILL... script: "))
+        self.assertEqual(server.wait_exit(), 0)
 
 
 if __name__ == "__main__":

@@ -392,6 +392,18 @@ class Server:
     def client(self):
         return Client(self.port)
 
+    def only_client(self):
+        """A client, once the server counts no other: earlier ones (the start-up check's) close
+        on an I/O thread while accepting runs on another, so tests that fill maxclients wait."""
+        c = Client(self.port)
+        end = time.monotonic() + START_DEADLINE
+        while b"connected_clients:1\r\n" not in c.call("INFO", "clients"):
+            if time.monotonic() > end:
+                c.close()
+                raise AssertionError("the server still counts other clients")
+            time.sleep(0.05)
+        return c
+
     def cli(self, *args, stdin=None, flags=("--no-raw",), check=True):
         """Runs redis-cli against this server; returns its stdout as text."""
         argv = [REDIS_CLI, "-h", "127.0.0.1", "-p", str(self.port)] + list(flags) + [str(a) for a in args]

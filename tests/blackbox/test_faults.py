@@ -179,8 +179,8 @@ class DescriptorLimitTest(BlackboxTestCase):
 
     def connect_all(self, server, n):
         clients = []
-        for _ in range(n):
-            c = server.client()
+        for i in range(n):
+            c = server.only_client() if i == 0 else server.client()
             self.addCleanup(c.close)
             clients.append(c)
         return clients

@@ -10,7 +10,7 @@
 - BusyTest: a script past busy-reply-threshold: other clients get -BUSY, SCRIPT KILL stops it
   (NOTBUSY before, UNKILLABLE once it wrote), CONFIG GET/SET of the threshold; clients that
   connect while it runs get -BUSY and can kill it; SIGTERM stops a busy script that has not
-  written, even when it holds the only I/O thread.
+  written (both with the script on the I/O thread that used to accept and take signals).
 """
 
 import signal
@@ -318,18 +318,26 @@ class BusyTest(ServerStarter, BlackboxTestCase):
             looper.close()
         server.kill9()  # the script never ends
 
-    def test_clients_connecting_during_a_busy_script_can_kill_it(self):
-        # Accepting runs on a thread of its own: before, a busy script on the accepting I/O
-        # thread kept every new client out, SCRIPT KILL included.
-        server = self.start_server({"threads": "2", "busy-reply-threshold": "100"})
-        # Clients go to the I/O threads in turn, and the start-up check took thread 0: after
-        # this one, the looper runs on thread 0, where accepting used to run.
-        filler = Client(server.port)
-        self.addCleanup(filler.close)
+    def busy_on_thread_0(self, server):
+        """A client whose script loops on I/O thread 0 (where accepting and signals used to
+        run), past the threshold; and a client on thread 1 that saw it busy."""
+        # Clients go to the I/O threads in turn, and the start-up check took thread 0.
+        other = Client(server.port)
+        self.addCleanup(other.close)
         looper = Client(server.port)
         self.addCleanup(looper.close)
         looper.send(encode_command("EVAL", self.LOOP, "0"))
-        self.wait_for(filler, self.BUSY, "PING")  # the script runs, past the threshold
+        self.wait_for(other, self.BUSY, "PING")
+        return looper
+
+    def assert_killed(self, looper):
+        self.assertTrue(str(looper.read()).startswith(
+            "ERR Script killed by user with SCRIPT KILL... script: "))
+
+    def test_clients_connecting_during_a_busy_script_can_kill_it(self):
+        # Before accepting had a thread of its own, every new client was kept out.
+        server = self.start_server({"threads": "2", "busy-reply-threshold": "100"})
+        looper = self.busy_on_thread_0(server)
         killed = False
         for _ in range(6):  # a client handed to the looper's thread waits: try the next one
             try:
@@ -341,20 +349,16 @@ class BusyTest(ServerStarter, BlackboxTestCase):
             except OSError:  # socket.timeout: this one is on the busy thread
                 continue
         self.assertTrue(killed, "no client that connected during the script was served")
-        self.assertTrue(str(looper.read()).startswith(
-            "ERR Script killed by user with SCRIPT KILL... script: "))
+        self.assert_killed(looper)
 
     @unittest.skipIf(IS_REDIS, "Redis waits for the script (or SCRIPT KILL) before it stops")
     def test_sigterm_stops_a_busy_script_that_has_not_written(self):
-        # One I/O thread, busy: the signal is handled on the control thread, and the shutdown
-        # stops the script as SCRIPT KILL would (Redis waits for it, or for SCRIPT KILL).
-        server = self.start_server({"threads": "1", "busy-reply-threshold": "100"})
-        looper = Client(server.port)
-        self.addCleanup(looper.close)
-        looper.send(encode_command("EVAL", self.LOOP, "0"))
+        # The signal is handled off the busy thread, and the shutdown stops the script as
+        # SCRIPT KILL would. Before, the server never exited.
+        server = self.start_server({"threads": "2", "busy-reply-threshold": "100"})
+        looper = self.busy_on_thread_0(server)
         server.proc.send_signal(signal.SIGTERM)
-        self.assertTrue(str(looper.read()).startswith(
-            "ERR Script killed by user with SCRIPT KILL... script: "))
+        self.assert_killed(looper)
         self.assertEqual(server.wait_exit(), 0)
 
 

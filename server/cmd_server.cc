@@ -59,16 +59,26 @@ void FlushAll(CommandContext& ctx, Args args) {
 }
 
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE]: every write is already durable, so the options change
-// nothing. Like Redis, a successful SHUTDOWN sends no reply: the connection just closes.
+// nothing, except while a script is busy: as on Redis, only NOSAVE shuts down then (-BUSY
+// otherwise), and it does not wait for a busy script that has written. Like Redis, a
+// successful SHUTDOWN sends no reply: the connection just closes.
 void Shutdown(CommandContext& ctx, Args args) {
+  bool nosave = false;
   for (size_t i = 1; i < args.size(); ++i) {
-    if (!EqualsIgnoreCase(args[i], "NOSAVE") && !EqualsIgnoreCase(args[i], "SAVE") &&
-        !EqualsIgnoreCase(args[i], "NOW") && !EqualsIgnoreCase(args[i], "FORCE")) {
+    if (EqualsIgnoreCase(args[i], "NOSAVE")) {
+      nosave = true;
+    } else if (!EqualsIgnoreCase(args[i], "SAVE") && !EqualsIgnoreCase(args[i], "NOW") &&
+               !EqualsIgnoreCase(args[i], "FORCE")) {
       return ReplyError(ctx.out, SyntaxError());
     }
   }
+  const RunningScripts::BusyKind busy = ctx.server.running_scripts().Busy(
+      RunningScripts::SteadyNowMs(), ctx.server.busy_reply_threshold_ms());
+  if (busy != RunningScripts::BusyKind::kNone && !nosave) {
+    return ReplyError(ctx.out, Busy(busy == RunningScripts::BusyKind::kFunction));
+  }
   ctx.client.close_after_reply = true;
-  ctx.server.RequestShutdown();
+  ctx.server.RequestShutdown(/*abandon_busy_script=*/busy != RunningScripts::BusyKind::kNone);
 }
 
 // DEBUG CLOCK SET <unix-ms> | ADVANCE <ms> | REAL | GET

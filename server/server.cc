@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <csignal>
+#include <cstdlib>
 #include <utility>
 
 #include "protocol/reply_writer.h"
@@ -9,6 +10,7 @@
 #include "server/io_round.h"
 #include "server/logging.h"
 #include "server/server_state.h"
+#include "sluice/store.h"
 
 namespace sluice::server {
 
@@ -239,6 +241,19 @@ void Server::Stop() {
   asio::post(control_, [this] { BeginShutdown(); });
 }
 
+// SHUTDOWN NOSAVE while a script that has written is busy (Redis: "kill the server in a hard
+// way"): its I/O thread would never return, so the process ends here. Every committed write is
+// synced first; the script's writes were never committed, so none of them is applied.
+void Server::ExitWithoutBusyScript() {
+  LogError(
+      "shutdown: SHUTDOWN NOSAVE: exiting without the busy script (its writes are not "
+      "applied)");
+  Status synced = store_.SyncWal();
+  if (!synced.ok()) LogError("shutdown: syncing the write-ahead log failed: " + synced.message());
+  LogInfo("Sluice is now ready to exit, bye bye...");
+  std::_Exit(synced.ok() ? 0 : 1);
+}
+
 void Server::StopKillableScripts() {
   RunningScripts& running = state_.running_scripts();
   if (running.empty()) return;
@@ -274,6 +289,9 @@ void Server::BeginShutdown() {
 void Server::WaitForClients(std::chrono::steady_clock::time_point deadline) {
   bool done = state_.clients().size() == 0;
   if (done || std::chrono::steady_clock::now() >= deadline) {
+    if (!done && state_.shutdown_abandons_busy_script() && !state_.running_scripts().empty()) {
+      ExitWithoutBusyScript();
+    }
     if (!done) LogError("shutdown: closing clients that did not finish in time");
     for (auto& guard : guards_) guard.reset();
     for (auto& context : contexts_) context->stop();

@@ -9,7 +9,8 @@
 // its in-flight reply has been written and every busy script that has not written to stop (as
 // SCRIPT KILL would), wait for them (at most kShutdownGrace), then stop the threads. Run()
 // returns after that; the caller then closes the Store (which syncs). A busy script that has
-// written keeps its I/O thread, and so Run(), until it ends, as on Redis.
+// written keeps its I/O thread, and so Run(), until it ends, as on Redis; after SHUTDOWN NOSAVE
+// the process exits at the end of the grace period instead (ExitWithoutBusyScript).
 #pragma once
 
 #include <asio.hpp>
@@ -81,6 +82,7 @@ class Server {
   void BeginShutdown();
   // Asks busy scripts and functions that have not written to stop (SCRIPT KILL's rule).
   void StopKillableScripts();
+  [[noreturn]] void ExitWithoutBusyScript();
   void WaitForClients(std::chrono::steady_clock::time_point deadline);
 
   Store& store_;

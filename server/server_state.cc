@@ -102,7 +102,8 @@ void ServerState::set_shutdown_hook(std::function<void()> hook) {
   shutdown_hook_ = std::move(hook);
 }
 
-void ServerState::RequestShutdown() {
+void ServerState::RequestShutdown(bool abandon_busy_script) {
+  if (abandon_busy_script) shutdown_abandons_busy_script_.store(true, std::memory_order_release);
   shutdown_requested_.store(true, std::memory_order_release);
   std::function<void()> hook;
   {

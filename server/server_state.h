@@ -134,9 +134,14 @@ class ServerState {
   static int64_t RealNowMs();
 
   // SHUTDOWN / signals: the hook (set by the Server) stops it asynchronously. Idempotent.
+  // abandon_busy_script (SHUTDOWN NOSAVE while a script is busy): a busy script that has written
+  // and so cannot be stopped does not hold the exit back; its writes are never committed.
   void set_shutdown_hook(std::function<void()> hook);
-  void RequestShutdown();
+  void RequestShutdown(bool abandon_busy_script = false);
   bool shutdown_requested() const { return shutdown_requested_.load(std::memory_order_acquire); }
+  bool shutdown_abandons_busy_script() const {
+    return shutdown_abandons_busy_script_.load(std::memory_order_acquire);
+  }
 
  private:
   void PublishLocked();  // copies config_'s live values to the atomics below
@@ -174,6 +179,7 @@ class ServerState {
   std::mutex shutdown_mu_;
   std::function<void()> shutdown_hook_;
   std::atomic<bool> shutdown_requested_{false};
+  std::atomic<bool> shutdown_abandons_busy_script_{false};
 };
 
 }  // namespace sluice::server

@@ -10,7 +10,8 @@
 - BusyTest: a script past busy-reply-threshold: other clients get -BUSY, SCRIPT KILL stops it
   (NOTBUSY before, UNKILLABLE once it wrote), CONFIG GET/SET of the threshold; clients that
   connect while it runs get -BUSY and can kill it; SIGTERM stops a busy script that has not
-  written (both with the script on the I/O thread that used to accept and take signals).
+  written (both with the script on the I/O thread that used to accept and take signals);
+  SHUTDOWN while busy is -BUSY, SHUTDOWN NOSAVE exits without a script that wrote (not applied).
 """
 
 import signal
@@ -329,6 +330,33 @@ class BusyTest(ServerStarter, BlackboxTestCase):
         looper.send(encode_command("EVAL", self.LOOP, "0"))
         self.wait_for(other, self.BUSY, "PING")
         return looper
+
+    def test_shutdown_while_a_script_is_busy_needs_nosave(self):
+        server = self.start_server({"threads": "2", "busy-reply-threshold": "100"})
+        with Client(server.port) as admin:  # on I/O thread 0's neighbour
+            looper = Client(server.port)
+            self.addCleanup(looper.close)
+            looper.send(encode_command("EVAL", self.LOOP, "0"))
+            self.wait_for(admin, self.BUSY, "PING")
+            self.assertEqual(admin.call("SHUTDOWN"), self.BUSY)
+            self.assertEqual(admin.call("SCRIPT", "KILL"), "OK")
+
+    @unittest.skipIf(IS_REDIS, "checks Sluice's data dir after the restart")
+    def test_shutdown_nosave_exits_without_a_busy_script_that_wrote(self):
+        server = self.start_server({"threads": "2", "busy-reply-threshold": "100"})
+        with Client(server.port) as admin:
+            self.assertEqual(admin.call("SET", "before", "1"), "OK")
+            looper = Client(server.port)
+            self.addCleanup(looper.close)
+            looper.send(encode_command("EVAL", "redis.call('set','w','1') " + self.LOOP, "0"))
+            self.wait_for(admin, self.BUSY, "PING")
+            admin.send(encode_command("SHUTDOWN", "NOSAVE"))
+            self.assertEqual(server.wait_exit(), 0)
+        self.assertIn("SHUTDOWN NOSAVE: exiting without the busy script", server.log())
+        server.start()
+        with Client(server.port) as c:
+            self.assertEqual(c.call("GET", "before"), b"1")
+            self.assertIsNone(c.call("GET", "w"))  # the script never committed
 
     def assert_killed(self, looper):
         self.assertTrue(str(looper.read()).startswith(

@@ -87,6 +87,13 @@ RunningScripts::BusyKind RunningScripts::Busy(int64_t now_ms, int64_t threshold_
   return BusyKind::kNone;
 }
 
+bool RunningScripts::BusyOn(std::thread::id thread) const {
+  if (count_.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::any_of(running_.begin(), running_.end(),
+                     [&](const RunningScript* s) { return s->thread == thread; });
+}
+
 RunningScripts::KillResult RunningScripts::Kill(bool functions, int64_t now_ms,
                                                 int64_t threshold_ms) {
   std::lock_guard<std::mutex> lock(mu_);

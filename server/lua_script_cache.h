@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -48,6 +49,8 @@ struct RunningScript {
   std::atomic<bool> kill{false};   // SCRIPT KILL / FUNCTION KILL asked it to stop
   bool is_function = false;        // FCALL (FUNCTION KILL) rather than EVAL (SCRIPT KILL)
   bool registered = false;         // in RunningScripts (touched by its own thread only)
+  std::thread::id thread;          // the thread running it (the server hands new clients
+                                   // to other threads while it is busy)
 };
 
 class RunningScripts {
@@ -63,6 +66,9 @@ class RunningScripts {
   // Asks every busy script of the kind (function or not) to stop; kUnkillable when a busy one
   // has written (nothing is asked then).
   KillResult Kill(bool functions, int64_t now_ms, int64_t threshold_ms);
+  // Whether a script or function registered as busy runs on `thread`. Lock-free when no script
+  // runs at all.
+  bool BusyOn(std::thread::id thread) const;
   static int64_t SteadyNowMs();
 
  private:

@@ -196,6 +196,7 @@ class CurrentScope {
   explicit CurrentScope(ScriptExecution& exec) : exec_(exec), previous_(g_current) {
     g_current = &exec;
     exec.running.started_ms = RunningScripts::SteadyNowMs();
+    exec.running.thread = std::this_thread::get_id();
   }
   ~CurrentScope() {
     if (exec_.running.registered) exec_.ctx->server.running_scripts().Remove(&exec_.running);

@@ -1,7 +1,10 @@
 #include "server/server.h"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdlib>
+#include <optional>
 #include <utility>
 
 #include "protocol/reply_writer.h"
@@ -136,27 +139,60 @@ void Server::Run() {
   for (auto& listener : listeners_) Accept(*listener);
   ScheduleSweep();
   std::vector<std::thread> threads;
-  threads.emplace_back([this] { control_.run(); });
+  context_threads_.push_back(std::this_thread::get_id());
   for (size_t i = 1; i < contexts_.size(); ++i) {
     threads.emplace_back([context = contexts_[i].get()] { context->run(); });
+    context_threads_.push_back(threads.back().get_id());
   }
+  threads.emplace_back([this] { control_.run(); });  // last: it reads context_threads_
   contexts_[0]->run();
   for (std::thread& t : threads) t.join();
   state_.set_shutdown_hook(nullptr);
 }
 
 void Server::Accept(Listener& listener) {
-  const size_t index = next_context_;
-  next_context_ = (next_context_ + 1) % contexts_.size();
   listener.acceptor.async_accept(
-      *contexts_[index],
-      [this, &listener, index](const std::error_code& ec, asio::ip::tcp::socket socket) {
-        OnAccepted(listener, ec, std::move(socket), index);
+      [this, &listener](const std::error_code& ec, asio::ip::tcp::socket socket) {
+        OnAccepted(listener, ec, std::move(socket));
       });
 }
 
-void Server::OnAccepted(Listener& listener, const std::error_code& ec, asio::ip::tcp::socket socket,
-                        size_t context) {
+// Round robin over the I/O threads, passing over a thread busy with a script: a client handed
+// to it would get no reply (not even -BUSY, nor to SCRIPT KILL) until the script ends.
+size_t Server::NextContext() {
+  const size_t n = contexts_.size();
+  size_t index = next_context_;
+  for (size_t tries = 0; tries < n; ++tries) {
+    const size_t i = (next_context_ + tries) % n;
+    if (!state_.running_scripts().BusyOn(context_threads_[i])) {
+      index = i;
+      break;
+    }
+  }
+  next_context_ = (index + 1) % n;
+  return index;
+}
+
+// The same connection, registered with `context`'s reactor instead; nullopt (the connection
+// closed) if the system refuses.
+std::optional<asio::ip::tcp::socket> Server::MoveToContext(asio::ip::tcp::socket socket,
+                                                           asio::io_context& context) {
+  std::error_code ec;
+  const asio::ip::tcp::endpoint local = socket.local_endpoint(ec);
+  if (ec) return std::nullopt;
+  const int fd = socket.release(ec);
+  if (ec) return std::nullopt;
+  asio::ip::tcp::socket moved(context);
+  moved.assign(local.protocol(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  return moved;
+}
+
+void Server::OnAccepted(Listener& listener, const std::error_code& ec,
+                        asio::ip::tcp::socket socket) {
   if (stopping_.load(std::memory_order_acquire) || ec == asio::error::operation_aborted) return;
   if (ec && ec != asio::error::connection_aborted) return PauseAccepting(listener, ec);
   if (listener.failures > 0) {
@@ -172,9 +208,13 @@ void Server::OnAccepted(Listener& listener, const std::error_code& ec, asio::ip:
   } else if (static_cast<int64_t>(state_.clients().size()) >= state_.maxclients()) {
     Reject(std::move(socket), MaxClientsReached());
   } else {
-    auto connection = std::make_shared<Connection>(std::move(socket), store_, state_, dispatcher_,
-                                                   *rounds_[context]);
-    connection->Start();
+    // Accepted on the control thread; served by an I/O thread's io_context from now on.
+    const size_t context = NextContext();
+    if (auto served = MoveToContext(std::move(socket), *contexts_[context])) {
+      auto connection = std::make_shared<Connection>(std::move(*served), store_, state_,
+                                                     dispatcher_, *rounds_[context]);
+      connection->Start();
+    }
   }
   Accept(listener);
 }

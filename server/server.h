@@ -1,5 +1,6 @@
 // The network server: N I/O threads, one asio::io_context each; listeners on every configured
-// address, connections handed to the I/O threads round robin; maxclients; the idle-timeout
+// address, connections handed to the I/O threads round robin (passing over a thread busy with
+// a script); maxclients; the idle-timeout
 // sweep; SIGINT/SIGTERM; clean shutdown. Accepting, signals and the sweep run on a control
 // thread of their own that never runs a command, so a busy script on an I/O thread does not stop
 // new clients from connecting (to get -BUSY, or to send SCRIPT KILL) or a signal from being
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,9 +69,11 @@ class Server {
   };
 
   void Accept(Listener& listener);
-  // `context`: the index of the io_context the socket was accepted onto.
-  void OnAccepted(Listener& listener, const std::error_code& ec, asio::ip::tcp::socket socket,
-                  size_t context);
+  // `socket` was accepted onto the control context; a served one moves to NextContext()'s.
+  void OnAccepted(Listener& listener, const std::error_code& ec, asio::ip::tcp::socket socket);
+  size_t NextContext();
+  static std::optional<asio::ip::tcp::socket> MoveToContext(asio::ip::tcp::socket socket,
+                                                            asio::io_context& context);
   void PauseAccepting(Listener& listener, const std::error_code& ec);
   // Protected mode: no requirepass and the peer is not a loopback address.
   bool Refused(const asio::ip::tcp::socket& socket) const;
@@ -94,6 +98,7 @@ class Server {
   asio::io_context control_{1};
   asio::executor_work_guard<asio::io_context::executor_type> control_guard_;
   std::vector<std::unique_ptr<IoRound>> rounds_;  // one per io_context, same index
+  std::vector<std::thread::id> context_threads_;  // the thread running each, same index
   std::vector<std::unique_ptr<Listener>> listeners_;
   asio::signal_set signals_;
   asio::steady_timer sweep_timer_;

@@ -29,26 +29,6 @@ STOP_DEADLINE = 60.0
 # A fixed instant for the test clock: 2023-11-14T22:13:20Z.
 T0_MS = 1_700_000_000_000
 
-# Every server this test process started. A test process ended by SIGTERM (a `timeout` around
-# a hung test) runs no cleanup, and its servers would outlive it: the handler kills them first.
-_spawned = []
-
-
-def track(proc):
-    """Registers a server process (a subprocess.Popen) to kill if this process gets SIGTERM."""
-    _spawned.append(proc)
-    return proc
-
-
-def _kill_spawned_and_exit(signum, _frame):
-    for proc in _spawned:
-        if proc.poll() is None:
-            proc.kill()
-    os._exit(128 + signum)
-
-
-signal.signal(signal.SIGTERM, _kill_spawned_and_exit)
-
 
 def server_binary():
     if IS_REDIS:
@@ -317,9 +297,8 @@ class Server:
         self.log_paths.append(self.log_path)
         with open(self.log_path, "wb") as err, open(self.stdout_path, "wb") as out:
             env = dict(os.environ, **self.env) if self.env else None
-            self.proc = track(subprocess.Popen(self.argv() + list(extra_args), stdout=out,
-                                               stderr=err, stdin=subprocess.DEVNULL,
-                                               cwd=self.workdir, env=env))
+            self.proc = subprocess.Popen(self.argv() + list(extra_args), stdout=out, stderr=err,
+                                         stdin=subprocess.DEVNULL, cwd=self.workdir, env=env)
         return self.proc
 
     def start(self):

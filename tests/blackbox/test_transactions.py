@@ -30,7 +30,7 @@ import time
 import unittest
 
 from harness import (IS_REDIS, T0_MS, BlackboxTestCase, Client, ConnectionClosed, RespError,
-                     Server, ServerTestCase, encode_command, free_port, track)
+                     Server, ServerTestCase, encode_command, free_port)
 from transaction_scenarios import SCENARIOS
 
 WRONGTYPE = RespError("WRONGTYPE Operation against a key holding the wrong kind of value")
@@ -85,8 +85,8 @@ class RedisReference:
         argv = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--daemonize", "no", "--dir", self.workdir]
         self.log = open(os.path.join(self.workdir, "redis.log"), "wb")
-        self.proc = track(subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT,
-                                           stdin=subprocess.DEVNULL, cwd=self.workdir))
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, cwd=self.workdir)
         end = time.monotonic() + 60
         while time.monotonic() < end:
             if self.proc.poll() is not None:

@@ -12,10 +12,13 @@
 //   empty memtable costs a few KB and a full one one pointer per bucket.
 // Every node lives in the memtable's arena and is never unlinked or freed before the memtable.
 //
-// Concurrency: RocksDB inserts one entry at a time (allow_concurrent_memtable_write is off for
-// this representation); readers run concurrently with that one writer and never lock. The
-// writer fills a node completely, then publishes it with one release store (a chain head, a
-// skiplist level, a bucket head, a segment); readers load with acquire.
+// Concurrency: readers never lock. A writer fills a node completely, then publishes it with
+// one release store or compare-and-swap (a chain link, a skiplist level, a bucket head, a
+// segment); readers load with acquire. Inserts come either one at a time (Insert, InsertKey:
+// RocksDB's write-group leader, recovery) or from many threads at once (InsertKeyConcurrently:
+// each writer of a parallel group inserts its own batch), never both at once. Nothing is ever
+// unlinked, so the compare-and-swap loops see no ABA: a failed one only means another writer
+// linked a node in the same place first, and the search resumes from where it was.
 #include "memtable.h"
 
 #include <rocksdb/slice.h>
@@ -28,8 +31,8 @@
 #include <cstring>
 #include <mutex>
 #include <random>
-#include <vector>
 
+#include "memtable_iterator.h"
 #include "memtable_nodes.h"
 
 namespace sluice::internal {
@@ -40,6 +43,7 @@ using namespace memtable_nodes;  // NOLINT: this file is the nodes' one user
 constexpr size_t kSegmentBuckets = 4096;  // 32 KB of bucket heads, allocated on first use
 
 std::atomic<uint64_t> lists_created{0};
+thread_local uint64_t concurrent_inserts_on_this_thread = 0;
 
 // The first three members of rocksdb::LookupKey (db/dbformat.h): where the memtable key starts,
 // where its internal key starts, and where it ends.
@@ -55,8 +59,6 @@ struct LookupKeyLayout {
                "reads; rebuild Sluice against a supported RocksDB (6.x-9.x)\n");
   std::abort();
 }
-
-class ListIterator;
 
 class HashedList final : public rocksdb::MemTableRep {
  public:
@@ -170,6 +172,12 @@ class HashedList final : public rocksdb::MemTableRep {
   }
 
   void Insert(rocksdb::KeyHandle handle) override { Add(static_cast<Version*>(handle)); }
+  void InsertConcurrently(rocksdb::KeyHandle handle) override {
+    AddConcurrently(static_cast<Version*>(handle));
+  }
+  bool InsertKeyConcurrently(rocksdb::KeyHandle handle) override {
+    return AddConcurrently(static_cast<Version*>(handle));
+  }
   bool InsertKey(rocksdb::KeyHandle handle) override { return Add(static_cast<Version*>(handle)); }
   void InsertWithHint(rocksdb::KeyHandle handle, void** /*hint*/) override {
     Add(static_cast<Version*>(handle));
@@ -311,42 +319,127 @@ class HashedList final : public rocksdb::MemTableRep {
     return buckets == nullptr ? nullptr : &buckets[index % kSegmentBuckets];
   }
 
-  // The head of hash's bucket, allocating its segment on first use (the writer only).
+  // The head of hash's bucket, allocating its segment on first use (any writer; concurrent
+  // writers that find the same segment missing make it once, under segment_mu_).
   std::atomic<KeyNode*>& MakeBucket(uint64_t hash) {
     const size_t index = hash & bucket_mask_;
     std::atomic<std::atomic<KeyNode*>*>& segment = segments_[index / kSegmentBuckets];
-    std::atomic<KeyNode*>* buckets = segment.load(std::memory_order_relaxed);
+    std::atomic<KeyNode*>* buckets = segment.load(std::memory_order_acquire);
     if (buckets == nullptr) {
-      buckets = reinterpret_cast<std::atomic<KeyNode*>*>(
-          ArenaAligned(sizeof(std::atomic<KeyNode*>) * kSegmentBuckets));
-      for (size_t i = 0; i < kSegmentBuckets; ++i) new (&buckets[i]) std::atomic<KeyNode*>(nullptr);
-      segment.store(buckets, std::memory_order_release);
+      std::lock_guard<std::mutex> l(segment_mu_);
+      buckets = segment.load(std::memory_order_acquire);
+      if (buckets == nullptr) {
+        buckets = reinterpret_cast<std::atomic<KeyNode*>*>(
+            ArenaAligned(sizeof(std::atomic<KeyNode*>) * kSegmentBuckets));
+        for (size_t i = 0; i < kSegmentBuckets; ++i) {
+          new (&buckets[i]) std::atomic<KeyNode*>(nullptr);
+        }
+        segment.store(buckets, std::memory_order_release);
+      }
     }
     return buckets[index % kSegmentBuckets];
   }
 
-  // Adds a version (the one writer). Returns false, adding nothing, when the same key and tag is
-  // there already.
+  // Adds a version (inserts one at a time). Returns false, adding nothing, when the same key and
+  // tag is there already.
   bool Add(Version* v) {
     const Key key = v->GetKey();
     const uint64_t hash = HashUser(key);
     KeyNode* node = Find(key, hash);
-    if (node != nullptr) return AddVersion(node, v, key.tag);
+    if (node != nullptr) return LinkVersion(node, v, key.tag);
     AddKey(v, key, hash);
     return true;
   }
 
-  // A new version of a key in the table: the newest one (RocksDB writes in sequence order), or
-  // in its place among the older ones.
-  static bool AddVersion(KeyNode* node, Version* v, uint64_t tag) {
-    Version* newer = node->Newest();
-    const uint64_t newest_tag = newer->GetKey().tag;
-    if (tag > newest_tag) {
-      v->older.store(newer, std::memory_order_relaxed);
-      node->newest.store(v, std::memory_order_release);
-      return true;
+  // A key the table does not hold: a node linked into the skiplist, then into its bucket.
+  void AddKey(Version* v, const Key& key, uint64_t hash) {
+    const int height = RandomHeight();
+    KeyNode* node = NewKeyNodeFor(v, key, hash, height);
+    const int top = RaiseMaxHeight(height);
+    FitSplice(key, node->prefix, top, height);
+    for (int level = 0; level < height; ++level) {
+      node->Slot(level)->store(splice_.next[level], std::memory_order_relaxed);
+      splice_.prev[level]->Slot(level)->store(node, std::memory_order_release);
+      splice_.prev[level] = node;  // the splice now brackets the keys just after this one
     }
-    if (tag == newest_tag) return false;
+    std::atomic<KeyNode*>& bucket = MakeBucket(hash);
+    node->hash_next.store(bucket.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    bucket.store(node, std::memory_order_release);
+  }
+
+  // A new key node of `height` levels holding v, not linked anywhere yet.
+  KeyNode* NewKeyNodeFor(Version* v, const Key& key, uint64_t hash, int height) {
+    KeyNode* node = NewKeyNode(height);
+    node->newest.store(v, std::memory_order_relaxed);
+    node->hash = hash;
+    node->prefix = PrefixOf(key);
+    node->oldest_tag.store(key.tag, std::memory_order_relaxed);
+    return node;
+  }
+
+  // Makes the skiplist at least `height` levels tall; returns its height.
+  int RaiseMaxHeight(int height) {
+    int top = max_height_.load(std::memory_order_relaxed);
+    while (height > top && !max_height_.compare_exchange_weak(
+                               top, height, std::memory_order_release, std::memory_order_relaxed)) {
+    }
+    return std::max(top, height);
+  }
+
+  // ---- Inserts from many threads at once (a parallel write group's members).
+
+  // Add's concurrent twin. The bucket decides which writer creates a key's node: a writer links
+  // its new node at the bucket's head with a compare-and-swap only if the chain it searched is
+  // still the chain there, so one node per key, and only that writer links it into the skiplist
+  // afterwards. Until then the node is found by hash (a concurrent writer of the same key adds
+  // its version there) but not by a scan, which is fine: RocksDB publishes a group's sequence
+  // numbers only after every member has inserted, and no reader sees an unpublished entry.
+  bool AddConcurrently(Version* v) {
+    const Key key = v->GetKey();
+    const uint64_t hash = HashUser(key);
+    std::atomic<KeyNode*>& bucket = MakeBucket(hash);
+    KeyNode* head = bucket.load(std::memory_order_acquire);
+    KeyNode* fresh = nullptr;  // made once, kept across failed attempts
+    int fresh_height = 0;
+    for (;;) {
+      for (KeyNode* n = head; n != nullptr; n = n->hash_next.load(std::memory_order_acquire)) {
+        if (n->hash == hash && SameUser(n->UserKey(), key)) {
+          // `fresh`, if made, stays unused.
+          if (!LinkVersion(n, v, key.tag)) return false;
+          ++concurrent_inserts_on_this_thread;
+          return true;
+        }
+      }
+      if (fresh == nullptr) {
+        fresh_height = RandomHeight();
+        fresh = NewKeyNodeFor(v, key, hash, fresh_height);
+      }
+      fresh->hash_next.store(head, std::memory_order_relaxed);
+      if (bucket.compare_exchange_weak(head, fresh, std::memory_order_release,
+                                       std::memory_order_acquire)) {
+        break;
+      }
+    }
+    LinkConcurrently(fresh, fresh_height, key);
+    ++concurrent_inserts_on_this_thread;
+    return true;
+  }
+
+  // A new version of a key in the table: the newest one (RocksDB writes in sequence order), or
+  // in its place among the older ones; false, adding nothing, when the tag is there already.
+  // Safe beside concurrent calls: the link is a compare-and-swap that fails if another writer
+  // linked a version at the same place first, and the walk then resumes from the version before
+  // that place. (Uncontended, it costs the one-at-a-time writer what a plain store did.)
+  static bool LinkVersion(KeyNode* node, Version* v, uint64_t tag) {
+    Version* newer = node->Newest();
+    while (tag > newer->GetKey().tag) {
+      v->older.store(newer, std::memory_order_relaxed);
+      if (node->newest.compare_exchange_weak(newer, v, std::memory_order_release,
+                                             std::memory_order_acquire)) {
+        return true;
+      }
+    }
+    if (tag == newer->GetKey().tag) return false;
     for (;;) {
       Version* older = newer->Older();
       if (older != nullptr) {
@@ -358,34 +451,59 @@ class HashedList final : public rocksdb::MemTableRep {
         }
       }
       v->older.store(older, std::memory_order_relaxed);
-      newer->older.store(v, std::memory_order_release);
-      if (older == nullptr) node->oldest_tag.store(tag, std::memory_order_release);
-      return true;
+      if (newer->older.compare_exchange_weak(older, v, std::memory_order_release,
+                                             std::memory_order_acquire)) {
+        if (older == nullptr) LowerOldestTag(node, tag);
+        return true;
+      }
     }
   }
 
-  // A key the table does not hold: a node linked into the skiplist, then into its bucket.
-  void AddKey(Version* v, const Key& key, uint64_t hash) {
-    const int height = RandomHeight();
-    KeyNode* node = NewKeyNode(height);
-    node->newest.store(v, std::memory_order_relaxed);
-    node->hash = hash;
-    node->prefix = PrefixOf(key);
-    node->oldest_tag.store(key.tag, std::memory_order_relaxed);
-    int top = max_height_.load(std::memory_order_relaxed);
-    if (height > top) {
-      max_height_.store(height, std::memory_order_release);
-      top = height;
+  static void LowerOldestTag(KeyNode* node, uint64_t tag) {
+    uint64_t oldest = node->oldest_tag.load(std::memory_order_relaxed);
+    while (tag < oldest && !node->oldest_tag.compare_exchange_weak(
+                               oldest, tag, std::memory_order_release, std::memory_order_relaxed)) {
     }
-    FitSplice(key, node->prefix, top);
+  }
+
+  // Links a node (already in its bucket, so no other node has its key) into the skiplist, level
+  // 0 first, so that a node reachable at a level is reachable below it too. Each level's link is
+  // a compare-and-swap on the node before it, expecting the very successor the search compared
+  // against (a successor read again later could be a node linked since, before the key); when
+  // another writer linked a node there first, the search resumes from that same node.
+  void LinkConcurrently(KeyNode* node, int height, const Key& key) {
+    const int top = RaiseMaxHeight(height);
+    KeyNode* prev[kMaxHeight];
+    KeyNode* next[kMaxHeight];
+    KeyNode* before = head_;
+    for (int level = top - 1; level >= 0; --level) {
+      before = StepTo(before, level, key, node->prefix, &next[level]);
+      prev[level] = before;
+    }
     for (int level = 0; level < height; ++level) {
-      node->Slot(level)->store(splice_.next[level], std::memory_order_relaxed);
-      splice_.prev[level]->Slot(level)->store(node, std::memory_order_release);
-      splice_.prev[level] = node;  // the splice now brackets the keys just after this one
+      for (;;) {
+        node->Slot(level)->store(next[level], std::memory_order_relaxed);
+        if (prev[level]->Slot(level)->compare_exchange_strong(
+                next[level], node, std::memory_order_release, std::memory_order_acquire)) {
+          break;
+        }
+        prev[level] = StepTo(prev[level], level, key, node->prefix, &next[level]);
+      }
     }
-    std::atomic<KeyNode*>& bucket = MakeBucket(hash);
-    node->hash_next.store(bucket.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    bucket.store(node, std::memory_order_release);
+  }
+
+  // From `before` (a node before key), the last node before key at `level`; *after is the node
+  // after it that the walk compared with key (at or after key, or nullptr).
+  static KeyNode* StepTo(KeyNode* before, int level, const Key& key, uint64_t key_prefix,
+                         KeyNode** after) {
+    for (;;) {
+      KeyNode* next = before->Next(level);
+      if (next == nullptr || next->CompareTo(key, key_prefix) >= 0) {
+        *after = next;
+        return before;
+      }
+      before = next;
+    }
   }
 
   // Makes splice_ bracket key at every level below top: prev[i] before key, next[i] the first
@@ -393,16 +511,24 @@ class HashedList final : public rocksdb::MemTableRep {
   // level that still brackets the new key, so keys inserted in ascending order and close
   // together (the expiry cycle's deletions, a batch's sorted keys) search a few nodes instead of
   // walking down from the top; a random key climbs the splice and searches from near the top.
-  void FitSplice(const Key& key, uint64_t key_prefix, int top) {
+  void FitSplice(const Key& key, uint64_t key_prefix, int top, int height) {
     int fixed = top;  // the levels from here up bracket key
     if (splice_.height == top) {
       for (fixed = 0; fixed < top; ++fixed) {
         KeyNode* prev = splice_.prev[fixed];
         KeyNode* next = splice_.next[fixed];
-        if (prev->Next(fixed) != next) continue;  // not tight (cannot happen: one writer)
+        if (prev->Next(fixed) != next) continue;  // not tight: a parallel group linked a node
         if (prev != head_ && prev->CompareTo(key, key_prefix) >= 0) continue;
         if (next != nullptr && next->CompareTo(key, key_prefix) < 0) continue;
         break;
+      }
+      // The levels above still bracket key (they did the last key's path), but AddKey links the
+      // new node with plain stores at those below `height`, so they must still be tight too.
+      for (int level = fixed; level < std::min(height, top); ++level) {
+        if (splice_.prev[level]->Next(level) != splice_.next[level]) {
+          fixed = top;
+          break;
+        }
       }
     }
     KeyNode* before = fixed == top ? head_ : splice_.prev[fixed];
@@ -451,8 +577,10 @@ class HashedList final : public rocksdb::MemTableRep {
   std::atomic<std::atomic<KeyNode*>*>* segments_;  // segment_count_ entries, in the arena
   KeyNode* head_;
   std::atomic<int> max_height_{1};
-  // The writer's search path of its last new key: at each level, the last node before it and
-  // the first after it. Kept tight (prev[i]->Next(i) == next[i]) by AddKey, the only writer.
+  std::mutex segment_mu_;  // making a segment of buckets (MakeBucket)
+  // The one-at-a-time writer's search path of its last new key: at each level, the last node
+  // before it and the first after it. Tight (prev[i]->Next(i) == next[i]) after AddKey; inserts
+  // of a parallel group since may have loosened it, which FitSplice checks before reusing it.
   struct Splice {
     KeyNode* prev[kMaxHeight];
     KeyNode* next[kMaxHeight];
@@ -461,190 +589,10 @@ class HashedList final : public rocksdb::MemTableRep {
   Splice splice_;
 };
 
-// ---- Iterators.
-//
-// RocksDB builds most memtable iterators in an arena it owns and then only runs their
-// destructor, never `delete`. The arena type is not public, so such iterators live in blocks
-// from a per-thread free list instead: a block is a small header (the free list's link) and the
-// iterator after it; the destructor gives its block back to the list of the thread running it
-// (writing only the header, outside the object being destroyed), and only that thread reuses
-// it, after the destructor has returned. Blocks still listed when a thread ends are freed.
-class IteratorBlocks {
- public:
-  static constexpr size_t kHeader = 16;  // keeps the iterator 16-aligned
-
-  ~IteratorBlocks() {
-    while (head_ != nullptr) {
-      Header* h = head_;
-      head_ = h->next;
-      ::operator delete(h);
-    }
-  }
-  // Memory for an object of `size` bytes (kHeader bytes into a block).
-  void* Take(size_t size) {
-    Header* h = head_;
-    if (h == nullptr) {
-      h = static_cast<Header*>(::operator new(kHeader + size));
-    } else {
-      head_ = h->next;
-    }
-    return reinterpret_cast<char*>(h) + kHeader;
-  }
-  void Give(void* object) {
-    auto* h = reinterpret_cast<Header*>(static_cast<char*>(object) - kHeader);
-    h->next = head_;
-    head_ = h;
-  }
-
- private:
-  struct Header {
-    Header* next;
-  };
-  static_assert(sizeof(Header) <= kHeader);
-  Header* head_ = nullptr;
-};
-thread_local IteratorBlocks iterator_blocks;
-
-// Walks the entries in internal-key order: key nodes along the skiplist's level 0, each one's
-// versions newest to oldest. Going backwards within a key uses a copy of its chain (the chain
-// only links towards older versions).
-class ListIterator final : public rocksdb::MemTableRep::Iterator {
- public:
-  ListIterator(const HashedList* list, bool in_block) : list_(list), in_block_(in_block) {}
-  ~ListIterator() override {
-    if (in_block_) iterator_blocks.Give(this);
-  }
-
-  bool Valid() const override { return version_ != nullptr; }
-  const char* key() const override { return version_->Entry(); }
-
-  void Next() override {
-    chain_valid_ = false;
-    if (Version* older = version_->Older()) {
-      version_ = older;
-    } else {
-      AtNewest(node_->Next(0));
-      if (node_ != nullptr) PrefetchAhead(node_);
-    }
-  }
-
-  void Prev() override {
-    if (!chain_valid_) LoadChain();
-    if (chain_pos_ > 0) {
-      version_ = chain_[--chain_pos_];
-      return;
-    }
-    AtOldest(list_->Locate(node_->UserKey()).before);
-  }
-
-  // The first entry at or after the target.
-  void Seek(const rocksdb::Slice& internal_key, const char* memtable_key) override {
-    const Key target = Target(internal_key, memtable_key);
-    chain_valid_ = false;
-    if (KeyNode* node = list_->Find(target, HashUser(target))) {
-      // Every version newer than the target (RocksDB's iterators seek to a key's tag 0 to skip
-      // its versions): straight to the next key, without walking the chain.
-      if (target.tag < node->oldest_tag.load(std::memory_order_acquire)) {
-        return AtNewest(node->Next(0));
-      }
-      for (Version* v = node->Newest(); v != nullptr; v = v->Older()) {
-        if (v->GetKey().tag <= target.tag) {
-          node_ = node;
-          version_ = v;
-          return;
-        }
-      }
-      return AtNewest(node->Next(0));  // every version is newer than the target
-    }
-    AtNewest(list_->Locate(target).at_or_after);
-  }
-
-  // The last entry at or before the target.
-  void SeekForPrev(const rocksdb::Slice& internal_key, const char* memtable_key) override {
-    const Key target = Target(internal_key, memtable_key);
-    chain_valid_ = false;
-    if (KeyNode* node = list_->Find(target, HashUser(target))) {
-      Version* last = nullptr;
-      for (Version* v = node->Newest(); v != nullptr && v->GetKey().tag >= target.tag;
-           v = v->Older()) {
-        last = v;
-      }
-      if (last != nullptr) {
-        node_ = node;
-        version_ = last;
-        return;
-      }
-    }
-    AtOldest(list_->Locate(target).before);
-  }
-
-  void SeekToFirst() override {
-    chain_valid_ = false;
-    AtNewest(list_->head()->Next(0));
-  }
-  void SeekToLast() override { AtOldest(list_->FindLast()); }
-
- private:
-  static Key Target(const rocksdb::Slice& internal_key, const char* memtable_key) {
-    if (memtable_key != nullptr) return KeyOfEntry(memtable_key);
-    return KeyOfInternal(internal_key.data(), static_cast<uint32_t>(internal_key.size()));
-  }
-
-  void AtNewest(KeyNode* node) {
-    node_ = node;
-    version_ = node == nullptr ? nullptr : node->Newest();
-  }
-
-  // A scan in order (a flush, a range read) steps from node to node, and each step costs two
-  // dependent misses: the node, then its newest version. Two steps ahead, so that both arrive
-  // while the caller reads the entries before: the next node was fetched by the last step, so
-  // its newest version can be fetched now, with the node after it.
-  static void PrefetchAhead(KeyNode* node) {
-    KeyNode* next = node->Next(0);
-    if (next == nullptr) return;
-    __builtin_prefetch(next->Newest());
-    if (KeyNode* after = next->Next(0)) __builtin_prefetch(after);
-  }
-
-  // The oldest version of node (head_: the end).
-  void AtOldest(KeyNode* node) {
-    if (node == list_->head()) {
-      node_ = nullptr;
-      version_ = nullptr;
-      chain_valid_ = false;
-      return;
-    }
-    node_ = node;
-    LoadChainOf(node);
-    chain_pos_ = chain_.size() - 1;
-    version_ = chain_[chain_pos_];
-  }
-
-  void LoadChainOf(KeyNode* node) {
-    chain_.clear();
-    for (Version* v = node->Newest(); v != nullptr; v = v->Older()) chain_.push_back(v);
-    chain_valid_ = true;
-  }
-
-  // node_'s chain, with chain_pos_ at version_.
-  void LoadChain() {
-    LoadChainOf(node_);
-    chain_pos_ =
-        static_cast<size_t>(std::find(chain_.begin(), chain_.end(), version_) - chain_.begin());
-  }
-
-  const HashedList* list_;
-  KeyNode* node_ = nullptr;
-  Version* version_ = nullptr;   // nullptr: not valid
-  std::vector<Version*> chain_;  // node_'s versions, newest first, when chain_valid_
-  size_t chain_pos_ = 0;
-  bool chain_valid_ = false;
-  const bool in_block_;
-};
-
 rocksdb::MemTableRep::Iterator* HashedList::GetIterator(rocksdb::Arena* arena) {
-  if (arena == nullptr) return new ListIterator(this, false);
-  return new (iterator_blocks.Take(sizeof(ListIterator))) ListIterator(this, true);
+  using Iter = ListIterator<HashedList>;
+  if (arena == nullptr) return new Iter(this, false);
+  return new (iterator_blocks.Take(sizeof(Iter))) Iter(this, true);
 }
 
 // ---- The factory.
@@ -696,7 +644,7 @@ class Factory final : public rocksdb::MemTableRepFactory {
     return new HashedList(allocator, buckets_, prefetcher_);
   }
   const char* Name() const override { return "SluiceHashedList"; }
-  bool IsInsertConcurrentlySupported() const override { return false; }
+  bool IsInsertConcurrentlySupported() const override { return true; }
   bool CanHandleDuplicatedKey() const override { return true; }
 
  private:
@@ -737,5 +685,7 @@ std::shared_ptr<rocksdb::MemTableRepFactory> NewMemTableFactory(size_t write_buf
 }
 
 uint64_t SluiceMemTablesCreated() { return lists_created.load(std::memory_order_relaxed); }
+
+uint64_t ConcurrentMemTableInsertsOnThisThread() { return concurrent_inserts_on_this_thread; }
 
 }  // namespace sluice::internal

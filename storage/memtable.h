@@ -18,8 +18,9 @@
 // - Only for column families ordered by RocksDB's BytewiseComparator (all of Sluice's). The
 //   factory checks the comparator it is given and falls back to RocksDB's own skiplist for any
 //   other order.
-// - Readers never lock. Inserts come one at a time (the column family must set
-//   allow_concurrent_memtable_write = false; RocksDB refuses to open otherwise).
+// - Readers never lock. Inserts may come from many threads at once
+//   (allow_concurrent_memtable_write: each member of a parallel write group inserts its own
+//   batch, on its own core, with the keys it prefetched warm there) or one at a time.
 // - Point lookups read the key out of RocksDB's LookupKey (its first three pointers, a layout
 //   unchanged since LevelDB); every lookup checks that layout and aborts with a clear message
 //   if a RocksDB build ever changes it.
@@ -68,5 +69,9 @@ std::shared_ptr<rocksdb::MemTableRepFactory> NewMemTableFactory(
 
 // How many memtables, process-wide, were made with Sluice's list (not the fallback).
 uint64_t SluiceMemTablesCreated();
+
+// How many entries the calling thread inserted as a member of a parallel write group (tests:
+// proof that inserts did run concurrently).
+uint64_t ConcurrentMemTableInsertsOnThisThread();
 
 }  // namespace sluice::internal

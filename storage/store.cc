@@ -116,11 +116,13 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
   o.enable_pipelined_write = true;
   o.compression = RocksCompression(options.compression);
   // Sluice's memtable (memtable.h): point lookups and new versions of a key are hash lookups.
-  // It takes its inserts one at a time: the write group's leader inserts every batch.
+  // Members of a write group insert their own batches in parallel (RocksDB's default, kept for
+  // both memtables): each I/O thread inserts the keys it prefetched, on its own core, instead of
+  // the group's leader inserting every batch in turn (docs/engine.md, "Writes on many cores").
   if (options.memtable == MemTableKind::kSluice) {
     o.memtable_factory = NewMemTableFactory(o.write_buffer_size);
-    o.allow_concurrent_memtable_write = false;
   }
+  o.allow_concurrent_memtable_write = true;
   rocksdb::BlockBasedTableOptions table;
   // Filters whole per file, the index partitioned (4 KiB pieces behind a top level); both charged
   // to the block cache and pinned there for as long as their table file is open, so each is read

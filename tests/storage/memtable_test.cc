@@ -10,12 +10,14 @@
 #include <rocksdb/db.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
+#include <rocksdb/utilities/debug.h>
 
 #include <atomic>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -48,7 +50,6 @@ std::unique_ptr<rocksdb::DB> OpenDb(const std::string& path, bool sluice_memtabl
   if (cmp != nullptr) o.comparator = cmp;
   if (sluice_memtable) {
     o.memtable_factory = internal::NewMemTableFactory(o.write_buffer_size);
-    o.allow_concurrent_memtable_write = false;
   }
   rocksdb::DB* db = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(o, path, &db);
@@ -262,13 +263,20 @@ TEST_CASE("memtable: a key's versions across a batch's sequence numbers, read at
   CHECK(db->Get(rocksdb::ReadOptions(), "k", &v).IsNotFound());
 }
 
-TEST_CASE("memtable: writers on many threads, readers alongside; every write is found, in order") {
+// Writers on eight threads, with readers alongside. Each batch writes 16 keys of its own (next
+// to the other writers' keys in key order), 16 keys that every writer creates at about the same
+// time (writers move in step, since each write waits for its group), and versions of a few hot
+// keys that the other writers rewrite at the same moment. With allow_concurrent_memtable_write
+// the members of each write group insert their own batches at once (new keys and new versions
+// of one key racing for the same links); without it the group's leader inserts them one at a
+// time. Either way every write must be found, every version of every key kept once and in order.
+void WritersAndReaders(bool concurrent) {
   TempDir dir;
   rocksdb::Options o;
   o.create_if_missing = true;
   o.write_buffer_size = 64 << 20;
   o.memtable_factory = internal::NewMemTableFactory(o.write_buffer_size);
-  o.allow_concurrent_memtable_write = false;  // one insert at a time, readers never wait
+  o.allow_concurrent_memtable_write = concurrent;
   rocksdb::DB* raw = nullptr;
   REQUIRE(rocksdb::DB::Open(o, dir.sub("db"), &raw).ok());
   std::unique_ptr<rocksdb::DB> db(raw);
@@ -276,20 +284,42 @@ TEST_CASE("memtable: writers on many threads, readers alongside; every write is 
 
   constexpr int kWriters = 8;
   constexpr int kPerWriter = 4000;
+  constexpr int kPerBatch = 16;  // long batches: writers queue, so groups form
+  constexpr int kBatches = kPerWriter / kPerBatch;
+  constexpr int kHotKeys = 5;
   std::atomic<int> written[kWriters] = {};
   std::atomic<bool> done{false};
   std::atomic<int> reader_errors{0};
-  auto key = [](int w, int i) { return "w" + std::to_string(w) + ":" + std::to_string(i); };
+  std::atomic<uint64_t> concurrent_inserts{0};
+  std::atomic<int> ready{0};
+  // Writers' own keys sit next to each other's in key order: new nodes race for the same links.
+  auto key = [](int w, int i) { return "k:" + std::to_string(i) + ":" + std::to_string(w); };
+  auto shared = [](int j) { return "s:" + std::to_string(j); };
+  auto hot = [](int j) { return "hot:" + std::to_string(j % kHotKeys); };
   std::vector<std::thread> threads;
   for (int w = 0; w < kWriters; ++w) {
     threads.emplace_back([&, w] {
-      for (int i = 0; i < kPerWriter; i += 2) {
-        rocksdb::WriteBatch b;
-        b.Put(key(w, i), std::to_string(i));
-        b.Put(key(w, i + 1), std::to_string(i + 1));
-        if (!db->Write(rocksdb::WriteOptions(), &b).ok()) reader_errors++;
-        written[w].store(i + 2, std::memory_order_release);
+      // Built first, so that a writer spends its time in Write, queueing behind the others.
+      std::vector<rocksdb::WriteBatch> batches(kBatches);
+      for (int j = 0; j < kBatches; ++j) {
+        const int first = j * kPerBatch;
+        // Each own key followed by a key every member of the group creates too and a version
+        // of a hot key the others also write: the members race for the same links throughout.
+        for (int i = first; i < first + kPerBatch; ++i) {
+          batches[j].Put(key(w, i), std::to_string(i));
+          batches[j].Put(shared(i), key(w, i));
+          if (i % kPerBatch < kHotKeys) batches[j].Put(hot(i), key(w, i));
+        }
       }
+      ready.fetch_add(1);
+      while (ready.load() < kWriters) std::this_thread::yield();
+      rocksdb::WriteOptions wo;
+      wo.sync = true;  // each group's fsync lets the other writers queue behind it
+      for (int j = 0; j < kBatches; ++j) {
+        if (!db->Write(wo, &batches[j]).ok()) reader_errors++;
+        written[w].store((j + 1) * kPerBatch, std::memory_order_release);
+      }
+      concurrent_inserts += internal::ConcurrentMemTableInsertsOnThisThread();
     });
   }
   for (int r = 0; r < 2; ++r) {
@@ -308,7 +338,8 @@ TEST_CASE("memtable: writers on many threads, readers alongside; every write is 
         std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
         std::string last;
         int steps = 0;
-        for (it->Seek("w" + std::to_string(w)); it->Valid() && steps < 200; it->Next(), ++steps) {
+        for (it->Seek(key(w, static_cast<int>(rng() % kPerWriter))); it->Valid() && steps < 200;
+             it->Next(), ++steps) {
           if (!last.empty() && it->key().ToString() <= last) reader_errors++;
           last = it->key().ToString();
         }
@@ -325,10 +356,15 @@ TEST_CASE("memtable: writers on many threads, readers alongside; every write is 
   for (size_t t = kWriters; t < threads.size(); ++t) threads[t].join();
 
   CHECK(reader_errors.load() == 0);
+  if (concurrent) {
+    CHECK(concurrent_inserts.load() > 0);  // groups did insert in parallel
+  } else {
+    CHECK(concurrent_inserts.load() == 0);
+  }
   size_t count = 0;
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
   for (it->SeekToFirst(); it->Valid(); it->Next()) ++count;
-  CHECK(count == size_t{kWriters} * kPerWriter);
+  CHECK(count == size_t{kWriters} * kPerWriter + kPerWriter + kHotKeys);
   for (int w = 0; w < kWriters; ++w) {
     for (int i = 0; i < kPerWriter; i += 97) {
       std::string v;
@@ -336,6 +372,34 @@ TEST_CASE("memtable: writers on many threads, readers alongside; every write is 
       CHECK(v == std::to_string(i));
     }
   }
+  // Every version of every key, newest first within a key, each sequence number once: the hot
+  // keys hold one version per batch that wrote them.
+  std::vector<rocksdb::KeyVersion> versions;
+  REQUIRE(
+      rocksdb::GetAllKeyVersions(db.get(), rocksdb::Slice(), rocksdb::Slice(), 1u << 22, &versions)
+          .ok());
+  CHECK(versions.size() == size_t{kWriters} * (2 * kPerWriter + kHotKeys * kBatches));
+  std::map<std::string, size_t> per_key;
+  std::set<rocksdb::SequenceNumber> sequences;
+  for (size_t i = 0; i < versions.size(); ++i) {
+    ++per_key[versions[i].user_key];
+    sequences.insert(versions[i].sequence);
+    if (i > 0 && versions[i].user_key == versions[i - 1].user_key) {
+      CHECK(versions[i].sequence < versions[i - 1].sequence);
+    } else if (i > 0) {
+      CHECK(versions[i - 1].user_key < versions[i].user_key);
+    }
+  }
+  CHECK(sequences.size() == versions.size());
+  for (int h = 0; h < kHotKeys; ++h) {
+    CHECK(per_key[hot(h)] == size_t{kWriters} * kBatches);
+  }
+  for (int i = 0; i < kPerWriter; ++i) CHECK(per_key[shared(i)] == size_t{kWriters});
+}
+
+TEST_CASE("memtable: writers on many threads, readers alongside; every write is found, in order") {
+  SUBCASE("members of a write group insert at once") { WritersAndReaders(true); }
+  SUBCASE("the group's leader inserts every batch") { WritersAndReaders(false); }
 }
 
 // The prefetcher warms the newest memtable while flushes replace it and destroy old ones (small
@@ -348,7 +412,6 @@ TEST_CASE("memtable: the key prefetcher follows the newest memtable across flush
   o.create_if_missing = true;
   o.write_buffer_size = 64 << 10;
   o.memtable_factory = internal::NewMemTableFactory(o.write_buffer_size, &prefetcher);
-  o.allow_concurrent_memtable_write = false;
   rocksdb::DB* raw = nullptr;
   REQUIRE(rocksdb::DB::Open(o, dir.sub("db"), &raw).ok());
   std::unique_ptr<rocksdb::DB> db(raw);

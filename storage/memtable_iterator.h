@@ -1,0 +1,199 @@
+// The memtable's iterator (memtable.cc has the structure it walks) and the per-thread blocks that
+// hold the iterators RocksDB builds in its arena. Internal to memtable.cc; a header of its own
+// so that the list's file keeps to the list.
+#pragma once
+
+#include <rocksdb/memtablerep.h>
+#include <rocksdb/slice.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <new>
+#include <vector>
+
+#include "memtable_nodes.h"
+
+namespace sluice::internal::memtable_nodes {
+
+// RocksDB builds most memtable iterators in an arena it owns and then only runs their
+// destructor, never `delete`. The arena type is not public, so such iterators live in blocks
+// from a per-thread free list instead: a block is a small header (the free list's link) and the
+// iterator after it; the destructor gives its block back to the list of the thread running it
+// (writing only the header, outside the object being destroyed), and only that thread reuses
+// it, after the destructor has returned. Blocks still listed when a thread ends are freed.
+class IteratorBlocks {
+ public:
+  static constexpr size_t kHeader = 16;  // keeps the iterator 16-aligned
+
+  ~IteratorBlocks() {
+    while (head_ != nullptr) {
+      Header* h = head_;
+      head_ = h->next;
+      ::operator delete(h);
+    }
+  }
+  // Memory for an object of `size` bytes (kHeader bytes into a block).
+  void* Take(size_t size) {
+    Header* h = head_;
+    if (h == nullptr) {
+      h = static_cast<Header*>(::operator new(kHeader + size));
+    } else {
+      head_ = h->next;
+    }
+    return reinterpret_cast<char*>(h) + kHeader;
+  }
+  void Give(void* object) {
+    auto* h = reinterpret_cast<Header*>(static_cast<char*>(object) - kHeader);
+    h->next = head_;
+    head_ = h;
+  }
+
+ private:
+  struct Header {
+    Header* next;
+  };
+  static_assert(sizeof(Header) <= kHeader);
+  Header* head_ = nullptr;
+};
+inline thread_local IteratorBlocks iterator_blocks;
+
+// Walks the entries in internal-key order: key nodes along the skiplist's level 0, each one's
+// versions newest to oldest. List is the memtable (memtable.cc's HashedList): it provides
+// head(), Find(key, hash), Locate(key) (.before, .at_or_after) and FindLast(). Going backwards
+// within a key uses a copy of its chain (the chain only links towards older versions).
+template <class List>
+class ListIterator final : public rocksdb::MemTableRep::Iterator {
+ public:
+  ListIterator(const List* list, bool in_block) : list_(list), in_block_(in_block) {}
+  ~ListIterator() override {
+    if (in_block_) iterator_blocks.Give(this);
+  }
+
+  bool Valid() const override { return version_ != nullptr; }
+  const char* key() const override { return version_->Entry(); }
+
+  void Next() override {
+    chain_valid_ = false;
+    if (Version* older = version_->Older()) {
+      version_ = older;
+    } else {
+      AtNewest(node_->Next(0));
+      if (node_ != nullptr) PrefetchAhead(node_);
+    }
+  }
+
+  void Prev() override {
+    if (!chain_valid_) LoadChain();
+    if (chain_pos_ > 0) {
+      version_ = chain_[--chain_pos_];
+      return;
+    }
+    AtOldest(list_->Locate(node_->UserKey()).before);
+  }
+
+  // The first entry at or after the target.
+  void Seek(const rocksdb::Slice& internal_key, const char* memtable_key) override {
+    const Key target = Target(internal_key, memtable_key);
+    chain_valid_ = false;
+    if (KeyNode* node = list_->Find(target, HashUser(target))) {
+      // Every version newer than the target (RocksDB's iterators seek to a key's tag 0 to skip
+      // its versions): straight to the next key, without walking the chain.
+      if (target.tag < node->oldest_tag.load(std::memory_order_acquire)) {
+        return AtNewest(node->Next(0));
+      }
+      for (Version* v = node->Newest(); v != nullptr; v = v->Older()) {
+        if (v->GetKey().tag <= target.tag) {
+          node_ = node;
+          version_ = v;
+          return;
+        }
+      }
+      return AtNewest(node->Next(0));  // every version is newer than the target
+    }
+    AtNewest(list_->Locate(target).at_or_after);
+  }
+
+  // The last entry at or before the target.
+  void SeekForPrev(const rocksdb::Slice& internal_key, const char* memtable_key) override {
+    const Key target = Target(internal_key, memtable_key);
+    chain_valid_ = false;
+    if (KeyNode* node = list_->Find(target, HashUser(target))) {
+      Version* last = nullptr;
+      for (Version* v = node->Newest(); v != nullptr && v->GetKey().tag >= target.tag;
+           v = v->Older()) {
+        last = v;
+      }
+      if (last != nullptr) {
+        node_ = node;
+        version_ = last;
+        return;
+      }
+    }
+    AtOldest(list_->Locate(target).before);
+  }
+
+  void SeekToFirst() override {
+    chain_valid_ = false;
+    AtNewest(list_->head()->Next(0));
+  }
+  void SeekToLast() override { AtOldest(list_->FindLast()); }
+
+ private:
+  static Key Target(const rocksdb::Slice& internal_key, const char* memtable_key) {
+    if (memtable_key != nullptr) return KeyOfEntry(memtable_key);
+    return KeyOfInternal(internal_key.data(), static_cast<uint32_t>(internal_key.size()));
+  }
+
+  void AtNewest(KeyNode* node) {
+    node_ = node;
+    version_ = node == nullptr ? nullptr : node->Newest();
+  }
+
+  // A scan in order (a flush, a range read) steps from node to node, and each step costs two
+  // dependent misses: the node, then its newest version. Two steps ahead, so that both arrive
+  // while the caller reads the entries before: the next node was fetched by the last step, so
+  // its newest version can be fetched now, with the node after it.
+  static void PrefetchAhead(KeyNode* node) {
+    KeyNode* next = node->Next(0);
+    if (next == nullptr) return;
+    __builtin_prefetch(next->Newest());
+    if (KeyNode* after = next->Next(0)) __builtin_prefetch(after);
+  }
+
+  // The oldest version of node (head_: the end).
+  void AtOldest(KeyNode* node) {
+    if (node == list_->head()) {
+      node_ = nullptr;
+      version_ = nullptr;
+      chain_valid_ = false;
+      return;
+    }
+    node_ = node;
+    LoadChainOf(node);
+    chain_pos_ = chain_.size() - 1;
+    version_ = chain_[chain_pos_];
+  }
+
+  void LoadChainOf(KeyNode* node) {
+    chain_.clear();
+    for (Version* v = node->Newest(); v != nullptr; v = v->Older()) chain_.push_back(v);
+    chain_valid_ = true;
+  }
+
+  // node_'s chain, with chain_pos_ at version_.
+  void LoadChain() {
+    LoadChainOf(node_);
+    chain_pos_ =
+        static_cast<size_t>(std::find(chain_.begin(), chain_.end(), version_) - chain_.begin());
+  }
+
+  const List* list_;
+  KeyNode* node_ = nullptr;
+  Version* version_ = nullptr;   // nullptr: not valid
+  std::vector<Version*> chain_;  // node_'s versions, newest first, when chain_valid_
+  size_t chain_pos_ = 0;
+  bool chain_valid_ = false;
+  const bool in_block_;
+};
+
+}  // namespace sluice::internal::memtable_nodes

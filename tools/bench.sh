@@ -3,7 +3,7 @@
 #
 #   tools/bench.sh [--quick] [--sluice PATH] [--redis-server PATH] [--clients N[,N...]]
 #                  [--appendfsync MODE[,MODE...]] [--pipelines P[,P...]] [--collections]
-#                  [--scripts [NAME[,NAME...]]] [--repeat N] [--sluice-flags "FLAGS"]
+#                  [--scripts [NAME[,NAME...]]] [--repeat N] [--sluice-flags "FLAGS"] [--pin]
 #
 # For each durability MODE (default: everysec,always) both servers run on 127.0.0.1, free ports,
 # fresh temporary data directories, with the same durability (Sluice appendfsync MODE; Redis
@@ -28,6 +28,11 @@
 # as neighbours come and go, and alternating spreads that noise over both sides.
 # --sluice-flags adds FLAGS to sluice-server's command line (e.g. "--threads 1": on a machine
 # whose cores the benchmark client shares, fewer I/O threads trade throughput for tail latency).
+# --pin (a machine of 4+ cores): each server runs on the first half of the cores and
+# redis-benchmark on the other half with one thread per core (taskset), so the client neither
+# competes with the server nor limits it; runs are 8x longer, since redis-benchmark rounds its
+# rate to a quarter second of run time. With --sluice-flags "--threads N" this measures how
+# writes scale with Sluice's I/O threads (docs/engine.md, "Writes on many cores").
 # Not a test: numbers depend on the machine and whatever else runs on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,12 +49,14 @@ collections=0
 scripts=""
 repeat=1
 sluice_flags=""
+pin=0
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
     --collections) collections=1 ;;
+    --pin) pin=1 ;;
     --scripts)
       scripts=all
       if [ $# -gt 1 ] && [ "${2#-}" = "$2" ]; then scripts=$2; shift; fi ;;
@@ -73,6 +80,19 @@ done
 [ -x "$sluice_bin" ] || { echo "bench: no $sluice_bin; build it first with tools/setup.sh" >&2; exit 1; }
 [ -n "$redis_bin" ] || { echo "bench: redis-server not found (apt-get install redis-server)" >&2; exit 1; }
 [ -n "$benchmark" ] && [ -n "$cli" ] || { echo "bench: redis-benchmark/redis-cli not found (apt-get install redis-tools)" >&2; exit 1; }
+
+server_pin=()
+client_pin=()
+client_threads=()
+if ((pin)); then
+  cores=$(nproc)
+  ((cores >= 4)) || { echo "bench: --pin needs 4 or more cores (this machine has $cores)" >&2; exit 2; }
+  command -v taskset >/dev/null || { echo "bench: --pin needs taskset (util-linux)" >&2; exit 1; }
+  half=$((cores / 2))
+  server_pin=(taskset -c "0-$((half - 1))")
+  client_pin=(taskset -c "$half-$((cores - 1))")
+  client_threads=(--threads "$half")
+fi
 
 # Requests per run: sized so each run takes a few seconds on a small machine.
 if ((quick)); then n_p1=20000; n_p16=100000; n_lim_p1=20000; n_lim_p16=50000
@@ -142,11 +162,11 @@ start_servers() {  # mode
   rm -rf "$workdir/sluice-data" "$workdir/redis-data"
   mkdir -p "$workdir/sluice-data" "$workdir/redis-data"
   sluice_port=$(free_port)
-  "$sluice_bin" --port "$sluice_port" --bind 127.0.0.1 --dir "$workdir/sluice-data" \
+  "${server_pin[@]}" "$sluice_bin" --port "$sluice_port" --bind 127.0.0.1 --dir "$workdir/sluice-data" \
     --appendfsync "$1" $sluice_flags >"$workdir/sluice.log" 2>&1 &
   sluice_pid=$!
   redis_port=$(free_port)
-  "$redis_bin" --port "$redis_port" --bind 127.0.0.1 --dir "$workdir/redis-data" --save "" \
+  "${server_pin[@]}" "$redis_bin" --port "$redis_port" --bind 127.0.0.1 --dir "$workdir/redis-data" --save "" \
     --appendonly yes --appendfsync "$1" --daemonize no >"$workdir/redis.log" 2>&1 &
   redis_pid=$!
   wait_ready "$sluice_port" "$sluice_pid" sluice
@@ -180,7 +200,8 @@ load_scripts() {  # SCRIPT LOAD every body on both servers; self-check one call 
 
 bench() {  # port requests pipeline command...   -> "rps p50_ms p99_ms"
   local port=$1 n=$2 pipeline=$3; shift 3
-  "$benchmark" -h 127.0.0.1 -p "$port" -c "$clients" -n "$n" -P "$pipeline" -r 100000 --csv "$@" \
+  "${client_pin[@]}" "$benchmark" "${client_threads[@]}" -h 127.0.0.1 -p "$port" -c "$clients" \
+    -n "$n" -P "$pipeline" -r 100000 --csv "$@" \
     | tail -n 1 | tr -d '"' | awk -F, '{ printf "%d %s %s", $2, $5, $7 }'
 }
 
@@ -214,6 +235,7 @@ for mode in ${modes//,/ }; do
     for p in ${pipelines//,/ }; do
       if ((quick)); then n=$((p == 1 ? 20000 : 100000)); else n=$((p == 1 ? 200000 : 1000000)); fi
       [ "$mode" = always ] && n=$((n / 5))
+      ((pin)) && n=$((n * 8))
       if [ -n "$scripts" ]; then
         n=$((n / 2))
         for r in "${script_rows[@]}"; do
@@ -254,6 +276,7 @@ echo
 echo "redis-benchmark, keys from 100000 (-r 100000), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "sluice-server: $("$sluice_bin" --version 2>/dev/null | head -n 1 || echo "$sluice_bin")${sluice_flags:+ $sluice_flags}"
 echo "redis-server:  $("$redis_bin" --version | cut -d' ' -f3), appendonly yes, same appendfsync"
+((pin)) && echo "servers on cores ${server_pin[2]}, redis-benchmark on cores ${client_pin[2]} with ${client_threads[1]} threads"
 ((repeat > 1)) && echo "each row: the median of $repeat runs per server, alternating"
 [ -n "$scripts" ] && echo "EVALSHA of the recognised library scripts: native on Sluice, Lua on redis-server"
 echo

@@ -29,7 +29,6 @@ int main(int argc, char** argv) {
   o.create_if_missing = true;
   o.write_buffer_size = size_t{512} << 20;  // everything stays in one memtable
   o.memtable_factory = sluice::internal::NewMemTableFactory(o.write_buffer_size);
-  o.allow_concurrent_memtable_write = false;
   rocksdb::DestroyDB(path, o);
   rocksdb::DB* raw = nullptr;
   if (rocksdb::Status s = rocksdb::DB::Open(o, path, &raw); !s.ok()) {

@@ -265,7 +265,7 @@ TEST_CASE("memtable: a key's versions across a batch's sequence numbers, read at
 
 // Writers on eight threads, with readers alongside. Each batch writes 16 keys of its own (next
 // to the other writers' keys in key order), 16 keys that every writer creates at about the same
-// time (writers move in step, since each write waits for its group), and versions of a few hot
+// time (writers move in step, since each write waits for its group), and 16 versions of two hot
 // keys that the other writers rewrite at the same moment. With allow_concurrent_memtable_write
 // the members of each write group insert their own batches at once (new keys and new versions
 // of one key racing for the same links); without it the group's leader inserts them one at a
@@ -286,7 +286,7 @@ void WritersAndReaders(bool concurrent) {
   constexpr int kPerWriter = 4000;
   constexpr int kPerBatch = 16;  // long batches: writers queue, so groups form
   constexpr int kBatches = kPerWriter / kPerBatch;
-  constexpr int kHotKeys = 5;
+  constexpr int kHotKeys = 2;
   std::atomic<int> written[kWriters] = {};
   std::atomic<bool> done{false};
   std::atomic<int> reader_errors{0};
@@ -308,7 +308,7 @@ void WritersAndReaders(bool concurrent) {
         for (int i = first; i < first + kPerBatch; ++i) {
           batches[j].Put(key(w, i), std::to_string(i));
           batches[j].Put(shared(i), key(w, i));
-          if (i % kPerBatch < kHotKeys) batches[j].Put(hot(i), key(w, i));
+          batches[j].Put(hot(i), key(w, i));
         }
       }
       ready.fetch_add(1);
@@ -378,7 +378,7 @@ void WritersAndReaders(bool concurrent) {
   REQUIRE(
       rocksdb::GetAllKeyVersions(db.get(), rocksdb::Slice(), rocksdb::Slice(), 1u << 22, &versions)
           .ok());
-  CHECK(versions.size() == size_t{kWriters} * (2 * kPerWriter + kHotKeys * kBatches));
+  CHECK(versions.size() == size_t{kWriters} * 3 * kPerWriter);
   std::map<std::string, size_t> per_key;
   std::set<rocksdb::SequenceNumber> sequences;
   for (size_t i = 0; i < versions.size(); ++i) {
@@ -392,13 +392,17 @@ void WritersAndReaders(bool concurrent) {
   }
   CHECK(sequences.size() == versions.size());
   for (int h = 0; h < kHotKeys; ++h) {
-    CHECK(per_key[hot(h)] == size_t{kWriters} * kBatches);
+    CHECK(per_key[hot(h)] == size_t{kWriters} * kPerWriter / kHotKeys);
   }
   for (int i = 0; i < kPerWriter; ++i) CHECK(per_key[shared(i)] == size_t{kWriters});
 }
 
 TEST_CASE("memtable: writers on many threads, readers alongside; every write is found, in order") {
-  SUBCASE("members of a write group insert at once") { WritersAndReaders(true); }
+  SUBCASE("members of a write group insert at once") {
+    // Two members seldom run at the very same instant on a machine of two cores, so a lost
+    // link shows in about half the runs there: three runs catch it most of the time.
+    for (int run = 0; run < 3; ++run) WritersAndReaders(true);
+  }
   SUBCASE("the group's leader inserts every batch") { WritersAndReaders(false); }
 }
 

@@ -372,8 +372,8 @@ void WritersAndReaders(bool concurrent) {
       CHECK(v == std::to_string(i));
     }
   }
-  // Every version of every key, newest first within a key, each sequence number once: the hot
-  // keys hold one version per batch that wrote them.
+  // Every version of every key, newest first within a key, each sequence number once: each hot
+  // key holds every version the writers wrote to it, each shared key one per writer.
   std::vector<rocksdb::KeyVersion> versions;
   REQUIRE(
       rocksdb::GetAllKeyVersions(db.get(), rocksdb::Slice(), rocksdb::Slice(), 1u << 22, &versions)

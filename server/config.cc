@@ -1,5 +1,7 @@
 #include "server/config.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -292,8 +294,14 @@ Error SetNativeScripts(Config& c, std::string_view v) { return ParseYesNo(v, &c.
 
 }  // namespace
 
+// The cores this process may run on (taskset, a cgroup cpuset): a thread per core it cannot use
+// only adds context switches. hardware_concurrency() counts every online core.
 int Config::EffectiveThreads() const {
   if (threads > 0) return threads;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
+    return CPU_COUNT(&allowed);
+  }
   unsigned cores = std::thread::hardware_concurrency();
   return cores == 0 ? 1 : static_cast<int>(cores);
 }
@@ -308,8 +316,8 @@ const std::vector<ConfigOption>& ConfigOptions() {
        false, true, SetBind, GetBind},
       {"dir", "./data", "Data directory (created if missing).", false, false, SetDir,
        [](const Config& c) { return c.dir; }},
-      {"threads", "0", "I/O threads; 0 means one per hardware core.", false, false, SetThreads,
-       [](const Config& c) { return std::to_string(c.threads); }},
+      {"threads", "0", "I/O threads; 0 means one per core the process may run on.", false, false,
+       SetThreads, [](const Config& c) { return std::to_string(c.threads); }},
       {"appendfsync", "everysec",
        "always|everysec|no: fsync before each reply batch, once a second, or when the OS decides "
        "(every mode survives a crash of the process).",

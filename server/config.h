@@ -33,7 +33,7 @@ struct Config {
   int port = 6379;                                 // TCP port
   std::vector<std::string> bind = {"127.0.0.1"};   // listen addresses
   std::string dir = "./data";                      // data directory
-  int threads = 0;                                 // I/O threads; 0: hardware cores
+  int threads = 0;                                 // I/O threads; 0: usable cores
   Durability appendfsync = Durability::kEverySec;  // always|everysec|no
   std::string requirepass;                         // empty: no password
   int64_t maxclients = 10000;                      // connected clients at most
@@ -59,7 +59,8 @@ struct Config {
   bool native_scripts = true;
   std::string config_file;  // absolute path of the file read, if any
 
-  // threads with 0 resolved to the number of hardware cores (at least 1).
+  // threads with 0 resolved to the cores this process may run on (its CPU affinity: taskset,
+  // a cpuset), at least 1.
   int EffectiveThreads() const;
 };
 

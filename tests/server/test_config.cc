@@ -1,5 +1,6 @@
 // Configuration: the file format, flags, --help, memory units, CONFIG GET/SET/RESETSTAT.
 #include <doctest/doctest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <filesystem>
@@ -34,6 +35,27 @@ struct TempConfigFile {
 };
 
 }  // namespace
+
+// threads 0 counts the cores the process may run on (taskset), not every online core. Affinity
+// is per thread: a thread limited to one core sees 1, the others keep theirs.
+TEST_CASE("threads 0 means one per core of the CPU affinity") {
+  Config c;
+  cpu_set_t allowed;
+  REQUIRE(sched_getaffinity(0, sizeof(allowed), &allowed) == 0);
+  CHECK(c.EffectiveThreads() == CPU_COUNT(&allowed));
+  int first = 0;
+  while (!CPU_ISSET(first, &allowed)) ++first;
+  int seen = 0;
+  std::thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    if (sched_setaffinity(0, sizeof(one), &one) == 0) seen = c.EffectiveThreads();
+  }).join();
+  CHECK(seen == 1);
+  c.threads = 3;
+  CHECK(c.EffectiveThreads() == 3);
+}
 
 TEST_CASE("defaults") {
   CommandLineResult r = Parse({});

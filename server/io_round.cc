@@ -41,7 +41,8 @@ void IoRound::End() {
   joined.swap(joined_);
   if (!written.ok()) return Finish(joined, written, /*write_failed=*/true);
   if (store_.durability() != Durability::kAlways) {
-    Finish(joined, store_.FlushLog(), /*write_failed=*/false);
+    // The ticket covers the round's writes and what its reads saw, as below.
+    Finish(joined, store_.FlushLog(store_.DurabilityTicket()), /*write_failed=*/false);
     joined.clear();
     if (joined_.empty()) joined_.swap(joined);  // keeps the capacity: no allocation per round
     return;

@@ -375,7 +375,7 @@ Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer, 
   // holds, other threads' records included, so our record is covered even if another
   // thread's flush (or a WAL switch) got there first.
   if (durable && durability() == Durability::kAlways) return AwaitDurable(DurabilityTicket());
-  return FlushLog();
+  return FlushLog(DurabilityTicket());
 }
 
 void Store::Impl::set_block_cache_bytes(size_t bytes) {
@@ -384,11 +384,33 @@ void Store::Impl::set_block_cache_bytes(size_t bytes) {
   if (table != nullptr && table->block_cache) table->block_cache->SetCapacity(bytes);
 }
 
+// With the gate held exclusively no write is between appending its record and publishing its
+// sequence number: every record through the latest sequence is in the buffer the flush hands
+// over, so flushed_through_ may say so afterwards.
 Status Store::Impl::FlushLog() {
   std::unique_lock<std::shared_mutex> gate(wal_gate_);
+  return FlushLogLocked();
+}
+
+Status Store::Impl::FlushLogLocked() {
   if (writes_refused()) return WriteRefusal();
+  const uint64_t through = db_->GetLatestSequenceNumber();
   auto s = db_->FlushWAL(/*sync=*/false);
-  return s.ok() ? Status::Ok() : NoteWriteError(FromRocks(s));
+  if (!s.ok()) return NoteWriteError(FromRocks(s));
+  if (through > flushed_through_.load(std::memory_order_relaxed)) {
+    flushed_through_.store(through, std::memory_order_release);
+  }
+  return Status::Ok();
+}
+
+// Threads that finish their writes together queue on the gate: the first one's flush covers
+// the others' records, which then skip their own write(2) (and, checked before the gate, their
+// wait for it).
+Status Store::Impl::FlushLog(uint64_t ticket) {
+  if (flushed_through_.load(std::memory_order_acquire) >= ticket) return Status::Ok();
+  std::unique_lock<std::shared_mutex> gate(wal_gate_);
+  if (flushed_through_.load(std::memory_order_relaxed) >= ticket) return Status::Ok();
+  return FlushLogLocked();
 }
 
 Status Store::Impl::SyncWal() {
@@ -401,7 +423,7 @@ Status Store::Impl::SyncWal() {
 }
 
 void Store::Impl::WhenDurable(uint64_t ticket, std::function<void(Status)> done) {
-  if (durability() != Durability::kAlways) return done(FlushLog());
+  if (durability() != Durability::kAlways) return done(FlushLog(ticket));
   if (writes_refused()) return done(WriteRefusal());
   group_->Request(ticket, [this, done = std::move(done)](Status s) {
     done(s.ok() ? std::move(s) : NoteWriteError(s));
@@ -409,7 +431,7 @@ void Store::Impl::WhenDurable(uint64_t ticket, std::function<void(Status)> done)
 }
 
 Status Store::Impl::AwaitDurable(uint64_t ticket) {
-  if (durability() != Durability::kAlways) return FlushLog();
+  if (durability() != Durability::kAlways) return FlushLog(ticket);
   if (writes_refused()) return WriteRefusal();
   Status s = group_->Await(ticket);
   return s.ok() ? s : NoteWriteError(s);
@@ -653,6 +675,7 @@ void Store::PrefetchKeys(int db, std::span<const std::string_view> keys, uint32_
   impl_->key_prefetcher().Prefetch(views, n, written);
 }
 Status Store::FlushLog() { return impl_->FlushLog(); }
+Status Store::FlushLog(uint64_t ticket) { return impl_->FlushLog(ticket); }
 void Store::WhenDurable(uint64_t ticket, std::function<void(Status)> done) {
   impl_->WhenDurable(ticket, std::move(done));
 }

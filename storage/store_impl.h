@@ -116,6 +116,9 @@ class Store::Impl {
                bool* applied = nullptr);
   Status SyncWal();   // flush + fsync now, through everything applied
   Status FlushLog();  // hands the WAL's buffered bytes to the OS (no fsync)
+  // The same, unless a flush already handed over every record through `ticket` (a sequence
+  // number: DurabilityTicket() taken after the writes to cover). Thread-safe.
+  Status FlushLog(uint64_t ticket);
   uint64_t DurabilityTicket() const { return db_->GetLatestSequenceNumber(); }
   void WhenDurable(uint64_t ticket, std::function<void(Status)> done);
   Status AwaitDurable(uint64_t ticket);
@@ -190,6 +193,7 @@ class Store::Impl {
   void FlushIfDeletionsHeld();
   void ReleaseFreeHeapMemory();
   void ExpiryLoop();
+  Status FlushLogLocked();          // FlushLog with wal_gate_ held exclusively
   void TakeIntake(int64_t* later);  // the expiry thread's: ExpiryIntake -> expiry_due_
   bool PassSees(const std::string& raw_key, uint64_t seq) const;
   void StopThreads();
@@ -241,6 +245,8 @@ class Store::Impl {
   // writes hold this shared, the log's flush to the OS holds it exclusively and checks the
   // latch. (A release librocksdb only reports the error; the gate costs little either way.)
   std::shared_mutex wal_gate_;
+  // Every record through this sequence number has been handed to the OS (FlushLogLocked).
+  std::atomic<uint64_t> flushed_through_{0};
   mutable std::mutex write_error_mu_;
   std::string write_error_;  // guarded by write_error_mu_; why writes are refused
   std::shared_ptr<rocksdb::EventListener> error_listener_;

@@ -154,6 +154,39 @@ TEST_CASE("a deferred unit's WAL bytes stay buffered until the caller flushes") 
   }
 }
 
+// FlushLog(ticket) is how I/O threads ending their rounds together share one write(2): a
+// ticket an earlier flush covered costs nothing, a later one flushes everything buffered.
+TEST_CASE("FlushLog(ticket) flushes only what no earlier flush covered") {
+  TempDir dir;
+  auto s = OpenStore(dir.path(), nullptr, false, Durability::kNo);
+  auto deferred_set = [&](const std::string& key) {
+    Store::Transaction unit(*s, {}, kDeferred);
+    REQUIRE(unit.Set(0, key, std::string(100, 'x'), SetPlain()).ok());
+    REQUIRE(unit.Commit().ok());
+    return s->DurabilityTicket();
+  };
+  REQUIRE(s->Set(0, "a", "1", SetPlain()).ok());  // flushed before it returns
+  const uint64_t a = s->DurabilityTicket();
+  const int64_t after_a = WalBytesOnDisk(dir.path());
+  const uint64_t b = deferred_set("b");
+  CHECK(b > a);
+  CHECK(s->FlushLog(a).ok());  // covered by a's own flush: b stays buffered
+  CHECK(WalBytesOnDisk(dir.path()) == after_a);
+  CHECK(s->FlushLog(b).ok());
+  const int64_t after_b = WalBytesOnDisk(dir.path());
+  CHECK(after_b > after_a + 100);
+  const uint64_t c = deferred_set("c");
+  CHECK(s->FlushLog(b).ok());
+  CHECK(WalBytesOnDisk(dir.path()) == after_b);
+  CHECK(s->FlushLog(c).ok());
+  CHECK(WalBytesOnDisk(dir.path()) > after_b + 100);
+  const uint64_t d = deferred_set("d");  // FlushLog() flushes whatever is buffered
+  const int64_t before_d = WalBytesOnDisk(dir.path());
+  CHECK(s->FlushLog().ok());
+  CHECK(WalBytesOnDisk(dir.path()) > before_d + 100);
+  CHECK(s->FlushLog(d).ok());
+}
+
 TEST_CASE("kAlways: an ordinary write fsyncs before returning; a deferred one when asked") {
   TempDir dir;
   auto s = OpenStore(dir.path(), nullptr, false, Durability::kAlways);

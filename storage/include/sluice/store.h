@@ -301,6 +301,9 @@ class Store {
   // Hands the log's buffered bytes to the OS (one write(2); nothing when empty): what every
   // mode needs before acknowledging, since it makes a write survive a crash of the process.
   Status FlushLog();
+  // FlushLog, unless another flush already handed over everything through `ticket`: threads
+  // ending their batches together then share one write(2).
+  Status FlushLog(uint64_t ticket);
   // Calls done(OK) once everything through `ticket` is as durable as the mode promises: under
   // kAlways after an fsync through it (one fsync serves every waiter it covers; `done` runs on
   // the store's syncer thread, so it must be fast: post the reply to your own thread), otherwise

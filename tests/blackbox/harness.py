@@ -24,6 +24,10 @@ IS_REDIS = TARGET == "redis"
 REDIS_CLI = os.environ.get("REDIS_CLI") or shutil.which("redis-cli") or "redis-cli"
 
 START_DEADLINE = 60.0  # seconds; generous, the machine may be busy building
+# A test process killed outright (a CI timeout, ^C twice) never stops its servers: started
+# through setpriv, each gets SIGKILL from the kernel when the thread that started it dies
+# (setpriv execs the server: same pid, same argv after it).
+DIE_WITH_TEST = ["setpriv", "--pdeathsig", "SIGKILL", "--"] if shutil.which("setpriv") else []
 STOP_DEADLINE = 60.0
 
 # A fixed instant for the test clock: 2023-11-14T22:13:20Z.
@@ -297,8 +301,9 @@ class Server:
         self.log_paths.append(self.log_path)
         with open(self.log_path, "wb") as err, open(self.stdout_path, "wb") as out:
             env = dict(os.environ, **self.env) if self.env else None
-            self.proc = subprocess.Popen(self.argv() + list(extra_args), stdout=out, stderr=err,
-                                         stdin=subprocess.DEVNULL, cwd=self.workdir, env=env)
+            self.proc = subprocess.Popen(DIE_WITH_TEST + self.argv() + list(extra_args),
+                                         stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                         cwd=self.workdir, env=env)
         return self.proc
 
     def start(self):

@@ -4,9 +4,11 @@ clean stop on SIGTERM, SIGINT and SHUTDOWN."""
 
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import unittest
 
@@ -282,6 +284,39 @@ class LimitsTest(BlackboxTestCase):
                 "ERR string exceeds maximum allowed size (proto-max-bulk-len)"))
             c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1048577\r\n")
             self.assertEqual(c.read_until_closed(), b"-ERR Protocol error: invalid bulk length\r\n")
+
+
+class HarnessTest(BlackboxTestCase):
+    @unittest.skipUnless(shutil.which("setpriv"), "setpriv (util-linux) is not installed")
+    def test_a_killed_test_process_takes_its_server_along(self):
+        # A test process killed with SIGKILL cannot stop its servers; they must not outlive it
+        # (they would keep ports, disk and CPU on a CI machine).
+        here = os.path.dirname(os.path.abspath(__file__))
+        child = subprocess.Popen(
+            [sys.executable, "-c",
+             "import sys, time; sys.path.insert(0, %r); import harness; "
+             "s = harness.Server().start(); print(s.proc.pid, flush=True); time.sleep(120)" % here],
+            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        self.addCleanup(child.wait)
+        self.addCleanup(child.kill)
+        pid = int(child.stdout.readline())
+        os.kill(pid, 0)  # serving
+        workdir = os.readlink("/proc/%d/cwd" % pid)
+        self.addCleanup(shutil.rmtree, workdir, True)
+        child.kill()
+        child.wait()
+        deadline = time.monotonic() + RUN_DEADLINE
+        while time.monotonic() < deadline:
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    if f.read().split(")")[-1].split()[0] == "Z":  # dead, not yet reaped
+                        break
+            except FileNotFoundError:
+                break
+            time.sleep(0.02)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            self.fail("the server outlived its test process")
 
 
 class ShutdownTest(BlackboxTestCase):

@@ -65,6 +65,19 @@ export function referenceMissing() {
   return null;
 }
 
+let setprivFound = null;
+function hasSetpriv() {
+  if (setprivFound === null) {
+    try {
+      execFileSync('setpriv', ['--version'], { stdio: 'ignore' });
+      setprivFound = true;
+    } catch {
+      setprivFound = false;
+    }
+  }
+  return setprivFound;
+}
+
 // kind: 'sluice' | 'redis'. Resolves to { kind, port, stop() } once the server answers PING.
 export async function startServer(kind, extraArgs = []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `sluice-node-${kind}-`));
@@ -75,8 +88,13 @@ export async function startServer(kind, extraArgs = []) {
     : ['--port', `${port}`, '--bind', '127.0.0.1', '--dir', dir, '--save', '',
        '--appendonly', 'no', '--daemonize', 'no', ...extraArgs];
   const log = fs.openSync(path.join(dir, 'stderr.log'), 'w');
-  const proc = spawn(kind === 'sluice' ? sluiceBinary() : redisBinary(), args,
-                     { stdio: ['ignore', log, log] });
+  // Through setpriv (util-linux): the kernel kills the server if this test process dies
+  // without stopping it (a CI timeout, a crash); setpriv execs it, so the pid is the server's.
+  const binary = kind === 'sluice' ? sluiceBinary() : redisBinary();
+  const proc = hasSetpriv()
+    ? spawn('setpriv', ['--pdeathsig', 'SIGKILL', '--', binary, ...args],
+            { stdio: ['ignore', log, log] })
+    : spawn(binary, args, { stdio: ['ignore', log, log] });
   let exited = null;
   proc.once('exit', (code, signal) => { exited = code ?? signal; });
   const logText = () => fs.readFileSync(path.join(dir, 'stderr.log'), 'utf8');

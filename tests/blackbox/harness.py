@@ -24,11 +24,11 @@ IS_REDIS = TARGET == "redis"
 REDIS_CLI = os.environ.get("REDIS_CLI") or shutil.which("redis-cli") or "redis-cli"
 
 START_DEADLINE = 60.0  # seconds; generous, the machine may be busy building
+STOP_DEADLINE = 60.0
 # A test process killed outright (a CI timeout, ^C twice) never stops its servers: started
 # through setpriv, each gets SIGKILL from the kernel when the thread that started it dies
 # (setpriv execs the server: same pid, same argv after it).
 DIE_WITH_TEST = ["setpriv", "--pdeathsig", "SIGKILL", "--"] if shutil.which("setpriv") else []
-STOP_DEADLINE = 60.0
 
 # A fixed instant for the test clock: 2023-11-14T22:13:20Z.
 T0_MS = 1_700_000_000_000

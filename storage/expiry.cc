@@ -256,7 +256,7 @@ int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_
 // (Redis's activeExpireCycle). A pass ends at the end of the keyspace; the next one starts only
 // once an expiry it did not remember (or one written since it began) is due.
 int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
-  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  using internal::kNever;
   if (writes_refused()) return 0;  // nothing could be removed
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(budget_us);
   auto out_of_time = [&] { return std::chrono::steady_clock::now() >= deadline; };

@@ -19,6 +19,9 @@
 
 namespace sluice::internal {
 
+// "No expiry due": the pass hint and ExpiryDueList's kNone.
+inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
 // The compaction filter of the element column families (collection.h): drops a sub-key whose
 // metadata (read from the default column family) is missing, expired on `clock`, not a
 // collection, or of another version. Keeps everything until set_db() is given the open database
@@ -104,7 +107,7 @@ class ExpiryDueList {
   // full it keeps the earlier expiries: returns the expiry of the key it does not keep (this
   // one's, when it falls in the last bucket or later, or the one it drops from the last bucket
   // for it), else kNone.
-  static constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  static constexpr int64_t kNone = kNever;
   int64_t Add(std::string raw_key, int64_t at_ms, uint64_t seq);
   // At most the earliest expiry remembered (exact once TakeExpired has looked at its bucket),
   // or kNone when empty.
@@ -116,6 +119,13 @@ class ExpiryDueList {
     size_ = 0;
   }
   size_t size() const { return size_; }
+  // Calls f(raw_key, at_ms, seq) for every entry, in no particular order.
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const auto& [bucket, b] : buckets_) {
+      for (const Entry& e : b.entries) f(e.key, e.at_ms, e.seq);
+    }
+  }
 
  private:
   static constexpr int kBucketShift = 6;  // 64 ms

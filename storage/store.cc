@@ -308,6 +308,7 @@ Status Store::Impl::Open() {
     recovery_progress_ = std::move(filter);
   }
   if (Status s = OpenRocks(rocks); !s.ok()) return s;
+  RestoreExpiryState();  // before any write: it checks that nothing was written since it
   if (Status s = InitVersions(); !s.ok()) return s;
   if (Status s = LoadKeyspaceCounts(); !s.ok()) return s;
   element_filter_->set_db(db_.get());
@@ -324,6 +325,7 @@ Status Store::Impl::Open() {
   if (options_.active_expiry && options_.active_expiry_hz > 0) {
     expiry_thread_ = std::thread([this] { ExpiryLoop(); });
   }
+  opened_ = true;
   return Status::Ok();
 }
 
@@ -341,7 +343,10 @@ void Store::Impl::StopThreads() {
 Store::Impl::~Impl() {
   StopThreads();
   if (!db_) return;
-  if (!writes_refused()) db_->FlushWAL(/*sync=*/true);
+  if (!writes_refused()) {
+    if (opened_) SaveExpiryState();
+    db_->FlushWAL(/*sync=*/true);
+  }
   for (auto* h : cf_handles_) db_->DestroyColumnFamilyHandle(h);
   cf_handles_.clear();
   db_->Close();

@@ -32,6 +32,7 @@
 
 #include "encoding.h"
 #include "expiry.h"
+#include "expiry_state.h"
 #include "group_commit.h"
 #include "keyspace_counts.h"
 #include "lock_pool.h"
@@ -195,6 +196,11 @@ class Store::Impl {
   void ExpiryLoop();
   Status FlushLogLocked();          // FlushLog with wal_gate_ held exclusively
   void TakeIntake(int64_t* later);  // the expiry thread's: ExpiryIntake -> expiry_due_
+  // The expiry cycle's state across a clean restart (expiry_state.cc): saved by the destructor
+  // once the threads have stopped, restored by Open before any write.
+  void SaveExpiryState();
+  void RestoreExpiryState();
+  bool CollectDueKeys(std::vector<internal::ExpiryState::Key>* out);
   bool PassSees(const std::string& raw_key, uint64_t seq) const;
   void StopThreads();
   void NoteSynced();
@@ -255,13 +261,15 @@ class Store::Impl {
   // starts only when an expiry it may find is due: next_expiry_due_ms_ is the minimum of the
   // expiries a pass saw and did not keep in expiry_due_ (which removes those when due), and of
   // every expiry written since the last pass began (NoteExpiry). 0 at open: the first pass runs
-  // at once. The rest is the expiry thread's own.
+  // at once, unless the last close saved the state (RestoreExpiryState). The rest is the expiry
+  // thread's own.
   std::atomic<int64_t> next_expiry_due_ms_{0};
   std::atomic<int64_t> expiry_scans_{0};
   std::atomic<int64_t> idle_memory_releases_{0};
   std::string expiry_cursor_;  // encoded key where the pass resumes
   std::string expiry_done_;    // the last key the pass handled (handled once)
   bool expiry_pass_active_ = false;
+  bool opened_ = false;  // Open succeeded: the expiry state is worth saving at close
   internal::ExpiryCandidates expiry_batch_;  // found by the cycle, not yet removed
   internal::ExpiryDueList expiry_due_;       // written or seen by a pass, not yet due
   // The current or last pass's walk, cycle by cycle: the first key each cycle read, and the

@@ -23,19 +23,6 @@ namespace {
 using SV = std::string_view;
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
-// Runs cycles until one finds nothing to do (no pass, nothing due), at most max_cycles;
-// returns the keys removed.
-int64_t RunCycles(Store& store, int max_cycles = 1000, int64_t budget_us = 1'000'000) {
-  int64_t removed = 0;
-  for (int i = 0; i < max_cycles; ++i) {
-    const int64_t scans = store.GetStats().expiry_scans;
-    const int64_t n = store.impl().RunExpiryCycle(budget_us);
-    removed += n;
-    if (n == 0 && store.GetStats().expiry_scans == scans) break;
-  }
-  return removed;
-}
-
 std::string Raw(SV key) { return internal::EncodeKey(0, key); }
 
 // A key of db 0 whose stripe is the stripe of `of`, other than `of`.

@@ -162,6 +162,19 @@ inline void RequireConsistent(Store& store) {
   }
 }
 
+// Runs expiry cycles by hand until one finds nothing to do (no pass, nothing due), at most
+// max_cycles; returns the keys removed.
+inline int64_t RunCycles(Store& store, int max_cycles = 1000, int64_t budget_us = 1'000'000) {
+  int64_t removed = 0;
+  for (int i = 0; i < max_cycles; ++i) {
+    const int64_t scans = store.GetStats().expiry_scans;
+    const int64_t n = store.impl().RunExpiryCycle(budget_us);
+    removed += n;
+    if (n == 0 && store.GetStats().expiry_scans == scans) break;
+  }
+  return removed;
+}
+
 inline SetOptions SetPlain() { return SetOptions{}; }
 inline SetOptions SetWith(SetCondition c) {
   SetOptions o;

@@ -270,7 +270,9 @@ class Store {
   // Opens (creating if needed) the store at options.path. Fails with kIOError on an unusable
   // directory or a database locked by another process.
   static Result<std::unique_ptr<Store>> Open(Options options);
-  ~Store();  // stops background work, syncs the WAL, closes the database
+  // Stops background work, saves the expiry cycle's state (so that the next Open need not walk the
+  // keyspace to find expiring keys), syncs the WAL, closes the database.
+  ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 

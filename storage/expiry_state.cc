@@ -1,11 +1,14 @@
-// Saving the active expiry cycle's state at a clean close and restoring it at the next open
-// (expiry_state.h): the due list, the pass hint and an unfinished pass's cursor, in one record of
-// the `meta` column family. Without it every open starts a pass that walks the whole keyspace at
-// Redis's sampling rate while it finds nothing expired: on a store of 10M keys that expire in
-// hours, ~14 hours of a few percent of a core (docs/engine.md, "Expiry").
+// Saving the active expiry cycle's state (at a clean close, and while the store is quiet) and
+// restoring it at the next open (expiry_state.h): the due list, the pass hint and an unfinished
+// pass's cursor, in one record of the `meta` column family. Without it every open starts a pass
+// that walks the whole keyspace at Redis's sampling rate while it finds nothing expired: on a store
+// of 10M keys that expire in hours, ~14 hours of a few percent of a core (docs/engine.md,
+// "Expiry").
 #include "expiry_state.h"
 
 #include <algorithm>
+#include <chrono>
+#include <mutex>
 
 #include "encoding.h"
 #include "expiry.h"
@@ -90,8 +93,8 @@ using internal::ExpiryState;
 // written since it was seen says it exactly (RemoveExpired's check); a key with none such was
 // rewritten, and is read. A restored entry is then exact at the record's sequence number, and
 // only one per key, as RemoveExpired's removal without a read requires. False when a read
-// fails or finds a value it cannot decode (the state is then not saved). Runs only at close:
-// no unit holds a stripe, so the marks are read without their locks.
+// fails or finds a value it cannot decode (the state is then not saved). The expiry thread's
+// (or, at close, the destructor's once that thread has stopped).
 bool Store::Impl::CollectDueKeys(std::vector<ExpiryState::Key>* out) {
   struct Seen {
     const std::string* key;
@@ -108,8 +111,11 @@ bool Store::Impl::CollectDueKeys(std::vector<ExpiryState::Key>* out) {
   for (size_t i = 0, j = 0; i < seen.size(); i = j) {
     const std::string& key = *seen[i].key;
     std::optional<int64_t> at_ms;
-    for (j = i; j < seen.size() && *seen[j].key == key; ++j) {
-      if (locks_.WriteMark(key) <= seen[j].seq) at_ms = seen[j].at_ms;
+    {
+      std::lock_guard<std::mutex> stripe(locks_.ForKey(key));
+      for (j = i; j < seen.size() && *seen[j].key == key; ++j) {
+        if (locks_.WriteMark(key) <= seen[j].seq) at_ms = seen[j].at_ms;
+      }
     }
     if (!at_ms) {
       auto s = db_->Get(rocksdb::ReadOptions(), key, &value);
@@ -124,13 +130,24 @@ bool Store::Impl::CollectDueKeys(std::vector<ExpiryState::Key>* out) {
   return true;
 }
 
-// At close, once no unit runs and the expiry thread has stopped. The record's sequence number is
-// the one its own write takes (one Put: one number); the caller's log flush makes it durable. A
-// state that cannot be saved leaves any older record, stale once anything was written since.
-void Store::Impl::SaveExpiryState() {
-  int64_t later = internal::kNever;
-  TakeIntake(&later);
-  NoteExpiry(later);
+// The record is valid only at the sequence number its own write takes, which it names: the
+// latest one read with every stripe held (no unit is then between its commit and the hand-off
+// of its expiries: HandExpiries), plus one. A unit that commits after that read takes a number
+// first, so the record names a number it does not get, or comes after it: either way no open
+// trusts it, and nothing is lost but the walk it would have saved. A state that cannot be saved
+// leaves any older record, stale once anything was written since. While running the record is
+// handed to the OS (and synced under `always`; `everysec` syncs it within a second); at close
+// the destructor's final log sync covers it.
+void Store::Impl::SaveExpiryState(bool closing) {
+  if (writes_refused()) return;
+  uint64_t latest = 0;
+  {
+    auto all = internal::LockPool::MultiGuard::All(locks_);
+    latest = db_->GetLatestSequenceNumber();
+    int64_t later = internal::kNever;
+    TakeIntake(&later);
+    NoteExpiry(later);
+  }
   ExpiryState state;
   state.pass_due_ms = next_expiry_due_ms_.load(std::memory_order_relaxed);
   state.pass_active = expiry_pass_active_;
@@ -139,10 +156,36 @@ void Store::Impl::SaveExpiryState() {
     state.pass_done = expiry_done_;
   }
   if (!CollectDueKeys(&state.due)) return;
-  state.seq = db_->GetLatestSequenceNumber() + 1;
-  db_->Put(rocksdb::WriteOptions(), meta_cf_, internal::kExpiryStateKey,
-           internal::EncodeExpiryState(state))
-      .PermitUncheckedError();
+  state.seq = latest + 1;
+  rocksdb::WriteBatch batch;
+  if (!batch.Put(meta_cf_, internal::kExpiryStateKey, internal::EncodeExpiryState(state)).ok()) {
+    return;
+  }
+  // Named before the write, so that the everysec thread never takes the write for activity
+  // (TidyIfIdle); taken back if the write fails.
+  const uint64_t before = expiry_state_seq_.exchange(state.seq, std::memory_order_relaxed);
+  if (!Write(&batch, /*durable=*/!closing, /*defer=*/closing).ok()) {
+    expiry_state_seq_.store(before, std::memory_order_relaxed);
+  }
+}
+
+// The expiry thread's, after each cycle: once no write has come for kQuietBeforeSave, the state
+// is saved (once per quiet spell), so that a crash of an idle server (kill -9, a power cut) does
+// not cost the next open a walk either.
+void Store::Impl::SaveExpiryStateWhenQuiet() {
+  constexpr auto kQuietBeforeSave = std::chrono::seconds(5);
+  const uint64_t latest = db_->GetLatestSequenceNumber();
+  const auto now = std::chrono::steady_clock::now();
+  if (latest != quiet_seq_) {
+    quiet_seq_ = latest;
+    quiet_since_ = now;
+    return;
+  }
+  if (now - quiet_since_ < kQuietBeforeSave ||
+      latest == expiry_state_seq_.load(std::memory_order_relaxed)) {
+    return;
+  }
+  SaveExpiryState(/*closing=*/false);
 }
 
 // At open, before anything is written and before the expiry thread starts. A record written
@@ -172,6 +215,8 @@ void Store::Impl::RestoreExpiryState() {
     pass_segments_.push_back(PassSegment{std::string(), seq});
   }
   next_expiry_due_ms_.store(pass_due_ms, std::memory_order_relaxed);
+  // Nothing new to save until something is written.
+  expiry_state_seq_.store(seq, std::memory_order_relaxed);
   if (options_.on_progress) {
     options_.on_progress("expiry: restored the expiries of " + std::to_string(state->due.size()) +
                          " keys" + (state->pass_active ? ", and a pass under way" : ""));

@@ -344,7 +344,7 @@ Store::Impl::~Impl() {
   StopThreads();
   if (!db_) return;
   if (!writes_refused()) {
-    if (opened_) SaveExpiryState();
+    if (opened_) SaveExpiryState(/*closing=*/true);
     db_->FlushWAL(/*sync=*/true);
   }
   for (auto* h : cf_handles_) db_->DestroyColumnFamilyHandle(h);
@@ -527,9 +527,15 @@ void Store::Impl::TidyIfIdle(uint64_t& last_seq, int& quiet_seconds) {
   constexpr int kReleaseEveryS = 60;
   const uint64_t seq = db_->GetLatestSequenceNumber();
   if (seq != last_seq) {
+    // The expiry state saved once the store went quiet is the store's own write, not activity:
+    // counting it would put the idle flush and the heap trim 5 s later.
+    const bool only_saved_state =
+        seq == last_seq + 1 && seq == expiry_state_seq_.load(std::memory_order_relaxed);
     last_seq = seq;
-    quiet_seconds = 0;
-    return;
+    if (!only_saved_state) {
+      quiet_seconds = 0;
+      return;
+    }
   }
   const int flush_at = options_.idle_flush_after_s;
   if (flush_at <= 0) return;
@@ -578,6 +584,7 @@ void Store::Impl::ExpiryLoop() {
   while (!bg_cv_.wait_for(l, period, [this] { return stopping_; })) {
     l.unlock();
     RunExpiryCycle(budget_us);
+    SaveExpiryStateWhenQuiet();
     l.lock();
   }
 }

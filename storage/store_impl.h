@@ -17,6 +17,7 @@
 #include <rocksdb/wal_filter.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -161,6 +162,10 @@ class Store::Impl {
     for (; taken < n; ++taken) NoteExpiry(at_ms[taken]);
   }
   const internal::ExpiryDueList& expiry_due() const { return expiry_due_; }  // tests
+  // Saves the expiry cycle's state for the next open (expiry_state.cc). The expiry thread's, or
+  // the destructor's once that thread has stopped (closing: the final log sync covers it); also
+  // called by tests, one caller at a time.
+  void SaveExpiryState(bool closing);
   const internal::KeyPrefetcher& key_prefetcher() const { return key_prefetcher_; }
   // Tells the expiry cycle that a key expiring at at_ms (ms since the epoch) is stored: it
   // wakes up by then. Lock-free; called once a write with an expiry is visible (Txn::Commit).
@@ -196,9 +201,9 @@ class Store::Impl {
   void ExpiryLoop();
   Status FlushLogLocked();          // FlushLog with wal_gate_ held exclusively
   void TakeIntake(int64_t* later);  // the expiry thread's: ExpiryIntake -> expiry_due_
-  // The expiry cycle's state across a clean restart (expiry_state.cc): saved by the destructor
-  // once the threads have stopped, restored by Open before any write.
-  void SaveExpiryState();
+  // The expiry cycle's state across a restart (expiry_state.cc): saved by the expiry thread once
+  // the store is quiet, restored by Open before any write.
+  void SaveExpiryStateWhenQuiet();
   void RestoreExpiryState();
   bool CollectDueKeys(std::vector<internal::ExpiryState::Key>* out);
   bool PassSees(const std::string& raw_key, uint64_t seq) const;
@@ -270,6 +275,12 @@ class Store::Impl {
   std::string expiry_done_;    // the last key the pass handled (handled once)
   bool expiry_pass_active_ = false;
   bool opened_ = false;  // Open succeeded: the expiry state is worth saving at close
+  // The sequence number the last saved expiry state named (written by the expiry thread; the
+  // everysec thread reads it: that write does not end a quiet spell), and the expiry thread's
+  // view of the latest sequence number: since when it has not moved (SaveExpiryStateWhenQuiet).
+  std::atomic<uint64_t> expiry_state_seq_{0};
+  uint64_t quiet_seq_ = 0;
+  std::chrono::steady_clock::time_point quiet_since_;
   internal::ExpiryCandidates expiry_batch_;  // found by the cycle, not yet removed
   internal::ExpiryDueList expiry_due_;       // written or seen by a pass, not yet due
   // The current or last pass's walk, cycle by cycle: the first key each cycle read, and the

@@ -528,7 +528,7 @@ void Store::Impl::TidyIfIdle(uint64_t& last_seq, int& quiet_seconds) {
   const uint64_t seq = db_->GetLatestSequenceNumber();
   if (seq != last_seq) {
     // The expiry state saved once the store went quiet is the store's own write, not activity:
-    // counting it would put the idle flush and the heap trim 5 s later.
+    // counting it would start the idle flush's and the heap trim's count over.
     const bool only_saved_state =
         seq == last_seq + 1 && seq == expiry_state_seq_.load(std::memory_order_relaxed);
     last_seq = seq;

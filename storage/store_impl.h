@@ -166,6 +166,12 @@ class Store::Impl {
   // the destructor's once that thread has stopped (closing: the final log sync covers it); also
   // called by tests, one caller at a time.
   void SaveExpiryState(bool closing);
+  // The expiry thread saves the state once the store has been quiet for after_ms, at most once
+  // every every_ms (defaults 30 s and 10 min; tests shorten them). Thread-safe.
+  void SetQuietSaveTimes(int64_t after_ms, int64_t every_ms) {
+    quiet_save_after_ms_.store(after_ms, std::memory_order_relaxed);
+    quiet_save_every_ms_.store(every_ms, std::memory_order_relaxed);
+  }
   const internal::KeyPrefetcher& key_prefetcher() const { return key_prefetcher_; }
   // Tells the expiry cycle that a key expiring at at_ms (ms since the epoch) is stored: it
   // wakes up by then. Lock-free; called once a write with an expiry is visible (Txn::Commit).
@@ -281,6 +287,9 @@ class Store::Impl {
   std::atomic<uint64_t> expiry_state_seq_{0};
   uint64_t quiet_seq_ = 0;
   std::chrono::steady_clock::time_point quiet_since_;
+  std::optional<std::chrono::steady_clock::time_point> last_quiet_save_;
+  std::atomic<int64_t> quiet_save_after_ms_{30'000};
+  std::atomic<int64_t> quiet_save_every_ms_{600'000};
   internal::ExpiryCandidates expiry_batch_;  // found by the cycle, not yet removed
   internal::ExpiryDueList expiry_due_;       // written or seen by a pass, not yet due
   // The current or last pass's walk, cycle by cycle: the first key each cycle read, and the

@@ -214,9 +214,10 @@ TEST_CASE("expiry state: a write after a save while running makes it stale") {
 TEST_CASE("expiry state: the expiry thread saves it once the store is quiet") {
   TempDir dir;
   auto s = OpenStore(dir.path(), nullptr, /*active_expiry=*/true);
+  s->impl().SetQuietSaveTimes(/*after_ms=*/300, /*every_ms=*/600'000);
   const int64_t far = WallClock().NowMs() + 3'600'000;
   SetMany(*s, "t", 10, far);
-  // Saved about 5 s after the last write (polled, generously bounded).
+  // Saved about 0.3 s after the last write (polled, generously bounded).
   std::optional<ExpiryState> saved;
   for (int i = 0; i < 300 && !(saved = SavedState(*s)); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -225,6 +226,11 @@ TEST_CASE("expiry state: the expiry thread saves it once the store is quiet") {
   CHECK(saved->due.size() == 10);
   CHECK(saved->seq == s->impl().db()->GetLatestSequenceNumber());
   for (const auto& k : saved->due) CHECK(k.at_ms == far);
+  // Another quiet spell within every_ms: not saved again.
+  REQUIRE(s->Set(0, "u", "v", SetAt(far)).ok());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  CHECK(SavedState(*s)->due.size() == 10);
+  CHECK(SavedState(*s)->seq < s->impl().db()->GetLatestSequenceNumber());
 }
 
 }  // namespace sluice::testing

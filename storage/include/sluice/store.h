@@ -63,8 +63,9 @@ struct Options {
   std::string path;  // data directory; created if missing. Required.
   Durability durability = Durability::kEverySec;
   std::shared_ptr<const Clock> clock;  // nullptr: the wall clock
-  bool active_expiry =
-      true;  // run the background expiry cycle (it also saves its state when quiet)
+  // Run the background expiry cycle (which also saves its state after 30 s without a write, for
+  // the next Open after a crash).
+  bool active_expiry = true;
   int active_expiry_hz = 10;              // expiry cycles per second
   int64_t max_value_bytes = 512LL << 20;  // APPEND/SETRANGE beyond this fail (Redis: 512 MB)
   // RocksDB's block cache: data blocks, and the index and filter partitions (pinned while their

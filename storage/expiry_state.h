@@ -19,14 +19,15 @@ inline constexpr std::string_view kExpiryStateKey = "expiry-state";
 struct ExpiryState {
   struct Key {
     std::string raw_key;
-    int64_t at_ms;  // its stored expiry at close
+    int64_t at_ms;  // exact: its stored expiry; else at most its stored expiry, if it has one
+    bool exact;     // no write since the entry was seen; else the key is read again when due
   };
   uint64_t seq = 0;          // the sequence number of the record's own write
   int64_t pass_due_ms = 0;   // the cycle's pass hint (next_expiry_due_ms_); 0: a pass at once
   bool pass_active = false;  // a pass was under way: it resumes at pass_cursor
   std::string pass_cursor;   // where it resumes (encoded key)
   std::string pass_done;     // the last key it handled
-  std::vector<Key> due;      // the due list, one entry per key, each exact at close
+  std::vector<Key> due;      // the due list, one entry per key
 };
 
 std::string EncodeExpiryState(const ExpiryState& state);

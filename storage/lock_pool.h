@@ -42,6 +42,11 @@ class LockPool {
     uint64_t& mark = stripes_[StripeOf(raw_key)].write_mark;
     if (seq > mark) mark = seq;
   }
+  // Sets every stripe's mark to seq: at open, before any unit runs (Store::Impl's restore of the
+  // expiry state), so that an entry restored as seen at seq - 1 is read again before a removal.
+  void SetAllWriteMarks(uint64_t seq) {
+    for (auto& stripe : stripes_) stripe.write_mark = seq;
+  }
 
   // Holds the stripes of a set of keys (or every stripe) until destroyed.
   class MultiGuard {

@@ -211,7 +211,7 @@ class Store::Impl {
   // the store is quiet, restored by Open before any write.
   void SaveExpiryStateWhenQuiet();
   void RestoreExpiryState();
-  bool CollectDueKeys(std::vector<internal::ExpiryState::Key>* out);
+  void CollectDueKeys(std::vector<internal::ExpiryState::Key>* out);
   bool PassSees(const std::string& raw_key, uint64_t seq) const;
   void StopThreads();
   void NoteSynced();

@@ -38,7 +38,7 @@ TEST_CASE("expiry state: encodes and decodes, and refuses anything but a whole s
   state.pass_active = true;
   state.pass_cursor = std::string("\0\x12\x34cursor", 9);
   state.pass_done = "done";
-  state.due = {{"a", kT0Ms}, {std::string(300, 'k'), kT0Ms + 1}, {"", -7}};
+  state.due = {{"a", kT0Ms, true}, {std::string(300, 'k'), kT0Ms + 1, false}, {"", -7, true}};
   const std::string bytes = internal::EncodeExpiryState(state);
   auto back = internal::DecodeExpiryState(bytes);
   REQUIRE(back.has_value());
@@ -51,6 +51,7 @@ TEST_CASE("expiry state: encodes and decodes, and refuses anything but a whole s
   for (size_t i = 0; i < 3; ++i) {
     CHECK(back->due[i].raw_key == state.due[i].raw_key);
     CHECK(back->due[i].at_ms == state.due[i].at_ms);
+    CHECK(back->due[i].exact == state.due[i].exact);
   }
   for (size_t n = 0; n < bytes.size(); ++n) {
     CAPTURE(n);
@@ -84,29 +85,32 @@ TEST_CASE("expiry state: a clean restart keeps what the cycle knew, so no pass w
   RequireConsistent(s);
 }
 
-TEST_CASE("expiry state: a key rewritten since its entry is saved with its stored expiry") {
+TEST_CASE("expiry state: a key written since its entry was seen is read again when due") {
   Fixture f;
   RunCycles(*f.store);
   Store& s0 = *f.store;
   REQUIRE(s0.Set(0, "later", "v", SetAt(kT0Ms + 1000)).ok());
   REQUIRE(s0.Set(0, "persisted", "v", SetAt(kT0Ms + 1000)).ok());
   REQUIRE(s0.Set(0, "gone", "v", SetAt(kT0Ms + 1000)).ok());
-  RunCycles(s0);  // all three in the due list, expiring at +1000
-  // A later expiry hands nothing to the cycle (the +1000 entry covers it); the others lose theirs.
+  REQUIRE(s0.Set(0, "kept", "v", SetAt(kT0Ms + 1000)).ok());
+  RunCycles(s0);  // all four in the due list, expiring at +1000
+  // A later expiry hands nothing to the cycle (the +1000 entry covers it); two others lose theirs.
   REQUIRE(s0.Set(0, "later", "v2", SetAt(kT0Ms + 5000)).ok());
   REQUIRE(s0.Set(0, "persisted", "v2", SetPlain()).ok());
   const std::string_view gone[] = {"gone"};
   REQUIRE(*s0.Del(0, gone) == 1);
   f.Reopen();
   Store& s = *f.store;
-  CHECK(s.impl().expiry_due().size() == 1);  // only "later", once
+  CHECK(s.impl().expiry_due().size() == 4);
   f.AdvanceMs(2000);
-  CHECK(RunCycles(s) == 0);
+  CHECK(RunCycles(s) == 1);  // "kept"; the other three were read again
+  CHECK(!Exists(s, "kept"));
   CHECK(Exists(s, "later"));
   CHECK(Exists(s, "persisted"));
+  CHECK(s.impl().expiry_due().size() == 1);  // "later", put back with its new expiry
   f.AdvanceMs(3001);
   CHECK(RunCycles(s) == 1);
-  CHECK(s.GetStats().expired_keys == 1);
+  CHECK(s.GetStats().expired_keys == 2);
   CHECK(*s.DbSize(0) == 1);
   CHECK(s.GetStats().expiry_scans == 0);
   RequireConsistent(s);

@@ -2,7 +2,7 @@
 # Scale benchmark: many live limiter keys loaded, then limiter throughput at each size.
 #
 #   tools/scale.sh [--steps N1,N2,...] [--calls C] [--pipeline P] [--clients C] [--idle S]
-#                  [--block-cache-size SIZE] [--sluice PATH] [--keep DIR]
+#                  [--restart] [--block-cache-size SIZE] [--sluice PATH] [--keep DIR]
 #
 # Loads distinct GCRA limiter keys (GCRA.TAKE scale:<12 digits> 10 1d: each key lives 2.4 h, so
 # every key loaded stays live) into one fresh sluice-server, in order, up to each step of
@@ -11,7 +11,11 @@
 # GCRA.TAKE on keys drawn at random from all the keys loaded (pipeline P=16, 50 clients) and
 # prints calls/s, p99, the server's RSS, the data directory's size and bytes per key, and the
 # throughput as a share of the first step's. Finally the server is left idle for S=30 s and its
-# CPU over the last 20 s is printed.
+# CPU over the last 20 s is printed. --restart then stops the server cleanly (SHUTDOWN), starts
+# it again on the same data, prints what its log says of the expiry cycle's state, runs the C
+# calls again and measures idle the same way: an idle server should cost nothing after a restart
+# either (the store saves its expiry state after 30 s without a write: with --idle 60 or more
+# the measured window starts after that save).
 # Keys are sent by a generator piped into `redis-cli --pipe` (progress lines on stderr every
 # 10M keys). The server runs with its defaults (appendfsync everysec) and
 # --block-cache-size SIZE when given, in a fresh temporary directory (--keep DIR: in DIR, kept
@@ -27,8 +31,9 @@ clients=50
 idle=30
 keep=""
 cache=""
+restart=0
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 need() { [ $# -ge 2 ] || { echo "scale: $1 needs a value" >&2; exit 2; }; }
 while (($#)); do
   case "$1" in
@@ -37,6 +42,7 @@ while (($#)); do
     --pipeline) need "$@"; pipeline=$2; shift ;;
     --clients) need "$@"; clients=$2; shift ;;
     --idle) need "$@"; idle=$2; shift ;;
+    --restart) restart=1 ;;
     --block-cache-size) need "$@"; cache=$2; shift ;;
     --sluice) need "$@"; sluice_bin=$2; shift ;;
     --keep) need "$@"; keep=$2; shift ;;
@@ -90,6 +96,28 @@ settle() {
   done
 }
 
+# Runs the C calls on keys drawn from those loaded; sets rps and p99.
+run_calls() {
+  local line
+  line=$("$benchmark" -h 127.0.0.1 -p "$port" -c "$clients" -n "$calls" -P "$pipeline" \
+           -r "$loaded" --csv GCRA.TAKE scale:__rand_int__ 10 1d | tail -n 1)
+  rps=$(echo "$line" | cut -d, -f2 | tr -d '"')
+  p99=$(echo "$line" | cut -d, -f7 | tr -d '"')
+}
+
+# Leaves the server idle for S seconds and prints its CPU over the last 20 (or all S).
+measure_idle() {
+  ((idle > 0)) || return 0
+  local hz t0 t1 window
+  hz=$(getconf CLK_TCK)
+  sleep $((idle > 20 ? idle - 20 : 0))
+  t0=$(cpu_ticks)
+  sleep $((idle < 20 ? idle : 20))
+  t1=$(cpu_ticks)
+  window=$((idle < 20 ? idle : 20))
+  echo "scale: idle CPU over the last ${window}s of ${idle}s idle: $(python3 -c "print('%.1f%%' % (100.0 * ($t1 - $t0) / $hz / $window))") of one core; rss $(rss_mb) MB"
+}
+
 echo "scale: GCRA.TAKE scale:<12 digits> 10 1d, steps $steps, $calls calls per step at pipeline $pipeline from $clients clients, $(nproc) cores${cache:+, block-cache-size $cache}"
 printf '%12s %10s %9s %8s %9s %8s %8s %9s\n' "keys" "calls/s" "p99_ms" "rss_mb" "disk_mb" "B/key" "of_first" "load_s"
 loaded=0
@@ -100,10 +128,7 @@ for n in "${step_list[@]}"; do
   loaded=$n
   settle
   load_s=$((SECONDS - t0))
-  line=$("$benchmark" -h 127.0.0.1 -p "$port" -c "$clients" -n "$calls" -P "$pipeline" \
-           -r "$loaded" --csv GCRA.TAKE scale:__rand_int__ 10 1d | tail -n 1)
-  rps=$(echo "$line" | cut -d, -f2 | tr -d '"')
-  p99=$(echo "$line" | cut -d, -f7 | tr -d '"')
+  run_calls
   [ -n "$first" ] || first=$rps
   bytes=$(disk_bytes)
   printf '%12d %10.0f %9s %8s %9.0f %8.1f %8.2f %9d\n' "$loaded" "$rps" "$p99" "$(rss_mb)" \
@@ -112,12 +137,15 @@ for n in "${step_list[@]}"; do
 done
 echo "scale: dbsize $("$cli" -p "$port" DBSIZE)"
 
-if ((idle > 0)); then
-  hz=$(getconf CLK_TCK)
-  sleep $((idle > 20 ? idle - 20 : 0))
-  t0=$(cpu_ticks)
-  sleep $((idle < 20 ? idle : 20))
-  t1=$(cpu_ticks)
-  window=$((idle < 20 ? idle : 20))
-  echo "scale: idle CPU over the last ${window}s of ${idle}s idle: $(python3 -c "print('%.1f%%' % (100.0 * ($t1 - $t0) / $hz / $window))") of one core; rss $(rss_mb) MB"
+measure_idle
+if ((restart)); then
+  stop_server
+  start_wait=1800
+  start_server "${extra[@]}"
+  state=$(grep -o 'expiry: .*' "$workdir/sluice.log" | tr '\n' ' ' || true)
+  echo "scale: restarted: ${state:-no saved expiry state found}"
+  run_calls
+  printf 'scale: after the restart %d calls at %.0f calls/s, p99 %s ms, rss %s MB\n' "$calls" "$rps" \
+    "$p99" "$(rss_mb)"
+  measure_idle
 fi

@@ -16,17 +16,25 @@ cleanup() {
 trap cleanup EXIT
 
 # start_server [flags...]: starts sluice-server on a free port with the data dir in workdir and
-# waits (at most 60 s) until it answers PING.
+# waits (at most start_wait seconds, default 60) until it answers PING.
 start_server() {
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   "$sluice_bin" --port "$port" --bind 127.0.0.1 --dir "$workdir/data" "$@" >"$workdir/sluice.log" 2>&1 &
   pid=$!
-  local deadline=$((SECONDS + 60))
+  local wait_s=${start_wait:-60}
+  local deadline=$((SECONDS + wait_s))
   until [ "$("$cli" -p "$port" PING 2>/dev/null || true)" = "PONG" ]; do
     kill -0 "$pid" 2>/dev/null || { echo "$tool: sluice-server exited; log:" >&2; cat "$workdir/sluice.log" >&2; exit 1; }
-    ((SECONDS < deadline)) || { echo "$tool: sluice-server did not start within 60 s" >&2; exit 1; }
+    ((SECONDS < deadline)) || { echo "$tool: sluice-server did not start within $wait_s s" >&2; exit 1; }
     sleep 0.1
   done
+}
+
+# stop_server: SHUTDOWN (a clean stop: the store syncs and saves its state) and waits for exit.
+stop_server() {
+  "$cli" -p "$port" SHUTDOWN >/dev/null 2>&1 || true
+  wait "$pid" 2>/dev/null || true
+  pid=""
 }
 
 rss_mb() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }

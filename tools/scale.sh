@@ -33,7 +33,7 @@ keep=""
 cache=""
 restart=0
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 need() { [ $# -ge 2 ] || { echo "scale: $1 needs a value" >&2; exit 2; }; }
 while (($#)); do
   case "$1" in

@@ -21,6 +21,8 @@ namespace internal {
 namespace {
 
 constexpr char kStateVersion = 1;
+// The fewest bytes one due-list key takes: its length (1), expiry (8) and exact flag (1).
+constexpr size_t kMinKeyBytes = 10;
 
 void AppendBytes(std::string* out, std::string_view bytes) {
   AppendVarint(out, bytes.size());
@@ -73,8 +75,8 @@ std::optional<ExpiryState> DecodeExpiryState(std::string_view in) {
   state.pass_active = in[at++] == 1;
   uint64_t count = 0;
   if (!ReadBytes(in, &at, &state.pass_cursor) || !ReadBytes(in, &at, &state.pass_done) ||
-      !ReadVarint(in, &at, &count) || count > in.size() - at) {
-    return std::nullopt;
+      !ReadVarint(in, &at, &count) || count > (in.size() - at) / kMinKeyBytes) {
+    return std::nullopt;  // a damaged count must not size a huge vector
   }
   state.due.resize(count);
   for (auto& k : state.due) {

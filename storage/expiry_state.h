@@ -1,6 +1,7 @@
 // What the active expiry cycle knows, saved in the `meta` column family when the store closes
-// and restored when it opens again (expiry_state.cc), so that a restart does not make the cycle
-// walk the whole keyspace to learn every key's expiry again. Internal header.
+// (and once it has been quiet for a while) and restored when it opens again (expiry_state.cc),
+// so that a restart does not make the cycle walk the whole keyspace to learn every key's expiry
+// again. Internal header.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@ namespace sluice::internal {
 
 inline constexpr std::string_view kExpiryStateKey = "expiry-state";
 
-// The cycle's state at a clean close. Valid for the open that finds `seq` to be the store's latest
+// The cycle's state when saved. Valid for the open that finds `seq` to be the store's latest
 // sequence number, that is, with nothing written after it (a write after the open that read it
 // makes it stale for any later open, crash or not).
 struct ExpiryState {

@@ -64,6 +64,12 @@ TEST_CASE("expiry state: encodes and decodes, and refuses anything but a whole s
   std::string huge_count = internal::EncodeExpiryState(ExpiryState{});
   huge_count.back() = '\x7f';  // 127 entries announced, none there
   CHECK(!internal::DecodeExpiryState(huge_count).has_value());
+  // A damaged count beside a few bytes: refused.
+  std::string damaged = internal::EncodeExpiryState(ExpiryState{});
+  damaged.pop_back();
+  internal::AppendVarint(&damaged, uint64_t{1} << 40);
+  damaged.append(100, '\0');
+  CHECK(!internal::DecodeExpiryState(damaged).has_value());
 }
 
 TEST_CASE("expiry state: a clean restart keeps what the cycle knew, so no pass walks") {

@@ -216,7 +216,8 @@ class Store::Impl {
   void StopThreads();
   void NoteSynced();
   void TryResume();  // everysec thread, while latched
-  Status CheckLogs();
+  // Sets `damaged` when any log holds a finding the mode accepts (a torn tail, say).
+  Status CheckLogs(bool* damaged);
 
   Options options_;
   std::shared_ptr<const Clock> clock_;

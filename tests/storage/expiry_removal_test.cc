@@ -231,6 +231,48 @@ TEST_CASE("expiry cycle: an overflowing intake falls back to a pass") {
   RequireConsistent(s);
 }
 
+TEST_CASE("ExpiryIntake: every entry added is drained once, also while writers add") {
+  using internal::ExpiryIntake;
+  ExpiryIntake intake;
+  std::vector<ExpiryIntake::Entry> out;
+  intake.Drain(&out);
+  CHECK(out.empty());
+  const std::string one = "k";
+  const std::string* keys[] = {&one};
+  const int64_t at[] = {42};
+  REQUIRE(intake.Add(keys, at, 1, 7) == 1);
+  intake.Drain(&out);
+  REQUIRE(out.size() == 1);
+  CHECK((out[0].key == "k" && out[0].at_ms == 42 && out[0].seq == 7));
+  out.clear();
+  intake.Drain(&out);
+  CHECK(out.empty());
+
+  constexpr int kWriters = 4, kEach = 20000;
+  std::atomic<int> running{kWriters};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < kEach; ++i) {
+        const std::string key = std::to_string(w) + ":" + std::to_string(i);
+        const std::string* k[] = {&key};
+        const int64_t a[] = {i};
+        REQUIRE(intake.Add(k, a, 1, 1) == 1);
+      }
+      running.fetch_sub(1);
+    });
+  }
+  std::vector<ExpiryIntake::Entry> all;
+  while (running.load() > 0) intake.Drain(&all);
+  for (auto& t : writers) t.join();
+  intake.Drain(&all);
+  std::vector<std::string> seen;
+  for (const auto& e : all) seen.push_back(e.key);
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen.size() == size_t{kWriters} * kEach);
+  CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());
+}
+
 TEST_CASE("ExpiryDueList: earliest first, bounded, keeps the earliest expiries") {
   using internal::ExpiryDueList;
   ExpiryDueList due;

@@ -2,7 +2,8 @@
 // writes, and deferred units acknowledged through their durability ticket); a deferred unit's
 // WAL bytes reach the OS only when its caller flushes, other writes before they return; kAlways
 // groups concurrent writers into shared fsyncs and tells a waiter only once its ticket is
-// synced; everysec syncs in the background; open errors.
+// synced; everysec syncs in the background; open errors; an open keeps the logs it replays as
+// memtables, except a damaged log, which it flushes away.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>

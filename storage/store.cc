@@ -247,10 +247,19 @@ rocksdb::WALRecoveryMode RocksRecoveryMode(WalRecovery mode) {
 // Checks the write-ahead logs before RocksDB replays them (wal_check.h): refuses what the
 // recovery mode does not accept, with the file and offset, before any file is touched; warns
 // about what it accepts.
-Status Store::Impl::CheckLogs(bool* damaged) {
-  *damaged = false;
+Status Store::Impl::CheckLogs(bool* flush_at_open) {
+  // Every open starts a log of its own, and the kept ones go only when their memtables flush:
+  // without a bound, a store restarted often with few writes between (a few records each, the
+  // memtables never filling) would gather one file per start and replay them all at each.
+  constexpr int kMaxLogsKeptAtOpen = 8;
+  int logs = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.path, ec)) {
+    logs += entry.path().extension() == ".log";
+  }
+  *flush_at_open = logs > kMaxLogsKeptAtOpen;
   for (const internal::WalFinding& f : internal::CheckWalFiles(options_.path)) {
-    *damaged = true;
+    *flush_at_open = true;
     const std::string where = "write-ahead log " + f.file + " at byte " + std::to_string(f.offset) +
                               " of " + std::to_string(f.size) + " (" + f.what + ")";
     const WalRecovery mode = options_.wal_recovery;
@@ -292,18 +301,19 @@ Status Store::Impl::Open() {
   if (options_.path.empty()) return Status::IOError("no data directory given");
   std::error_code ec;
   std::filesystem::create_directories(options_.path, ec);  // RocksDB reports what still fails
-  bool logs_damaged = false;
-  if (Status checked = CheckLogs(&logs_damaged); !checked.ok()) return checked;
+  bool flush_at_open = false;
+  if (Status checked = CheckLogs(&flush_at_open); !checked.ok()) return checked;
   const auto started = std::chrono::steady_clock::now();
   rocksdb::Options rocks = internal::MakeRocksOptions(options_, clock_);
   // The replayed logs become the memtables again, as they were before the stop, instead of
   // being flushed into small table files during the open: the keys a server held in memory
-  // are read from memory after a restart too (tools/scale.sh --restart at 1M keys: 141k
-  // GCRA.TAKE/s after a restart that flushed them, against 307k before it; 300k with this),
-  // and the open skips writing a table of up to a memtable's size. The logs are kept until
-  // their memtables flush, as while running. A damaged log is flushed away at the open
-  // instead, so that later opens do not replay (and warn about) the same damage again.
-  rocks.avoid_flush_during_recovery = !logs_damaged;
+  // are read from memory after a restart too (1M limiter keys, 2-core VM: 476-517k
+  // GCRA.TAKE/s after a restart, 230-320k when the open flushed them; docs/engine.md), and the
+  // open skips writing a table of up to a memtable's size. The logs are kept until their
+  // memtables flush, as while running. CheckLogs asks for the flush instead when a log is
+  // damaged (so that later opens do not replay and warn about the same damage again) or when
+  // too many logs have gathered.
+  rocks.avoid_flush_during_recovery = !flush_at_open;
   if (!CompressionSupported(rocks.compression)) {
     return Status::InvalidArgument("this RocksDB build lacks the chosen compression");
   }

@@ -216,8 +216,9 @@ class Store::Impl {
   void StopThreads();
   void NoteSynced();
   void TryResume();  // everysec thread, while latched
-  // Sets `damaged` when any log holds a finding the mode accepts (a torn tail, say).
-  Status CheckLogs(bool* damaged);
+  // Sets *flush_at_open when the open should flush what it replays: a log holds a finding the
+  // mode accepts (a torn tail, say), or more logs than an open keeps (kMaxLogsKeptAtOpen).
+  Status CheckLogs(bool* flush_at_open);
 
   Options options_;
   std::shared_ptr<const Clock> clock_;

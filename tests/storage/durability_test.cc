@@ -418,6 +418,22 @@ TEST_CASE("An open keeps replayed logs as memtables; a damaged log is flushed aw
   CHECK(warnings.size() == 1);
 }
 
+TEST_CASE("Restarts with few writes between do not gather write-ahead logs without bound") {
+  TempDir dir;
+  int most_logs = 0;
+  for (int start = 0; start < 14; ++start) {
+    Options options;
+    options.path = dir.path();
+    auto store = Store::Open(options);
+    REQUIRE_MESSAGE(store.ok(), store.status().ToString());
+    REQUIRE((*store)->Set(0, "k" + std::to_string(start), "v", SetOptions()).ok());
+    most_logs = std::max(most_logs, CountFiles(dir.path(), ".log"));
+    CHECK(*(*store)->DbSize(0) == start + 1);
+  }
+  // Up to 8 kept by an open, plus the one it starts; a ninth makes the open flush them.
+  CHECK(most_logs == 9);
+}
+
 std::unique_ptr<Store> OpenWithIdleFlush(const std::string& path) {
   Options o;
   o.path = path;

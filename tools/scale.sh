@@ -100,7 +100,7 @@ settle() {
 run_calls() {
   local line
   line=$("$benchmark" -h 127.0.0.1 -p "$port" -c "$clients" -n "$calls" -P "$pipeline" \
-           -r "$loaded" --csv GCRA.TAKE scale:__rand_int__ 10 1d | tail -n 1)
+           -r "$loaded" --csv GCRA.TAKE scale:__rand_int__ 10 1d | tail -n 1) || benchmark_failed
   rps=$(echo "$line" | cut -d, -f2 | tr -d '"')
   p99=$(echo "$line" | cut -d, -f7 | tr -d '"')
 }

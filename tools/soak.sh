@@ -13,7 +13,8 @@
 # should cost nothing, whatever came before).
 # The server runs with its defaults (appendfsync everysec; DEBUG allowed, for DEBUG KEYSPACE-CHECK
 # when keys remain at the end) in a fresh temporary directory
-# (--keep DIR: in DIR, kept afterwards). Not a test: numbers depend on the machine.
+# (--keep DIR: in DIR, kept afterwards); should it die during a run, the soak stops with the end
+# of its log. Not a test: numbers depend on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,7 +70,8 @@ start=$SECONDS
 while :; do
   if ((calls > 0)); then ((done_calls < calls)) || break; else ((SECONDS - start < minutes * 60)) || break; fi
   line=$("$benchmark" -h 127.0.0.1 -p "$port" -c "$clients" -n "$interval" -P "$pipeline" \
-           -r "$keys" --csv GCRA.TAKE soak:__rand_int__ "$quota" "$period" | tail -n 1)
+           -r "$keys" --csv GCRA.TAKE soak:__rand_int__ "$quota" "$period" | tail -n 1) ||
+    benchmark_failed
   rps=$(echo "$line" | cut -d, -f2 | tr -d '"')
   p99=$(echo "$line" | cut -d, -f7 | tr -d '"')
   done_calls=$((done_calls + interval))

@@ -37,6 +37,19 @@ stop_server() {
   pid=""
 }
 
+# benchmark_failed: for a redis-benchmark run that failed. A server that died meanwhile leaves
+# redis-benchmark saying only "Server closed the connection": this says so, with the end of the
+# server's log, and exits.
+benchmark_failed() {
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "$tool: redis-benchmark failed (the server is still running)" >&2
+  else
+    echo "$tool: sluice-server exited during the run; the end of its log ($workdir/sluice.log):" >&2
+    tail -n 20 "$workdir/sluice.log" >&2
+  fi
+  exit 1
+}
+
 rss_mb() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
 disk_mb() { du -sm "$workdir/data" | cut -f1; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }

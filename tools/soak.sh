@@ -30,7 +30,7 @@ clients=50
 idle=30
 keep=""
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 need() { [ $# -ge 2 ] || { echo "soak: $1 needs a value" >&2; exit 2; }; }
 while (($#)); do
   case "$1" in

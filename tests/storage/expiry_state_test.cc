@@ -36,7 +36,7 @@ TEST_CASE("expiry state: encodes and decodes, and refuses anything but a whole s
   state.seq = 123456789012;
   state.pass_due_ms = kT0Ms + 5;
   state.pass_active = true;
-  state.pass_cursor = std::string("\0\x12\x34" "cursor", 9);
+  state.pass_cursor = std::string("\0\x12\x34", 3) + "cursor";
   state.pass_done = "done";
   state.due = {{"a", kT0Ms, true}, {std::string(300, 'k'), kT0Ms + 1, false}, {"", -7, true}};
   const std::string bytes = internal::EncodeExpiryState(state);

@@ -98,11 +98,7 @@ settle() {
 
 # Runs the C calls on keys drawn from those loaded; sets rps and p99.
 run_calls() {
-  local line
-  line=$("$benchmark" -h 127.0.0.1 -p "$port" -c "$clients" -n "$calls" -P "$pipeline" \
-           -r "$loaded" --csv GCRA.TAKE scale:__rand_int__ 10 1d | tail -n 1) || benchmark_failed
-  rps=$(echo "$line" | cut -d, -f2 | tr -d '"')
-  p99=$(echo "$line" | cut -d, -f7 | tr -d '"')
+  run_benchmark -c "$clients" -n "$calls" -P "$pipeline" -r "$loaded" GCRA.TAKE scale:__rand_int__ 10 1d
 }
 
 # Leaves the server idle for S seconds and prints its CPU over the last 20 (or all S).

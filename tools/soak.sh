@@ -69,11 +69,8 @@ worst=""
 start=$SECONDS
 while :; do
   if ((calls > 0)); then ((done_calls < calls)) || break; else ((SECONDS - start < minutes * 60)) || break; fi
-  line=$("$benchmark" -h 127.0.0.1 -p "$port" -c "$clients" -n "$interval" -P "$pipeline" \
-           -r "$keys" --csv GCRA.TAKE soak:__rand_int__ "$quota" "$period" | tail -n 1) ||
-    benchmark_failed
-  rps=$(echo "$line" | cut -d, -f2 | tr -d '"')
-  p99=$(echo "$line" | cut -d, -f7 | tr -d '"')
+  run_benchmark -c "$clients" -n "$interval" -P "$pipeline" -r "$keys" \
+    GCRA.TAKE soak:__rand_int__ "$quota" "$period"
   done_calls=$((done_calls + interval))
   [ -n "$first" ] || first=$rps
   share=$(python3 -c "print('%.2f' % ($rps / $first))")

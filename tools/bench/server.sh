@@ -50,6 +50,16 @@ benchmark_failed() {
   exit 1
 }
 
+# run_benchmark ARGS...: redis-benchmark against the server with --csv and ARGS (options, then
+# the command); sets rps (calls/s) and p99 (ms) from its last line. A failed run ends the tool
+# (benchmark_failed). The caller sets `benchmark` (redis-benchmark's path).
+run_benchmark() {
+  local line
+  line=$("$benchmark" -h 127.0.0.1 -p "$port" --csv "$@" | tail -n 1) || benchmark_failed
+  rps=$(echo "$line" | cut -d, -f2 | tr -d '"')
+  p99=$(echo "$line" | cut -d, -f7 | tr -d '"')
+}
+
 rss_mb() { awk '/^VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
 disk_mb() { du -sm "$workdir/data" | cut -f1; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }

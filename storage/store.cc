@@ -251,13 +251,8 @@ Status Store::Impl::CheckLogs(bool* flush_at_open) {
   // Every open starts a log of its own, and the kept ones go only when their memtables flush:
   // without a bound, a store restarted often with few writes between (a few records each, the
   // memtables never filling) would gather one file per start and replay them all at each.
-  constexpr int kMaxLogsKeptAtOpen = 8;
-  int logs = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(options_.path, ec)) {
-    logs += entry.path().extension() == ".log";
-  }
-  *flush_at_open = logs > kMaxLogsKeptAtOpen;
+  constexpr size_t kMaxLogsKeptAtOpen = 8;
+  *flush_at_open = internal::WalFiles(options_.path).size() > kMaxLogsKeptAtOpen;
   for (const internal::WalFinding& f : internal::CheckWalFiles(options_.path)) {
     *flush_at_open = true;
     const std::string where = "write-ahead log " + f.file + " at byte " + std::to_string(f.offset) +

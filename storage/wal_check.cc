@@ -83,23 +83,27 @@ WalFinding CheckBytes(const std::vector<uint8_t>& data) {
 
 }  // namespace
 
-std::vector<WalFinding> CheckWalFiles(const std::string& dir) {
-  std::vector<std::filesystem::path> logs;
+std::vector<std::string> WalFiles(const std::string& dir) {
+  std::vector<std::string> logs;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() == ".log" && entry.is_regular_file(ec)) {
-      logs.push_back(entry.path());
+      logs.push_back(entry.path().string());
     }
   }
   std::sort(logs.begin(), logs.end());  // zero-padded numbers: name order is number order
+  return logs;
+}
+
+std::vector<WalFinding> CheckWalFiles(const std::string& dir) {
   std::vector<WalFinding> findings;
-  for (const auto& path : logs) {
+  for (const std::string& path : WalFiles(dir)) {
     std::ifstream in(path, std::ios::binary);
     std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)),
                               std::istreambuf_iterator<char>());
     WalFinding f = CheckBytes(data);
     if (f.what.empty()) continue;
-    f.file = path.string();
+    f.file = path;
     findings.push_back(std::move(f));
   }
   return findings;

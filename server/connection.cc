@@ -300,7 +300,6 @@ void Connection::PrefetchAhead(size_t offset) {
   constexpr size_t kMaxCommands = 64;
   std::string_view keys[Store::kPrefetchKeys];
   size_t n = 0;
-  uint32_t written = 0;  // bit i: keys[i]'s command may write (not read-only)
   size_t at = offset;
   ahead_.clear();
   ahead_args_.clear();
@@ -326,12 +325,11 @@ void Connection::PrefetchAhead(size_t offset) {
     key_positions_.clear();
     CommandKeyPositions(*spec, args, &key_positions_);
     if (key_positions_.empty()) continue;
-    if ((spec->flags & kReadOnly) == 0) written |= 1u << n;
     keys[n++] = args[key_positions_.front()];
   }
   prefetched_until_ = std::max(at, offset + 1);
   if (n >= 2) {
-    store_.PrefetchKeys(client_.db, std::span<const std::string_view>(keys, n), written);
+    store_.PrefetchKeys(client_.db, std::span<const std::string_view>(keys, n));
   }
 }
 

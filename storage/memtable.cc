@@ -4,21 +4,23 @@
 // - A Version per RocksDB entry: [older version of the same key][entry bytes]. The handle
 //   RocksDB gets from Allocate is the Version.
 // - A KeyNode per distinct user key: the newest Version (its chain runs newest to oldest, which
-//   is RocksDB's order for one user key), the next node of its hash bucket, the key's hash, and
-//   skiplist pointers. KeyNodes form a skiplist in user-key order; its level-i pointer sits i
-//   slots below next_[0]. The user key is read from the newest version's entry (every version
-//   holds the same bytes).
+//   is RocksDB's order for one user key), the next node of its hash bucket and the key's hash.
+//   The user key is read from the newest version's entry (every version holds the same bytes).
 // - A chained hash table of KeyNodes, its buckets allocated in segments on first use, so an
 //   empty memtable costs a few KB and a full one one pointer per bucket.
-// Every node lives in the memtable's arena and is never unlinked or freed before the memtable.
+// - The key nodes' order, for iterators and flushes: sorted runs and a short unsorted tail
+//   (memtable_order.h), outside the arena.
+// Every node and version lives in the memtable's arena and is never unlinked or freed before the
+// memtable.
 //
 // Concurrency: readers never lock. A writer fills a node completely, then publishes it with
-// one release store or compare-and-swap (a chain link, a skiplist level, a bucket head, a
-// segment); readers load with acquire. Inserts come either one at a time (Insert, InsertKey:
-// RocksDB's write-group leader, recovery) or from many threads at once (InsertKeyConcurrently:
-// each writer of a parallel group inserts its own batch), never both at once. Nothing is ever
-// unlinked, so the compare-and-swap loops see no ABA: a failed one only means another writer
-// linked a node in the same place first, and the search resumes from where it was.
+// one release store or compare-and-swap (a chain link, a bucket head, a segment); readers load
+// with acquire. Inserts come either one at a time (Insert, InsertKey: RocksDB's write-group
+// leader, recovery) or from many threads at once (InsertKeyConcurrently: each writer of a
+// parallel group inserts its own batch), never both at once. Nothing is ever unlinked, so the
+// compare-and-swap loops see no ABA: a failed one only means another writer linked a node in the
+// same place first, and the search resumes from where it was. The key order takes its own mutex
+// (KeyOrder), once per new key; iterators take a snapshot of it when they are made.
 #include "memtable.h"
 
 #include <rocksdb/slice.h>
@@ -30,10 +32,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <random>
 
 #include "memtable_iterator.h"
 #include "memtable_nodes.h"
+#include "memtable_order.h"
 
 namespace sluice::internal {
 namespace {
@@ -72,18 +74,16 @@ class HashedList final : public rocksdb::MemTableRep {
     for (size_t i = 0; i < segment_count_; ++i) {
       new (&segments_[i]) std::atomic<std::atomic<KeyNode*>*>(nullptr);
     }
-    head_ = NewKeyNode(kMaxHeight);
     if (prefetcher_ != nullptr) prefetcher_->SetCurrent(this);
   }
   ~HashedList() override {
     if (prefetcher_ != nullptr) prefetcher_->Forget(this);
+    order_->Close();  // before the arena, whose keys a merge reads, goes
   }
 
   // KeyPrefetcher::Prefetch's work, in three rounds over the keys so that each round's misses
-  // overlap: the buckets, then the first node of each, then its newest version. A key about to
-  // be written (bit i of `written`) whose bucket does not start with it is likely new: its
-  // insert's skiplist path is walked too (PrefetchInsertPaths).
-  void Prefetch(const std::string_view* user_keys, size_t n, uint32_t written) const {
+  // overlap: the buckets, then the first node of each, then its newest version.
+  void Prefetch(const std::string_view* user_keys, size_t n) const {
     uint64_t hashes[KeyPrefetcher::kMaxKeys];
     const std::atomic<KeyNode*>* buckets[KeyPrefetcher::kMaxKeys];
     for (size_t i = 0; i < n; ++i) {
@@ -96,71 +96,9 @@ class HashedList final : public rocksdb::MemTableRep {
       nodes[i] = buckets[i] == nullptr ? nullptr : buckets[i]->load(std::memory_order_acquire);
       if (nodes[i] != nullptr) __builtin_prefetch(&nodes[i]->newest);
     }
-    std::string_view new_keys[KeyPrefetcher::kMaxKeys];
-    size_t new_count = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (nodes[i] != nullptr && nodes[i]->hash == hashes[i]) {
+      if (nodes[i] != nullptr && nodes[i]->hash == hashes[i])
         __builtin_prefetch(nodes[i]->Newest());
-      } else if ((written >> i) & 1u) {
-        new_keys[new_count++] = user_keys[i];
-      }
-    }
-    PrefetchInsertPaths(new_keys, new_count);
-  }
-
-  // What a walk reads of a node it steps to: its prefix, and its pointer at the walk's level
-  // (which sits below the node's fields, on another line from the third level up).
-  static void PrefetchStep(KeyNode* node, int level) {
-    __builtin_prefetch(&node->prefix);
-    __builtin_prefetch(node->Slot(level));
-  }
-
-  // Walks the skiplist search of each key (Locate's path, which an insert's search follows) one
-  // step per key per round, prefetching the node each key looks at next, so that the keys'
-  // misses overlap instead of coming one after another. Reads only, like an iterator; the
-  // result is warm caches.
-  void PrefetchInsertPaths(const std::string_view* user_keys, size_t n) const {
-    struct Walk {
-      Key key;
-      uint64_t prefix;
-      KeyNode* x;         // the last node known to be before the key
-      KeyNode* next;      // the node compared next (prefetched)
-      int level;          // -1: done
-      bool version_warm;  // next's prefix equals the key's: its newest version is fetched
-    };
-    Walk walks[KeyPrefetcher::kMaxKeys];
-    const int top = max_height_.load(std::memory_order_acquire) - 1;
-    for (size_t i = 0; i < n; ++i) {
-      Walk& w = walks[i];
-      w.key = Key{user_keys[i].data(), static_cast<uint32_t>(user_keys[i].size()), 0};
-      w.prefix = PrefixOf(w.key);
-      w.x = head_;
-      w.level = top;
-      w.next = head_->Next(top);
-      w.version_warm = false;
-      if (w.next != nullptr) PrefetchStep(w.next, top);
-    }
-    constexpr int kMaxRounds = 4 * kBranching * kMaxHeight;
-    for (int round = 0, active = static_cast<int>(n); active > 0 && round < kMaxRounds; ++round) {
-      active = 0;
-      for (size_t i = 0; i < n; ++i) {
-        Walk& w = walks[i];
-        if (w.level < 0) continue;
-        ++active;
-        if (w.next != nullptr && w.next->prefix == w.prefix && !w.version_warm) {
-          __builtin_prefetch(w.next->Newest());  // the prefixes tie: compare the keys next round
-          w.version_warm = true;
-          continue;
-        }
-        if (w.next != nullptr && w.next->CompareTo(w.key, w.prefix) < 0) {
-          w.x = w.next;
-        } else if (--w.level < 0) {
-          continue;
-        }
-        w.next = w.x->Next(w.level);
-        w.version_warm = false;
-        if (w.next != nullptr) PrefetchStep(w.next, w.level);
-      }
     }
   }
 
@@ -215,22 +153,24 @@ class HashedList final : public rocksdb::MemTableRep {
     }
   }
 
-  // Every byte is in the arena, which the memtable accounts for itself.
-  size_t ApproximateMemoryUsage() override { return 0; }
+  // The arena's bytes the memtable counts itself; the key order's are outside it.
+  size_t ApproximateMemoryUsage() override { return order_->MemoryBytes(); }
 
   uint64_t ApproximateNumEntries(const rocksdb::Slice& start_ikey,
                                  const rocksdb::Slice& end_ikey) override {
-    const uint64_t before_end =
-        EstimateKeysBelow(KeyOfInternal(end_ikey.data(), static_cast<uint32_t>(end_ikey.size())));
-    const uint64_t before_start = EstimateKeysBelow(
-        KeyOfInternal(start_ikey.data(), static_cast<uint32_t>(start_ikey.size())));
+    OrderCursor cursor(order_->Snapshot());
+    const auto before = [&cursor](const rocksdb::Slice& ikey) {
+      return cursor.CountBefore(
+          SearchKeyOf(KeyOfInternal(ikey.data(), static_cast<uint32_t>(ikey.size()))));
+    };
+    const uint64_t before_end = before(end_ikey);
+    const uint64_t before_start = before(start_ikey);
     return before_end > before_start ? before_end - before_start : 0;
   }
 
   Iterator* GetIterator(rocksdb::Arena* arena) override;
 
-  // ---- Searches (any thread, concurrently with the writer).
-  KeyNode* head() const { return head_; }
+  // ---- Searches (any thread, concurrently with the writers).
 
   // The key's node, or nullptr.
   KeyNode* Find(const Key& key, uint64_t hash) const {
@@ -241,46 +181,6 @@ class HashedList final : public rocksdb::MemTableRep {
       if (n->hash == hash && SameUser(n->UserKey(), key)) return n;
     }
     return nullptr;
-  }
-
-  // Where key's user key falls among the key nodes: the last node before it (head_ when none)
-  // and the first at or after it (nullptr when none).
-  struct Place {
-    KeyNode* before;
-    KeyNode* at_or_after;
-  };
-  Place Locate(const Key& key) const {
-    const uint64_t key_prefix = PrefixOf(key);
-    KeyNode* x = head_;
-    int level = max_height_.load(std::memory_order_acquire) - 1;
-    KeyNode* known_bigger = nullptr;  // compared already at a higher level
-    for (;;) {
-      KeyNode* next = x->Next(level);
-      if (next != nullptr && next != known_bigger && next->CompareTo(key, key_prefix) < 0) {
-        x = next;
-      } else if (level == 0) {
-        return Place{x, next};
-      } else {
-        known_bigger = next;
-        --level;
-      }
-    }
-  }
-
-  // The last key node, or head_ when empty.
-  KeyNode* FindLast() const {
-    KeyNode* x = head_;
-    int level = max_height_.load(std::memory_order_acquire) - 1;
-    for (;;) {
-      KeyNode* next = x->Next(level);
-      if (next != nullptr) {
-        x = next;
-      } else if (level == 0) {
-        return x;
-      } else {
-        --level;
-      }
-    }
   }
 
  private:
@@ -298,16 +198,13 @@ class HashedList final : public rocksdb::MemTableRep {
     return raw;
   }
 
-  KeyNode* NewKeyNode(int height) {
-    const size_t below = sizeof(std::atomic<KeyNode*>) * (height - 1);
-    char* raw = ArenaAligned(below + sizeof(KeyNode));
-    auto* node = reinterpret_cast<KeyNode*>(raw + below);
-    for (int i = 0; i < height; ++i) new (node->Slot(i)) std::atomic<KeyNode*>(nullptr);
-    new (&node->newest) std::atomic<Version*>(nullptr);
+  // A new key node holding v, not linked anywhere yet.
+  KeyNode* NewKeyNodeFor(Version* v, uint64_t tag, uint64_t hash) {
+    auto* node = reinterpret_cast<KeyNode*>(ArenaAligned(sizeof(KeyNode)));
+    new (&node->newest) std::atomic<Version*>(v);
     new (&node->hash_next) std::atomic<KeyNode*>(nullptr);
-    new (&node->oldest_tag) std::atomic<uint64_t>(0);
-    node->hash = 0;
-    node->prefix = 0;
+    new (&node->oldest_tag) std::atomic<uint64_t>(tag);
+    node->hash = hash;
     return node;
   }
 
@@ -351,46 +248,20 @@ class HashedList final : public rocksdb::MemTableRep {
     return true;
   }
 
-  // A key the table does not hold: a node linked into the skiplist, then into its bucket.
+  // A key the table does not hold: a node linked into its bucket, then put in order.
   void AddKey(Version* v, const Key& key, uint64_t hash) {
-    const int height = RandomHeight();
-    KeyNode* node = NewKeyNodeFor(v, key, hash, height);
-    const int top = RaiseMaxHeight(height);
-    FitSplice(key, node->prefix, top, height);
-    for (int level = 0; level < height; ++level) {
-      node->Slot(level)->store(splice_.next[level], std::memory_order_relaxed);
-      splice_.prev[level]->Slot(level)->store(node, std::memory_order_release);
-      splice_.prev[level] = node;  // the splice now brackets the keys just after this one
-    }
+    KeyNode* node = NewKeyNodeFor(v, key.tag, hash);
     std::atomic<KeyNode*>& bucket = MakeBucket(hash);
     node->hash_next.store(bucket.load(std::memory_order_relaxed), std::memory_order_relaxed);
     bucket.store(node, std::memory_order_release);
-  }
-
-  // A new key node of `height` levels holding v, not linked anywhere yet.
-  KeyNode* NewKeyNodeFor(Version* v, const Key& key, uint64_t hash, int height) {
-    KeyNode* node = NewKeyNode(height);
-    node->newest.store(v, std::memory_order_relaxed);
-    node->hash = hash;
-    node->prefix = PrefixOf(key);
-    node->oldest_tag.store(key.tag, std::memory_order_relaxed);
-    return node;
-  }
-
-  // Makes the skiplist at least `height` levels tall; returns its height.
-  int RaiseMaxHeight(int height) {
-    int top = max_height_.load(std::memory_order_relaxed);
-    while (height > top && !max_height_.compare_exchange_weak(
-                               top, height, std::memory_order_release, std::memory_order_relaxed)) {
-    }
-    return std::max(top, height);
+    order_->Add(node, key, v->Entry());
   }
 
   // ---- Inserts from many threads at once (a parallel write group's members).
 
   // Add's concurrent twin. The bucket decides which writer creates a key's node: a writer links
   // its new node at the bucket's head with a compare-and-swap only if the chain it searched is
-  // still the chain there, so one node per key, and only that writer links it into the skiplist
+  // still the chain there, so one node per key, and only that writer puts it in order
   // afterwards. Until then the node is found by hash (a concurrent writer of the same key adds
   // its version there) but not by a scan, which is fine: RocksDB publishes a group's sequence
   // numbers only after every member has inserted, and no reader sees an unpublished entry.
@@ -400,7 +271,6 @@ class HashedList final : public rocksdb::MemTableRep {
     std::atomic<KeyNode*>& bucket = MakeBucket(hash);
     KeyNode* head = bucket.load(std::memory_order_acquire);
     KeyNode* fresh = nullptr;  // made once, kept across failed attempts
-    int fresh_height = 0;
     for (;;) {
       for (KeyNode* n = head; n != nullptr; n = n->hash_next.load(std::memory_order_acquire)) {
         if (n->hash == hash && SameUser(n->UserKey(), key)) {
@@ -410,17 +280,14 @@ class HashedList final : public rocksdb::MemTableRep {
           return true;
         }
       }
-      if (fresh == nullptr) {
-        fresh_height = RandomHeight();
-        fresh = NewKeyNodeFor(v, key, hash, fresh_height);
-      }
+      if (fresh == nullptr) fresh = NewKeyNodeFor(v, key.tag, hash);
       fresh->hash_next.store(head, std::memory_order_relaxed);
       if (bucket.compare_exchange_weak(head, fresh, std::memory_order_release,
                                        std::memory_order_acquire)) {
         break;
       }
     }
-    LinkConcurrently(fresh, fresh_height, key);
+    order_->Add(fresh, key, v->Entry());
     ++concurrent_inserts_on_this_thread;
     return true;
   }
@@ -466,133 +333,18 @@ class HashedList final : public rocksdb::MemTableRep {
     }
   }
 
-  // Links a node (already in its bucket, so no other node has its key) into the skiplist, level
-  // 0 first, so that a node reachable at a level is reachable below it too. Each level's link is
-  // a compare-and-swap on the node before it, expecting the very successor the search compared
-  // against (a successor read again later could be a node linked since, before the key); when
-  // another writer linked a node there first, the search resumes from that same node.
-  void LinkConcurrently(KeyNode* node, int height, const Key& key) {
-    const int top = RaiseMaxHeight(height);
-    KeyNode* prev[kMaxHeight];
-    KeyNode* next[kMaxHeight];
-    KeyNode* before = head_;
-    for (int level = top - 1; level >= 0; --level) {
-      before = StepTo(before, level, key, node->prefix, &next[level]);
-      prev[level] = before;
-    }
-    for (int level = 0; level < height; ++level) {
-      for (;;) {
-        node->Slot(level)->store(next[level], std::memory_order_relaxed);
-        if (prev[level]->Slot(level)->compare_exchange_strong(
-                next[level], node, std::memory_order_release, std::memory_order_acquire)) {
-          break;
-        }
-        prev[level] = StepTo(prev[level], level, key, node->prefix, &next[level]);
-      }
-    }
-  }
-
-  // From `before` (a node before key), the last node before key at `level`; *after is the node
-  // after it that the walk compared with key (at or after key, or nullptr).
-  static KeyNode* StepTo(KeyNode* before, int level, const Key& key, uint64_t key_prefix,
-                         KeyNode** after) {
-    for (;;) {
-      KeyNode* next = before->Next(level);
-      if (next == nullptr || next->CompareTo(key, key_prefix) >= 0) {
-        *after = next;
-        return before;
-      }
-      before = next;
-    }
-  }
-
-  // Makes splice_ bracket key at every level below top: prev[i] before key, next[i] the first
-  // node at or after it (nullptr: none). The splice of the last insert is reused from the lowest
-  // level that still brackets the new key, so keys inserted in ascending order and close
-  // together (the expiry cycle's deletions, a batch's sorted keys) search a few nodes instead of
-  // walking down from the top; a random key climbs the splice and searches from near the top.
-  void FitSplice(const Key& key, uint64_t key_prefix, int top, int height) {
-    int fixed = top;  // the levels from here up bracket key
-    if (splice_.height == top) {
-      for (fixed = 0; fixed < top; ++fixed) {
-        KeyNode* prev = splice_.prev[fixed];
-        KeyNode* next = splice_.next[fixed];
-        if (prev->Next(fixed) != next) continue;  // not tight: a parallel group linked a node
-        if (prev != head_ && prev->CompareTo(key, key_prefix) >= 0) continue;
-        if (next != nullptr && next->CompareTo(key, key_prefix) < 0) continue;
-        break;
-      }
-      // The levels above still bracket key (they did the last key's path), but AddKey links the
-      // new node with plain stores at those below `height`, so they must still be tight too.
-      for (int level = fixed; level < std::min(height, top); ++level) {
-        if (splice_.prev[level]->Next(level) != splice_.next[level]) {
-          fixed = top;
-          break;
-        }
-      }
-    }
-    KeyNode* before = fixed == top ? head_ : splice_.prev[fixed];
-    KeyNode* bound = fixed == top ? nullptr : splice_.next[fixed];
-    for (int level = fixed - 1; level >= 0; --level) {
-      for (;;) {
-        KeyNode* next = before->Next(level);
-        if (next == bound || next == nullptr || next->CompareTo(key, key_prefix) >= 0) {
-          splice_.prev[level] = before;
-          splice_.next[level] = next;
-          bound = next;
-          break;
-        }
-        before = next;
-      }
-    }
-    splice_.height = top;
-  }
-
-  // About how many key nodes are before key: the search path's steps, each worth
-  // kBranching^level nodes.
-  uint64_t EstimateKeysBelow(const Key& key) const {
-    const uint64_t key_prefix = PrefixOf(key);
-    uint64_t count = 0;
-    KeyNode* x = head_;
-    int level = max_height_.load(std::memory_order_acquire) - 1;
-    for (;;) {
-      KeyNode* next = x->Next(level);
-      const bool before = next != nullptr && next->CompareTo(key, key_prefix) < 0;
-      if (before) {
-        x = next;
-        uint64_t weight = 1;
-        for (int i = 0; i < level; ++i) weight *= kBranching;
-        count += weight;
-      } else if (level == 0) {
-        return count;
-      } else {
-        --level;
-      }
-    }
-  }
-
   const size_t bucket_mask_;
   const size_t segment_count_;
   KeyPrefetcher* const prefetcher_;  // told when this list is made and destroyed; may be null
   std::atomic<std::atomic<KeyNode*>*>* segments_;  // segment_count_ entries, in the arena
-  KeyNode* head_;
-  std::atomic<int> max_height_{1};
-  std::mutex segment_mu_;  // making a segment of buckets (MakeBucket)
-  // The one-at-a-time writer's search path of its last new key: at each level, the last node
-  // before it and the first after it. Tight (prev[i]->Next(i) == next[i]) after AddKey; inserts
-  // of a parallel group since may have loosened it, which FitSplice checks before reusing it.
-  struct Splice {
-    KeyNode* prev[kMaxHeight];
-    KeyNode* next[kMaxHeight];
-    int height = 0;  // levels valid; 0: none yet
-  };
-  Splice splice_;
+  std::mutex segment_mu_;                          // making a segment of buckets (MakeBucket)
+  const std::shared_ptr<KeyOrder> order_ = std::make_shared<KeyOrder>();
 };
 
 rocksdb::MemTableRep::Iterator* HashedList::GetIterator(rocksdb::Arena* arena) {
-  using Iter = ListIterator<HashedList>;
-  if (arena == nullptr) return new Iter(this, false);
-  return new (iterator_blocks.Take(sizeof(Iter))) Iter(this, true);
+  using Iter = ListIterator;
+  if (arena == nullptr) return new Iter(order_->Snapshot(), false);
+  return new (iterator_blocks.Take(sizeof(Iter))) Iter(order_->Snapshot(), true);
 }
 
 // ---- The factory.
@@ -654,10 +406,10 @@ class Factory final : public rocksdb::MemTableRepFactory {
 
 }  // namespace
 
-void KeyPrefetcher::Prefetch(const std::string_view* user_keys, size_t n, uint32_t written) const {
+void KeyPrefetcher::Prefetch(const std::string_view* user_keys, size_t n) const {
   std::shared_lock<std::shared_mutex> l(mu_);
   if (current_ == nullptr) return;
-  static_cast<const HashedList*>(current_)->Prefetch(user_keys, std::min(n, kMaxKeys), written);
+  static_cast<const HashedList*>(current_)->Prefetch(user_keys, std::min(n, kMaxKeys));
 }
 
 bool KeyPrefetcher::active() const {

@@ -1,6 +1,6 @@
 // The memtable representation Sluice gives RocksDB: the recent writes, indexed by a hash table
-// on the user key and a skiplist of the distinct keys, each key holding its versions newest
-// first.
+// on the user key and kept in key order by sorted runs of the distinct keys (memtable_order.h),
+// each key holding its versions newest first.
 //
 // Why our own: every write inserts into the memtable and nearly every command reads it first
 // (INCR, every limiter take, the keyspace counts' read of a blind SET). RocksDB's InlineSkipList
@@ -9,18 +9,23 @@
 // (a 64 MB memtable of rewritten limiter keys holds ~1M entries), and Debian's librocksdb,
 // built with assertions, compares keys twice per step through three virtual calls. Here a point
 // lookup and the insert of a new version of a key already in the memtable are a hash lookup
-// and a pointer store; only the first write of a key walks the skiplist, which holds distinct
-// keys only. Entries are compared inline (first 8 bytes as one integer, memcmp, then the tag).
-// The entry format it reads is the one RocksDB documents as frozen (MemTable::Add: varint32
-// internal-key length, user key, 8-byte tag, value).
+// and a pointer store; the first write of a key appends it to the order's unsorted tail, which
+// is sorted and merged in batches (no walk of a linked structure per key). Entries are compared
+// inline (first 16 bytes as two integers, memcmp, then the tag). The entry format it reads is
+// the one RocksDB documents as frozen (MemTable::Add: varint32 internal-key length, user key,
+// 8-byte tag, value).
 //
 // Contract:
 // - Only for column families ordered by RocksDB's BytewiseComparator (all of Sluice's). The
 //   factory checks the comparator it is given and falls back to RocksDB's own skiplist for any
 //   other order.
-// - Readers never lock. Inserts may come from many threads at once
+// - Point lookups never lock. Inserts may come from many threads at once
 //   (allow_concurrent_memtable_write: each member of a parallel write group inserts its own
-//   batch, on its own core, with the keys it prefetched warm there) or one at a time.
+//   batch, on its own core, with the keys it prefetched warm there) or one at a time; a new key
+//   and a new iterator take the key order's mutex briefly. An iterator sees the keys inserted
+//   before it was made (RocksDB shows it no entry newer than that).
+// - Large merges of the key order run on one thread per process ("sluice-merge"), never on a
+//   writer.
 // - Point lookups read the key out of RocksDB's LookupKey (its first three pointers, a layout
 //   unchanged since LevelDB); every lookup checks that layout and aborts with a clear message
 //   if a RocksDB build ever changes it.
@@ -45,10 +50,8 @@ namespace sluice::internal {
 class KeyPrefetcher {
  public:
   static constexpr size_t kMaxKeys = 16;
-  // Prefetches the entries of at most kMaxKeys user keys (the rest are ignored). Bit i of
-  // `written` set: user_keys[i] is about to be written, so when the memtable does not hold it,
-  // its insert's skiplist path is warmed too (a read of a key the memtable lacks needs none).
-  void Prefetch(const std::string_view* user_keys, size_t n, uint32_t written = ~0u) const;
+  // Prefetches the entries of at most kMaxKeys user keys (the rest are ignored).
+  void Prefetch(const std::string_view* user_keys, size_t n) const;
 
   // The factory's side: the memtable made last becomes the one prefetched; a destroyed one is
   // forgotten.

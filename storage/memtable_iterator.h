@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "memtable_nodes.h"
+#include "memtable_order.h"
 
 namespace sluice::internal::memtable_nodes {
 
@@ -57,14 +59,14 @@ class IteratorBlocks {
 };
 inline thread_local IteratorBlocks iterator_blocks;
 
-// Walks the entries in internal-key order: key nodes along the skiplist's level 0, each one's
-// versions newest to oldest. List is the memtable (memtable.cc's HashedList): it provides
-// head(), Find(key, hash), Locate(key) (.before, .at_or_after) and FindLast(). Going backwards
-// within a key uses a copy of its chain (the chain only links towards older versions).
-template <class List>
+// Walks the entries in internal-key order: key nodes in the order of a snapshot of the
+// memtable's key order (taken when the iterator is made: an entry RocksDB may show it was
+// inserted before that), each one's versions newest to oldest. Going backwards within a key uses
+// a copy of its chain (the chain only links towards older versions).
 class ListIterator final : public rocksdb::MemTableRep::Iterator {
  public:
-  ListIterator(const List* list, bool in_block) : list_(list), in_block_(in_block) {}
+  ListIterator(OrderSnapshot order, bool in_block)
+      : cursor_(std::move(order)), in_block_(in_block) {}
   ~ListIterator() override {
     if (in_block_) iterator_blocks.Give(this);
   }
@@ -77,8 +79,8 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
     if (Version* older = version_->Older()) {
       version_ = older;
     } else {
-      AtNewest(node_->Next(0));
-      if (node_ != nullptr) PrefetchAhead(node_);
+      AtNewest(cursor_.Next());
+      if (node_ != nullptr) cursor_.PrefetchAhead();
     }
   }
 
@@ -88,36 +90,37 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
       version_ = chain_[--chain_pos_];
       return;
     }
-    AtOldest(list_->Locate(node_->UserKey()).before);
+    AtOldest(cursor_.Prev());
   }
 
   // The first entry at or after the target.
   void Seek(const rocksdb::Slice& internal_key, const char* memtable_key) override {
     const Key target = Target(internal_key, memtable_key);
     chain_valid_ = false;
-    if (KeyNode* node = list_->Find(target, HashUser(target))) {
+    KeyNode* node = cursor_.SeekAtOrAfter(SearchKeyOf(target));
+    if (node != nullptr && SameUser(node->UserKey(), target)) {
       // Every version newer than the target (RocksDB's iterators seek to a key's tag 0 to skip
       // its versions): straight to the next key, without walking the chain.
-      if (target.tag < node->oldest_tag.load(std::memory_order_acquire)) {
-        return AtNewest(node->Next(0));
-      }
-      for (Version* v = node->Newest(); v != nullptr; v = v->Older()) {
-        if (v->GetKey().tag <= target.tag) {
-          node_ = node;
-          version_ = v;
-          return;
+      if (target.tag >= node->oldest_tag.load(std::memory_order_acquire)) {
+        for (Version* v = node->Newest(); v != nullptr; v = v->Older()) {
+          if (v->GetKey().tag <= target.tag) {
+            node_ = node;
+            version_ = v;
+            return;
+          }
         }
       }
-      return AtNewest(node->Next(0));  // every version is newer than the target
+      node = cursor_.Next();  // every version is newer than the target
     }
-    AtNewest(list_->Locate(target).at_or_after);
+    AtNewest(node);
   }
 
   // The last entry at or before the target.
   void SeekForPrev(const rocksdb::Slice& internal_key, const char* memtable_key) override {
     const Key target = Target(internal_key, memtable_key);
     chain_valid_ = false;
-    if (KeyNode* node = list_->Find(target, HashUser(target))) {
+    KeyNode* node = cursor_.SeekAtOrAfter(SearchKeyOf(target));
+    if (node != nullptr && SameUser(node->UserKey(), target)) {
       Version* last = nullptr;
       for (Version* v = node->Newest(); v != nullptr && v->GetKey().tag >= target.tag;
            v = v->Older()) {
@@ -129,14 +132,14 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
         return;
       }
     }
-    AtOldest(list_->Locate(target).before);
+    AtOldest(cursor_.Prev());
   }
 
   void SeekToFirst() override {
     chain_valid_ = false;
-    AtNewest(list_->head()->Next(0));
+    AtNewest(cursor_.SeekToFirst());
   }
-  void SeekToLast() override { AtOldest(list_->FindLast()); }
+  void SeekToLast() override { AtOldest(cursor_.SeekToLast()); }
 
  private:
   static Key Target(const rocksdb::Slice& internal_key, const char* memtable_key) {
@@ -149,20 +152,9 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
     version_ = node == nullptr ? nullptr : node->Newest();
   }
 
-  // A scan in order (a flush, a range read) steps from node to node, and each step costs two
-  // dependent misses: the node, then its newest version. Two steps ahead, so that both arrive
-  // while the caller reads the entries before: the next node was fetched by the last step, so
-  // its newest version can be fetched now, with the node after it.
-  static void PrefetchAhead(KeyNode* node) {
-    KeyNode* next = node->Next(0);
-    if (next == nullptr) return;
-    __builtin_prefetch(next->Newest());
-    if (KeyNode* after = next->Next(0)) __builtin_prefetch(after);
-  }
-
-  // The oldest version of node (head_: the end).
+  // The oldest version of node (nullptr: the end).
   void AtOldest(KeyNode* node) {
-    if (node == list_->head()) {
+    if (node == nullptr) {
       node_ = nullptr;
       version_ = nullptr;
       chain_valid_ = false;
@@ -187,7 +179,7 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
         static_cast<size_t>(std::find(chain_.begin(), chain_.end(), version_) - chain_.begin());
   }
 
-  const List* list_;
+  OrderCursor cursor_;
   KeyNode* node_ = nullptr;
   Version* version_ = nullptr;   // nullptr: not valid
   std::vector<Version*> chain_;  // node_'s versions, newest first, when chain_valid_

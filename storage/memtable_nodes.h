@@ -9,12 +9,8 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <random>
 
 namespace sluice::internal::memtable_nodes {
-
-constexpr int kMaxHeight = 12;  // 4^12 distinct keys before the top level thins out
-constexpr uint32_t kBranching = 4;
 
 // ---- RocksDB's entry encoding (MemTable::Add): varint32 internal-key length, user key, 8-byte
 // little-endian tag (sequence << 8 | type), then the value, which the memtable never reads.
@@ -79,15 +75,6 @@ inline bool SameUser(const Key& a, const Key& b) {
 
 inline uint64_t HashUser(const Key& k) { return XXH3_64bits(k.user, k.user_size); }
 
-// The first 8 bytes of a user key as a big-endian integer, zero-padded: when two keys' prefixes
-// differ, they order as the keys do (a shorter key pads with zeros, and is then a prefix).
-inline uint64_t PrefixOf(const Key& k) {
-  if (k.user_size >= 8) return LoadBE64(k.user);
-  char buf[8] = {};
-  std::memcpy(buf, k.user, k.user_size);
-  return LoadBE64(buf);
-}
-
 inline size_t RoundUp8(size_t n) { return (n + 7) & ~size_t{7}; }
 
 // ---- Nodes.
@@ -100,37 +87,16 @@ struct Version {
   Version* Older() const { return older.load(std::memory_order_acquire); }
 };
 
+// One per distinct user key: its versions, newest first, and its place in a hash bucket. Its
+// place in key order is kept apart (memtable_order.h).
 struct KeyNode {
-  std::atomic<KeyNode*>* Slot(int level) {
-    return reinterpret_cast<std::atomic<KeyNode*>*>(reinterpret_cast<char*>(this) -
-                                                    level * sizeof(std::atomic<KeyNode*>));
-  }
-  KeyNode* Next(int level) { return Slot(level)->load(std::memory_order_acquire); }
   Version* Newest() const { return newest.load(std::memory_order_acquire); }
   Key UserKey() const { return Newest()->GetKey(); }
 
-  // The order of this node's key against `key` (whose PrefixOf is key_prefix); reads the key
-  // itself only when the prefixes are equal, so a skiplist walk mostly stays in the nodes.
-  int CompareTo(const Key& key, uint64_t key_prefix) const {
-    if (prefix != key_prefix) return prefix < key_prefix ? -1 : 1;
-    const Key mine = UserKey();
-    return CompareUser(mine.user, mine.user_size, key.user, key.user_size);
-  }
-
-  std::atomic<KeyNode*> next_[1];  // level 0; higher levels below it
   std::atomic<Version*> newest;
   std::atomic<KeyNode*> hash_next;
   uint64_t hash;
-  uint64_t prefix;                   // PrefixOf(the user key)
   std::atomic<uint64_t> oldest_tag;  // the tag of the chain's last version
 };
-
-// Heights with P(h >= k + 1) = 1/4^k (inserts run on whichever thread writes).
-inline int RandomHeight() {
-  thread_local std::minstd_rand rng{std::random_device{}()};
-  int height = 1;
-  while (height < kMaxHeight && rng() % kBranching == 0) ++height;
-  return height;
-}
 
 }  // namespace sluice::internal::memtable_nodes

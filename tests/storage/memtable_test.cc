@@ -1,4 +1,4 @@
-// Sluice's memtable skiplist (storage/memtable.h), checked against RocksDB's own: the same
+// Sluice's memtable (storage/memtable.h), checked against RocksDB's own skiplist: the same
 // random writes (puts, deletes, merges, keys sharing long prefixes, bytes 0x00 and 0xff) go to a
 // database with each memtable, and every point read (latest and at snapshots), every iteration
 // in both directions and every seek must agree, at snapshots, before and after a flush; a hot
@@ -11,8 +11,10 @@
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/utilities/debug.h>
+#include <rocksdb/write_batch.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -23,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "storage/memtable_order.h"
 #include "test_util.h"
 
 namespace sluice::testing {
@@ -200,8 +203,8 @@ TEST_CASE("memtable: the same view as RocksDB's skiplist under random writes, sn
   CHECK(Scan(*ours, rocksdb::ReadOptions(), true).size() > 100);
 }
 
-// The writer reuses its last search path (the splice) for keys inserted in ascending order and
-// close together; these orders make it reuse, climb and restart at every level.
+// Insert orders that stress an ordered structure: ascending, descending, sorted clusters,
+// alternating ends, random; enough keys for the key order's tail to seal into many runs and merge.
 TEST_CASE("memtable: ascending, descending, clustered and alternating inserts stay in order") {
   TempDir dir;
   auto ours = OpenDb(dir.sub("ours"), true);
@@ -234,6 +237,53 @@ TEST_CASE("memtable: ascending, descending, clustered and alternating inserts st
     REQUIRE(ours->Get(rocksdb::ReadOptions(), k, &v).ok());
     CHECK(v == k);
   }
+}
+
+// Enough new keys for the key order's merge thread: scans and snapshots taken while it merges,
+// a flush (an iterator over the whole memtable) and the memtable's end right after the last
+// write, while a merge of its runs may still be running (the memtable stops it first).
+TEST_CASE("memtable: the merge thread's large merges under scans, snapshots and a flush") {
+  TempDir dir;
+  auto ours = OpenDb(dir.sub("ours"), true);
+  auto theirs = OpenDb(dir.sub("theirs"), false);
+  const uint64_t merges_before = internal::memtable_nodes::KeyOrder::LargeMergesInProcess();
+  std::mt19937_64 rng(11);
+  std::vector<std::string> probes;
+  std::vector<const rocksdb::Snapshot*> snaps_ours, snaps_theirs;
+  for (int batch = 0; batch < 300; ++batch) {
+    rocksdb::WriteBatch b;
+    for (int i = 0; i < 1000; ++i) {
+      std::string k = RandomKey(rng) + std::to_string(rng() % 100000000);
+      if (i == 0) probes.push_back(k);
+      b.Put(k, std::to_string(batch));
+    }
+    REQUIRE(ours->Write(rocksdb::WriteOptions(), &b).ok());
+    REQUIRE(theirs->Write(rocksdb::WriteOptions(), &b).ok());
+    if (batch % 100 == 50) {
+      snaps_ours.push_back(ours->GetSnapshot());
+      snaps_theirs.push_back(theirs->GetSnapshot());
+      ExpectSameView(*ours, *theirs, rocksdb::ReadOptions(), probes);
+    }
+  }
+  for (size_t i = 0; i < snaps_ours.size(); ++i) {
+    rocksdb::ReadOptions ro_ours, ro_theirs;
+    ro_ours.snapshot = snaps_ours[i];
+    ro_theirs.snapshot = snaps_theirs[i];
+    CHECK(Scan(*ours, ro_ours, true) == Scan(*theirs, ro_theirs, true));
+    ours->ReleaseSnapshot(snaps_ours[i]);
+    theirs->ReleaseSnapshot(snaps_theirs[i]);
+  }
+  // 300k keys make runs of 2^16 and more; the merge thread has had time for one at least.
+  for (int i = 0; i < 1000; ++i) {
+    if (internal::memtable_nodes::KeyOrder::LargeMergesInProcess() > merges_before) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(internal::memtable_nodes::KeyOrder::LargeMergesInProcess() > merges_before);
+  const auto before_flush = Scan(*ours, rocksdb::ReadOptions(), true);
+  CHECK(before_flush == Scan(*theirs, rocksdb::ReadOptions(), true));
+  CHECK(before_flush.size() > 250000);
+  REQUIRE(ours->Flush(rocksdb::FlushOptions()).ok());  // the memtable ends; its merges stop
+  CHECK(Scan(*ours, rocksdb::ReadOptions(), true) == before_flush);
 }
 
 TEST_CASE("memtable: a key's versions across a batch's sequence numbers, read at each one") {

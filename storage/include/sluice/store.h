@@ -320,12 +320,9 @@ class Store {
 
   // A hint that point lookups of these keys of db follow soon (a pipelined batch's keys): warms the
   // CPU caches for their newest memtable entries, so that the lookups' cache misses overlap.
-  // Bit i of `written` set: keys[i] is also about to be written, and a key the newest memtable
-  // lacks has its insert's path warmed too (clear it for reads: that work would be wasted).
   // Changes nothing; thread-safe. Uses the first kPrefetchKeys.
   static constexpr size_t kPrefetchKeys = 16;
-  void PrefetchKeys(int db, std::span<const std::string_view> keys,
-                    uint32_t written = ~uint32_t{0}) const;
+  void PrefetchKeys(int db, std::span<const std::string_view> keys) const;
 
   // ---- Strings. db is 0..kNumDatabases-1 (callers validate it).
   Result<std::optional<std::string>> Get(int db, std::string_view key);

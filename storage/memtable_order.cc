@@ -1,0 +1,348 @@
+// The memtable's key order (memtable_order.h has the design and the contract).
+#include "memtable_order.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <deque>
+#include <thread>
+#include <utility>
+
+namespace sluice::internal::memtable_nodes {
+namespace {
+
+bool PrefixLess(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
+  return a0 != b0 ? a0 < b0 : a1 < b1;
+}
+
+// Fetches the key bytes of an entry a merge will compare in full soon: one whose integers tie
+// with the entry's before it (keys sharing their first 16 bytes come in groups: one collection's
+// elements).
+void PrefetchIfTied(const std::vector<OrderEntry>& run, size_t i) {
+  if (i < run.size() && run[i].p0 == run[i - 1].p0 && run[i].p1 == run[i - 1].p1) {
+    __builtin_prefetch(run[i].entry);
+  }
+}
+
+// One sorted run of a and b (no key in both); nullptr when *cancel was set first. Ties are
+// compared in full, a cache miss each on the key bytes, so those a few steps ahead are fetched
+// while the merge goes on.
+std::shared_ptr<const Run> Merge(const Run& a, const Run& b,
+                                 const std::atomic<bool>* cancel = nullptr) {
+  constexpr size_t kCancelCheck = 4096;
+  constexpr size_t kAhead = 8;
+  const std::vector<OrderEntry>& x = a.entries;
+  const std::vector<OrderEntry>& y = b.entries;
+  std::vector<OrderEntry> out;
+  out.reserve(x.size() + y.size());
+  size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) {
+    if (cancel != nullptr && out.size() % kCancelCheck == 0 &&
+        cancel->load(std::memory_order_relaxed)) {
+      return nullptr;
+    }
+    if (Less(y[j], x[i])) {
+      out.push_back(y[j++]);
+      PrefetchIfTied(y, j + kAhead);
+    } else {
+      out.push_back(x[i++]);
+      PrefetchIfTied(x, i + kAhead);
+    }
+  }
+  out.insert(out.end(), x.begin() + static_cast<ptrdiff_t>(i), x.end());
+  out.insert(out.end(), y.begin() + static_cast<ptrdiff_t>(j), y.end());
+  return std::make_shared<const Run>(std::move(out));
+}
+
+std::atomic<uint64_t> large_merges_in_process{0};
+
+// One thread for the process that runs KeyOrder's large merges, in the order they were asked
+// for. Never destroyed: it lives as long as the process, as memtables may.
+class RunMerger {
+ public:
+  static RunMerger& Instance() {
+    static RunMerger* const merger = new RunMerger();
+    return *merger;
+  }
+  void Enqueue(std::shared_ptr<KeyOrder> order) {
+    std::lock_guard<std::mutex> l(mu_);
+    queue_.push_back(std::move(order));
+    ready_.notify_one();
+  }
+
+ private:
+  RunMerger() {
+    std::thread t([this] { Loop(); });
+    pthread_setname_np(t.native_handle(), "sluice-merge");
+    t.detach();
+  }
+  [[noreturn]] void Loop() {
+    for (;;) {
+      std::shared_ptr<KeyOrder> order;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        ready_.wait(l, [this] { return !queue_.empty(); });
+        order = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      order->MergeLarge();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable ready_;
+  std::deque<std::shared_ptr<KeyOrder>> queue_;  // guarded by mu_
+};
+
+}  // namespace
+
+Run::Run(std::vector<OrderEntry> sorted) : entries(std::move(sorted)) {
+  fence.reserve(entries.size() / kFenceStride + 1);
+  for (size_t i = 0; i < entries.size(); i += kFenceStride) {
+    fence.push_back(Prefix{entries[i].p0, entries[i].p1});
+  }
+}
+
+Run::Span Run::FenceSpan(const SearchKey& k) const {
+  // Fence entry j is entries[j * kFenceStride]. Entries up to the last fence entry whose integers
+  // are below k's are before k; from the first fence entry whose integers are above k's on, none
+  // is. Only the entries between are compared in full.
+  const auto below = std::partition_point(fence.begin(), fence.end(), [&k](const Prefix& f) {
+    return PrefixLess(f.p0, f.p1, k.p0, k.p1);
+  });
+  const auto not_above = std::partition_point(
+      below, fence.end(), [&k](const Prefix& f) { return !PrefixLess(k.p0, k.p1, f.p0, f.p1); });
+  const size_t first_block = below == fence.begin() ? 0 : (below - fence.begin()) - 1;
+  const Span span{first_block * kFenceStride,
+                  std::min(entries.size(), (not_above - fence.begin()) * kFenceStride)};
+  if (span.hi - span.lo <= 2 * kFenceStride) {
+    const char* line = reinterpret_cast<const char*>(entries.data() + span.lo);
+    const char* end = reinterpret_cast<const char*>(entries.data() + span.hi);
+    for (; line < end; line += 64) __builtin_prefetch(line);
+  }
+  return span;
+}
+
+void Run::PrefetchTies(Span span, const SearchKey& k) const {
+  if (span.hi - span.lo > 2 * kFenceStride) return;
+  for (size_t i = span.lo; i < span.hi; ++i) {
+    if (entries[i].p0 == k.p0 && entries[i].p1 == k.p1) __builtin_prefetch(entries[i].entry);
+  }
+}
+
+size_t Run::Search(Span span, const SearchKey& k) const {
+  const auto before = [](const OrderEntry& e, const SearchKey& key) { return Compare(e, key) < 0; };
+  return static_cast<size_t>(std::lower_bound(entries.begin() + static_cast<ptrdiff_t>(span.lo),
+                                              entries.begin() + static_cast<ptrdiff_t>(span.hi), k,
+                                              before) -
+                             entries.begin());
+}
+
+void KeyOrder::Add(KeyNode* node, const Key& key, const char* entry) {
+  const SearchKey k = SearchKeyOf(key);
+  std::lock_guard<std::mutex> l(mu_);
+  if (tail_.capacity() == 0) tail_.reserve(kTailEntries);
+  tail_.push_back(OrderEntry{k.p0, k.p1, entry, node});
+  tail_copy_.reset();
+  if (tail_.size() >= kTailEntries) SealTail();
+  CountBytes();
+}
+
+OrderSnapshot KeyOrder::Snapshot() {
+  std::lock_guard<std::mutex> l(mu_);
+  OrderSnapshot s;
+  s.runs.reserve(runs_.size() + 1);
+  s.runs.assign(runs_.begin(), runs_.end());
+  if (!tail_.empty()) {
+    if (tail_copy_ == nullptr) {
+      SortTail();
+      tail_copy_ = std::make_shared<const Run>(tail_);  // a copy: tail_ grows on
+    }
+    s.runs.push_back(tail_copy_);
+  }
+  return s;
+}
+
+void KeyOrder::SortTail() {
+  const auto unsorted = tail_.begin() + static_cast<ptrdiff_t>(tail_sorted_);
+  std::sort(unsorted, tail_.end(), Less);
+  std::inplace_merge(tail_.begin(), unsorted, tail_.end(), Less);
+  tail_sorted_ = tail_.size();
+}
+
+// Runs stay in the order they were made, each more than twice the size of the next (until they
+// reach kMaxRunEntries / 2): at most log2(kMaxRunEntries / kTailEntries) + 1 runs below that
+// size, and an iterator merges few runs.
+void KeyOrder::SealTail() {
+  SortTail();
+  runs_.push_back(std::make_shared<const Run>(std::move(tail_)));
+  tail_ = std::vector<OrderEntry>();
+  tail_.reserve(kTailEntries);
+  tail_sorted_ = 0;
+  while (runs_.size() >= 2) {
+    const Run& older = *runs_[runs_.size() - 2];
+    const Run& newer = *runs_.back();
+    if (older.size() > 2 * newer.size() || older.size() + newer.size() > kInlineMergeEntries ||
+        InLargeMerge(&older) || InLargeMerge(&newer)) {
+      break;
+    }
+    std::shared_ptr<const Run> merged = Merge(older, newer);
+    runs_.pop_back();
+    runs_.back() = std::move(merged);
+  }
+  if (!queued_ && !closed_ && DueLargeMerge() < runs_.size()) {
+    queued_ = true;
+    RunMerger::Instance().Enqueue(shared_from_this());
+  }
+}
+
+size_t KeyOrder::DueLargeMerge() const {
+  for (size_t i = 0; i + 1 < runs_.size(); ++i) {
+    const size_t older = runs_[i]->size();
+    const size_t newer = runs_[i + 1]->size();
+    if (older <= 2 * newer && older + newer > kInlineMergeEntries) return i;
+  }
+  return runs_.size();
+}
+
+bool KeyOrder::InLargeMerge(const Run* run) const {
+  return run == merging_[0] || run == merging_[1];
+}
+
+void KeyOrder::MergeLarge() {
+  std::unique_lock<std::mutex> l(mu_);
+  while (!closed_) {
+    const size_t i = DueLargeMerge();
+    if (i == runs_.size()) break;
+    const std::shared_ptr<const Run> older = runs_[i];
+    const std::shared_ptr<const Run> newer = runs_[i + 1];
+    merging_[0] = older.get();
+    merging_[1] = newer.get();
+    l.unlock();
+    std::shared_ptr<const Run> merged = Merge(*older, *newer, &cancel_);
+    l.lock();
+    merging_[0] = merging_[1] = nullptr;
+    merge_done_.notify_all();
+    if (merged == nullptr) break;  // closed
+    const auto at = std::find(runs_.begin(), runs_.end(), older);
+    *at = std::move(merged);
+    runs_.erase(at + 1);
+    CountBytes();
+    large_merges_.fetch_add(1, std::memory_order_relaxed);
+    large_merges_in_process.fetch_add(1, std::memory_order_relaxed);
+  }
+  queued_ = false;
+}
+
+uint64_t KeyOrder::LargeMergesInProcess() {
+  return large_merges_in_process.load(std::memory_order_relaxed);
+}
+
+void KeyOrder::Close() {
+  std::unique_lock<std::mutex> l(mu_);
+  closed_ = true;
+  cancel_.store(true, std::memory_order_relaxed);
+  merge_done_.wait(l, [this] { return merging_[0] == nullptr; });
+}
+
+void KeyOrder::CountBytes() {
+  size_t entries = tail_.capacity();
+  size_t fence = 0;
+  for (const auto& run : runs_) {
+    entries += run->size();
+    fence += run->fence.size();
+  }
+  bytes_.store(entries * sizeof(OrderEntry) + fence * sizeof(Run::Prefix),
+               std::memory_order_relaxed);
+}
+
+// ---- OrderCursor
+
+OrderCursor::OrderCursor(OrderSnapshot snapshot) : snapshot_(std::move(snapshot)) {
+  runs_.reserve(snapshot_.runs.size());
+  for (const auto& run : snapshot_.runs) {
+    if (run->size() != 0) runs_.push_back(run.get());
+  }
+  pos_.assign(runs_.size(), 0);
+}
+
+KeyNode* OrderCursor::Least() {
+  const OrderEntry* best = nullptr;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    if (pos_[i] == runs_[i]->size()) continue;
+    const OrderEntry& e = runs_[i]->entries[pos_[i]];
+    if (best == nullptr || Less(e, *best)) {
+      best = &e;
+      at_ = i;
+    }
+  }
+  return best == nullptr ? nullptr : best->node;
+}
+
+KeyNode* OrderCursor::Greatest() {
+  const OrderEntry* best = nullptr;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    if (pos_[i] == 0) continue;
+    const OrderEntry& e = runs_[i]->entries[pos_[i] - 1];
+    if (best == nullptr || Less(*best, e)) {
+      best = &e;
+      at_ = i;
+    }
+  }
+  if (best == nullptr) return nullptr;
+  --pos_[at_];
+  return best->node;
+}
+
+void OrderCursor::LowerBounds(const SearchKey& k) {
+  Run::Span spans[kRunsSearchedTogether];
+  for (size_t first = 0; first < runs_.size(); first += kRunsSearchedTogether) {
+    const size_t n = std::min(kRunsSearchedTogether, runs_.size() - first);
+    for (size_t i = 0; i < n; ++i) spans[i] = runs_[first + i]->FenceSpan(k);
+    for (size_t i = 0; i < n; ++i) runs_[first + i]->PrefetchTies(spans[i], k);
+    for (size_t i = 0; i < n; ++i) pos_[first + i] = runs_[first + i]->Search(spans[i], k);
+  }
+}
+
+KeyNode* OrderCursor::SeekToFirst() {
+  std::fill(pos_.begin(), pos_.end(), 0);
+  return Least();
+}
+
+KeyNode* OrderCursor::SeekToLast() {
+  for (size_t i = 0; i < runs_.size(); ++i) pos_[i] = runs_[i]->size();
+  return Greatest();
+}
+
+KeyNode* OrderCursor::SeekAtOrAfter(const SearchKey& k) {
+  LowerBounds(k);
+  return Least();
+}
+
+KeyNode* OrderCursor::SeekBefore(const SearchKey& k) {
+  LowerBounds(k);
+  return Greatest();
+}
+
+KeyNode* OrderCursor::Next() {
+  ++pos_[at_];
+  return Least();
+}
+
+KeyNode* OrderCursor::Prev() { return Greatest(); }
+
+void OrderCursor::PrefetchAhead() const {
+  if (runs_.empty()) return;
+  const std::vector<OrderEntry>& run = runs_[at_]->entries;
+  const size_t p = pos_[at_];
+  if (p + 1 < run.size()) __builtin_prefetch(run[p + 1].node->Newest());
+  if (p + 2 < run.size()) __builtin_prefetch(run[p + 2].node);
+}
+
+uint64_t OrderCursor::CountBefore(const SearchKey& k) const {
+  uint64_t count = 0;
+  for (const Run* run : runs_) count += run->LowerBound(k);
+  return count;
+}
+
+}  // namespace sluice::internal::memtable_nodes

@@ -168,8 +168,9 @@ class OrderCursor {
   // invalid until a seek).
   KeyNode* Next();
   KeyNode* Prev();
-  // Fetches the current run's next two nodes (and the first one's newest version) into the
-  // caches: a scan in order mostly steps within one run.
+  // Fetches the current run's next node's newest version and the node after it into the
+  // caches (the next node itself was fetched by this call when the run last moved), so that each
+  // run's next node is warm by the time a scan comes back to that run.
   void PrefetchAhead() const;
   // How many nodes are before k.
   uint64_t CountBefore(const SearchKey& k) const;
@@ -178,7 +179,7 @@ class OrderCursor {
   static constexpr size_t kRunsSearchedTogether = 32;
 
   KeyNode* Least();     // at_ := the run whose entry at pos_ is least
-  KeyNode* Greatest();  // at_ := the run whose entry at pos_ - 1 is greatest; pos_[at_] - 1
+  KeyNode* Greatest();  // at_ := the run whose entry at pos_ - 1 is greatest, stepped back
   void LowerBounds(const SearchKey& k);
 
   OrderSnapshot snapshot_;

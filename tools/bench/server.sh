@@ -9,9 +9,11 @@ cli=$(command -v redis-cli) || { echo "$tool: redis-cli not found (apt-get insta
 [ -x "$sluice_bin" ] || { echo "$tool: no $sluice_bin; build it first with tools/setup.sh" >&2; exit 1; }
 if [ -n "$keep" ]; then workdir=$keep; mkdir -p "$workdir"; else workdir=$(mktemp -d -t "sluice-$tool.XXXXXX"); fi
 pid=""
+# An EXIT trap's last status becomes the tool's: cleanup must end in success (with --keep, a bare
+# `[ -z "$keep" ] && ...` made every run exit 1).
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-  [ -z "$keep" ] && rm -rf "$workdir"
+  if [ -z "$keep" ]; then rm -rf "$workdir"; fi
 }
 trap cleanup EXIT
 

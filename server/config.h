@@ -48,6 +48,7 @@ struct Config {
   WalRecovery wal_recovery = WalRecovery::kTolerateTail;  // a damaged write-ahead log
   int64_t block_cache_size = 256LL << 20;                 // RocksDB block cache bytes
   MemTableKind memtable = MemTableKind::kSluice;          // the memtable's data structure
+  int64_t block_size = 4096;                              // table files' data block bytes
   int64_t write_buffer_size = 256LL << 20;                // bytes per memtable before a flush
   Compression compression = Compression::kSnappy;         // table files' block compression
   int64_t list_inline_max_entries = 128;  // lists this small keep their elements in one entry

@@ -141,6 +141,7 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
   table.cache_index_and_filter_blocks_with_high_priority = true;
   table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
   table.metadata_block_size = 4096;
+  table.block_size = options.block_bytes;
   table.metadata_cache_options.top_level_index_pinning = rocksdb::PinningTier::kAll;
   table.metadata_cache_options.partition_pinning = rocksdb::PinningTier::kAll;
   table.metadata_cache_options.unpartitioned_pinning = rocksdb::PinningTier::kAll;
@@ -311,6 +312,9 @@ Status Store::Impl::Open() {
   rocks.avoid_flush_during_recovery = !flush_at_open;
   if (!CompressionSupported(rocks.compression)) {
     return Status::InvalidArgument("this RocksDB build lacks the chosen compression");
+  }
+  if (options_.block_bytes < 256 || options_.block_bytes > (size_t{1} << 20)) {
+    return Status::InvalidArgument("block size must be between 256 bytes and 1 MB");
   }
   rocks.info_log = internal::OpenInfoLog(options_.path);
   rocks.wal_recovery_mode = RocksRecoveryMode(options_.wal_recovery);

@@ -103,6 +103,9 @@ TEST_CASE("flags") {
   CHECK(Parse({}).parsed->config.memtable == MemTableKind::kSluice);
   CHECK(Parse({}).parsed->config.write_buffer_size == 256LL << 20);
   CHECK(Parse({"--write-buffer-size", "32mb"}).parsed->config.write_buffer_size == 32LL << 20);
+  CHECK(Parse({}).parsed->config.block_size == 4096);
+  CHECK(Parse({"--block-size", "1kb"}).parsed->config.block_size == 1024);
+  CHECK(Parse({"--block-size", "256"}).parsed->config.block_size == 256);
   CHECK(Parse({}).parsed->config.compression == Compression::kSnappy);
   CHECK(Parse({"--compression", "LZ4"}).parsed->config.compression == Compression::kLz4);
   CHECK(Parse({"--compression", "zstd"}).parsed->config.compression == Compression::kZstd);
@@ -136,6 +139,10 @@ TEST_CASE("bad flags are clear errors") {
   CHECK(Parse({"--compression", "gzip"}).error ==
         "bad value 'gzip' for 'compression': argument(s) must be one of the following: snappy, "
         "lz4, zstd, none");
+  CHECK(Parse({"--block-size", "255"}).error ==
+        "bad value '255' for 'block-size': argument must be between 256 and 1048576 inclusive");
+  CHECK(Parse({"--block-size", "2mb"}).error ==
+        "bad value '2mb' for 'block-size': argument must be between 256 and 1048576 inclusive");
   CHECK(Parse({"--write-buffer-size", "100k"}).error ==
         "bad value '100k' for 'write-buffer-size': argument must be between 1048576 and "
         "4294967296 inclusive");
@@ -301,6 +308,10 @@ TEST_CASE("CONFIG SET errors as Redis words them, and nothing changes on error")
   CHECK(h.Cmd("CONFIG GET memtable") == Arr({Bulk("memtable"), Bulk("sluice")}));
   CHECK(h.Cmd("CONFIG SET memtable rocksdb") ==
         Err("ERR CONFIG SET failed (possibly related to argument 'memtable') - can't set "
+            "immutable config"));
+  CHECK(h.Cmd("CONFIG GET block-size") == Arr({Bulk("block-size"), Bulk("4096")}));
+  CHECK(h.Cmd("CONFIG SET block-size 1kb") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'block-size') - can't set "
             "immutable config"));
   CHECK(h.Cmd("CONFIG GET write-buffer-size compression") ==
         Arr({Bulk("write-buffer-size"), Bulk("268435456"), Bulk("compression"), Bulk("snappy")}));

@@ -5,6 +5,7 @@
 // synced; everysec syncs in the background; open errors; an open keeps the logs it replays as
 // memtables, except a damaged log, which it flushes away.
 #include <doctest/doctest.h>
+#include <rocksdb/table.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -625,6 +626,29 @@ TEST_CASE("write buffers: all memtables under twice one, the logs' bound no lowe
   CHECK(big.db_write_buffer_size == size_t{1024} << 20);
   // Below what the memtables may hold, the logs' bound would flush them early.
   CHECK(big.max_total_wal_size == uint64_t{1024} << 20);
+}
+
+TEST_CASE("Table files' data blocks: 4 KB by default, the chosen size, bad sizes refused") {
+  Options o;
+  CHECK(o.block_bytes == 4096);
+  const auto block_size = [](const Options& opts) {
+    rocksdb::Options rocks = internal::MakeRocksOptions(opts, nullptr);
+    return rocks.table_factory->GetOptions<rocksdb::BlockBasedTableOptions>()->block_size;
+  };
+  CHECK(block_size(o) == 4096);
+  o.block_bytes = 1024;
+  CHECK(block_size(o) == 1024);
+  TempDir dir;
+  o.path = dir.path();
+  for (size_t bad : {size_t{0}, size_t{255}, (size_t{1} << 20) + 1}) {
+    o.block_bytes = bad;
+    auto s = Store::Open(o);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == Code::kInvalidArgument);
+    CHECK(s.status().message() == "block size must be between 256 bytes and 1 MB");
+  }
+  o.block_bytes = 256;
+  CHECK(Store::Open(o).ok());
 }
 
 TEST_CASE("A write-ahead log takes the disk its records need, nothing reserved ahead") {

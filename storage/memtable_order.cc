@@ -335,8 +335,8 @@ void OrderCursor::PrefetchAhead() const {
   if (runs_.empty()) return;
   const std::vector<OrderEntry>& run = runs_[at_]->entries;
   const size_t p = pos_[at_];
-  if (p + 1 < run.size()) __builtin_prefetch(run[p + 1].node->Newest());
-  if (p + 2 < run.size()) __builtin_prefetch(run[p + 2].node);
+  if (p + 2 < run.size()) __builtin_prefetch(run[p + 2].node->Newest());
+  if (p + 4 < run.size()) __builtin_prefetch(run[p + 4].node);
 }
 
 uint64_t OrderCursor::CountBefore(const SearchKey& k) const {

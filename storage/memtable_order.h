@@ -168,9 +168,10 @@ class OrderCursor {
   // invalid until a seek).
   KeyNode* Next();
   KeyNode* Prev();
-  // Fetches the current run's next node's newest version and the node after it into the
-  // caches (the next node itself was fetched by this call when the run last moved), so that each
-  // run's next node is warm by the time a scan comes back to that run.
+  // Fetches into the caches the newest version of the current run's node two entries ahead and
+  // the node four ahead (fetched by an earlier call, two moves of this run ago): each run's next
+  // node and version are warm by the time a scan reaches them, even when one run supplies
+  // several nodes in a row (one step ahead was too close: the fetch had not arrived).
   void PrefetchAhead() const;
   // How many nodes are before k.
   uint64_t CountBefore(const SearchKey& k) const;

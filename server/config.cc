@@ -232,8 +232,8 @@ Error SetMemtable(Config& c, std::string_view v) {
 Error SetBlockSize(Config& c, std::string_view v) {
   std::optional<int64_t> bytes = ParseMemory(v);
   if (!bytes) return std::string("argument must be a memory value");
-  constexpr int64_t kMin = 256;
-  constexpr int64_t kMax = int64_t{1} << 20;
+  constexpr auto kMin = static_cast<int64_t>(Options::kMinBlockBytes);
+  constexpr auto kMax = static_cast<int64_t>(Options::kMaxBlockBytes);
   if (*bytes < kMin || *bytes > kMax) return RangeError(kMin, kMax);
   c.block_size = *bytes;
   return std::nullopt;

@@ -138,14 +138,17 @@ size_t Run::Search(Span span, const SearchKey& k) const {
                              entries.begin());
 }
 
+KeyOrder::KeyOrder() {
+  tail_.reserve(kTailEntries);
+  CountBytes();
+}
+
 void KeyOrder::Add(KeyNode* node, const Key& key, const char* entry) {
   const SearchKey k = SearchKeyOf(key);
   std::lock_guard<std::mutex> l(mu_);
-  if (tail_.capacity() == 0) tail_.reserve(kTailEntries);
   tail_.push_back(OrderEntry{k.p0, k.p1, entry, node});
   tail_copy_.reset();
   if (tail_.size() >= kTailEntries) SealTail();
-  CountBytes();
 }
 
 OrderSnapshot KeyOrder::Snapshot() {
@@ -170,9 +173,8 @@ void KeyOrder::SortTail() {
   tail_sorted_ = tail_.size();
 }
 
-// Runs stay in the order they were made, each more than twice the size of the next (until they
-// reach kMaxRunEntries / 2): at most log2(kMaxRunEntries / kTailEntries) + 1 runs below that
-// size, and an iterator merges few runs.
+// The writer's merges: the newest two runs while the older is at most twice the newer and both
+// fit in kInlineMergeEntries; a larger merge due is left to the merge thread.
 void KeyOrder::SealTail() {
   SortTail();
   runs_.push_back(std::make_shared<const Run>(std::move(tail_)));
@@ -190,6 +192,7 @@ void KeyOrder::SealTail() {
     runs_.pop_back();
     runs_.back() = std::move(merged);
   }
+  CountBytes();
   if (!queued_ && !closed_ && DueLargeMerge() < runs_.size()) {
     queued_ = true;
     RunMerger::Instance().Enqueue(shared_from_this());
@@ -245,6 +248,8 @@ void KeyOrder::Close() {
   merge_done_.wait(l, [this] { return merging_[0] == nullptr; });
 }
 
+// The tail's bytes count at its reserved capacity (constant), so only a seal or a merge changes
+// the total.
 void KeyOrder::CountBytes() {
   size_t entries = tail_.capacity();
   size_t fence = 0;

@@ -110,6 +110,8 @@ class KeyOrder : public std::enable_shared_from_this<KeyOrder> {
   static constexpr size_t kTailEntries = 256;
   static constexpr size_t kInlineMergeEntries = size_t{1} << 16;
 
+  KeyOrder();
+
   // Adds a node that no earlier call added (the bucket's compare-and-swap decides the one
   // writer that creates a key's node); `entry` holds its key and lives as long as the memtable.
   void Add(KeyNode* node, const Key& key, const char* entry);
@@ -132,7 +134,7 @@ class KeyOrder : public std::enable_shared_from_this<KeyOrder> {
   // (the older at most twice the newer), or runs_.size().
   size_t DueLargeMerge() const;
   bool InLargeMerge(const Run* run) const;  // under mu_
-  void CountBytes();                        // under mu_
+  void CountBytes();                        // under mu_ (or in the constructor)
 
   std::mutex mu_;
   std::vector<OrderEntry> tail_;          // guarded by mu_; tail_[0, tail_sorted_) is sorted

@@ -295,6 +295,10 @@ bool CompressionSupported(rocksdb::CompressionType type) {
 
 Status Store::Impl::Open() {
   if (options_.path.empty()) return Status::IOError("no data directory given");
+  if (options_.block_bytes < Options::kMinBlockBytes ||
+      options_.block_bytes > Options::kMaxBlockBytes) {
+    return Status::InvalidArgument("block size must be between 256 bytes and 1 MB");
+  }
   std::error_code ec;
   std::filesystem::create_directories(options_.path, ec);  // RocksDB reports what still fails
   bool flush_at_open = false;
@@ -312,9 +316,6 @@ Status Store::Impl::Open() {
   rocks.avoid_flush_during_recovery = !flush_at_open;
   if (!CompressionSupported(rocks.compression)) {
     return Status::InvalidArgument("this RocksDB build lacks the chosen compression");
-  }
-  if (options_.block_bytes < 256 || options_.block_bytes > (size_t{1} << 20)) {
-    return Status::InvalidArgument("block size must be between 256 bytes and 1 MB");
   }
   rocks.info_log = internal::OpenInfoLog(options_.path);
   rocks.wal_recovery_mode = RocksRecoveryMode(options_.wal_recovery);

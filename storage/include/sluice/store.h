@@ -79,6 +79,8 @@ struct Options {
   // 25% more disk, a larger index, and churn of short-lived keys 3-6% slower
   // (docs/engine.md "Storage tuning for churn").
   size_t block_bytes = 4096;
+  static constexpr size_t kMinBlockBytes = 256;  // Open refuses sizes outside these
+  static constexpr size_t kMaxBlockBytes = size_t{1} << 20;
   // The memtable's data structure: Sluice's hash index and sorted runs (the default), or
   // RocksDB's own skiplist (InlineSkipList). The same entries in the same order, so a data dir
   // opens with either; the choice only changes CPU cost (docs/engine.md "The memtable").

@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -163,7 +164,13 @@ void StatsSection(CommandContext& ctx, std::string& out) {
   Field(out, "total_net_input_bytes", get(st.total_net_input_bytes));
   Field(out, "total_net_output_bytes", get(st.total_net_output_bytes));
   Field(out, "rejected_connections", get(st.rejected_connections));
-  Field(out, "expired_keys", ctx.store.GetStats().expired_keys);
+  const Store::Stats store_stats = ctx.store.GetStats();
+  Field(out, "expired_keys", store_stats.expired_keys);
+  char stale[32];
+  std::snprintf(stale, sizeof stale, "%.2f", store_stats.expired_stale * 100);
+  Field(out, "expired_stale_perc", stale);
+  Field(out, "expired_time_cap_reached_count", store_stats.expiry_time_cap_reached);
+  Field(out, "expire_cycle_cpu_milliseconds", store_stats.expire_cycle_ms);
   Field(out, "evicted_keys", 0);
   Field(out, "total_error_replies", get(st.total_error_replies));
   // Redis 7.2's names (7.0 has no such counters).

@@ -623,6 +623,9 @@ Store::Stats Store::Impl::GetStats() const {
   st.last_sync_unix_ms = last_sync_unix_ms_.load(std::memory_order_relaxed);
   st.wal_syncs = wal_syncs_.load(std::memory_order_relaxed);
   st.expiry_scans = expiry_scans_.load(std::memory_order_relaxed);
+  st.expired_stale = expired_stale_.load(std::memory_order_relaxed);
+  st.expiry_time_cap_reached = expiry_time_cap_reached_.load(std::memory_order_relaxed);
+  st.expire_cycle_ms = expire_cycle_us_.load(std::memory_order_relaxed) / 1000;
   st.idle_memory_releases = idle_memory_releases_.load(std::memory_order_relaxed);
   for (const char* running : {"rocksdb.num-running-flushes", "rocksdb.num-running-compactions"}) {
     if (db_->GetIntProperty(running, &v)) st.background_running += int64_t(v);

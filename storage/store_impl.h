@@ -146,6 +146,11 @@ class Store::Impl {
   // One cycle of the active expiry (expiry.cc); returns the keys it removed. Does nothing (not
   // even a seek) while no stored key can be due, so an idle server costs nothing.
   int64_t RunExpiryCycle(int64_t budget_us);
+  // The end of a cycle that began at start with a budget to deadline: INFO's expire_cycle_*
+  // fields (Stats). Called by the expiry thread (or a test driving cycles) only.
+  void RecordExpiryCycle(std::chrono::steady_clock::time_point start,
+                         std::chrono::steady_clock::time_point deadline, int64_t sampled,
+                         int64_t expired);
   // Removes, in one unit holding their stripes, the first c.n candidates (then sets c.n to 0):
   // keys read (at their seen_seq or later) as stored with the given expiry, expired at the time
   // they were checked, and not removed by the expiry cycle since. Returns how many it removed
@@ -278,6 +283,9 @@ class Store::Impl {
   // thread's own.
   std::atomic<int64_t> next_expiry_due_ms_{0};
   std::atomic<int64_t> expiry_scans_{0};
+  std::atomic<int64_t> expire_cycle_us_{0};          // time spent in cycles
+  std::atomic<int64_t> expiry_time_cap_reached_{0};  // cycles that used their whole budget
+  std::atomic<double> expired_stale_{0.0};           // written by the expiry thread only
   std::atomic<int64_t> idle_memory_releases_{0};
   std::string expiry_cursor_;  // encoded key where the pass resumes
   std::string expiry_done_;    // the last key the pass handled (handled once)

@@ -187,6 +187,9 @@ TEST_CASE("INFO has the required sections and fields") {
                             "\r\nsluice_background_pending:",
                             "# Stats\r\n",
                             "\r\ntotal_commands_processed:",
+                            "\r\nexpired_keys:0\r\nexpired_stale_perc:0.00\r\n"
+                            "expired_time_cap_reached_count:",
+                            "\r\nexpire_cycle_cpu_milliseconds:",
                             "# Keyspace\r\n",
                             "db0:keys=2,expires=1,avg_ttl=0\r\ndb3:keys=1,expires=0,avg_ttl=0\r\n",
                             "# Limiters\r\ngcra_take_calls:0\r\n"}) {

@@ -231,6 +231,46 @@ TEST_CASE("expiry cycle: an overflowing intake falls back to a pass") {
   RequireConsistent(s);
 }
 
+// Redis 7.0's rule: a pass goes on while more than 10% of a sample of 20 keys with a TTL was
+// expired. Keys laid out so that each sample holds exactly `expired_per_sample` expired keys
+// (in stored order, which is by hash slot), known to no cycle (the saved state is made stale),
+// then one cycle with time to spare: 3 in 20 (15%) walks on to the end, 2 in 20 (10%) stops
+// after the first sample. INFO's stale estimate and time-cap count follow.
+TEST_CASE("expiry cycle: a pass goes on while more than 10% of a sample is expired") {
+  for (int expired_per_sample : {3, 2}) {
+    CAPTURE(expired_per_sample);
+    Fixture f;
+    RunCycles(*f.store);  // the pass at open, over nothing
+    std::vector<std::string> names;
+    for (int i = 0; i < 200; ++i) names.push_back("s" + std::to_string(i));
+    std::sort(names.begin(), names.end(),
+              [](const std::string& a, const std::string& b) { return Raw(a) < Raw(b); });
+    for (size_t i = 0; i < names.size(); ++i) {
+      const bool expiring = static_cast<int>(i % 20) < expired_per_sample;
+      REQUIRE(f.store->Set(0, names[i], "v", SetAt(kT0Ms + (expiring ? 100 : 10'000'000))).ok());
+    }
+    f.PutRaw(0, "persistent", ValueKind::kString, "v");  // stale state: the next cycle walks
+    Store& s = *f.store;
+    REQUIRE(s.impl().expiry_due().size() == 0);
+    f.AdvanceMs(101);
+    const int64_t capped = s.GetStats().expiry_time_cap_reached;
+    const int64_t removed = s.impl().RunExpiryCycle(10'000'000);
+    CHECK(s.GetStats().expiry_time_cap_reached == capped);
+    if (expired_per_sample == 3) {
+      CHECK(removed == 30);  // every sample: 15%
+      CHECK(s.GetStats().expired_stale == doctest::Approx(0.05 * 0.15));
+    } else {
+      CHECK(removed == 2);  // 10% is not more than 10%
+      CHECK(s.GetStats().expired_stale == doctest::Approx(0.05 * 0.10));
+      s.impl().RunExpiryCycle(0);  // out of time after one sample
+      CHECK(s.GetStats().expiry_time_cap_reached == capped + 1);
+      CHECK(RunCycles(s) == 16);  // the rest, a sample per cycle
+    }
+    CHECK(*s.DbSize(0) == 201 - 10 * expired_per_sample);
+    RequireConsistent(s);
+  }
+}
+
 TEST_CASE("ExpiryIntake: every entry added is drained once, also while writers add") {
   using internal::ExpiryIntake;
   ExpiryIntake intake;

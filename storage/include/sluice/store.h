@@ -440,6 +440,12 @@ class Store {
     int64_t wal_syncs = 0;  // fsyncs of the write-ahead log since Open
     // Active expiry cycles that walked keys since Open (a cycle with nothing due walks none).
     int64_t expiry_scans = 0;
+    // Redis's INFO fields of the active expiry cycle: the share of keys with a TTL its samples
+    // found expired (a moving average, 0..1; only a walking cycle samples), the cycles that
+    // used their whole time budget, and the time spent in cycles (ms).
+    double expired_stale = 0;
+    int64_t expiry_time_cap_reached = 0;
+    int64_t expire_cycle_ms = 0;
     // Times a quiet store gave the heap's free pages back (Options::release_memory_when_idle).
     int64_t idle_memory_releases = 0;
     // RocksDB's background work: flushes and compactions running now, and those waiting (a

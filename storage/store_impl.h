@@ -150,7 +150,7 @@ class Store::Impl {
   // fields (Stats). Called by the expiry thread (or a test driving cycles) only.
   void RecordExpiryCycle(std::chrono::steady_clock::time_point start,
                          std::chrono::steady_clock::time_point deadline, int64_t sampled,
-                         int64_t expired);
+                         int64_t expired, bool idle);
   // Removes, in one unit holding their stripes, the first c.n candidates (then sets c.n to 0):
   // keys read (at their seen_seq or later) as stored with the given expiry, expired at the time
   // they were checked, and not removed by the expiry cycle since. Returns how many it removed
@@ -246,6 +246,7 @@ class Store::Impl {
   Status InitVersions();
   // Loads the keyspace count records, or counts the keys once (keyspace_counts.cc).
   Status LoadKeyspaceCounts();
+  void SkipPassWithoutExpiries();  // at open, after LoadKeyspaceCounts
   internal::KeyspaceCounts counts_;
   Status PersistVersionLimit(uint64_t limit);
   // Opens RocksDB with every column family, checking (and migrating) the data dir's on-disk

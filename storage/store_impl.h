@@ -146,8 +146,9 @@ class Store::Impl {
   // One cycle of the active expiry (expiry.cc); returns the keys it removed. Does nothing (not
   // even a seek) while no stored key can be due, so an idle server costs nothing.
   int64_t RunExpiryCycle(int64_t budget_us);
-  // The end of a cycle that began at start with a budget to deadline: INFO's expire_cycle_*
-  // fields (Stats). Called by the expiry thread (or a test driving cycles) only.
+  // The end of a cycle that began at start with a budget to deadline: INFO's fields of the
+  // cycle (Stats::expired_stale, expiry_time_cap_reached, expire_cycle_ms). Called by the expiry
+  // thread (or a test driving cycles) only.
   void RecordExpiryCycle(std::chrono::steady_clock::time_point start,
                          std::chrono::steady_clock::time_point deadline, int64_t sampled,
                          int64_t expired, bool idle);
@@ -280,8 +281,8 @@ class Store::Impl {
   // starts only when an expiry it may find is due: next_expiry_due_ms_ is the minimum of the
   // expiries a pass saw and did not keep in expiry_due_ (which removes those when due), and of
   // every expiry written since the last pass began (NoteExpiry). 0 at open: the first pass runs
-  // at once, unless the last close saved the state (RestoreExpiryState). The rest is the expiry
-  // thread's own.
+  // at once, unless the last close saved the state (RestoreExpiryState) or no stored key has an
+  // expiry (SkipPassWithoutExpiries). The rest is the expiry thread's own.
   std::atomic<int64_t> next_expiry_due_ms_{0};
   std::atomic<int64_t> expiry_scans_{0};
   std::atomic<int64_t> expire_cycle_us_{0};          // time spent in cycles

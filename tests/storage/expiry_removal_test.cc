@@ -48,7 +48,7 @@ TEST_CASE("expiry cycle: removes every expired key in batches, counts exact, the
       REQUIRE(s.Set(db, "later" + std::to_string(i), "v", SetAt(kT0Ms + 100000)).ok());
     }
   }
-  RunCycles(s);  // the pass at open: nothing due yet
+  RunCycles(s);  // nothing due yet
   CHECK(s.GetStats().expired_keys == 0);
   f.AdvanceMs(101);
   CHECK(RunCycles(s) == 900);
@@ -171,14 +171,14 @@ TEST_CASE("expiry cycle: remembered keys changed before they are due") {
   RequireConsistent(s);
 }
 
-// Expiries written after the pass at open reach the cycle from their writes (ExpiryIntake): a
+// Expiries written while the store is open reach the cycle from their writes (ExpiryIntake): a
 // key is removed when due without a walk, whether its write created it, shortened its expiry,
 // or extended it (a write that extends hands nothing: the earlier entry, read when due, finds
 // the key live and keeps it due).
 TEST_CASE("expiry cycle: written expiries are removed when due, without a walk") {
   Fixture f;
   Store& s = *f.store;
-  RunCycles(s);  // the pass at open
+  RunCycles(s);
   const int64_t scans = s.GetStats().expiry_scans;
   for (int i = 0; i < 500; ++i) {
     REQUIRE(s.Set(0, "new" + std::to_string(i), "v", SetAt(kT0Ms + 100)).ok());
@@ -240,7 +240,7 @@ TEST_CASE("expiry cycle: a pass goes on while more than 10% of a sample is expir
   for (int expired_per_sample : {3, 2}) {
     CAPTURE(expired_per_sample);
     Fixture f;
-    RunCycles(*f.store);  // the pass at open, over nothing
+    RunCycles(*f.store);  // nothing stored: nothing to do
     std::vector<std::string> names;
     for (int i = 0; i < 200; ++i) names.push_back("s" + std::to_string(i));
     std::sort(names.begin(), names.end(),
@@ -440,15 +440,16 @@ TEST_CASE("a crash right after a removal leaves counts equal to the keys") {
 // Writers rewrite, re-expire and delete their own keys while the cycle removes expired ones and
 // the clock moves: no live value is ever removed, and the counts stay exact. Writer 0 commits
 // through a CommitGroup (as the server does), three units per write. With `bulk` keys stored
-// first and a small budget per cycle, the pass at open spans many cycles while the writers
-// write behind and ahead of its cursor (their expiries reach the cycle both from their writes
-// and from the pass).
+// first (unknown to the cycle: the saved state is made stale) and a small budget per cycle, the
+// pass at open spans many cycles while the writers write behind and ahead of its cursor (their
+// expiries reach the cycle both from their writes and from the pass).
 void ConcurrentWritersCase(int bulk, int64_t budget_us) {
   Fixture f;
-  Store& s = *f.store;
   for (int i = 0; i < bulk; ++i) {
-    REQUIRE(s.Set(0, "bulk" + std::to_string(i), "v", SetAt(kT0Ms + 1 + i % 20)).ok());
+    REQUIRE(f.store->Set(0, "bulk" + std::to_string(i), "v", SetAt(kT0Ms + 1 + i % 20)).ok());
   }
+  if (bulk > 0) f.PutRaw(0, "stale", ValueKind::kString, "v", kT0Ms + 1);
+  Store& s = *f.store;
   constexpr int kWriters = 3;
   constexpr int kKeysPerWriter = 64;
   constexpr int kOpsPerWriter = 3000;
@@ -533,6 +534,7 @@ void ConcurrentWritersCase(int bulk, int64_t budget_us) {
   expiry.join();
   CHECK(failures.load() == 0);
   CHECK(s.GetStats().expired_keys > 0);
+  if (bulk > 0) CHECK(s.GetStats().expiry_scans > 1);  // the pass at open, over many cycles
 
   // Past every expiry but the long ones: the writers' short-lived keys expire at most 3 ms after
   // their write, the bulk keys at kT0Ms + 20 at the latest. (The clock thread may have advanced

@@ -66,12 +66,14 @@ bool IsCompatName(std::string_view name) {
   return false;
 }
 
-// Applies the Store-side effects of a new configuration: durability, value limit, cache size.
+// Applies the Store-side effects of a new configuration: durability, value limit, cache size,
+// expiry effort.
 // Parser limits and the other values are read from ServerState by each connection.
 void ApplyToStore(CommandContext& ctx, const Config& config) {
   ctx.store.set_durability(config.appendfsync);
   ctx.store.set_max_value_bytes(config.proto_max_bulk_len);
   ctx.store.set_block_cache_bytes(static_cast<size_t>(config.block_cache_size));
+  ctx.store.set_active_expire_effort(static_cast<int>(config.active_expire_effort));
 }
 
 // CONFIG SET name value [name value ...], validated completely before anything changes.

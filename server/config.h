@@ -47,6 +47,7 @@ struct Config {
   int64_t client_query_buffer_limit = 1LL << 30;          // unparsed input bytes per client
   WalRecovery wal_recovery = WalRecovery::kTolerateTail;  // a damaged write-ahead log
   int64_t block_cache_size = 256LL << 20;                 // RocksDB block cache bytes
+  int64_t active_expire_effort = 1;                       // 1..10: Options::active_expire_effort
   MemTableKind memtable = MemTableKind::kSluice;          // the memtable's data structure
   int64_t block_size = 4096;                              // table files' data block bytes
   int64_t write_buffer_size = 256LL << 20;                // bytes per memtable before a flush

@@ -63,17 +63,19 @@ class ElementFilter final : public rocksdb::CompactionFilter {
   mutable uint64_t cached_ = kUnknown;
 };
 
-// Redis's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP: keys with a TTL examined per sample.
+// Redis 7.0's defaults (active-expire-effort 1), which ExpiryCycleParams scales.
+// ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP: keys with a TTL examined per sample.
 constexpr int kSampleSize = 20;
-// Redis 7.0's ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE (at the default active-expire-effort): a
-// pass goes on while more than this percentage of a sample was expired. Redis 5's rule (more
-// than a quarter) ends a cycle early one sample in eight even where 40% of the keys are
-// expired: under churn a pass then crawled at ~160 keys a cycle while millions of expired keys
-// waited for it (docs/engine.md, "Expiry").
+// ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE: a pass goes on while more than this percentage of a
+// sample was expired. Redis 5's rule (more than a quarter) ends a cycle early one sample in
+// eight even where 40% of the keys are expired: under churn a pass then crawled at ~160 keys a
+// cycle while millions of expired keys waited for it (docs/engine.md, "Expiry").
 constexpr int kAcceptableStalePercent = 10;
+// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC: a cycle's budget, as a share of its period.
+constexpr int kTimePercent = 25;
 // Keys without a TTL are walked over too (Redis never sees them); cap that walk per sample
 // and per cycle so a keyspace of persistent keys costs little.
-constexpr int kMaxVisitsPerSample = 20 * kSampleSize;
+constexpr int kMaxVisitsPerSampleFactor = 20;
 constexpr int kMaxVisitsWithoutTtl = 5000;
 // Expired keys removed per unit (one lock round, one write, one count record), at most. Larger
 // units hold more stripes for longer; see docs/engine.md ("Expiry") for the measurements.
@@ -99,6 +101,14 @@ std::unique_ptr<rocksdb::CompactionFilter> ElementFilterFactory::CreateCompactio
   rocksdb::DB* db = db_.load(std::memory_order_acquire);
   if (db == nullptr) return std::make_unique<KeepAll>();
   return std::make_unique<ElementFilter>(db, clock_.get());
+}
+
+// Redis 7.0's activeExpireCycle: effort 1..10 rescaled to 0..9, each step a quarter more keys
+// per sample, 2 points more of the period, 1 point less of acceptable staleness.
+ExpiryCycleParams ExpiryCycleParams::ForEffort(int effort) {
+  const int step = std::clamp(effort, kMinExpireEffort, kMaxExpireEffort) - 1;
+  return ExpiryCycleParams{kSampleSize + kSampleSize / 4 * step, kAcceptableStalePercent - step,
+                           kTimePercent + 2 * step};
 }
 
 void ExpiryCandidates::Add(std::string_view raw_key, int64_t at_ms, uint64_t seq) {
@@ -259,8 +269,9 @@ int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_
 // One cycle. First the remembered keys that are due (ExpiryDueList), then, while a pass is
 // active: from the pass's cursor, sample keys with a TTL, remove the expired ones, remember the
 // others, and keep going while more than 10% of a sample was expired and the time budget lasts
-// (Redis 7.0's activeExpireCycle). A pass ends at the end of the keyspace; the next one starts only
-// once an expiry it did not remember (or one written since it began) is due.
+// (Redis 7.0's activeExpireCycle; sample size and percentage per active-expire-effort). A pass ends
+// at the end of the keyspace; the next one starts only once an expiry it did not remember (or one
+// written since it began) is due.
 int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
   using internal::kNever;
   if (writes_refused()) return 0;  // nothing could be removed
@@ -351,13 +362,24 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
     return true;
   };
   seek(expiry_cursor_);
+  const auto params = internal::ExpiryCycleParams::ForEffort(expire_effort());
+  const int max_visits_per_sample = internal::kMaxVisitsPerSampleFactor * params.sample_size;
+  // Redis runs extra 1 ms "fast" cycles between its event loop's turns while its estimate of
+  // the expired share (INFO's expired_stale_perc) is above the acceptable one, so one sample
+  // that happens to hold few expired keys does not end its work. This cycle has a thread of its
+  // own: it keeps walking instead, within its budget. Without that, under churn with 20-40% of
+  // the samples expired, one sample in ten or so still holds at most 2 of 20, and the cycles
+  // used 3-17% of a core of their 25% while millions of expired keys stayed stored
+  // (docs/engine.md, "Expiry").
+  const bool stale_estimate_high =
+      expired_stale_.load(std::memory_order_relaxed) * 100 > params.acceptable_stale_percent;
   int visits_without_ttl = 0;
   while (on_key()) {
     int sampled = 0;
     int visited = 0;
     int expired = 0;
     const int64_t now_ms = clock_->NowMs();
-    for (; sampled < internal::kSampleSize && visited < internal::kMaxVisitsPerSample && on_key();
+    for (; sampled < params.sample_size && visited < max_visits_per_sample && on_key();
          it->Next()) {
       ++visited;
       const std::string_view key = it->key().ToStringView();
@@ -376,14 +398,15 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
         later = std::min(later, expiry_due_.Add(std::string(key), *expiry, seen_seq));
       }
     }
-    if (expiry_batch_.n + internal::kSampleSize > internal::kRemoveBatch) {
+    if (expiry_batch_.n + params.sample_size > internal::kRemoveBatch) {
       removed += RemoveExpired(expiry_batch_, &later);
     }
     sampled_total += sampled;
     expired_total += expired;
     if (sampled == 0) visits_without_ttl += visited;
     bool keep_going = sampled == 0 ? visits_without_ttl < internal::kMaxVisitsWithoutTtl
-                                   : expired * 100 / sampled > internal::kAcceptableStalePercent;
+                                   : expired * 100 / sampled > params.acceptable_stale_percent ||
+                                         stale_estimate_high;
     if (!keep_going || out_of_time()) break;
   }
   // Where the next cycle resumes: the key the iterator stands on, or where a step stopped.

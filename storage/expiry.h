@@ -39,6 +39,19 @@ class ElementFilterFactory final : public rocksdb::CompactionFilterFactory {
   std::atomic<rocksdb::DB*> db_{nullptr};
 };
 
+// The active expiry cycle's knobs at an active-expire-effort (1..10, Redis's setting; default
+// 1): Redis 7.0's scaling of its per-sample keys, acceptable stale percentage and share of
+// each period. A higher effort removes expired keys sooner for more CPU. Pure.
+inline constexpr int kMinExpireEffort = 1;
+inline constexpr int kMaxExpireEffort = 10;
+struct ExpiryCycleParams {
+  int sample_size;               // keys with a TTL per sample (20 at effort 1)
+  int acceptable_stale_percent;  // a pass goes on while a sample was more expired (10)
+  int time_percent;              // the cycle's budget, percent of its period (25)
+  static ExpiryCycleParams ForEffort(int effort);  // effort clamped to 1..10
+  bool operator==(const ExpiryCycleParams&) const = default;
+};
+
 // Expired keys the active expiry cycle found, awaiting removal in one unit: the first n raw keys
 // (their strings are reused from one batch to the next), each with its expiry as it was read
 // and the sequence number that read was at or after (Store::Impl::RemoveExpired). Not

@@ -16,6 +16,7 @@
 #include <rocksdb/options.h>
 #include <rocksdb/wal_filter.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -104,6 +105,12 @@ class Store::Impl {
   void set_max_value_bytes(int64_t b) { max_value_bytes_.store(b, std::memory_order_relaxed); }
   Durability durability() const { return durability_.load(std::memory_order_relaxed); }
   void set_block_cache_bytes(size_t bytes);
+  // active-expire-effort (ExpiryCycleParams), read by each expiry cycle. Thread-safe.
+  int expire_effort() const { return expire_effort_.load(std::memory_order_relaxed); }
+  void set_expire_effort(int effort) {
+    expire_effort_.store(std::clamp(effort, internal::kMinExpireEffort, internal::kMaxExpireEffort),
+                         std::memory_order_relaxed);
+  }
   void set_durability(Durability d) { durability_.store(d, std::memory_order_relaxed); }
 
   // Applies `batch` atomically following the durability policy (see store.h). Callers hold
@@ -285,6 +292,7 @@ class Store::Impl {
   // expiry (SkipPassWithoutExpiries). The rest is the expiry thread's own.
   std::atomic<int64_t> next_expiry_due_ms_{0};
   std::atomic<int64_t> expiry_scans_{0};
+  std::atomic<int> expire_effort_{1};                // set_expire_effort
   std::atomic<int64_t> expire_cycle_us_{0};          // time spent in cycles
   std::atomic<int64_t> expiry_time_cap_reached_{0};  // cycles that used their whole budget
   std::atomic<double> expired_stale_{0.0};           // written by the expiry thread only

@@ -618,6 +618,26 @@ OK
 OK
 (error) ERR wrong number of arguments for 'config|get' command
 (error) ERR unknown subcommand 'FOO'. Try CONFIG HELP.'''),
+    'config_active_expire_effort': (r'''
+CONFIG GET active-expire-effort
+CONFIG SET active-expire-effort 10
+CONFIG GET active-expire-effort
+CONFIG SET active-expire-effort 11
+CONFIG SET active-expire-effort 0
+CONFIG SET active-expire-effort abc
+CONFIG SET active-expire-effort 1
+CONFIG GET active-expire-effort''', r'''
+1) "active-expire-effort"
+2) "1"
+OK
+1) "active-expire-effort"
+2) "10"
+(error) ERR CONFIG SET failed (possibly related to argument 'active-expire-effort') - argument must be between 1 and 10 inclusive
+(error) ERR CONFIG SET failed (possibly related to argument 'active-expire-effort') - argument must be between 1 and 10 inclusive
+(error) ERR CONFIG SET failed (possibly related to argument 'active-expire-effort') - argument couldn't be parsed into an integer
+OK
+1) "active-expire-effort"
+2) "1"'''),
     'wrong_type_and_unknown': (r'''
 NOSUCHCOMMAND a b
 nosuch

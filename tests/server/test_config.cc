@@ -252,6 +252,14 @@ TEST_CASE("CONFIG SET live options take effect") {
   CHECK(h.Cmd("CONFIG SET block-cache-size 1k") ==
         Err("ERR CONFIG SET failed (possibly related to argument 'block-cache-size') - argument "
             "must be between 1048576 and 9223372036854775807 inclusive"));
+  CHECK(h.Cmd("CONFIG GET active-expire-effort") == Arr({Bulk("active-expire-effort"), Bulk("1")}));
+  CHECK(h.store().active_expire_effort() == 1);
+  CHECK(h.Cmd("CONFIG SET active-expire-effort 7") == Ok());  // read by the next expiry cycle
+  CHECK(h.store().active_expire_effort() == 7);
+  CHECK(h.Cmd("CONFIG SET active-expire-effort 11") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'active-expire-effort') - "
+            "argument must be between 1 and 10 inclusive"));
+  CHECK(h.store().active_expire_effort() == 7);
   CHECK(h.Cmd("CONFIG SET requirepass pw") == Ok());
   CHECK(h.server().requirepass_set());
   h.client().authenticated = false;

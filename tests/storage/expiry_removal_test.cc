@@ -271,6 +271,72 @@ TEST_CASE("expiry cycle: a pass goes on while more than 10% of a sample is expir
   }
 }
 
+// Redis runs extra cycles while its estimate of the expired share is above 10%; here the cycle
+// walks on instead. The first 4 samples are all expired (one per cycle: the estimate becomes
+// 1 - 0.95^4 = 18.5%), the rest 2 in 20 (10%, not more): with the estimate that high, one cycle
+// walks to the end rather than stopping after its first sample.
+TEST_CASE("expiry cycle: a pass goes on while the estimated expired share is above 10%") {
+  Fixture f;
+  RunCycles(*f.store);
+  std::vector<std::string> names;
+  for (int i = 0; i < 280; ++i) names.push_back("m" + std::to_string(i));
+  std::sort(names.begin(), names.end(),
+            [](const std::string& a, const std::string& b) { return Raw(a) < Raw(b); });
+  for (size_t i = 0; i < names.size(); ++i) {
+    const bool expiring = i < 80 || i % 20 < 2;
+    REQUIRE(f.store->Set(0, names[i], "v", SetAt(kT0Ms + (expiring ? 100 : 10'000'000))).ok());
+  }
+  f.PutRaw(0, "persistent", ValueKind::kString, "v");  // stale state: the next cycle walks
+  Store& s = *f.store;
+  f.AdvanceMs(101);
+  for (int i = 0; i < 4; ++i) CHECK(s.impl().RunExpiryCycle(0) == 20);  // a sample per cycle
+  CHECK(s.GetStats().expired_stale == doctest::Approx(1 - 0.95 * 0.95 * 0.95 * 0.95));
+  CHECK(s.impl().RunExpiryCycle(10'000'000) == 20);  // 2 in each of the last 10 samples
+  CHECK(*s.DbSize(0) == 181);
+  RequireConsistent(s);
+}
+
+// Redis 7.0's scaling of activeExpireCycle by active-expire-effort, every value.
+TEST_CASE("expiry cycle parameters follow active-expire-effort") {
+  using internal::ExpiryCycleParams;
+  const ExpiryCycleParams expected[] = {{20, 10, 25}, {25, 9, 27}, {30, 8, 29}, {35, 7, 31},
+                                        {40, 6, 33},  {45, 5, 35}, {50, 4, 37}, {55, 3, 39},
+                                        {60, 2, 41},  {65, 1, 43}};
+  for (int effort = 1; effort <= 10; ++effort) {
+    CAPTURE(effort);
+    CHECK(ExpiryCycleParams::ForEffort(effort) == expected[effort - 1]);
+  }
+  CHECK(ExpiryCycleParams::ForEffort(0) == expected[0]);  // clamped
+  CHECK(ExpiryCycleParams::ForEffort(11) == expected[9]);
+}
+
+// One expired key in 20: at the default effort a sample of 20 holds 5% (not more than 10%), so
+// one cycle stops after its first sample; at effort 10 a sample of 65 holds 3 or 4 (more than
+// 1%), so one cycle walks to the end. The store's setting is read by each cycle.
+TEST_CASE("expiry cycle: a higher active-expire-effort walks on at a lower expired share") {
+  for (int effort : {1, 10}) {
+    CAPTURE(effort);
+    Fixture f;
+    RunCycles(*f.store);
+    std::vector<std::string> names;
+    for (int i = 0; i < 260; ++i) names.push_back("e" + std::to_string(i));
+    std::sort(names.begin(), names.end(),
+              [](const std::string& a, const std::string& b) { return Raw(a) < Raw(b); });
+    for (size_t i = 0; i < names.size(); ++i) {
+      const bool expiring = i % 20 == 0;
+      REQUIRE(f.store->Set(0, names[i], "v", SetAt(kT0Ms + (expiring ? 100 : 10'000'000))).ok());
+    }
+    f.PutRaw(0, "persistent", ValueKind::kString, "v");  // reopened, stale state: a pass
+    Store& s = *f.store;
+    s.set_active_expire_effort(effort);
+    REQUIRE(s.impl().expiry_due().size() == 0);
+    f.AdvanceMs(101);
+    CHECK(s.impl().RunExpiryCycle(10'000'000) == (effort == 1 ? 1 : 13));
+    CHECK(*s.DbSize(0) == (effort == 1 ? 260 : 248));
+    RequireConsistent(s);
+  }
+}
+
 // The pass at open looks for keys with an expiry stored before it: a store holding none
 // (by its exact counts) starts none; one holding some, unknown to the cycle, does.
 TEST_CASE("expiry cycle: no pass at open when no stored key has an expiry") {

@@ -66,7 +66,14 @@ struct Options {
   // Run the background expiry cycle (which also saves its state after 30 s without a write, for
   // the next Open after a crash).
   bool active_expiry = true;
-  int active_expiry_hz = 10;              // expiry cycles per second
+  int active_expiry_hz = 10;  // expiry cycles per second
+  // Redis's active-expire-effort, 1..10 (clamped): how hard the expiry cycle works to remove
+  // expired keys no command touches. 1 (Redis's default): samples of 20 keys with a TTL, a pass
+  // goes on while more than 10% of a sample was expired, 25% of each cycle's period; each step
+  // up adds 5 keys per sample and 2% of the period, and takes 1 from the 10%; at 10, 65 keys,
+  // 1%, 43%. Under churn that outpaces the cycle, a higher effort keeps fewer expired keys
+  // stored (and on disk) for more CPU (docs/engine.md, "Expiry").
+  int active_expire_effort = 1;
   int64_t max_value_bytes = 512LL << 20;  // APPEND/SETRANGE beyond this fail (Redis: 512 MB)
   // RocksDB's block cache: data blocks, and the index and filter partitions (pinned while their
   // table file is open, ~1.6 bytes per key; the cache exceeds this size when they need more).
@@ -300,6 +307,8 @@ class Store {
   void set_durability(Durability d);         // CONFIG SET appendfsync
   void set_max_value_bytes(int64_t bytes);   // CONFIG SET proto-max-bulk-len
   void set_block_cache_bytes(size_t bytes);  // CONFIG SET block-cache-size (live resize)
+  int active_expire_effort() const;
+  void set_active_expire_effort(int effort);  // CONFIG SET active-expire-effort (1..10)
 
   // ---- Group commit: deferred durability with explicit tickets.
   // A unit made with TransactionOptions::defer_durability only applies its write when it

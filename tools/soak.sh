@@ -3,16 +3,20 @@
 #
 #   tools/soak.sh [--minutes M | --calls N] [--keys K] [--quota Q] [--period P] [--interval I]
 #                 [--pipeline P] [--clients C] [--idle S] [--sluice PATH] [--keep DIR]
+#                 [--config NAME=VALUE ...]
 #
 # Defaults: 10 minutes of GCRA.TAKE soak:<rand> Q=100 per P=1h at pipeline 16 from 50 clients,
 # keys drawn from K=10,000,000 (each key lives period/quota = 36 s after each take: at 100k
 # calls/s some 3M keys are live at once), reported every I=200,000 calls; --calls N: N calls.
-# Each interval prints: calls so far, calls/s, p99 latency (ms), the server's RSS and the data
-# directory's disk use. After the churn, the server is left idle for S=30 s: every 10 s, DBSIZE
-# and its CPU use, then when DBSIZE reached 0 and the CPU over the last 20 s (an idle server
-# should cost nothing, whatever came before).
+# Each interval prints: calls so far, calls/s, p99 latency (ms), the server's RSS, the data
+# directory's disk use, the share of the first interval's rate, the keys stored (DBSIZE: live
+# ones and expired ones not yet removed) and the expiry cycle's CPU ms in the interval. After
+# the churn, the server is left idle for S=30 s: every 10 s, DBSIZE and its CPU use, then when
+# DBSIZE reached 0 and the CPU over the last 20 s (an idle server should cost nothing, whatever
+# came before).
 # The server runs with its defaults (appendfsync everysec; DEBUG allowed, for DEBUG KEYSPACE-CHECK
-# when keys remain at the end) in a fresh temporary directory
+# when keys remain at the end), each --config NAME=VALUE given as --NAME VALUE (e.g.
+# --config active-expire-effort=10), in a fresh temporary directory
 # (--keep DIR: in DIR, kept afterwards); should it die during a run, the soak stops with the end
 # of its log. Not a test: numbers depend on the machine.
 set -euo pipefail
@@ -29,8 +33,9 @@ pipeline=16
 clients=50
 idle=30
 keep=""
+server_flags=()
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 need() { [ $# -ge 2 ] || { echo "soak: $1 needs a value" >&2; exit 2; }; }
 while (($#)); do
   case "$1" in
@@ -45,6 +50,10 @@ while (($#)); do
     --idle) need "$@"; idle=$2; shift ;;
     --sluice) need "$@"; sluice_bin=$2; shift ;;
     --keep) need "$@"; keep=$2; shift ;;
+    --config)
+      need "$@"
+      [[ "$2" == ?*=* ]] || { echo "soak: --config needs NAME=VALUE" >&2; exit 2; }
+      server_flags+=("--${2%%=*}" "${2#*=}"); shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "soak: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -58,11 +67,16 @@ benchmark=$(command -v redis-benchmark) || { echo "soak: redis-benchmark not fou
 tool=soak
 # shellcheck source=tools/bench/server.sh
 . tools/bench/server.sh
-start_server --enable-debug-command yes
+start_server --enable-debug-command yes "${server_flags[@]}"
 
 echo "soak: GCRA.TAKE soak:<rand> $quota $period, keys from $keys, pipeline $pipeline, $clients clients, $(nproc) cores"
 if ((calls > 0)); then echo "soak: until $calls calls"; else echo "soak: for $minutes minutes"; fi
-printf '%12s %10s %9s %8s %8s %8s\n' "calls" "calls/s" "p99_ms" "rss_mb" "disk_mb" "of_first"
+printf '%12s %10s %9s %8s %8s %8s %10s %9s\n' "calls" "calls/s" "p99_ms" "rss_mb" "disk_mb" "of_first" "dbsize" "cycle_ms"
+# The expiry cycle's CPU so far (INFO's expire_cycle_cpu_milliseconds).
+expire_cycle_ms() {
+  "$cli" -p "$port" INFO stats | tr -d '\r' | sed -n 's/^expire_cycle_cpu_milliseconds://p'
+}
+last_cycle_ms=0
 done_calls=0
 first=""
 worst=""
@@ -75,7 +89,10 @@ while :; do
   [ -n "$first" ] || first=$rps
   share=$(python3 -c "print('%.2f' % ($rps / $first))")
   if [ -z "$worst" ] || python3 -c "import sys; sys.exit(0 if $share < $worst else 1)"; then worst=$share; fi
-  printf '%12d %10.0f %9s %8s %8s %8s\n' "$done_calls" "$rps" "$p99" "$(rss_mb)" "$(disk_mb)" "$share"
+  cycle_ms=$(expire_cycle_ms)
+  printf '%12d %10.0f %9s %8s %8s %8s %10s %9s\n' "$done_calls" "$rps" "$p99" "$(rss_mb)" "$(disk_mb)" \
+    "$share" "$("$cli" -p "$port" DBSIZE)" "$((cycle_ms - last_cycle_ms))"
+  last_cycle_ms=$cycle_ms
 done
 echo "soak: $done_calls calls; worst interval $worst of the first; dbsize $("$cli" -p "$port" DBSIZE)"
 

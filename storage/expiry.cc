@@ -268,8 +268,9 @@ int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_
 
 // One cycle. First the remembered keys that are due (ExpiryDueList), then, while a pass is
 // active: from the pass's cursor, sample keys with a TTL, remove the expired ones, remember the
-// others, and keep going while more than 10% of a sample was expired and the time budget lasts
-// (Redis 7.0's activeExpireCycle; sample size and percentage per active-expire-effort). A pass ends
+// others, and keep going while more than 10% of a sample (or of the recent samples, INFO's
+// expired_stale_perc) was expired and the time budget lasts (Redis 7.0's activeExpireCycle;
+// sample size and percentage per active-expire-effort). A pass ends
 // at the end of the keyspace; the next one starts only once an expiry it did not remember (or one
 // written since it began) is due.
 int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {

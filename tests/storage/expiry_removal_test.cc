@@ -34,6 +34,23 @@ std::string SameStripeAs(SV of) {
   }
 }
 
+// Writes n keys of db 0 named prefix0..prefix{n-1}, the i-th in stored order (by hash slot)
+// expiring at kT0Ms + 100 when expiring(i), else much later, then a persistent key behind the
+// store's back (Fixture::PutRaw reopens it): the saved expiry state is stale, so the next cycle
+// starts a pass that samples them in that order. The store is f.store afterwards.
+template <typename Expiring>
+void LayOutForAPass(Fixture& f, SV prefix, int n, Expiring expiring) {
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) names.push_back(std::string(prefix) + std::to_string(i));
+  std::sort(names.begin(), names.end(),
+            [](const std::string& a, const std::string& b) { return Raw(a) < Raw(b); });
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int64_t at = kT0Ms + (expiring(i) ? 100 : 10'000'000);
+    REQUIRE(f.store->Set(0, names[i], "v", SetAt(at)).ok());
+  }
+  f.PutRaw(0, "persistent", ValueKind::kString, "v");
+}
+
 }  // namespace
 
 TEST_CASE("expiry cycle: removes every expired key in batches, counts exact, then sleeps") {
@@ -241,15 +258,8 @@ TEST_CASE("expiry cycle: a pass goes on while more than 10% of a sample is expir
     CAPTURE(expired_per_sample);
     Fixture f;
     RunCycles(*f.store);  // nothing stored: nothing to do
-    std::vector<std::string> names;
-    for (int i = 0; i < 200; ++i) names.push_back("s" + std::to_string(i));
-    std::sort(names.begin(), names.end(),
-              [](const std::string& a, const std::string& b) { return Raw(a) < Raw(b); });
-    for (size_t i = 0; i < names.size(); ++i) {
-      const bool expiring = static_cast<int>(i % 20) < expired_per_sample;
-      REQUIRE(f.store->Set(0, names[i], "v", SetAt(kT0Ms + (expiring ? 100 : 10'000'000))).ok());
-    }
-    f.PutRaw(0, "persistent", ValueKind::kString, "v");  // stale state: the next cycle walks
+    LayOutForAPass(f, "s", 200,
+                   [&](size_t i) { return static_cast<int>(i % 20) < expired_per_sample; });
     Store& s = *f.store;
     REQUIRE(s.impl().expiry_due().size() == 0);
     f.AdvanceMs(101);
@@ -278,15 +288,7 @@ TEST_CASE("expiry cycle: a pass goes on while more than 10% of a sample is expir
 TEST_CASE("expiry cycle: a pass goes on while the estimated expired share is above 10%") {
   Fixture f;
   RunCycles(*f.store);
-  std::vector<std::string> names;
-  for (int i = 0; i < 280; ++i) names.push_back("m" + std::to_string(i));
-  std::sort(names.begin(), names.end(),
-            [](const std::string& a, const std::string& b) { return Raw(a) < Raw(b); });
-  for (size_t i = 0; i < names.size(); ++i) {
-    const bool expiring = i < 80 || i % 20 < 2;
-    REQUIRE(f.store->Set(0, names[i], "v", SetAt(kT0Ms + (expiring ? 100 : 10'000'000))).ok());
-  }
-  f.PutRaw(0, "persistent", ValueKind::kString, "v");  // stale state: the next cycle walks
+  LayOutForAPass(f, "m", 280, [](size_t i) { return i < 80 || i % 20 < 2; });
   Store& s = *f.store;
   f.AdvanceMs(101);
   for (int i = 0; i < 4; ++i) CHECK(s.impl().RunExpiryCycle(0) == 20);  // a sample per cycle
@@ -318,15 +320,7 @@ TEST_CASE("expiry cycle: a higher active-expire-effort walks on at a lower expir
     CAPTURE(effort);
     Fixture f;
     RunCycles(*f.store);
-    std::vector<std::string> names;
-    for (int i = 0; i < 260; ++i) names.push_back("e" + std::to_string(i));
-    std::sort(names.begin(), names.end(),
-              [](const std::string& a, const std::string& b) { return Raw(a) < Raw(b); });
-    for (size_t i = 0; i < names.size(); ++i) {
-      const bool expiring = i % 20 == 0;
-      REQUIRE(f.store->Set(0, names[i], "v", SetAt(kT0Ms + (expiring ? 100 : 10'000'000))).ok());
-    }
-    f.PutRaw(0, "persistent", ValueKind::kString, "v");  // reopened, stale state: a pass
+    LayOutForAPass(f, "e", 260, [](size_t i) { return i % 20 == 0; });
     Store& s = *f.store;
     s.set_active_expire_effort(effort);
     REQUIRE(s.impl().expiry_due().size() == 0);

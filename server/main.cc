@@ -9,12 +9,14 @@
 #include <memory>
 #include <string>
 
-#include "server/command.h"
-#include "server/config.h"
-#include "server/logging.h"
-#include "server/open_files.h"
-#include "server/server.h"
-#include "server/server_state.h"
+#include "server/commands/commands.h"
+#include "server/core/command.h"
+#include "server/core/config.h"
+#include "server/core/logging.h"
+#include "server/core/open_files.h"
+#include "server/core/server_state.h"
+#include "server/net/server.h"
+#include "server/scripting/scripting_state.h"
 #include "sluice/store.h"
 
 #ifndef SLUICE_VERSION
@@ -63,6 +65,7 @@ int Serve(Config config, const char* argv0) {
   auto clock = std::make_shared<sluice::AdjustableClock>();
   // Declared before the store, so it outlives the store, which calls its WatchRegistry.
   sluice::server::ServerState state(config, clock);
+  sluice::server::AttachScripting(state);
   sluice::Options options;
   options.path = config.dir;
   options.durability = config.appendfsync;
@@ -96,8 +99,8 @@ int Serve(Config config, const char* argv0) {
   sluice::server::RegisterAllCommands(table);
   state.set_commands(&table);
   // FUNCTION LOAD's libraries live in one file next to the engine's (docs/scripting.md).
-  state.functions().set_path(config.dir + "/sluice-functions.bin");
-  if (sluice::Status fs = state.functions().LoadFromDisk(); !fs.ok()) {
+  state.scripting().functions.set_path(config.dir + "/sluice-functions.bin");
+  if (sluice::Status fs = state.scripting().functions.LoadFromDisk(); !fs.ok()) {
     return Fail("cannot load functions: " + fs.message());
   }
 

@@ -16,7 +16,7 @@
 # --collections adds LPUSH, LPOP, SADD, HSET, ZADD and ZRANGE (first 10 of a sorted set) on one
 # key per type, as redis-benchmark's own tests use them (one hot key: every call serializes on
 # it), the same commands on both servers.
-# --scripts measures the recognised library scripts instead (server/native_scripts/, all but
+# --scripts measures the recognised library scripts instead (server/scripting/native/library_scripts/, all but
 # limits' clear_keys, or the NAMEs given): SCRIPT LOAD of the exact body on both servers, then
 # EVALSHA with the arguments the library sends, keys from 100k; Sluice runs them natively,
 # redis-server interprets the Lua. Each writing script runs before the script that reads its
@@ -187,8 +187,8 @@ load_scripts() {  # SCRIPT LOAD every body on both servers; self-check one call 
   for r in "${script_rows[@]}"; do
     IFS='|' read -r name file args <<<"$r"
     script_selected "$name" || continue
-    s_sha=$("$cli" -p "$sluice_port" -x SCRIPT LOAD <"server/native_scripts/$file")
-    r_sha=$("$cli" -p "$redis_port" -x SCRIPT LOAD <"server/native_scripts/$file")
+    s_sha=$("$cli" -p "$sluice_port" -x SCRIPT LOAD <"server/scripting/native/library_scripts/$file")
+    r_sha=$("$cli" -p "$redis_port" -x SCRIPT LOAD <"server/scripting/native/library_scripts/$file")
     [ "$s_sha" = "$r_sha" ] || { echo "bench: $name: SCRIPT LOAD gave $s_sha on sluice, $r_sha on redis" >&2; exit 1; }
     script_sha[$name]=$s_sha
     # Self-check on a fresh key: the same reply from both (redis_rate's depends on the clock).

@@ -18,7 +18,7 @@
 # Default N=20000, appendfsync everysec (Redis: appendonly yes, same appendfsync).
 # --script adds a row NAME: EVALSHA of FILE's exact bytes (SCRIPT LOAD) with ARGS (numkeys, keys,
 # argv; __rand_int__ as redis-benchmark expands it), e.g. a recognised library script
-# (server/native_scripts/). --sluice-lua adds a column: the same Sluice with native-scripts no
+# (server/scripting/native/library_scripts/). --sluice-lua adds a column: the same Sluice with native-scripts no
 # (every script in Lua). --only-scripts measures only the --script rows.
 # Not a test: a benchmark that takes a few minutes (valgrind runs the server ~50x slower).
 set -euo pipefail

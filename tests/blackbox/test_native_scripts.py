@@ -1,6 +1,6 @@
 """Native library scripts: golden tests of every recognised script.
 
-For each script of server/native_scripts/ (the exact bodies the libraries send), one randomized
+For each script of server/scripting/native/library_scripts/ (the exact bodies the libraries send), one randomized
 call sequence (fixed seeds; SLUICE_NATIVE_SEED=n adds another) of EVAL / EVALSHA / EVAL_RO calls
 with good and bad arguments, clock steps on the DEBUG test clock, other writers on the same keys
 (SET, DEL, PERSIST, GCRA.TAKE, a CONC key of another type) and RESP2/RESP3 switches runs twice on
@@ -19,7 +19,7 @@ import unittest
 from harness import T0_MS, Client, ServerTestCase, encode_command
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BODIES = os.path.join(HERE, "..", "..", "server", "native_scripts")
+BODIES = os.path.join(HERE, "..", "..", "server", "scripting", "native", "library_scripts")
 
 # Values Lua and the commands read in their own ways: each must leave the native path.
 BAD = ["abc", "0", "-1", "1.5", "+3", "01", "", "-0", " 5", "0x10", "9007199254740993",

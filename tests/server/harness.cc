@@ -11,6 +11,8 @@
 #include <stdexcept>
 
 #include "protocol/reply_writer.h"
+#include "server/commands/commands.h"
+#include "server/scripting/scripting_state.h"
 #include "sluice/limiter.h"
 
 namespace sluice::server::testing {
@@ -33,6 +35,7 @@ Harness::Harness(HarnessOptions harness_options)
   config.dir = dir_;
   config.enable_debug_command = true;
   server_ = std::make_unique<ServerState>(config, clock_);
+  AttachScripting(*server_);
   Options options;
   options.path = dir_ + "/db";
   options.clock = clock_;

@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "server/client_state.h"
-#include "server/command.h"
-#include "server/dispatcher.h"
-#include "server/server_state.h"
+#include "server/core/client_state.h"
+#include "server/core/command.h"
+#include "server/core/dispatcher.h"
+#include "server/core/server_state.h"
 #include "sluice/clock.h"
 #include "sluice/store.h"
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "protocol/reply_writer.h"
-#include "server/dispatcher.h"
+#include "server/core/dispatcher.h"
 #include "sluice/limiter.h"
 #include "sluice/store.h"
 #include "tests/common/counting_new.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "server/blocking.h"
-#include "server/client_state.h"
+#include "server/core/blocking.h"
+#include "server/core/client_state.h"
 #include "tests/server/harness.h"
 
 namespace sluice::server::testing {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "protocol/reply_writer.h"
-#include "server/config.h"
-#include "server/dispatcher.h"
+#include "server/core/config.h"
+#include "server/core/dispatcher.h"
 #include "tests/server/harness.h"
 
 namespace sluice::server::testing {

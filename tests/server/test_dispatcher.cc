@@ -5,9 +5,10 @@
 #include <thread>
 #include <vector>
 
-#include "server/command.h"
-#include "server/errors.h"
-#include "server/stat_counter.h"
+#include "server/commands/commands.h"
+#include "server/core/command.h"
+#include "server/core/errors.h"
+#include "server/core/stat_counter.h"
 #include "tests/server/harness.h"
 
 namespace sluice::server::testing {

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "server/args.h"
-#include "server/lua_sha1.h"
-#include "server/native_ops.h"
-#include "server/native_scripts.h"
+#include "server/core/args.h"
+#include "server/scripting/lua_sha1.h"
+#include "server/scripting/native/native_ops.h"
+#include "server/scripting/native/native_scripts.h"
 #include "tests/server/harness.h"
 #include "tests/server/script_bodies.h"
 

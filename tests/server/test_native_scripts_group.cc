@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "server/lua_sha1.h"
+#include "server/scripting/lua_sha1.h"
 #include "tests/server/harness.h"
 #include "tests/server/script_bodies.h"
 

@@ -21,10 +21,12 @@
 #include <thread>
 #include <vector>
 
-#include "server/command.h"
-#include "server/lua_sha1.h"
-#include "server/server.h"
-#include "server/server_state.h"
+#include "server/commands/commands.h"
+#include "server/core/command.h"
+#include "server/core/server_state.h"
+#include "server/net/server.h"
+#include "server/scripting/lua_sha1.h"
+#include "server/scripting/scripting_state.h"
 #include "sluice/store.h"
 #include "tests/server/harness.h"
 #include "tests/server/script_bodies.h"
@@ -49,6 +51,7 @@ class LiveServer {
     REQUIRE(opened.ok());
     store_ = std::move(opened).value();
     state_ = std::make_unique<ServerState>(config, clock);
+    AttachScripting(*state_);
     RegisterAllCommands(table_);
     state_->set_commands(&table_);
     server_ = std::make_unique<Server>(*store_, *state_, table_);
@@ -158,8 +161,8 @@ TEST_CASE("pipelined commands are answered in order") {
 }
 
 TEST_CASE("pipelined recognised scripts between plain commands are answered in order") {
-  // ulule/limiter's incr (server/native_scripts/): native calls in the connection's read batch,
-  // members of its commit group with the plain commands around them.
+  // ulule/limiter's incr (server/scripting/native/library_scripts/): native calls in the
+  // connection's read batch, members of its commit group with the plain commands around them.
   const std::string body = Body("ulule-limiter_incr.lua");
   const std::string sha = Sha1Hex(body);
   Config config;

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/lua_sha1.h"
+#include "server/scripting/lua_sha1.h"
 #include "sluice/transaction.h"
 #include "tests/server/harness.h"
 

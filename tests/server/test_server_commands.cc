@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "server/command.h"
+#include "server/core/command.h"
 #include "tests/server/harness.h"
 
 namespace sluice::server::testing {

@@ -1,5 +1,5 @@
 // The one error type of the Sluice engine: Status, and Result<T> (a value or a non-OK Status).
-// The server maps each Code to Redis's exact error text in one place (server/errors.cc);
+// The server maps each Code to Redis's exact error text in one place (server/core/errors.cc);
 // nothing in storage/ knows Redis's wording beyond the messages of kInvalidArgument.
 #pragma once
 

@@ -1,0 +1,171 @@
+// Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH, with Redis 7.0's replies and errors.
+// The Dispatcher queues commands between MULTI and EXEC (and dooms the transaction when one is
+// refused at its gate); EXEC runs the queue in ONE unit of work: the keys of every queued
+// command and every watched key locked at once, in sorted order, one time, and one RocksDB
+// write at the end, so the transaction is atomic (also across a crash) and isolated (nobody
+// sees a state between two of its commands). Errors of single commands (WRONGTYPE, ...) are
+// their replies, the others still run, as in Redis.
+#include "server/commands/cmd_multi.h"
+
+#include <string_view>
+#include <vector>
+
+#include "server/commands/commands.h"
+#include "server/core/args.h"
+#include "server/core/client_state.h"
+#include "server/core/dispatcher.h"
+#include "server/core/errors.h"
+#include "server/core/server_state.h"
+#include "sluice/store.h"
+
+namespace sluice::server {
+
+void EndTransaction(ServerState& server, ClientState& client) {
+  client.multi = MultiState{};
+  server.watches().UnwatchAll(&client);
+}
+
+namespace {
+
+// The keys EXEC must lock: every queued command's (following SELECTs, so a key counts in the
+// database it will run in) and every watched key. True when some command needs every stripe.
+bool PlanExec(const ClientState& client, const std::vector<QueuedCommand>& queue,
+              std::vector<KeyRef>* keys) {
+  bool all = false;
+  int db = client.db;
+  std::vector<std::string_view> views;
+  for (const QueuedCommand& q : queue) {
+    views.assign(q.args.begin(), q.args.end());
+    if (q.spec->name == "select") {
+      auto index = ParseInt64(views[1]);
+      if (index && *index >= 0 && *index < kNumDatabases) db = static_cast<int>(*index);
+      continue;
+    }
+    const UnitPlan plan = PlanUnit(*q.spec, views, db, keys);
+    all = all || plan.all_keys;
+  }
+  for (const WatchedKey& w : client.watched) keys->push_back(KeyRef{w.db, w.key});
+  return all;
+}
+
+// Redis's CLIENT_DIRTY_CAS, plus its isWatchedKeyExpired: a key that had a TTL when watched and
+// has expired since counts as modified. Call with the watched keys locked.
+bool WatchBroken(const ClientState& client, int64_t now_ms) {
+  if (client.watch_dirty.load(std::memory_order_relaxed)) return true;
+  for (const WatchedKey& w : client.watched) {
+    if (w.expire_at_ms >= 0 && now_ms > w.expire_at_ms) return true;
+  }
+  return false;
+}
+
+// Runs every queued command in `unit`, replying with the array of their replies.
+void RunQueue(CommandContext& ctx, Store::Transaction& unit,
+              const std::vector<QueuedCommand>& queue) {
+  const Dispatcher dispatcher(ctx.server.commands());
+  ctx.out.Array(queue.size());
+  std::vector<std::string_view> views;
+  for (const QueuedCommand& q : queue) {
+    views.assign(q.args.begin(), q.args.end());
+    CommandContext sub{ctx.store, ctx.server, ctx.client, ctx.out};
+    sub.unit = &unit;
+    dispatcher.RunQueued(sub, *q.spec, views);
+  }
+}
+
+void Multi(CommandContext& ctx, Args) {
+  if (ctx.client.multi.active) return ReplyError(ctx.out, MultiNested());
+  ctx.client.multi.active = true;
+  ctx.out.Simple("OK");
+}
+
+void Discard(CommandContext& ctx, Args) {
+  if (!ctx.client.multi.active) return ReplyError(ctx.out, DiscardWithoutMulti());
+  EndTransaction(ctx.server, ctx.client);
+  ctx.out.Simple("OK");
+}
+
+void Exec(CommandContext& ctx, Args) {
+  if (!ctx.client.multi.active) return ReplyError(ctx.out, ExecWithoutMulti());
+  if (ctx.client.multi.aborted) {
+    EndTransaction(ctx.server, ctx.client);
+    return ReplyError(ctx.out, ExecAborted());
+  }
+  // The queue leaves the client first: commands run now, not queued again.
+  const std::vector<QueuedCommand> queue = std::move(ctx.client.multi.queue);
+  ctx.client.multi = MultiState{};
+  std::vector<KeyRef> keys;
+  const bool all = PlanExec(ctx.client, queue, &keys);
+  std::string* buffer = ctx.out.buffer();
+  const size_t reply_start = buffer->size();
+  const int db_before = ctx.client.db;
+  // A queued command that touches a key the table cannot name (kLockConflict) makes the whole
+  // transaction run again, holding every stripe.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Store::Transaction unit(ctx.store, keys,
+                            UnitOptions(/*all_keys=*/all || attempt > 0, /*isolate_reads=*/true));
+    if (WatchBroken(ctx.client, unit.NowMs())) {
+      ctx.out.NullArray();
+      break;
+    }
+    RunQueue(ctx, unit, queue);
+    if (unit.conflicted() && attempt == 0) {
+      unit.Rollback();
+      buffer->resize(reply_start);
+      ctx.client.db = db_before;
+      continue;
+    }
+    Status s = unit.Commit();
+    if (!s.ok()) {  // nothing of the transaction was written: none of its replies may be seen
+      buffer->resize(reply_start);
+      ReplyError(ctx.out, s);
+    }
+    break;
+  }
+  ctx.server.watches().UnwatchAll(&ctx.client);
+}
+
+void Watch(CommandContext& ctx, Args args) {
+  if (ctx.client.multi.active) return ReplyError(ctx.out, WatchInsideMulti());
+  Store::Transaction& unit = ctx.txn();  // holds the keys' locks (the table's key spec)
+  for (size_t i = 1; i < args.size(); ++i) {
+    bool already = false;
+    for (const WatchedKey& w : ctx.client.watched) {
+      already = already || (w.db == ctx.client.db && w.key == args[i]);
+    }
+    if (already) continue;
+    auto at = unit.ExpireTimeMs(ctx.client.db, args[i]);  // -2 missing, -1 no TTL
+    if (!at.ok()) return ReplyError(ctx.out, at.status());
+    // Under the key's lock: no commit can fall between this read and the registration.
+    ctx.server.watches().Watch(&ctx.client, ctx.client.db, args[i], *at != -2);
+    ctx.client.watched.push_back(WatchedKey{ctx.client.db, std::string(args[i]), *at});
+  }
+  ctx.out.Simple("OK");
+}
+
+void Unwatch(CommandContext& ctx, Args) {
+  ctx.server.watches().UnwatchAll(&ctx.client);
+  ctx.out.Simple("OK");
+}
+
+void Add(CommandTable& table, std::string name, int arity, uint32_t flags, KeyRange keys,
+         Handler handler, std::string summary, std::string since, std::string hint) {
+  table.Add(MakeSpec("transactions", std::move(name), arity, flags, keys, handler,
+                     std::move(summary), std::move(since), std::move(hint)));
+}
+
+}  // namespace
+
+void RegisterTransactionCommands(CommandTable& table) {
+  constexpr uint32_t kFlags = kNoScript | kLoading | kStale | kMultiControl;
+  Add(table, "multi", 1, kFlags | kFast, {}, Multi, "Starts a transaction.", "1.2.0", "");
+  Add(table, "exec", 1, kFlags, {}, Exec, "Executes all commands in a transaction.", "1.2.0", "");
+  Add(table, "discard", 1, kFlags | kFast, {}, Discard, "Discards a transaction.", "2.0.0", "");
+  Add(table, "watch", -2, kFlags | kFast, {1, -1, 1}, Watch,
+      "Monitors changes to keys to determine the execution of a transaction.", "2.2.0",
+      "key [key ...]");
+  // UNWATCH is queued inside MULTI, as in Redis.
+  Add(table, "unwatch", 1, (kFlags & ~kMultiControl) | kFast, {}, Unwatch,
+      "Forgets about watched keys of a transaction.", "2.2.0", "");
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,20 @@
+// Internal to the server family (cmd_server.cc registers them all through
+// RegisterServerCommands): INFO, CONFIG and COMMAND live in their own files.
+#pragma once
+
+#include <string>
+
+#include "server/commands/commands.h"
+
+namespace sluice::server {
+
+void RegisterInfoCommand(CommandTable& table);      // cmd_info.cc
+void RegisterConfigCommands(CommandTable& table);   // cmd_config.cc
+void RegisterCommandCommands(CommandTable& table);  // cmd_command.cc
+
+// Builds a CommandSpec of group "server" (or `group`), without key positions.
+CommandSpec ServerSpec(const char* name, int arity, uint32_t flags, Handler handler,
+                       const char* summary, const char* since, const char* hint,
+                       const char* group = "server");
+
+}  // namespace sluice::server

@@ -1,0 +1,112 @@
+#include "server/core/blocked_command.h"
+
+#include <chrono>
+#include <exception>
+
+#include "server/core/client_state.h"
+#include "server/core/dispatcher.h"
+#include "server/core/errors.h"
+#include "server/core/logging.h"
+
+namespace sluice::server {
+
+// ---- BlockedCommand
+
+BlockedCommand::BlockedCommand(asio::any_io_executor executor, BlockingRegistry& registry,
+                               ClientState& client)
+    : registry_(registry), client_(client), timer_(std::move(executor)) {}
+
+BlockedCommand::~BlockedCommand() { Forget(); }
+
+bool BlockedCommand::Park(int db, std::span<const std::string_view> keys, BlockTimeout timeout) {
+  if (!parked_ && !requested_) {
+    ++gen_;
+    timeout_ms_ = timeout.ms;
+  }
+  registry_.Park(&client_, db, keys,
+                 [notify = notify_, gen = gen_](BlockEvent e) { notify(gen, e); });
+  requested_ = true;
+  return true;
+}
+
+bool BlockedCommand::TakePark(Args args, const Dispatcher& dispatcher, bool replied) {
+  if (!requested_) return false;
+  requested_ = false;
+  const CommandSpec* spec = dispatcher.Resolve(args);
+  if (replied || spec == nullptr) {
+    registry_.Remove(&client_);
+    return false;
+  }
+  parked_ = true;
+  spec_ = spec;
+  args_.assign(args.begin(), args.end());
+  client_.blocked.store(true, std::memory_order_relaxed);
+  if (timeout_ms_ > 0) {
+    timer_.expires_after(std::chrono::milliseconds(timeout_ms_));
+    // Captures no `this`: the handler may run after the connection is gone.
+    timer_.async_wait([notify = notify_, gen = gen_](const std::error_code& ec) {
+      if (!ec) notify(gen, BlockEvent::kTimeout);
+    });
+  }
+  return true;
+}
+
+bool BlockedCommand::Note(uint64_t gen, BlockEvent event) {
+  if (!parked_ || gen != gen_) return false;
+  if (!event_ || *event_ == BlockEvent::kRetry) event_ = event;
+  return true;
+}
+
+bool BlockedCommand::Resume(CommandContext& ctx, const Dispatcher& dispatcher) {
+  const BlockEvent event = event_.value_or(BlockEvent::kRetry);
+  event_.reset();
+  if (event != BlockEvent::kRetry) {
+    // As Redis: a timeout (or CLIENT UNBLOCK TIMEOUT) answers a null array whatever the
+    // command (BLMOVE too), without looking at the keys again.
+    registry_.Remove(&client_);
+    if (event == BlockEvent::kError) {
+      ReplyError(ctx.out, UnblockedByClient());
+    } else {
+      ctx.out.NullArray();
+    }
+    Unpark();
+    return true;
+  }
+  retrying_ = true;
+  ctx.blocking = this;
+  std::vector<std::string_view> views(args_.begin(), args_.end());
+  const size_t reply_start = ctx.out.buffer()->size();
+  try {
+    dispatcher.RunAgain(ctx, *spec_, views);
+  } catch (const std::exception& e) {
+    LogError(std::string("command '") + args_[0] + "' failed: " + e.what());
+    ReplyError(ctx.out, InternalError(e.what()));
+  }
+  retrying_ = false;
+  const bool replied = ctx.out.buffer()->size() > reply_start;
+  if (requested_ && !replied) {  // parked again, in its places, with its timer
+    requested_ = false;
+    return false;
+  }
+  requested_ = false;
+  registry_.Remove(&client_);
+  Unpark();
+  return true;
+}
+
+void BlockedCommand::Unpark() {
+  parked_ = false;
+  event_.reset();
+  timer_.cancel();
+  args_.clear();
+  spec_ = nullptr;
+  client_.blocked.store(false, std::memory_order_relaxed);
+}
+
+void BlockedCommand::Forget() {
+  if (parked_ || requested_) registry_.Remove(&client_);
+  requested_ = false;
+  if (parked_) Unpark();
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,68 @@
+// Per-connection state that commands read and change (selected db, protocol version, auth,
+// name). Owned by the Connection; touched only on the connection's I/O thread, except the
+// fields CLIENT LIST / CLIENT KILL read from other threads, which are atomic or guarded by the
+// client registry's lock (see server_state.h).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice::server {
+
+struct CommandSpec;
+
+// A command queued between MULTI and EXEC: its resolved spec and owned copies of its arguments
+// (the read buffer they came from is reused).
+struct QueuedCommand {
+  const CommandSpec* spec = nullptr;
+  std::vector<std::string> args;
+};
+
+// MULTI state (Redis's CLIENT_MULTI and CLIENT_DIRTY_EXEC). Touched only on the client's thread.
+struct MultiState {
+  bool active = false;   // between MULTI and EXEC/DISCARD
+  bool aborted = false;  // a command was rejected while queuing: EXEC replies EXECABORT
+  std::vector<QueuedCommand> queue;
+  size_t queued_bytes = 0;  // argument bytes queued, bounded like a query buffer
+};
+
+// A key this client WATCHes, as it was when watched (server/core/watch.h).
+struct WatchedKey {
+  int db = 0;
+  std::string key;
+  int64_t expire_at_ms = -2;  // -2: missing when watched; -1: no TTL; else its expiry
+};
+
+struct ClientState {
+  uint64_t id = 0;
+  int db = 0;                  // SELECT; 0..kNumDatabases-1
+  int resp = 2;                // HELLO 2|3
+  bool authenticated = false;  // true when no password is set
+  std::string name;            // CLIENT SETNAME / HELLO SETNAME
+  std::string lib_name;        // CLIENT SETINFO LIB-NAME
+  std::string lib_ver;         // CLIENT SETINFO LIB-VER
+  std::string addr;            // "ip:port" of the peer
+  std::string laddr;           // "ip:port" of our side
+  int fd = -1;                 // socket descriptor, for CLIENT LIST fd=; -1 when none
+  // Real wall-clock ms since the epoch (never the DEBUG CLOCK): age=, idle= and the idle timeout.
+  int64_t created_ms = 0;
+  // Written by the connection's thread on every command, read by CLIENT LIST and the idle sweep
+  // from other threads: atomics, so the command hot path takes no shared lock.
+  std::atomic<int64_t> last_interaction_ms{0};
+  // The last command's lower-case name ("client|list" for subcommands), for CLIENT LIST cmd=;
+  // points into the CommandTable, which outlives every connection. nullptr before any command.
+  std::atomic<const std::string*> last_command{nullptr};
+  MultiState multi;
+  std::vector<WatchedKey> watched;  // WATCH; registered in the server's WatchRegistry
+  // Set by any thread's commit that touches a watched key (Redis's CLIENT_DIRTY_CAS).
+  std::atomic<bool> watch_dirty{false};
+  bool close_after_reply = false;           // QUIT, protocol error: close once replies are written
+  std::atomic<bool> kill_requested{false};  // CLIENT KILL from another connection
+  // Parked by a blocking command (server/core/blocking.h): CLIENT LIST flags=b, exempt from the
+  // idle timeout. Written on the client's thread, read from any.
+  std::atomic<bool> blocked{false};
+};
+
+}  // namespace sluice::server

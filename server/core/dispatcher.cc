@@ -1,0 +1,236 @@
+#include "server/core/dispatcher.h"
+
+#include "server/core/client_state.h"
+#include "server/core/errors.h"
+#include "server/core/server_state.h"
+
+namespace sluice::server {
+
+namespace {
+
+// A MULTI queue holds at most as many argument bytes as one client's query buffer may.
+constexpr size_t kMaxQueuedBytes = size_t{1} << 30;
+
+// "config" + "|" + "get" into a per-thread buffer (keeps its capacity: no steady-state
+// allocation).
+std::string_view SubcommandName(std::string_view container, std::string_view sub) {
+  thread_local std::string name;
+  name.assign(container);
+  name += '|';
+  name += sub;
+  return name;
+}
+
+// A container command is registered without a handler; its subcommands carry the handlers.
+bool IsContainer(const CommandSpec& spec) { return spec.handler == nullptr; }
+
+void NoteLastCommand(CommandContext& ctx, const CommandSpec& spec) {
+  // Atomics read by CLIENT LIST and the idle sweep: no shared lock on the hot path.
+  ctx.client.last_command.store(&spec.name, std::memory_order_relaxed);
+  ctx.client.last_interaction_ms.store(ServerState::RealNowMs(), std::memory_order_relaxed);
+}
+
+// A command refused at the gate. Inside MULTI it also dooms the transaction (EXEC will reply
+// EXECABORT); an EXEC refused at the gate discards the transaction at once, as Redis's
+// execCommandAbort does.
+void Reject(CommandContext& ctx, const CommandSpec* spec, const Status& error) {
+  ctx.server.stats().total_error_replies.fetch_add(1, std::memory_order_relaxed);
+  if (spec != nullptr && spec->name == "exec") {
+    ctx.client.multi = MultiState{};
+    ctx.server.watches().UnwatchAll(&ctx.client);
+    return ReplyError(ctx.out, ExecAbortedBecause(error));
+  }
+  if (ctx.client.multi.active) ctx.client.multi.aborted = true;
+  ReplyError(ctx.out, error);
+}
+
+void Queue(CommandContext& ctx, const CommandSpec& spec, Args args) {
+  size_t bytes = 0;
+  for (std::string_view a : args) bytes += a.size();
+  MultiState& multi = ctx.client.multi;
+  if (bytes > kMaxQueuedBytes - multi.queued_bytes) {
+    return Reject(ctx, &spec, MultiQueueTooLarge());
+  }
+  multi.queued_bytes += bytes;
+  multi.queue.push_back(QueuedCommand{&spec, std::vector<std::string>(args.begin(), args.end())});
+  ctx.out.Simple("QUEUED");
+}
+
+// Commits the unit the command ran in; on failure its reply becomes the error (nothing it did
+// was written, so nothing of it may be acknowledged).
+void FinishOwnUnit(CommandContext& ctx, size_t reply_start) {
+  Status s = ctx.own_unit->Commit();
+  ctx.own_unit.reset();
+  ctx.unit = nullptr;
+  if (s.ok()) return;
+  ctx.out.buffer()->resize(reply_start);
+  ReplyError(ctx.out, s);
+}
+
+// Plain data commands (reads and writes of declared keys, and script calls that keep to their
+// declared keys: data_call) join the connection's commit group. Everything else
+// (MULTI/EXEC/WATCH, other scripts, keyspace-wide commands, server commands) runs after the
+// group's writes are flushed, so it sees them committed and never waits for a lock the group
+// holds.
+bool JoinsGroup(const CommandSpec& spec, const UnitPlan& plan, bool data_call) {
+  if (!plan.data || plan.all_keys || plan.isolate_reads) return false;
+  if (data_call) return true;
+  return (spec.flags & (kWrite | kReadOnly)) != 0 &&
+         (spec.flags & (kScriptUnit | kMultiControl)) == 0;
+}
+
+// Gives the command its own unit: planned from the command table, or for a data call (see
+// DataCallCheck) the script's declared keys without isolated reads.
+void PlanOwnUnit(CommandContext& ctx, const CommandSpec& spec, Args args, bool data_call) {
+  thread_local std::vector<KeyRef> keys;
+  keys.clear();
+  UnitPlan plan = PlanUnit(spec, args, ctx.client.db, &keys);
+  if (data_call) plan.isolate_reads = false;
+  TransactionOptions options = UnitOptions(plan.all_keys, plan.isolate_reads);
+  if (ctx.group != nullptr) {
+    if (JoinsGroup(spec, plan, data_call)) {
+      options.group = ctx.group;
+    } else {
+      static_cast<void>(ctx.group->Flush());  // a failure sticks: the connection sees it
+    }
+  }
+  if (plan.data) ctx.unit = &ctx.own_unit.emplace(ctx.store, keys, options);
+}
+
+// Runs the handler, in ctx.unit when the caller set one (EXEC, scripts), else in a unit of its
+// own planned from the command table. A data call whose handler asked for a script unit runs
+// again in one. A command whose own unit hit a key it did not declare (kLockConflict: a key the
+// table cannot name, e.g. COPY's DB destination) runs once more holding every stripe.
+void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
+  if (count) ctx.server.stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
+  std::string* buffer = ctx.out.buffer();
+  const size_t reply_start = buffer->size();
+  const bool top = ctx.unit == nullptr;
+  if (top) {
+    ctx.data_call = spec.data_call != nullptr && spec.data_call(ctx, args);
+    PlanOwnUnit(ctx, spec, args, ctx.data_call);
+  }
+  spec.handler(ctx, args);
+  if (top && ctx.needs_script_unit) {
+    // Nothing was staged or replied; the member's rollback leaves the group as it was.
+    ctx.own_unit.reset();
+    ctx.unit = nullptr;
+    ctx.data_call = false;
+    ctx.needs_script_unit = false;
+    buffer->resize(reply_start);
+    PlanOwnUnit(ctx, spec, args, /*data_call=*/false);
+    spec.handler(ctx, args);
+  }
+  if (top && ctx.own_unit && ctx.own_unit->conflicted()) {
+    ctx.own_unit.reset();
+    ctx.data_call = false;
+    if (ctx.group != nullptr) static_cast<void>(ctx.group->Flush());
+    buffer->resize(reply_start);
+    ctx.unit = &ctx.own_unit.emplace(ctx.store, std::span<const KeyRef>{},
+                                     UnitOptions(/*all_keys=*/true, /*isolate_reads=*/false));
+    spec.handler(ctx, args);
+  }
+  if (top && ctx.own_unit) FinishOwnUnit(ctx, reply_start);
+  if (buffer->size() > reply_start && (*buffer)[reply_start] == '-') {
+    ctx.server.stats().total_error_replies.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+// Redis's allow_busy commands: answered while a script is busy.
+bool AllowedWhileBusy(const CommandSpec& spec) {
+  for (const char* name : {"auth", "hello", "multi", "quit", "reset", "shutdown", "script|kill",
+                           "function|kill", "function|stats"}) {
+    if (spec.name == name) return true;
+  }
+  return false;
+}
+
+// While a script has run past busy-reply-threshold, other clients get -BUSY (as from Redis)
+// except for the allow_busy commands. Lock-free when no script runs.
+bool RejectedAsBusy(CommandContext& ctx, const CommandSpec& spec) {
+  // A command of a script or EXEC already running, or no script at all: nothing to check.
+  if (ctx.unit != nullptr || ctx.server.running_scripts().empty()) return false;
+  const auto busy = ctx.server.running_scripts().Busy(RunningScripts::SteadyNowMs(),
+                                                      ctx.server.busy_reply_threshold_ms());
+  if (busy == RunningScripts::BusyKind::kNone || AllowedWhileBusy(spec)) return false;
+  Reject(ctx, &spec, Busy(busy == RunningScripts::BusyKind::kFunction));
+  return true;
+}
+
+// Arity, authentication and the MULTI rules, then queue or run: the common tail once `spec`
+// is resolved.
+void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
+  if (!ArityOk(spec, args.size())) return Reject(ctx, &spec, WrongArity(spec.name));
+  if (!ctx.client.authenticated && !(spec.flags & kNoAuth) && ctx.server.requirepass_set()) {
+    return Reject(ctx, &spec, NoAuth());
+  }
+  NoteLastCommand(ctx, spec);
+  if (RejectedAsBusy(ctx, spec)) return;
+  if (ctx.client.multi.active && ctx.unit == nullptr) {
+    if (spec.flags & kNoMulti) return Reject(ctx, &spec, NotAllowedInMulti());
+    if (!(spec.flags & kMultiControl)) return Queue(ctx, spec, args);
+  }
+  Run(ctx, spec, args, count);
+}
+
+}  // namespace
+
+UnitPlan PlanUnit(const CommandSpec& spec, Args args, int db, std::vector<KeyRef>* keys) {
+  thread_local std::vector<int> positions;
+  positions.clear();
+  CommandKeyPositions(spec, args, &positions);
+  UnitPlan plan;
+  if (spec.flags & kScriptUnit) {
+    plan.data = true;
+    plan.lock_keys = true;
+    plan.isolate_reads = true;
+  } else if (spec.flags & kWrite) {
+    plan.data = true;
+    plan.all_keys = positions.empty();
+    plan.lock_keys = !positions.empty();
+  } else if (spec.flags & kReadOnly) {
+    plan.data = true;
+  } else if (!positions.empty()) {
+    plan.data = true;
+    plan.lock_keys = true;
+  }
+  if (plan.lock_keys) {
+    for (int p : positions) keys->push_back(KeyRef{db, args[static_cast<size_t>(p)]});
+  }
+  return plan;
+}
+
+const CommandSpec* Dispatcher::Resolve(Args args) const {
+  if (args.empty()) return nullptr;
+  const CommandSpec* spec = table_.Find(args[0]);
+  if (spec == nullptr || !IsContainer(*spec) || args.size() < 2) return spec;
+  return table_.Find(SubcommandName(spec->name, args[1]));
+}
+
+void Dispatcher::Dispatch(CommandContext& ctx, Args args) const {
+  if (args.empty()) return;
+  const CommandSpec* spec = table_.Find(args[0]);
+  if (spec == nullptr) return Reject(ctx, nullptr, UnknownCommand(args[0], args.subspan(1)));
+  if (!IsContainer(*spec)) return Gate(ctx, *spec, args, true);
+  if (args.size() < 2) return Reject(ctx, spec, WrongArity(spec->name));
+  const CommandSpec* sub = table_.Find(SubcommandName(spec->name, args[1]));
+  if (sub == nullptr) return Reject(ctx, spec, UnknownSubcommand(spec->name, args[1]));
+  Gate(ctx, *sub, args, true);
+}
+
+void Dispatcher::RunQueued(CommandContext& ctx, const CommandSpec& spec, Args args) const {
+  Run(ctx, spec, args, true);
+}
+
+void Dispatcher::RunAgain(CommandContext& ctx, const CommandSpec& spec, Args args) const {
+  Run(ctx, spec, args, false);
+}
+
+void DispatchSubcommand(CommandContext& ctx, const CommandTable& table,
+                        const CommandSpec& container, Args args) {
+  const CommandSpec* sub = table.Find(SubcommandName(container.name, args[1]));
+  if (sub == nullptr) return Reject(ctx, &container, UnknownSubcommand(container.name, args[1]));
+  Gate(ctx, *sub, args, false);
+}
+
+}  // namespace sluice::server

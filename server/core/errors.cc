@@ -1,0 +1,428 @@
+// Redis 7.0's exact error text, checked against redis-server 7.0.15.
+#include "server/core/errors.h"
+
+#include <cctype>
+#include <string>
+
+#include "sluice/store.h"
+
+namespace sluice::server {
+
+namespace {
+
+// True when `message` starts with an all-upper-case word followed by a space ("NOAUTH ...").
+bool HasOwnCode(std::string_view message) {
+  size_t i = 0;
+  while (i < message.size() && message[i] >= 'A' && message[i] <= 'Z') ++i;
+  return i > 0 && i < message.size() && message[i] == ' ';
+}
+
+Status Err(std::string message) { return Status::InvalidArgument(std::move(message)); }
+
+// Redis's "%.*s": at most `limit` bytes of `s`.
+std::string_view Truncate(std::string_view s, size_t limit) { return s.substr(0, limit); }
+
+}  // namespace
+
+namespace {
+
+// The fixed text of codes whose reply never varies; empty for the others.
+std::string_view FixedErrorText(Code code) {
+  switch (code) {
+    case Code::kOk:
+      return "ERR internal error: OK status replied as an error";
+    case Code::kWrongType:
+      return "WRONGTYPE Operation against a key holding the wrong kind of value";
+    case Code::kNotInteger:
+      return "ERR value is not an integer or out of range";
+    case Code::kNotFloat:
+      return "ERR value is not a valid float";
+    case Code::kOverflow:
+      return "ERR increment or decrement would overflow";
+    case Code::kNoSuchKey:
+      return "ERR no such key";
+    default:
+      return {};
+  }
+}
+
+}  // namespace
+
+std::string ErrorText(const Status& status) {
+  std::string_view fixed = FixedErrorText(status.code());
+  if (!fixed.empty()) return std::string(fixed);
+  if (status.code() == Code::kInvalidArgument && HasOwnCode(status.message())) {
+    return status.message();
+  }
+  if (status.code() == Code::kCannotPersist) {
+    // Redis's MISCONF, adapted: Sluice persists through its write-ahead log.
+    return "MISCONF Errors writing to the write-ahead log (" + status.message() +
+           "): Sluice cannot persist writes, so commands that may modify the data set are "
+           "refused until it can write again. Reads keep working. See the server log.";
+  }
+  return "ERR " + status.message();
+}
+
+// Fixed texts are written without building a string (no allocation on common error replies).
+void ReplyError(protocol::ReplyWriter& out, const Status& status) {
+  std::string_view fixed = FixedErrorText(status.code());
+  if (!fixed.empty()) return out.Error(fixed);
+  out.Error(ErrorText(status));
+}
+
+Status ExecWithoutMulti() { return Err("ERR EXEC without MULTI"); }
+Status DiscardWithoutMulti() { return Err("ERR DISCARD without MULTI"); }
+Status MultiNested() { return Err("ERR MULTI calls can not be nested"); }
+Status WatchInsideMulti() { return Err("ERR WATCH inside MULTI is not allowed"); }
+Status NotAllowedInMulti() { return Err("ERR Command not allowed inside a transaction"); }
+Status ExecAborted() { return Err("EXECABORT Transaction discarded because of previous errors."); }
+Status ExecAbortedBecause(const Status& error) {
+  std::string text = ErrorText(error);
+  if (text.compare(0, 4, "ERR ") == 0) text.erase(0, 4);
+  return Err("EXECABORT Transaction discarded because of: " + text);
+}
+Status GetKeysInvalidCommand() { return Err("Invalid command specified"); }
+Status GetKeysInvalidArity() { return Err("Invalid number of arguments specified for command"); }
+Status GetKeysNoKeys() { return Err("The command has no key arguments"); }
+
+Status MultiQueueTooLarge() {
+  return Err("ERR MULTI queue exceeds the client query buffer limit (1gb)");
+}
+
+Status NoScript() { return Err("NOSCRIPT No matching script. Please use EVAL."); }
+Status NumKeysNegative() { return Err("ERR Number of keys can't be negative"); }
+Status NumKeysTooMany() { return Err("ERR Number of keys can't be greater than number of args"); }
+Status ShebangEngine(std::string_view line) {
+  return Err("ERR Unexpected engine in script shebang: " + std::string(line));
+}
+Status ShebangOption(std::string_view opt) {
+  return Err("ERR Unknown lua shebang option: " + std::string(opt));
+}
+Status ShebangFlag(std::string_view flag) {
+  return Err("ERR Unexpected flag in script shebang: " + std::string(flag));
+}
+Status ScriptCompile(std::string_view lua_message) {
+  return Err("ERR Error compiling script (new function): " + std::string(lua_message));
+}
+Status ScriptRunError(std::string_view name, std::string_view lua_message) {
+  return Err("ERR Error running script (call to " + std::string(name) +
+             "): " + std::string(lua_message));
+}
+Status ScriptUnknownCommand() { return Err("ERR Unknown Redis command called from script"); }
+Status ScriptWrongArity() {
+  return Err("ERR Wrong number of args calling Redis command from script");
+}
+Status ScriptNoScriptCommand() { return Err("ERR This Redis command is not allowed from script"); }
+Status ScriptWriteInReadOnly() {
+  return Err("ERR Write commands are not allowed from read-only scripts.");
+}
+Status ScriptNoArguments() {
+  return Err("ERR Please specify at least one argument for this redis lib call");
+}
+Status ScriptBadArgument() {
+  return Err("ERR Lua redis lib command arguments must be strings or integers");
+}
+Status ScriptLockConflict() {
+  return Err("ERR script stopped: an undeclared key is locked by another client");
+}
+Status ScriptStackLimit() { return Err("ERR reached lua stack limit"); }
+Status ScriptKilled() { return Err("ERR Script killed by user with SCRIPT KILL..."); }
+Status ScriptNotBusy() { return Err("NOTBUSY No scripts in execution right now."); }
+Status ScriptUnkillable() {
+  return Err(
+      "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+      "can either wait the script termination or kill the server in a hard way using the "
+      "SHUTDOWN NOSAVE command.");
+}
+Status Busy(bool function) {
+  return Err(std::string("BUSY Redis is busy running a script. You can only call ") +
+             (function ? "FUNCTION KILL" : "SCRIPT KILL") + " or SHUTDOWN NOSAVE.");
+}
+Status ScriptResetNeedsArg() { return Err("ERR redis.setresp() requires one argument."); }
+Status ScriptBadResp() { return Err("ERR RESP version must be 2 or 3."); }
+Status ScriptLogNeedsArgs() { return Err("ERR redis.log() requires two arguments or more."); }
+Status ScriptBadLogLevel() { return Err("ERR Invalid debug level."); }
+Status ScriptWrongArgs() { return Err("ERR wrong number of arguments"); }
+Status ScriptWrongArgsOrType() { return Err("ERR wrong number or type of arguments"); }
+Status ScriptSetReplArgs() { return Err("ERR redis.set_repl() requires one argument."); }
+Status ScriptBadReplFlags() {
+  return Err("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+}
+Status ScriptRoWithWrites() {
+  return Err("ERR Can not execute a script with write flag using *_ro command.");
+}
+Status ScriptFlushOption() { return Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option"); }
+Status MissingLibraryMetadata() { return Err("ERR Missing library metadata"); }
+Status EngineNotFound(std::string_view name) {
+  return Err("ERR Engine '" + std::string(name) + "' not found");
+}
+Status InvalidMetadata(std::string_view part) {
+  return Err("ERR Invalid metadata value given: " + std::string(part));
+}
+Status LibraryNameMissing() { return Err("ERR Library name was not given"); }
+Status BadLibraryName() {
+  return Err(
+      "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
+      "least one character long");
+}
+Status FunctionCompile(std::string_view lua_message) {
+  return Err("ERR Error compiling function: " + std::string(lua_message));
+}
+Status FunctionRegistering(std::string_view lua_message) {
+  return Err("ERR Error registering functions: " + std::string(lua_message));
+}
+Status NoFunctionsRegistered() { return Err("ERR No functions registered"); }
+Status FunctionExists(std::string_view name) {
+  return Err("ERR Function " + std::string(name) + " already exists");
+}
+Status LibraryExists(std::string_view name) {
+  return Err("ERR Library '" + std::string(name) + "' already exists");
+}
+Status LibraryNotFound() { return Err("ERR Library not found"); }
+Status FunctionNotFound() { return Err("ERR Function not found"); }
+Status BadDumpPayload() { return Err("ERR DUMP payload version or checksum are wrong"); }
+Status FunctionFlushOption() { return Err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option"); }
+Status UnknownOptionGiven(std::string_view opt) {
+  return Err("ERR Unknown option given: " + std::string(opt));
+}
+Status UnknownArgument(std::string_view arg) {
+  return Err("ERR Unknown argument " + std::string(arg));
+}
+Status LibraryNameArgMissing() { return Err("ERR library name argument was not given"); }
+Status BadRestorePolicy() {
+  return Err("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+}
+Status ScriptFunctionBadFlag() { return Err("ERR unknown flag given"); }
+Status ScriptFunctionBadArgument() {
+  return Err("ERR unknown argument given to redis.register_function");
+}
+Status ScriptFunctionNeedsName() {
+  return Err("ERR first argument to redis.register_function must be a string");
+}
+Status ScriptFunctionNeedsCallback() {
+  return Err("ERR second argument to redis.register_function must be a function");
+}
+Status ScriptFunctionSingleArgument() {
+  return Err(
+      "ERR calling redis.register_function with a single argument is only applicable to Lua "
+      "table (representing named arguments).");
+}
+Status ScriptFunctionWrongArgs() {
+  return Err("ERR wrong number of arguments to redis.register_function");
+}
+Status ScriptFunctionNotLoading() {
+  return Err("ERR redis.register_function can only be called on FUNCTION LOAD command");
+}
+Status ScriptFunctionDuplicate() { return Err("ERR Function already exists in the library"); }
+Status ScriptFunctionNamedNoName() {
+  return Err("ERR redis.register_function must get a function name argument");
+}
+Status ScriptFunctionNamedNoCallback() {
+  return Err("ERR redis.register_function must get a callback argument");
+}
+std::string NonexistentGlobal(std::string_view name) {
+  return "Script attempted to access nonexistent global variable '" + std::string(name) + "'";
+}
+std::string ReadonlyTable() { return "Attempt to modify a readonly table"; }
+
+Status SyntaxError() { return Err("ERR syntax error"); }
+
+Status WrongArity(std::string_view command) {
+  return Err("ERR wrong number of arguments for '" + std::string(command) + "' command");
+}
+
+Status UnknownCommand(std::string_view name, std::span<const std::string_view> args) {
+  // As Redis's processCommand: arguments are appended as 'arg' plus a space while the list is
+  // shorter than 128 characters, each cut to the room left.
+  constexpr size_t kLimit = 128;
+  std::string listed;
+  for (std::string_view arg : args) {
+    if (listed.size() >= kLimit) break;
+    listed += '\'';
+    listed += Truncate(arg, kLimit - listed.size() + 1);
+    listed += "' ";
+  }
+  return Err("ERR unknown command '" + std::string(Truncate(name, kLimit)) +
+             "', with args beginning with: " + listed);
+}
+
+Status UnknownSubcommand(std::string_view command, std::string_view sub) {
+  std::string upper(command);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return Err("ERR unknown subcommand '" + std::string(Truncate(sub, 128)) + "'. Try " + upper +
+             " HELP.");
+}
+
+Status InvalidExpireTime(std::string_view command) {
+  return Err("ERR invalid expire time in '" + std::string(command) + "' command");
+}
+
+Status NotAnInteger() { return Status::NotInteger(); }
+Status NotAFloat() { return Status::NotFloat(); }
+Status NoAuth() { return Err("NOAUTH Authentication required."); }
+Status WrongPass() { return Err("WRONGPASS invalid username-password pair or user is disabled."); }
+
+Status DbIndexOutOfRange() { return Err("ERR DB index is out of range"); }
+Status NoProto() { return Err("NOPROTO unsupported protocol version"); }
+
+Status AuthWithoutPassword() {
+  return Err(
+      "ERR AUTH <password> called without any password configured for the default user. Are you "
+      "sure your configuration is correct?");
+}
+
+Status KeyspaceCountsDiffer(int db, const KeyspaceCheckReport& r) {
+  auto pair = [](const KeyspaceInfo& i) {
+    return "keys=" + std::to_string(i.keys) + ",expires=" + std::to_string(i.expires);
+  };
+  return Err("ERR keyspace counts differ in db" + std::to_string(db) + ": counted " +
+             pair(r.counted) + ", stored " + pair(r.stored) + ", walked " + pair(r.walked));
+}
+
+Status DebugNotAllowed() {
+  return Err(
+      "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
+      "you can run it from a local connection, otherwise you need to set this option in the "
+      "configuration file, and then restart the server.");
+}
+
+Status MaxClientsReached() { return Err("ERR max number of clients reached"); }
+
+// Redis 7.0.15's text, byte for byte (clients and operators search for it).
+Status ProtectedModeDenied() {
+  return Err(
+      "DENIED Redis is running in protected mode because protected mode is enabled and no "
+      "password is set for the default user. In this mode connections are only accepted from "
+      "the loopback interface. If you want to connect from external computers to Redis you may "
+      "adopt one of the following solutions: 1) Just disable protected mode sending the command "
+      "'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from "
+      "the same host the server is running, however MAKE SURE Redis is not publicly accessible "
+      "from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) "
+      "Alternatively you can just disable the protected mode by editing the Redis configuration "
+      "file, and setting the protected mode option to 'no', and then restarting the server. 3) "
+      "If you started the server manually just for testing, restart it with the "
+      "'--protected-mode no' option. 4) Setup a an authentication password for the default "
+      "user. NOTE: You only need to do one of the above things in order for the server to start "
+      "accepting connections from the outside.");
+}
+Status NoSuchClient() { return Err("ERR No such client"); }
+Status ClientIdNotPositive() { return Err("ERR client-id should be greater than 0"); }
+
+Status BadClientName() {
+  return Err("ERR Client names cannot contain spaces, newlines or special characters.");
+}
+
+Status BadClientInfo(std::string_view field) {
+  return Err("ERR " + std::string(field) +
+             " cannot contain spaces, newlines or special characters.");
+}
+
+Status ProtocolError(std::string_view parser_error) {
+  return Err("ERR " + std::string(parser_error));
+}
+
+Status HelloNoAuth() {
+  return Err(
+      "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+      "AUTH <user> <pass> option can be used to authenticate the client and select the RESP "
+      "protocol version at the same time");
+}
+
+Status BadProtocolVersion() {
+  return Err("ERR Protocol version is not an integer or out of range");
+}
+
+Status HelloSyntax(std::string_view option) {
+  return Err("ERR Syntax error in HELLO option '" + std::string(option) + "'");
+}
+
+Status UnknownClientType(std::string_view type) {
+  return Err("ERR Unknown client type '" + std::string(type) + "'");
+}
+
+Status InvalidClientId() { return Err("ERR Invalid client ID"); }
+
+Status NoSuchUser(std::string_view user) {
+  return Err("ERR No such user '" + std::string(user) + "'");
+}
+
+Status UnrecognizedOption(std::string_view opt) {
+  return Err("ERR Unrecognized option '" + std::string(opt) + "'");
+}
+
+Status NotSupported(std::string_view what) {
+  return Err("ERR " + std::string(what) + " is not supported by Sluice");
+}
+
+Status InternalError(std::string_view what) {
+  return Err("ERR internal error: " + std::string(what));
+}
+
+Status ConfigSetFailed(std::string_view name, std::string_view reason) {
+  return Err("ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - " +
+             std::string(reason));
+}
+
+Status ConfigSetImmutable(std::string_view name) {
+  return ConfigSetFailed(name, "can't set immutable config");
+}
+
+std::string MaxclientsOverOsLimit(int64_t fits) {
+  return "The operating system is not able to handle the specified number of clients, try "
+         "with " +
+         std::to_string(fits);
+}
+
+Status ConfigSetUnknown(std::string_view name) {
+  return Err("ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) +
+             "'");
+}
+
+Status NotPositive() { return Err("ERR value is out of range, must be positive"); }
+Status CountOutOfLongRange() {
+  return Err(
+      "ERR value is out of range, value must between -9223372036854775807 and "
+      "9223372036854775807");
+}
+Status ValueOutOfRange() { return Err("ERR value is out of range"); }
+Status NumkeysNotPositive() { return Err("ERR numkeys should be greater than 0"); }
+Status LimitNegative() { return Err("ERR LIMIT can't be negative"); }
+Status InvalidCursor() { return Err("ERR invalid cursor"); }
+Status RankZero() {
+  return Err(
+      "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
+      "negative to start from the end of the list");
+}
+Status CountNegative() { return Err("ERR COUNT can't be negative"); }
+Status MaxlenNegative() { return Err("ERR MAXLEN can't be negative"); }
+Status CountNotPositive() { return Err("ERR count should be greater than 0"); }
+Status TimeoutNotFloat() { return Err("ERR timeout is not a float or out of range"); }
+Status TimeoutNegative() { return Err("ERR timeout is negative"); }
+Status UnblockReason() { return Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"); }
+Status UnblockedByClient() { return Err("UNBLOCKED client unblocked via CLIENT UNBLOCK"); }
+Status SubcommandSyntax(std::string_view command, std::string_view sub) {
+  std::string upper(command);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return Err("ERR unknown subcommand or wrong number of arguments for '" + std::string(sub) +
+             "'. Try " + upper + " HELP.");
+}
+Status MinOrMaxNotFloat() { return Err("ERR min or max is not a float"); }
+Status ZAddXxNx() { return Err("ERR XX and NX options at the same time are not compatible"); }
+Status ZAddGtLtNx() {
+  return Err("ERR GT, LT, and/or NX options at the same time are not compatible");
+}
+Status ZAddIncrPairs() { return Err("ERR INCR option supports a single increment-element pair"); }
+Status ZRangeLimitNeedsBy() {
+  return Err(
+      "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+}
+Status ZRangeLexWithScores() {
+  return Err("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+}
+Status LexRangeNotValid() { return Err("ERR min or max not valid string range item"); }
+Status WeightNotAFloat() { return Err("ERR weight value is not a float"); }
+Status ZAtLeastOneKey(std::string_view command) {
+  return Err("ERR at least 1 input key is needed for '" + std::string(command) + "' command");
+}
+
+}  // namespace sluice::server

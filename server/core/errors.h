@@ -1,0 +1,201 @@
+// The one place Redis error text is produced. Handlers never spell an error themselves: they
+// reply with a Status (engine errors and argument errors alike) or one of the helpers below.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "protocol/reply_writer.h"
+#include "sluice/status.h"
+
+namespace sluice {
+struct KeyspaceCheckReport;  // sluice/store.h
+}  // namespace sluice
+
+namespace sluice::server {
+
+// Writes the Redis error for `status` (which must not be OK):
+//   kWrongType       -> "WRONGTYPE Operation against a key holding the wrong kind of value"
+//   kNotInteger      -> "ERR value is not an integer or out of range"
+//   kNotFloat        -> "ERR value is not a valid float"
+//   kOverflow        -> "ERR increment or decrement would overflow"
+//   kNoSuchKey       -> "ERR no such key"
+//   kInvalidArgument -> "ERR " + message   (a message may carry its own code, e.g. "NOAUTH ...",
+//                                            when it starts with an upper-case word and a space;
+//                                            so a message whose first word is all upper case but
+//                                            is not a code must spell "ERR " itself)
+//   kIOError/kCorruption -> "ERR " + message
+//   kCannotPersist   -> "MISCONF Errors writing to the write-ahead log (<message>): Sluice cannot
+//                        persist writes, ..."
+void ReplyError(protocol::ReplyWriter& out, const Status& status);
+
+// Common argument errors, as Status, so handlers return them through ReplyError.
+Status SyntaxError();                         // "ERR syntax error"
+Status WrongArity(std::string_view command);  // "ERR wrong number of arguments for 'get' command"
+// `args` are the arguments after the name. Redis's text, incl. truncation to 128 characters:
+// "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
+Status UnknownCommand(std::string_view name, std::span<const std::string_view> args);
+// "ERR unknown subcommand 'foo'. Try CONFIG HELP." (command upper-cased)
+Status UnknownSubcommand(std::string_view command, std::string_view sub);
+Status InvalidExpireTime(std::string_view command);  // "ERR invalid expire time in 'set' command"
+Status NotAnInteger();                               // kNotInteger
+Status NotAFloat();                                  // kNotFloat
+Status NoAuth();                                     // "NOAUTH Authentication required."
+Status WrongPass();  // "WRONGPASS invalid username-password pair or user is disabled."
+
+// Server-core errors (connection, server and config commands). Each message carries its code.
+Status DbIndexOutOfRange();    // "ERR DB index is out of range"
+Status NoProto();              // "NOPROTO unsupported protocol version"
+Status AuthWithoutPassword();  // "ERR AUTH <password> called without any password ..."
+Status DebugNotAllowed();      // "ERR DEBUG command not allowed. If the ..."
+// DEBUG KEYSPACE-CHECK found db's maintained counts different from a walk of its keys.
+Status KeyspaceCountsDiffer(int db, const KeyspaceCheckReport& report);
+Status MaxClientsReached();    // "ERR max number of clients reached"
+Status ProtectedModeDenied();  // "DENIED Redis is running in protected mode because ..."
+Status NoSuchClient();         // "ERR No such client"
+Status ClientIdNotPositive();  // "ERR client-id should be greater than 0"
+Status BadClientName();        // "ERR Client names cannot contain spaces, ..."
+Status BadClientInfo(std::string_view field);         // "ERR lib-name cannot contain spaces, ..."
+Status ProtocolError(std::string_view parser_error);  // "ERR Protocol error: ..."
+Status HelloNoAuth();         // "NOAUTH HELLO must be called with the client ..."
+Status BadProtocolVersion();  // "ERR Protocol version is not an integer or out of range"
+Status HelloSyntax(std::string_view option);      // "ERR Syntax error in HELLO option 'FOO'"
+Status UnknownClientType(std::string_view type);  // "ERR Unknown client type 'x'"
+Status InvalidClientId();                         // "ERR Invalid client ID"
+Status NoSuchUser(std::string_view user);         // "ERR No such user 'x'"
+Status UnrecognizedOption(std::string_view opt);  // "ERR Unrecognized option 'x'"
+Status NotSupported(std::string_view what);       // "ERR <what> is not supported by Sluice"
+Status InternalError(std::string_view what);      // "ERR internal error: <what>"
+// MULTI/EXEC (Redis 7.0's texts).
+Status ExecWithoutMulti();     // "ERR EXEC without MULTI"
+Status DiscardWithoutMulti();  // "ERR DISCARD without MULTI"
+Status MultiNested();          // "ERR MULTI calls can not be nested"
+Status WatchInsideMulti();     // "ERR WATCH inside MULTI is not allowed"
+Status NotAllowedInMulti();    // "ERR Command not allowed inside a transaction"
+Status ExecAborted();          // "EXECABORT Transaction discarded because of previous errors."
+// An EXEC rejected at the gate: "EXECABORT Transaction discarded because of: <error>", the
+// error's text without its "ERR " code.
+Status ExecAbortedBecause(const Status& error);
+Status MultiQueueTooLarge();  // "ERR MULTI queue exceeds the client query buffer limit (1gb)"
+// COMMAND GETKEYS (Redis 7.0's texts).
+Status GetKeysInvalidCommand();  // "ERR Invalid command specified"
+Status GetKeysInvalidArity();    // "ERR Invalid number of arguments specified for command"
+Status GetKeysNoKeys();          // "ERR The command has no key arguments"
+// Collection commands (Redis 7.0's texts).
+Status NotPositive();  // "ERR value is out of range, must be positive"
+Status
+CountOutOfLongRange();     // "ERR value is out of range, value must between -LONG_MAX and LONG_MAX"
+Status ValueOutOfRange();  // "ERR value is out of range"
+Status NumkeysNotPositive();  // "ERR numkeys should be greater than 0"
+Status LimitNegative();       // "ERR LIMIT can't be negative"
+Status InvalidCursor();       // "ERR invalid cursor"
+// List commands (Redis 7.0's texts).
+Status RankZero();          // "ERR RANK can't be zero: use 1 to start from the first match, ..."
+Status CountNegative();     // "ERR COUNT can't be negative"
+Status MaxlenNegative();    // "ERR MAXLEN can't be negative"
+Status CountNotPositive();  // "ERR count should be greater than 0"
+// Blocking commands (server/core/blocking.h) and CLIENT UNBLOCK.
+Status TimeoutNotFloat();    // "ERR timeout is not a float or out of range"
+Status TimeoutNegative();    // "ERR timeout is negative"
+Status UnblockReason();      // "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+Status UnblockedByClient();  // "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+// "ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP."
+Status SubcommandSyntax(std::string_view command, std::string_view sub);
+// Sorted set commands (Redis 7.0's texts).
+Status MinOrMaxNotFloat();    // "ERR min or max is not a float"
+Status ZAddXxNx();            // "ERR XX and NX options at the same time are not compatible"
+Status ZAddGtLtNx();          // "ERR GT, LT, and/or NX options at the same time are not compatible"
+Status ZAddIncrPairs();       // "ERR INCR option supports a single increment-element pair"
+Status ZRangeLimitNeedsBy();  // "ERR syntax error, LIMIT is only supported in combination ..."
+Status ZRangeLexWithScores();  // "ERR syntax error, WITHSCORES not supported in combination ..."
+Status LexRangeNotValid();     // "ERR min or max not valid string range item"
+Status WeightNotAFloat();      // "ERR weight value is not a float"
+// "ERR at least 1 input key is needed for 'zunionstore' command"
+Status ZAtLeastOneKey(std::string_view command);
+// The full error line ReplyError writes for `status` ("ERR ...", "WRONGTYPE ...").
+std::string ErrorText(const Status& status);
+
+// Scripting (EVAL, SCRIPT, the Lua `redis` API), Redis 7.0's texts. The Lua API's errors are
+// raised into the script as Lua errors; ErrorText() gives their line.
+Status NoScript();         // "NOSCRIPT No matching script. Please use EVAL."
+Status NumKeysNegative();  // "ERR Number of keys can't be negative"
+Status NumKeysTooMany();   // "ERR Number of keys can't be greater than number of args"
+Status ShebangEngine(std::string_view line);  // "ERR Unexpected engine in script shebang: #!x"
+Status ShebangOption(std::string_view opt);   // "ERR Unknown lua shebang option: name=x"
+Status ShebangFlag(std::string_view flag);    // "ERR Unexpected flag in script shebang: x"
+Status ScriptCompile(std::string_view lua_message);  // "ERR Error compiling script (new ..."
+// "ERR Error running script (call to <name>): <message>" (errors without a position, such as
+// running out of memory)
+Status ScriptRunError(std::string_view name, std::string_view lua_message);
+Status ScriptUnknownCommand();   // "ERR Unknown Redis command called from script"
+Status ScriptWrongArity();       // "ERR Wrong number of args calling Redis command from script"
+Status ScriptNoScriptCommand();  // "ERR This Redis command is not allowed from script"
+Status ScriptWriteInReadOnly();  // "ERR Write commands are not allowed from read-only scripts."
+Status ScriptNoArguments();      // "ERR Please specify at least one argument for this redis ..."
+Status ScriptBadArgument();      // "ERR Lua redis lib command arguments must be strings or ..."
+// Raised inside a script whose unit met a locked undeclared key; never replied (the script
+// runs again): "ERR script stopped: an undeclared key is locked by another client"
+Status ScriptLockConflict();
+Status ScriptStackLimit();  // "ERR reached lua stack limit" (a reply nested too deep)
+Status ScriptKilled();      // "ERR Script killed by user with SCRIPT KILL..."
+Status ScriptNotBusy();     // "NOTBUSY No scripts in execution right now."
+Status ScriptUnkillable();  // "UNKILLABLE Sorry the script already executed write ..."
+// "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+// (FUNCTION KILL when a function is busy)
+Status Busy(bool function);
+Status ScriptResetNeedsArg();    // "ERR redis.setresp() requires one argument."
+Status ScriptBadResp();          // "ERR RESP version must be 2 or 3."
+Status ScriptLogNeedsArgs();     // "ERR redis.log() requires two arguments or more."
+Status ScriptBadLogLevel();      // "ERR Invalid debug level."
+Status ScriptWrongArgs();        // "ERR wrong number of arguments" (redis.sha1hex, ...)
+Status ScriptWrongArgsOrType();  // "ERR wrong number or type of arguments" (error_reply, ...)
+Status ScriptSetReplArgs();      // "ERR redis.set_repl() requires one argument."
+Status ScriptBadReplFlags();     // "ERR Invalid replication flags. Use REPL_AOF, ..."
+Status ScriptRoWithWrites();     // "ERR Can not execute a script with write flag using *_ro ..."
+Status ScriptFlushOption();      // "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+// Functions (FUNCTION, FCALL, redis.register_function), Redis 7.0's texts.
+Status MissingLibraryMetadata();                // "ERR Missing library metadata"
+Status EngineNotFound(std::string_view name);   // "ERR Engine 'x' not found"
+Status InvalidMetadata(std::string_view part);  // "ERR Invalid metadata value given: foo=bar"
+Status LibraryNameMissing();                    // "ERR Library name was not given"
+Status BadLibraryName();                        // "ERR Library names can only contain ..."
+Status FunctionCompile(std::string_view lua_message);      // "ERR Error compiling function: ..."
+Status FunctionRegistering(std::string_view lua_message);  // "ERR Error registering functions: "
+Status NoFunctionsRegistered();                            // "ERR No functions registered"
+Status FunctionExists(std::string_view name);              // "ERR Function f already exists"
+Status LibraryExists(std::string_view name);               // "ERR Library 'x' already exists"
+Status LibraryNotFound();                                  // "ERR Library not found"
+Status FunctionNotFound();                                 // "ERR Function not found"
+Status BadDumpPayload();       // "ERR DUMP payload version or checksum are wrong"
+Status FunctionFlushOption();  // "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
+Status UnknownOptionGiven(std::string_view opt);  // "ERR Unknown option given: FOO"
+Status UnknownArgument(std::string_view arg);     // "ERR Unknown argument FOO"
+Status LibraryNameArgMissing();                   // "ERR library name argument was not given"
+Status BadRestorePolicy();              // "ERR Wrong restore policy given, value should be ..."
+Status ScriptFunctionBadFlag();         // "ERR unknown flag given"
+Status ScriptFunctionBadArgument();     // "ERR unknown argument given to redis.register_function"
+Status ScriptFunctionNeedsName();       // "ERR first argument to redis.register_function must ..."
+Status ScriptFunctionNeedsCallback();   // "ERR second argument to redis.register_function must ..."
+Status ScriptFunctionSingleArgument();  // "ERR calling redis.register_function with a single ..."
+Status ScriptFunctionWrongArgs();    // "ERR wrong number of arguments to redis.register_function"
+Status ScriptFunctionNotLoading();   // "ERR redis.register_function can only be called on ..."
+Status ScriptFunctionDuplicate();    // "ERR Function already exists in the library"
+Status ScriptFunctionNamedNoName();  // "ERR redis.register_function must get a function ..."
+Status ScriptFunctionNamedNoCallback();  // "ERR redis.register_function must get a callback ..."
+// "Script attempted to access nonexistent global variable 'x'" and "Attempt to modify a
+// readonly table": Lua error messages (the script position is prefixed, "ERR " added later).
+std::string NonexistentGlobal(std::string_view name);
+std::string ReadonlyTable();
+
+// "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config"
+Status ConfigSetFailed(std::string_view name, std::string_view reason);
+Status ConfigSetImmutable(std::string_view name);
+// CONFIG SET maxclients beyond the open files limit: the reason for ConfigSetFailed,
+// "The operating system is not able to handle the specified number of clients, try with N".
+std::string MaxclientsOverOsLimit(int64_t fits);
+// "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'"
+Status ConfigSetUnknown(std::string_view name);
+
+}  // namespace sluice::server

@@ -1,0 +1,116 @@
+#include "server/core/server_state.h"
+
+#include <utility>
+
+namespace sluice::server {
+
+void ServerStats::Reset() {
+  total_connections_received.store(0, std::memory_order_relaxed);
+  total_commands_processed.store(0, std::memory_order_relaxed);
+  rejected_connections.store(0, std::memory_order_relaxed);
+  total_net_input_bytes.store(0, std::memory_order_relaxed);
+  total_net_output_bytes.store(0, std::memory_order_relaxed);
+  total_error_replies.store(0, std::memory_order_relaxed);
+  client_output_buffer_limit_disconnections.store(0, std::memory_order_relaxed);
+  client_query_buffer_limit_disconnections.store(0, std::memory_order_relaxed);
+}
+
+void ClientRegistry::Add(ClientState* client, KillFn kill) {
+  std::lock_guard lock(mu_);
+  clients_[client->id] = Entry{client, std::move(kill)};
+}
+
+void ClientRegistry::Remove(ClientState* client) {
+  std::lock_guard lock(mu_);
+  clients_.erase(client->id);
+}
+
+size_t ClientRegistry::size() const {
+  std::lock_guard lock(mu_);
+  return clients_.size();
+}
+
+void ClientRegistry::ForEachLocked(const std::function<void(Entry&)>& fn) {
+  std::lock_guard lock(mu_);
+  for (auto& [id, entry] : clients_) fn(entry);
+}
+
+ServerState::ServerState(Config config, std::shared_ptr<AdjustableClock> clock)
+    : clock_(std::move(clock)) {
+  set_config(config);
+}
+
+Config ServerState::config() const {
+  std::lock_guard lock(config_mu_);
+  return config_;
+}
+
+void ServerState::set_config(const Config& config) {
+  std::lock_guard lock(config_mu_);
+  config_ = config;
+  PublishLocked();
+}
+
+bool ServerState::UpdateConfig(const std::function<bool(Config&)>& edit) {
+  std::lock_guard lock(config_mu_);
+  Config updated = config_;
+  if (!edit(updated)) return false;
+  config_ = std::move(updated);
+  PublishLocked();
+  return true;
+}
+
+void ServerState::PublishLocked() {
+  requirepass_set_.store(!config_.requirepass.empty(), std::memory_order_release);
+  maxclients_.store(config_.maxclients, std::memory_order_relaxed);
+  timeout_s_.store(config_.timeout, std::memory_order_relaxed);
+  max_bulk_len_.store(config_.proto_max_bulk_len, std::memory_order_relaxed);
+  debug_enabled_.store(config_.enable_debug_command, std::memory_order_relaxed);
+  protected_mode_.store(config_.protected_mode, std::memory_order_relaxed);
+  const OutputBufferLimit& normal = config_.client_output_buffer_limit[kObufNormal];
+  obuf_hard_.store(normal.hard, std::memory_order_relaxed);
+  obuf_soft_.store(normal.soft, std::memory_order_relaxed);
+  obuf_soft_seconds_.store(normal.soft_seconds, std::memory_order_relaxed);
+  query_limit_.store(config_.client_query_buffer_limit, std::memory_order_relaxed);
+  busy_threshold_ms_.store(config_.busy_reply_threshold_ms, std::memory_order_relaxed);
+  native_scripts_.store(config_.native_scripts, std::memory_order_relaxed);
+}
+
+bool ServerState::CheckPassword(std::string_view password) const {
+  std::lock_guard lock(config_mu_);
+  // Compare every byte regardless of where the first difference is (no early exit), as Redis's
+  // time-independent comparison does.
+  const std::string& want = config_.requirepass;
+  unsigned diff = want.size() != password.size() ? 1u : 0u;
+  for (size_t i = 0; i < password.size(); ++i) {
+    char w = i < want.size() ? want[i] : 0;
+    diff |= static_cast<unsigned>(static_cast<unsigned char>(w ^ password[i]));
+  }
+  return diff == 0 && !want.empty();
+}
+
+int64_t ServerState::uptime_seconds() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                          started_)
+      .count();
+}
+
+int64_t ServerState::RealNowMs() { return WallClock().NowMs(); }
+
+void ServerState::set_shutdown_hook(std::function<void()> hook) {
+  std::lock_guard lock(shutdown_mu_);
+  shutdown_hook_ = std::move(hook);
+}
+
+void ServerState::RequestShutdown(bool abandon_busy_script) {
+  if (abandon_busy_script) shutdown_abandons_busy_script_.store(true, std::memory_order_release);
+  shutdown_requested_.store(true, std::memory_order_release);
+  std::function<void()> hook;
+  {
+    std::lock_guard lock(shutdown_mu_);
+    hook = shutdown_hook_;
+  }
+  if (hook) hook();
+}
+
+}  // namespace sluice::server

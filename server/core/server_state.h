@@ -1,0 +1,186 @@
+// ServerState: what every connection shares. The live configuration, the stats counters behind
+// INFO, the client registry behind CLIENT LIST/KILL, the AdjustableClock shared with the Store
+// (DEBUG CLOCK), the limiter counters, the command table (COMMAND) and the shutdown request.
+// Thread-safe: every method may be called from any I/O thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/core/blocking.h"
+#include "server/core/client_state.h"
+#include "server/core/config.h"
+#include "server/core/limiter_stats.h"
+#include "server/core/running_scripts.h"
+#include "server/core/stat_counter.h"
+#include "server/core/watch.h"
+#include "sluice/clock.h"
+
+namespace sluice::server {
+
+class CommandTable;
+struct ScriptingState;  // server/scripting/scripting_state.h
+
+// Counters for INFO stats (StatCounter: per-thread cache lines, relaxed).
+struct ServerStats {
+  StatCounter total_connections_received;
+  StatCounter total_commands_processed;
+  StatCounter rejected_connections;
+  StatCounter total_net_input_bytes;
+  StatCounter total_net_output_bytes;
+  StatCounter total_error_replies;
+  StatCounter client_output_buffer_limit_disconnections;
+  StatCounter client_query_buffer_limit_disconnections;
+  void Reset();  // CONFIG RESETSTAT
+};
+
+// The connected clients. Its mutex guards the fields of every registered ClientState that other
+// threads read (name, lib_name, lib_ver, db, resp; last_command and last_interaction_ms are
+// atomics instead, written on every command without this lock): the
+// owning connection writes them only while holding mutex(), and readers (CLIENT LIST) hold it
+// too. Ids are unique for the life of the process and start at 1.
+class ClientRegistry {
+ public:
+  // Called with the registry lock held, from any thread: must only post work to the client's
+  // own thread (close its socket), never take the registry lock.
+  using KillFn = std::function<void()>;
+  struct Entry {
+    ClientState* client;
+    KillFn kill;  // may be empty (tests): then only kill_requested is set
+  };
+
+  uint64_t NextId() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+  // `client` must stay valid until Remove(client). Not owned.
+  void Add(ClientState* client, KillFn kill);
+  void Remove(ClientState* client);
+  size_t size() const;
+  std::mutex& mutex() const { return mu_; }
+  // Calls fn for each client in id order with mutex() held. fn must not call back into the
+  // registry.
+  void ForEachLocked(const std::function<void(Entry&)>& fn);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<uint64_t, Entry> clients_;
+  std::atomic<uint64_t> next_id_{1};
+};
+
+class ServerState {
+ public:
+  ServerState(Config config, std::shared_ptr<AdjustableClock> clock);
+
+  // A copy of the current configuration (CONFIG GET, INFO).
+  Config config() const;
+  // Replaces the configuration (startup, tests). Not for CONFIG SET: see UpdateConfig.
+  void set_config(const Config& config);
+  // CONFIG SET's atomic read-modify-write: calls edit(copy of the configuration) with the
+  // configuration lock held; when edit returns true the copy becomes the configuration, else
+  // nothing changes. edit may also apply the change's side effects (the Store's durability) so
+  // that they happen in the same order as the configuration changes. Concurrent updates never
+  // undo each other. edit must not call back into the configuration methods.
+  bool UpdateConfig(const std::function<bool(Config&)>& edit);
+  // Lock-free reads of the live values checked on every command or read.
+  bool requirepass_set() const { return requirepass_set_.load(std::memory_order_acquire); }
+  bool CheckPassword(std::string_view password) const;
+  int64_t maxclients() const { return maxclients_.load(std::memory_order_relaxed); }
+  int64_t timeout_seconds() const { return timeout_s_.load(std::memory_order_relaxed); }
+  int64_t proto_max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
+  bool debug_enabled() const { return debug_enabled_.load(std::memory_order_relaxed); }
+  bool protected_mode() const { return protected_mode_.load(std::memory_order_relaxed); }
+  // client-output-buffer-limit's normal class (the one Sluice's clients belong to).
+  OutputBufferLimit output_buffer_limit() const {
+    return {obuf_hard_.load(std::memory_order_relaxed), obuf_soft_.load(std::memory_order_relaxed),
+            obuf_soft_seconds_.load(std::memory_order_relaxed)};
+  }
+  int64_t query_buffer_limit() const { return query_limit_.load(std::memory_order_relaxed); }
+  int64_t busy_reply_threshold_ms() const {
+    return busy_threshold_ms_.load(std::memory_order_relaxed);
+  }
+  bool native_scripts_enabled() const { return native_scripts_.load(std::memory_order_relaxed); }
+
+  AdjustableClock& clock() { return *clock_; }
+  const std::shared_ptr<AdjustableClock>& shared_clock() const { return clock_; }
+  ServerStats& stats() { return stats_; }
+  ClientRegistry& clients() { return clients_; }
+  LimiterStats& limiter_stats() { return limiter_stats_; }
+  // WATCH: register it with the Store as a commit observer before serving.
+  WatchRegistry& watches() { return watches_; }
+  // Blocked clients (BLPOP...): register it with the Store as a commit observer before serving.
+  BlockingRegistry& blocking() { return blocking_; }
+  // The scripts and functions running now (the dispatcher's -BUSY check, SCRIPT KILL).
+  RunningScripts& running_scripts() { return running_scripts_; }
+  // The scripting room's shared state (script cache, function libraries, native script stats),
+  // attached once before serving by AttachScripting (server/scripting/scripting_state.h): the
+  // server core holds it without depending on the scripting room.
+  ScriptingState& scripting() { return *scripting_; }
+  void attach_scripting(std::shared_ptr<ScriptingState> scripting) {
+    scripting_ = std::move(scripting);
+  }
+
+  // The full command table (for COMMAND). Not owned; set once before serving.
+  void set_commands(const CommandTable* table) { commands_ = table; }
+  const CommandTable& commands() const { return *commands_; }
+
+  // Process facts for INFO server. Set once by main before serving.
+  void set_executable(std::string path) { executable_ = std::move(path); }
+  const std::string& executable() const { return executable_; }
+  void set_tcp_port(int port) { tcp_port_.store(port, std::memory_order_relaxed); }
+  int tcp_port() const { return tcp_port_.load(std::memory_order_relaxed); }
+  int64_t uptime_seconds() const;
+  // Real wall-clock ms since the epoch, never the DEBUG CLOCK: client age/idle and timeouts.
+  static int64_t RealNowMs();
+
+  // SHUTDOWN / signals: the hook (set by the Server) stops it asynchronously. Idempotent.
+  // abandon_busy_script (SHUTDOWN NOSAVE while a script is busy): a busy script that has written
+  // and so cannot be stopped does not hold the exit back; its writes are never committed.
+  void set_shutdown_hook(std::function<void()> hook);
+  void RequestShutdown(bool abandon_busy_script = false);
+  bool shutdown_requested() const { return shutdown_requested_.load(std::memory_order_acquire); }
+  bool shutdown_abandons_busy_script() const {
+    return shutdown_abandons_busy_script_.load(std::memory_order_acquire);
+  }
+
+ private:
+  void PublishLocked();  // copies config_'s live values to the atomics below
+
+  mutable std::mutex config_mu_;
+  Config config_;
+  std::atomic<bool> requirepass_set_{false};
+  std::atomic<int64_t> maxclients_{0};
+  std::atomic<int64_t> timeout_s_{0};
+  std::atomic<int64_t> max_bulk_len_{0};
+  std::atomic<bool> debug_enabled_{false};
+  std::atomic<bool> protected_mode_{true};
+  std::atomic<int64_t> obuf_hard_{0};
+  std::atomic<int64_t> obuf_soft_{0};
+  std::atomic<int64_t> obuf_soft_seconds_{0};
+  std::atomic<int64_t> query_limit_{0};
+  std::atomic<int64_t> busy_threshold_ms_{5000};
+  std::atomic<bool> native_scripts_{true};
+
+  std::shared_ptr<AdjustableClock> clock_;
+  ServerStats stats_;
+  ClientRegistry clients_;
+  LimiterStats limiter_stats_;
+  WatchRegistry watches_;
+  BlockingRegistry blocking_;
+  RunningScripts running_scripts_;
+  std::shared_ptr<ScriptingState> scripting_;
+  const CommandTable* commands_ = nullptr;
+  std::string executable_;
+  std::atomic<int> tcp_port_{0};
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+
+  std::mutex shutdown_mu_;
+  std::function<void()> shutdown_hook_;
+  std::atomic<bool> shutdown_requested_{false};
+  std::atomic<bool> shutdown_abandons_busy_script_{false};
+};
+
+}  // namespace sluice::server

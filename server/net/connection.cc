@@ -1,0 +1,462 @@
+#include "server/net/connection.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+#include "server/core/errors.h"
+#include "server/core/logging.h"
+#include "server/core/server_state.h"
+#include "server/net/io_round.h"
+#include "sluice/store.h"
+#include "sluice/transaction.h"
+
+namespace sluice::server {
+
+namespace {
+
+constexpr size_t kInitialReadBuffer = 16 * 1024;  // Redis's PROTO_IOBUF_LEN
+// While parked a client's input only waits (or tells of a disconnect): a small side buffer.
+constexpr size_t kParkedReadBuffer = 4 * 1024;
+// Buffers grown past these by one large command are released once empty again.
+constexpr size_t kKeepReadBuffer = 1024 * 1024;
+constexpr size_t kKeepWriteBuffer = 1024 * 1024;
+
+std::string EndpointText(const asio::ip::tcp::endpoint& ep) {
+  const asio::ip::address& a = ep.address();
+  std::string host = a.is_v6() && a.to_v6().is_v4_mapped()
+                         ? asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string()
+                         : a.to_string();
+  if (a.is_v6() && !a.to_v6().is_v4_mapped()) host = "[" + host + "]";
+  return host + ":" + std::to_string(ep.port());
+}
+
+}  // namespace
+
+Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& server,
+                       const Dispatcher& dispatcher, IoRound& round)
+    : socket_(std::move(socket)),
+      store_(store),
+      server_(server),
+      dispatcher_(dispatcher),
+      round_(round),
+      blocked_(socket_.get_executor(), server.blocking(), client_),
+      in_(kInitialReadBuffer),
+      soft_limit_timer_(socket_.get_executor()) {
+  std::error_code ec;
+  client_.id = server_.clients().NextId();
+  auto remote = socket_.remote_endpoint(ec);
+  if (!ec) client_.addr = EndpointText(remote);
+  auto local = socket_.local_endpoint(ec);
+  if (!ec) client_.laddr = EndpointText(local);
+  client_.fd = socket_.native_handle();
+  client_.created_ms = ServerState::RealNowMs();
+  client_.last_interaction_ms.store(client_.created_ms, std::memory_order_relaxed);
+  client_.authenticated = !server_.requirepass_set();
+  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+}
+
+Connection::~Connection() {
+  if (registered_) server_.clients().Remove(&client_);
+  server_.watches().UnwatchAll(&client_);
+}
+
+void Connection::Start() {
+  std::weak_ptr<Connection> weak = weak_from_this();
+  server_.clients().Add(&client_, [weak] {
+    if (auto self = weak.lock()) self->RequestClose();
+  });
+  registered_ = true;
+  blocked_.set_notify([weak](uint64_t gen, BlockEvent event) {
+    if (auto self = weak.lock()) {
+      asio::post(self->socket_.get_executor(),
+                 [self, gen, event] { self->OnBlockEvent(gen, event); });
+    }
+  });
+  server_.stats().total_connections_received.fetch_add(1, std::memory_order_relaxed);
+  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->Read(); });
+}
+
+void Connection::RequestClose() {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    if (self->writing_ || self->awaiting_durable_) {
+      self->close_when_idle_ = true;
+    } else {
+      self->CloseNow();
+    }
+  });
+}
+
+void Connection::Read() {
+  if (closed_ || reading_) return;
+  if (blocked_.parked()) return ReadWhileParked();
+  if (in_len_ == in_.size()) {
+    // Full: a command larger than the buffer is still arriving. Grow (amortised doubling) up
+    // to client-query-buffer-limit; past it, close the client as Redis does.
+    const auto limit = static_cast<size_t>(server_.query_buffer_limit());
+    if (in_len_ >= limit) {
+      return Drop(
+          "query buffer of " + std::to_string(in_len_) + " bytes reached client-query-buffer-limit",
+          server_.stats().client_query_buffer_limit_disconnections);
+    }
+    in_.resize(std::min(in_.size() * 2, limit));
+  }
+  reading_ = true;
+  socket_.async_read_some(
+      asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
+      [self = shared_from_this()](const std::error_code& ec, size_t n) { self->OnRead(ec, n); });
+}
+
+void Connection::OnRead(const std::error_code& ec, size_t n) {
+  reading_ = false;
+  if (ec || closed_) return CloseNow();
+  in_len_ += n;
+  server_.stats().total_net_input_bytes.fetch_add(static_cast<int64_t>(n),
+                                                  std::memory_order_relaxed);
+  ProcessBatch();
+  FinishBatch();
+}
+
+void Connection::ReadWhileParked() {
+  reading_ = true;
+  parked_in_.resize(kParkedReadBuffer);
+  socket_.async_read_some(asio::buffer(parked_in_),
+                          [self = shared_from_this()](const std::error_code& ec, size_t n) {
+                            self->OnReadWhileParked(ec, n);
+                          });
+}
+
+void Connection::OnReadWhileParked(const std::error_code& ec, size_t n) {
+  reading_ = false;
+  if (ec || closed_) return CloseNow();  // a client that leaves while blocked is forgotten
+  server_.stats().total_net_input_bytes.fetch_add(static_cast<int64_t>(n),
+                                                  std::memory_order_relaxed);
+  const auto limit = static_cast<size_t>(server_.query_buffer_limit());
+  if (in_len_ + n > limit) {
+    return Drop("query buffer of " + std::to_string(in_len_ + n) +
+                    " bytes reached client-query-buffer-limit",
+                server_.stats().client_query_buffer_limit_disconnections);
+  }
+  if (in_.size() < in_len_ + n) in_.resize(std::max(in_len_ + n, in_.size() * 2));
+  std::memcpy(in_.data() + in_len_, parked_in_.data(), n);
+  in_len_ += n;
+  if (!blocked_.parked()) std::vector<char>().swap(parked_in_);  // resumed meanwhile
+  more_input_ = true;
+  if (!writing_ && !awaiting_durable_) Continue();
+}
+
+void Connection::FinishBatch() {
+  // Other connections of this thread are served meanwhile; this one reads nothing more until
+  // the round is durable.
+  awaiting_durable_ = true;
+  round_.Join(shared_from_this());
+}
+
+void Connection::RoundDone(const Status& status, bool write_failed) {
+  // Conservative: any write since the batch began (the round's group write included) counts,
+  // and a failed group write means no command of the batch may be acknowledged.
+  batch_wrote_ = write_failed || store_.DurabilityTicket() != batch_seq_;
+  AfterDurable(status);
+}
+
+void Connection::AfterDurable(Status flushed) {
+  awaiting_durable_ = false;
+  if (closed_) return;
+  if (!flushed.ok() && batch_wrote_) {
+    // The batch's writes may not survive a crash: acknowledge none of them. Every command of
+    // the batch gets the error (MISCONF) instead of its reply. (A batch that wrote nothing is
+    // answered as usual: reads keep working while the store refuses writes.)
+    out_.clear();
+    protocol::ReplyWriter out(&out_, client_.resp);
+    for (size_t i = 0; i < batch_replies_; ++i) ReplyError(out, flushed);
+  }
+  if (!out_.empty()) return Write();
+  Continue();
+}
+
+void Connection::Continue() {
+  if (close_when_idle_ || client_.close_after_reply ||
+      client_.kill_requested.load(std::memory_order_acquire)) {
+    return CloseNow();
+  }
+  if (blocked_.parked()) {
+    if (blocked_.has_event()) return ResumeBlocked();
+    return Read();  // keeps watching for a disconnect
+  }
+  if (more_input_) {
+    more_input_ = false;
+    ProcessBatch();
+    if (closed_) return;
+    return FinishBatch();
+  }
+  Read();
+}
+
+void Connection::OnBlockEvent(uint64_t gen, BlockEvent event) {
+  if (closed_ || !blocked_.Note(gen, event)) return;
+  if (!writing_ && !awaiting_durable_) ResumeBlocked();
+}
+
+void Connection::ResumeBlocked() {
+  batch_seq_ = store_.DurabilityTicket();
+  batch_replies_ = 0;  // the woken command runs in a unit of its own
+  protocol::ReplyWriter out(&out_, client_.resp);
+  CommandContext ctx{store_, server_, client_, out};
+  if (!blocked_.Resume(ctx, dispatcher_)) return Read();  // parked again
+  batch_replies_ = 1;
+  more_input_ = in_len_ > 0;
+  if (OverOutputLimit()) return;
+  FinishBatch();
+}
+
+bool Connection::UpdateParserLimits() {
+  bool unauth = !client_.authenticated && server_.requirepass_set();
+  int64_t max_bulk = server_.proto_max_bulk_len();
+  if (unauth == limits_unauthenticated_ && max_bulk == limits_max_bulk_) return false;
+  protocol::ParserLimits limits;
+  limits.max_bulk_len = max_bulk;
+  parser_.set_limits(unauth ? protocol::UnauthenticatedLimits(limits) : limits);
+  limits_unauthenticated_ = unauth;
+  limits_max_bulk_ = max_bulk;
+  return true;
+}
+
+void Connection::ProcessBatch() {
+  batch_seq_ = store_.DurabilityTicket();
+  batch_replies_ = 0;
+  // The batch's units defer their durability (UnitOptions) and its plain data commands join the
+  // round's group (one RocksDB write for every batch of the round): FinishBatch hands the batch
+  // to the round, which makes it durable with one write(2) (appendfsync always: a share of one
+  // group fsync) before any reply.
+  group_ = &round_.group();
+  const bool stopped = RunBatchCommands();
+  group_ = nullptr;
+  if (!stopped) CompactReadBuffer();
+}
+
+// Runs the complete commands in the read buffer until it is empty, the replies are large, or
+// the group's write failed. Returns true when the connection is being closed (output limit).
+bool Connection::RunBatchCommands() {
+  size_t offset = 0;
+  bool stopped = false;
+  prefetched_until_ = 0;  // the first command runs PrefetchAhead, which resets ahead_
+  while (offset < in_len_) {
+    if (client_.close_after_reply || client_.kill_requested.load(std::memory_order_acquire)) {
+      break;
+    }
+    if (out_.size() >= kBatchReplyBytes || !group_->status().ok()) {
+      more_input_ = true;
+      break;
+    }
+    // New limits (AUTH, CONFIG SET proto-max-bulk-len) apply from this command on: what was
+    // parsed ahead under the old ones is parsed again.
+    if (UpdateParserLimits()) prefetched_until_ = offset;
+    if (offset >= prefetched_until_) PrefetchAhead(offset);
+    Args args;
+    size_t consumed = 0;
+    if (!TakeParsedAhead(offset, &args, &consumed)) {
+      std::string_view pending(in_.data() + offset, in_len_ - offset);
+      protocol::ParseResult r = parser_.Parse(pending, &consumed);
+      if (r == protocol::ParseResult::kNeedMore) break;
+      if (r == protocol::ParseResult::kError) {
+        protocol::ReplyWriter out(&out_, client_.resp);
+        ReplyError(out, ProtocolError(parser_.error()));
+        ++batch_replies_;
+        client_.close_after_reply = true;
+        offset = in_len_;
+        break;
+      }
+      args = parser_.args();
+    }
+    if (!args.empty()) {
+      protocol::ReplyWriter out(&out_, client_.resp);
+      const size_t reply_start = out_.size();
+      RunCommand(out, args);
+      if (blocked_.TakePark(args, dispatcher_, out_.size() > reply_start)) {
+        offset += consumed;  // parked: no reply now, nothing more runs until it resumes
+        break;
+      }
+      ++batch_replies_;
+    }
+    offset += consumed;
+    if (OverOutputLimit()) {
+      stopped = true;
+      break;
+    }
+  }
+  if (offset > 0 && !stopped) {
+    // Keep the unparsed tail at the start of the buffer (the parser resumes on the same bytes).
+    std::memmove(in_.data(), in_.data() + offset, in_len_ - offset);
+    in_len_ -= offset;
+  }
+  return stopped;
+}
+
+void Connection::PrefetchAhead(size_t offset) {
+  // Commands with more arguments than this are parsed again by the command loop rather than
+  // copied here; the look-ahead stops after kMaxCommands commands.
+  constexpr size_t kMaxKeptArgs = 64;
+  constexpr size_t kMaxCommands = 64;
+  std::string_view keys[Store::kPrefetchKeys];
+  size_t n = 0;
+  size_t at = offset;
+  ahead_.clear();
+  ahead_args_.clear();
+  ahead_next_ = 0;
+  lookahead_.set_limits(parser_.limits());
+  lookahead_.Reset();
+  while (n < std::size(keys) && at < in_len_ && ahead_.size() < kMaxCommands) {
+    size_t consumed = 0;
+    const std::string_view pending(in_.data() + at, in_len_ - at);
+    if (lookahead_.Parse(pending, &consumed) != protocol::ParseResult::kCommand) break;
+    const size_t start = at;
+    at += consumed;
+    // A multibulk command's arguments are views into in_, which stays put for the batch; an
+    // inline command's live in the parser, until its next Parse: not kept.
+    if (pending[0] != '*') continue;
+    const Args args = lookahead_.args();
+    if (args.size() <= kMaxKeptArgs) {
+      ahead_.push_back(ParsedAhead{start, consumed, ahead_args_.size(), args.size()});
+      ahead_args_.insert(ahead_args_.end(), args.begin(), args.end());
+    }
+    const CommandSpec* spec = args.empty() ? nullptr : dispatcher_.Resolve(args);
+    if (spec == nullptr) continue;
+    key_positions_.clear();
+    CommandKeyPositions(*spec, args, &key_positions_);
+    if (key_positions_.empty()) continue;
+    keys[n++] = args[key_positions_.front()];
+  }
+  prefetched_until_ = std::max(at, offset + 1);
+  if (n >= 2) {
+    store_.PrefetchKeys(client_.db, std::span<const std::string_view>(keys, n));
+  }
+}
+
+bool Connection::TakeParsedAhead(size_t offset, Args* args, size_t* consumed) {
+  while (ahead_next_ < ahead_.size() && ahead_[ahead_next_].offset < offset) ++ahead_next_;
+  if (ahead_next_ == ahead_.size() || ahead_[ahead_next_].offset != offset) return false;
+  const ParsedAhead& p = ahead_[ahead_next_++];
+  *args = Args(ahead_args_.data() + p.first_arg, p.n_args);
+  *consumed = p.consumed;
+  // The parser may hold the partial state of this same command from an earlier read.
+  parser_.Reset();
+  return true;
+}
+
+void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
+  CommandContext ctx{store_, server_, client_, out};
+  ctx.group = group_;
+  ctx.blocking = &blocked_;
+  try {
+    dispatcher_.Dispatch(ctx, args);
+  } catch (const std::exception& e) {
+    // A bug or resource exhaustion in one command must not take the I/O thread down with it.
+    LogError(std::string("command '") + std::string(args[0]) + "' failed: " + e.what());
+    ReplyError(out, InternalError(e.what()));
+  }
+}
+
+void Connection::CompactReadBuffer() {
+  if (in_len_ == 0 && in_.size() > kKeepReadBuffer) {
+    std::vector<char>(kInitialReadBuffer).swap(in_);
+  }
+}
+
+void Connection::Write() {
+  writing_ = true;
+  socket_.async_write_some(
+      asio::buffer(out_.data() + out_sent_, out_.size() - out_sent_),
+      [self = shared_from_this()](const std::error_code& ec, size_t n) { self->OnWrite(ec, n); });
+}
+
+void Connection::OnWrite(const std::error_code& ec, size_t n) {
+  writing_ = false;
+  server_.stats().total_net_output_bytes.fetch_add(static_cast<int64_t>(n),
+                                                   std::memory_order_relaxed);
+  if (closed_) return;
+  if (ec) return CloseNow();
+  out_sent_ += n;
+  if (out_sent_ < out_.size()) {
+    if (OverOutputLimit()) return;
+    return Write();
+  }
+  out_sent_ = 0;
+  if (out_.capacity() > kKeepWriteBuffer) {
+    std::string().swap(out_);
+  } else {
+    out_.clear();
+  }
+  OverOutputLimit();  // nothing pending: disarms the soft-limit timer
+  Continue();
+}
+
+bool Connection::OverOutputLimit() {
+  if (closed_) return true;
+  const OutputBufferLimit limit = server_.output_buffer_limit();
+  const auto pending = static_cast<int64_t>(out_.size() - out_sent_);
+  auto describe = [&](const char* which) {
+    return "pending replies of " + std::to_string(pending) + " bytes over the " + which +
+           " client-output-buffer-limit (normal " + std::to_string(limit.hard) + " " +
+           std::to_string(limit.soft) + " " + std::to_string(limit.soft_seconds) + ")";
+  };
+  if (limit.hard > 0 && pending > limit.hard) {
+    Drop(describe("hard"), server_.stats().client_output_buffer_limit_disconnections);
+    return true;
+  }
+  const bool over_soft = limit.soft > 0 && pending > limit.soft;
+  if (!over_soft) {
+    if (soft_limit_since_ != std::chrono::steady_clock::time_point{}) soft_limit_timer_.cancel();
+    soft_limit_since_ = {};
+    return false;
+  }
+  const auto now = std::chrono::steady_clock::now();  // read only when over the soft limit
+  if (soft_limit_since_ == std::chrono::steady_clock::time_point{}) {
+    soft_limit_since_ = now;
+    soft_limit_timer_.expires_at(now + std::chrono::seconds(limit.soft_seconds) +
+                                 std::chrono::milliseconds(1));
+    soft_limit_timer_.async_wait(
+        [self = shared_from_this()](const std::error_code& e) { self->OnSoftLimitTimer(e); });
+    return false;
+  }
+  if (now - soft_limit_since_ > std::chrono::seconds(limit.soft_seconds)) {
+    Drop(describe("soft") + " for more than " + std::to_string(limit.soft_seconds) + " s",
+         server_.stats().client_output_buffer_limit_disconnections);
+    return true;
+  }
+  return false;
+}
+
+void Connection::OnSoftLimitTimer(const std::error_code& ec) {
+  if (ec || closed_ || soft_limit_since_ == std::chrono::steady_clock::time_point{}) return;
+  // Normally due: over the soft limit for longer than its seconds. A stale wake-up (the limit
+  // was left and reached again since) checks again shortly.
+  if (!OverOutputLimit() && soft_limit_since_ != std::chrono::steady_clock::time_point{}) {
+    soft_limit_timer_.expires_after(std::chrono::milliseconds(100));
+    soft_limit_timer_.async_wait(
+        [self = shared_from_this()](const std::error_code& e) { self->OnSoftLimitTimer(e); });
+  }
+}
+
+void Connection::Drop(const std::string& why, StatCounter& counter) {
+  counter.fetch_add(1, std::memory_order_relaxed);
+  LogInfo("closing client id=" + std::to_string(client_.id) + " addr=" + client_.addr + ": " + why);
+  if (!writing_) out_.clear();  // else the aborted write still refers to it until its handler
+  CloseNow();
+}
+
+void Connection::CloseNow() {
+  if (closed_) return;
+  closed_ = true;
+  if (registered_) {
+    server_.clients().Remove(&client_);
+    registered_ = false;
+  }
+  soft_limit_timer_.cancel();
+  blocked_.Forget();
+  std::error_code ec;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,172 @@
+// One client connection. Reads into a buffer, parses every complete command of the read
+// (pipelining), dispatches them in order with their replies appended to one output buffer, then
+// hands the batch to its thread's IoRound (server/net/io_round.h), which makes every batch of the
+// round durable at once (its units defer durability; the round's plain data commands are one
+// RocksDB write; one write(2) hands the WAL bytes to the OS; with appendfsync always the
+// connection waits, without blocking its thread, for the store's group fsync; if the write or
+// the flush fails, each command of a batch that wrote gets the store's error, MISCONF, instead
+// of its reply), then writes the batch's replies and reads again only once they are all written
+// (backpressure: a client that does not read its replies is not read either). A batch stops once
+// its replies reach kBatchReplyBytes; the commands left in the read buffer run after those replies
+// are written, so the replies a client has not read stay bounded by about one reply. Buffers are
+// reused: no heap allocation per command in steady state.
+//
+// Blocking commands (server/core/blocking.h): a command that parks its client stops the batch; the
+// connection keeps reading (to notice a disconnect; into a buffer of its own) but runs nothing more
+// until the parked command's event (a wake, its timeout, CLIENT UNBLOCK) arrives while no write or
+// durability wait is in flight; then the command runs again as a batch of its own (ResumeBlocked).
+//
+// Limits (server/core/config.h): client-query-buffer-limit bounds the unparsed input;
+// client-output-buffer-limit's normal class bounds the pending replies (over hard: closed at
+// once; over soft for longer than its seconds: closed by a timer). Both are logged and counted
+// in INFO stats.
+//
+// Threading: a Connection lives on one io_context (one I/O thread); every method except
+// RequestClose() must run on that thread. Owned by shared_ptr: pending asio handlers keep it
+// alive.
+#pragma once
+
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/reply_writer.h"
+#include "protocol/request_parser.h"
+#include "server/core/blocked_command.h"
+#include "server/core/client_state.h"
+#include "server/core/dispatcher.h"
+#include "server/core/stat_counter.h"
+#include "sluice/status.h"
+
+namespace sluice {
+class CommitGroup;
+class Store;
+}  // namespace sluice
+
+namespace sluice::server {
+
+class IoRound;
+class ServerState;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  // A batch stops running commands once its replies reach this many bytes.
+  static constexpr size_t kBatchReplyBytes = 256 * 1024;
+
+  // `round`: the IoRound of the socket's io_context.
+  Connection(asio::ip::tcp::socket socket, Store& store, ServerState& server,
+             const Dispatcher& dispatcher, IoRound& round);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Registers the client (CLIENT LIST/KILL, counted for maxclients at once) and starts reading
+  // on the connection's own thread. Call once, from any thread, before anything else.
+  void Start();
+
+  // Thread-safe. Closes the connection on its own thread once the write in flight (if any) has
+  // completed, so replies already produced are delivered. Used by CLIENT KILL, the idle
+  // timeout and shutdown.
+  void RequestClose();
+
+  ClientState& client() { return client_; }
+
+  // Called by the IoRound this connection's batch joined, on this thread, once the round's
+  // writes are durable (status OK) or not; `write_failed`: the round's group write failed.
+  void RoundDone(const Status& status, bool write_failed);
+
+ private:
+  void Read();
+  void OnRead(const std::error_code& ec, size_t n);
+  // While parked: reads into parked_in_ (never into in_, which resuming compacts), then appends
+  // to in_; the commands run once the client is unblocked.
+  void ReadWhileParked();
+  void OnReadWhileParked(const std::error_code& ec, size_t n);
+  // Runs every complete command in the read buffer; appends replies to out_.
+  void ProcessBatch();
+  bool RunBatchCommands();
+  // Joins the batch to the thread's IoRound, which makes it durable with the round's other
+  // batches and then continues in RoundDone / AfterDurable.
+  void FinishBatch();
+  void AfterDurable(Status flushed);
+  // Applies the server's current parser limits; true when they changed.
+  bool UpdateParserLimits();
+  // Store::PrefetchKeys for the keys of the complete commands from `offset` on (at most 16
+  // keys), when there are at least two: their lookups' cache misses overlap instead of
+  // stalling one command after another. Sets prefetched_until_ past the commands it parsed, and
+  // keeps their arguments (ahead_) so that the command loop does not parse them again.
+  void PrefetchAhead(size_t offset);
+  // The command PrefetchAhead parsed at `offset`, if any: its arguments and length.
+  bool TakeParsedAhead(size_t offset, Args* args, size_t* consumed);
+  // Dispatches one command; its reply goes to `out`.
+  void RunCommand(protocol::ReplyWriter& out, Args args);
+  void CompactReadBuffer();
+  // Where the connection goes once no write or durability wait is in flight: close, resume a
+  // parked command with an event, run input left over, or read.
+  void Continue();
+  // A blocking command's event, posted to this thread (BlockedCommand::Notify).
+  void OnBlockEvent(uint64_t gen, BlockEvent event);
+  // Runs the parked command's event as a batch of its own (its reply made durable as usual).
+  void ResumeBlocked();
+  void Write();
+  void OnWrite(const std::error_code& ec, size_t n);
+  // Checks the pending replies against client-output-buffer-limit; closes the connection (and
+  // returns true) when over it. Arms or disarms the soft-limit timer.
+  bool OverOutputLimit();
+  void OnSoftLimitTimer(const std::error_code& ec);
+  // Closes at once, dropping unwritten replies (a write in flight is aborted).
+  void Drop(const std::string& why, StatCounter& counter);
+  void CloseNow();
+
+  asio::ip::tcp::socket socket_;
+  Store& store_;
+  ServerState& server_;
+  const Dispatcher& dispatcher_;
+  IoRound& round_;
+  ClientState client_;
+  BlockedCommand blocked_;  // the parked blocking command, if any
+  protocol::RequestParser parser_;
+  protocol::RequestParser lookahead_;  // PrefetchAhead's: parses ahead of parser_
+  size_t prefetched_until_ = 0;        // in the current batch's read buffer
+  std::vector<int> key_positions_;     // PrefetchAhead's scratch
+  // Multibulk commands PrefetchAhead parsed, in buffer order, with their arguments (views into
+  // in_, which stays put while the batch runs; inline commands' arguments live in the parser
+  // and are not kept). Valid for the current batch and parser limits only.
+  struct ParsedAhead {
+    size_t offset;    // in in_
+    size_t consumed;  // the command's bytes
+    size_t first_arg;
+    size_t n_args;
+  };
+  std::vector<ParsedAhead> ahead_;
+  std::vector<std::string_view> ahead_args_;
+  size_t ahead_next_ = 0;  // ahead_'s first entry not yet taken
+  bool limits_unauthenticated_ = false;
+  int64_t limits_max_bulk_ = 0;
+
+  std::vector<char> in_;  // read buffer: [0, in_len_) holds unparsed bytes
+  size_t in_len_ = 0;
+  std::vector<char> parked_in_;  // ReadWhileParked's buffer
+  std::string out_;              // replies of the current batch
+  size_t out_sent_ = 0;          // bytes of out_ already written
+  uint64_t batch_seq_ = 0;       // the store's sequence number when the batch began
+  size_t batch_replies_ = 0;     // replies the batch produced (one per command)
+  bool batch_wrote_ = false;     // the sequence number moved since the batch began
+  // The round's commit group (plain data commands share one RocksDB write), during ProcessBatch.
+  CommitGroup* group_ = nullptr;
+  bool more_input_ = false;  // commands left in the read buffer (batch bound, read while busy)
+  asio::steady_timer soft_limit_timer_;
+  std::chrono::steady_clock::time_point soft_limit_since_{};  // epoch: not over the soft limit
+  bool writing_ = false;
+  bool reading_ = false;           // a read is in flight (one at a time)
+  bool awaiting_durable_ = false;  // joined to the round, waiting for its durability
+  bool close_when_idle_ = false;   // RequestClose() arrived while a write was in flight
+  bool registered_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace sluice::server

@@ -1,0 +1,348 @@
+#include "server/net/server.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <optional>
+#include <utility>
+
+#include "protocol/reply_writer.h"
+#include "server/core/errors.h"
+#include "server/core/logging.h"
+#include "server/core/server_state.h"
+#include "server/net/connection.h"
+#include "server/net/io_round.h"
+#include "sluice/store.h"
+
+namespace sluice::server {
+
+namespace {
+
+std::vector<std::unique_ptr<asio::io_context>> MakeContexts(int n) {
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  for (int i = 0; i < n; ++i) contexts.push_back(std::make_unique<asio::io_context>(1));
+  return contexts;
+}
+
+// redis.conf spellings: "*" is every IPv4 address, "::*" every IPv6 address.
+std::string NormalizeAddress(std::string address) {
+  if (address == "*") return "0.0.0.0";
+  if (address == "::*") return "::";
+  return address;
+}
+
+std::string EndpointText(const asio::ip::tcp::endpoint& ep) {
+  std::string host = ep.address().to_string();
+  if (ep.address().is_v6()) host = "[" + host + "]";
+  return host + ":" + std::to_string(ep.port());
+}
+
+bool IsLoopback(const asio::ip::address& a) {
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).is_loopback();
+  }
+  return a.is_loopback();
+}
+
+}  // namespace
+
+Server::Server(Store& store, ServerState& state, const CommandTable& table)
+    : store_(store),
+      state_(state),
+      dispatcher_(table),
+      contexts_(MakeContexts(state.config().EffectiveThreads())),
+      control_guard_(asio::make_work_guard(control_)),
+      signals_(control_),
+      sweep_timer_(control_),
+      shutdown_timer_(control_) {
+  for (auto& context : contexts_) {
+    guards_.push_back(asio::make_work_guard(*context));
+    rounds_.push_back(std::make_unique<IoRound>(*context, store_));
+  }
+}
+
+// Members go in reverse order: timers and acceptors before the io_contexts they use; the
+// io_contexts last, destroying the connections their pending handlers still hold.
+Server::~Server() = default;
+
+Status Server::Listen() {
+  Config config = state_.config();
+  for (const std::string& configured : config.bind) {
+    bool optional = !configured.empty() && configured[0] == '-';
+    std::string address = NormalizeAddress(optional ? configured.substr(1) : configured);
+    std::error_code ec;
+    asio::ip::address ip = asio::ip::make_address(address, ec);
+    if (ec) {
+      if (optional) continue;
+      return Status::IOError("invalid bind address '" + configured + "'");
+    }
+    asio::ip::tcp::endpoint endpoint(
+        ip, static_cast<uint16_t>(bound_port_ != 0 ? bound_port_ : config.port));
+    auto listener = std::make_unique<Listener>(control_);
+    asio::ip::tcp::acceptor* acceptor = &listener->acceptor;
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
+    if (!ec && ip.is_v6()) acceptor->set_option(asio::ip::v6_only(true), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      if (optional) continue;
+      return Status::IOError("cannot listen on " + EndpointText(endpoint) + ": " + ec.message());
+    }
+    // With port 0 the first listener picks a free port; the others use the same one.
+    bound_port_ = acceptor->local_endpoint().port();
+    listeners_.push_back(std::move(listener));
+  }
+  if (listeners_.empty()) return Status::IOError("no address to listen on");
+  state_.set_tcp_port(bound_port_);
+  WarnIfExposed();
+  return Status::Ok();
+}
+
+void Server::WarnIfExposed() const {
+  if (state_.requirepass_set()) return;
+  for (const auto& listener : listeners_) {
+    std::error_code ec;
+    auto ep = listener->acceptor.local_endpoint(ec);
+    if (ec || IsLoopback(ep.address())) continue;
+    LogError("WARNING: listening on " + EndpointText(ep) + " without requirepass: " +
+             (state_.protected_mode()
+                  ? "protected mode is on, so only loopback clients are served; set "
+                    "requirepass to serve other hosts"
+                  : "protected mode is off, so every host that reaches this address can read "
+                    "and write all data; set requirepass"));
+  }
+}
+
+std::vector<std::string> Server::ListeningAddresses() const {
+  std::vector<std::string> out;
+  for (const auto& listener : listeners_) {
+    std::error_code ec;
+    auto ep = listener->acceptor.local_endpoint(ec);
+    if (!ec) out.push_back(EndpointText(ep));
+  }
+  return out;
+}
+
+void Server::Run() {
+  state_.set_shutdown_hook([this] { Stop(); });
+  signals_.add(SIGINT);
+  signals_.add(SIGTERM);
+  signals_.async_wait([this](const std::error_code& ec, int signo) {
+    if (ec) return;
+    LogInfo(std::string("received ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
+            ", shutting down");
+    Stop();
+  });
+  std::signal(SIGPIPE, SIG_IGN);
+  for (auto& listener : listeners_) Accept(*listener);
+  ScheduleSweep();
+  std::vector<std::thread> threads;
+  context_threads_.push_back(std::this_thread::get_id());
+  for (size_t i = 1; i < contexts_.size(); ++i) {
+    threads.emplace_back([context = contexts_[i].get()] { context->run(); });
+    context_threads_.push_back(threads.back().get_id());
+  }
+  threads.emplace_back([this] { control_.run(); });  // last: it reads context_threads_
+  contexts_[0]->run();
+  for (std::thread& t : threads) t.join();
+  state_.set_shutdown_hook(nullptr);
+}
+
+void Server::Accept(Listener& listener) {
+  listener.acceptor.async_accept(
+      [this, &listener](const std::error_code& ec, asio::ip::tcp::socket socket) {
+        OnAccepted(listener, ec, std::move(socket));
+      });
+}
+
+// Round robin over the I/O threads, passing over a thread busy with a script: a client handed
+// to it would get no reply (not even -BUSY, nor to SCRIPT KILL) until the script ends.
+size_t Server::NextContext() {
+  const size_t n = contexts_.size();
+  size_t index = next_context_;
+  for (size_t tries = 0; tries < n; ++tries) {
+    const size_t i = (next_context_ + tries) % n;
+    if (!state_.running_scripts().BusyOn(context_threads_[i])) {
+      index = i;
+      break;
+    }
+  }
+  next_context_ = (index + 1) % n;
+  return index;
+}
+
+// The same connection, registered with `context`'s reactor instead; nullopt (the connection
+// closed) if the system refuses.
+std::optional<asio::ip::tcp::socket> Server::MoveToContext(asio::ip::tcp::socket socket,
+                                                           asio::io_context& context) {
+  std::error_code ec;
+  const asio::ip::tcp::endpoint local = socket.local_endpoint(ec);
+  if (ec) return std::nullopt;
+  const int fd = socket.release(ec);
+  if (ec) return std::nullopt;
+  asio::ip::tcp::socket moved(context);
+  moved.assign(local.protocol(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  return moved;
+}
+
+void Server::OnAccepted(Listener& listener, const std::error_code& ec,
+                        asio::ip::tcp::socket socket) {
+  if (stopping_.load(std::memory_order_acquire) || ec == asio::error::operation_aborted) return;
+  if (ec && ec != asio::error::connection_aborted) return PauseAccepting(listener, ec);
+  if (listener.failures > 0) {
+    LogInfo("accepting connections again after " + std::to_string(listener.failures) +
+            " failed accepts");
+    listener.failures = 0;
+    listener.backoff = std::chrono::milliseconds(0);
+  }
+  if (ec) {
+    // The peer gave up before we accepted it: nothing to serve.
+  } else if (Refused(socket)) {
+    Reject(std::move(socket), ProtectedModeDenied());
+  } else if (static_cast<int64_t>(state_.clients().size()) >= state_.maxclients()) {
+    Reject(std::move(socket), MaxClientsReached());
+  } else {
+    // Accepted on the control thread; served by an I/O thread's io_context from now on.
+    const size_t context = NextContext();
+    if (auto served = MoveToContext(std::move(socket), *contexts_[context])) {
+      auto connection = std::make_shared<Connection>(std::move(*served), store_, state_,
+                                                     dispatcher_, *rounds_[context]);
+      connection->Start();
+    }
+  }
+  Accept(listener);
+}
+
+// Out of descriptors (EMFILE/ENFILE) or memory, the listening socket stays readable: retrying at
+// once would spin a core and flood the log. Waits instead, 10 ms doubling up to 1 s, and logs
+// once per burst; waiting clients stay in the kernel's backlog meanwhile.
+void Server::PauseAccepting(Listener& listener, const std::error_code& ec) {
+  if (listener.failures++ == 0) {
+    LogError("accept failed: " + ec.message() +
+             "; pausing accepts and retrying with back-off (logged once until an accept "
+             "succeeds)");
+  }
+  listener.backoff = std::min<std::chrono::milliseconds>(
+      std::max<std::chrono::milliseconds>(listener.backoff * 2, std::chrono::milliseconds(10)),
+      std::chrono::seconds(1));
+  listener.pause.expires_after(listener.backoff);
+  listener.pause.async_wait([this, &listener](const std::error_code& wait_ec) {
+    if (wait_ec || stopping_.load(std::memory_order_acquire)) return;
+    Accept(listener);
+  });
+}
+
+bool Server::Refused(const asio::ip::tcp::socket& socket) const {
+  if (!state_.protected_mode() || state_.requirepass_set()) return false;
+  std::error_code ec;
+  auto remote = socket.remote_endpoint(ec);
+  return !ec && !IsLoopback(remote.address());
+}
+
+void Server::Reject(asio::ip::tcp::socket socket, const Status& why) {
+  state_.stats().rejected_connections.fetch_add(1, std::memory_order_relaxed);
+  std::string reply;
+  protocol::ReplyWriter out(&reply);
+  ReplyError(out, why);
+  std::error_code ec;
+  asio::write(socket, asio::buffer(reply), ec);  // a few bytes into a fresh socket buffer
+  socket.close(ec);
+}
+
+void Server::ScheduleSweep() {
+  sweep_timer_.expires_after(std::chrono::seconds(1));
+  sweep_timer_.async_wait([this](const std::error_code& ec) {
+    if (ec || stopping_.load(std::memory_order_acquire)) return;
+    SweepIdleClients();
+    ScheduleSweep();
+  });
+}
+
+void Server::SweepIdleClients() {
+  int64_t timeout_s = state_.timeout_seconds();
+  if (timeout_s <= 0) return;
+  int64_t now = ServerState::RealNowMs();
+  state_.clients().ForEachLocked([&](ClientRegistry::Entry& e) {
+    // A blocked client is waiting, not idle (as in Redis).
+    if (e.client->blocked.load(std::memory_order_relaxed)) return;
+    int64_t last = e.client->last_interaction_ms.load(std::memory_order_relaxed);
+    if (now - last > timeout_s * 1000 && e.kill) e.kill();
+  });
+}
+
+void Server::Stop() {
+  if (stopping_.exchange(true)) return;
+  asio::post(control_, [this] { BeginShutdown(); });
+}
+
+// SHUTDOWN NOSAVE while a script that has written is busy (Redis: "kill the server in a hard
+// way"): its I/O thread would never return, so the process ends here. Every committed write is
+// synced first; the script's writes were never committed, so none of them is applied.
+void Server::ExitWithoutBusyScript() {
+  LogError(
+      "shutdown: SHUTDOWN NOSAVE: exiting without the busy script (its writes are not "
+      "applied)");
+  Status synced = store_.SyncWal();
+  if (!synced.ok()) LogError("shutdown: syncing the write-ahead log failed: " + synced.message());
+  LogInfo("Sluice is now ready to exit, bye bye...");
+  std::_Exit(synced.ok() ? 0 : 1);
+}
+
+void Server::StopKillableScripts() {
+  RunningScripts& running = state_.running_scripts();
+  if (running.empty()) return;
+  const int64_t now = RunningScripts::SteadyNowMs();
+  const int64_t threshold = state_.busy_reply_threshold_ms();
+  for (bool functions : {false, true}) {
+    if (running.Kill(functions, now, threshold) == RunningScripts::KillResult::kUnkillable &&
+        !unkillable_logged_) {
+      unkillable_logged_ = true;
+      LogError(std::string("shutdown: a busy ") + (functions ? "function" : "script") +
+               " has written and cannot be stopped; waiting for it to end");
+    }
+  }
+}
+
+void Server::BeginShutdown() {
+  LogInfo("shutdown: no longer accepting connections");
+  std::error_code ec;
+  for (auto& listener : listeners_) {
+    listener->acceptor.close(ec);
+    listener->pause.cancel();
+  }
+  signals_.cancel(ec);
+  sweep_timer_.cancel();
+  state_.clients().ForEachLocked([](ClientRegistry::Entry& e) {
+    if (e.kill) e.kill();
+  });
+  WaitForClients(std::chrono::steady_clock::now() + kShutdownGrace);
+}
+
+// Polls until every connection has closed (their last replies written) or the grace period
+// ends, then lets the I/O threads finish.
+void Server::WaitForClients(std::chrono::steady_clock::time_point deadline) {
+  bool done = state_.clients().size() == 0;
+  if (done || std::chrono::steady_clock::now() >= deadline) {
+    if (!done && state_.shutdown_abandons_busy_script() && !state_.running_scripts().empty()) {
+      ExitWithoutBusyScript();
+    }
+    if (!done) LogError("shutdown: closing clients that did not finish in time");
+    for (auto& guard : guards_) guard.reset();
+    for (auto& context : contexts_) context->stop();
+    control_guard_.reset();
+    control_.stop();
+    return;
+  }
+  StopKillableScripts();  // one may have become busy since the last look
+  shutdown_timer_.expires_after(std::chrono::milliseconds(10));
+  shutdown_timer_.async_wait(
+      [this, deadline](const std::error_code&) { WaitForClients(deadline); });
+}
+
+}  // namespace sluice::server

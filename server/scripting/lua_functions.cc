@@ -1,0 +1,472 @@
+#include "server/scripting/lua_functions.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <lua5.1/lua.hpp>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "server/core/errors.h"
+#include "server/scripting/lua_vm.h"
+
+namespace sluice::server {
+
+namespace {
+
+constexpr const char* kEnvMetaKey = "sluice.fn.envmeta";  // metatable of the chunks' env
+constexpr const char* kEnvKey = "sluice.fn.env";          // the chunks' env
+constexpr const char* kLoadEnvKey = "sluice.fn.loadenv";  // globals while a library loads
+constexpr const char* kFunctionsKey = "sluice.fn.table";  // name -> {callback, no_writes}
+constexpr std::string_view kDumpMagic = "SLUICE-FUNCTIONS-1\n";
+
+std::atomic<uint64_t> g_next_generation{1ull << 62};
+
+// The library being loaded on this thread (register_function appends to it).
+thread_local Library* g_loading = nullptr;
+
+int Missing(lua_State* L) {
+  const char* name = lua_tostring(L, 2);
+  return luaL_error(L, "%s", NonexistentGlobal(name == nullptr ? "?" : name).c_str());
+}
+
+int Readonly(lua_State* L) { return luaL_error(L, "%s", ReadonlyTable().c_str()); }
+
+// Sets on the table on top a metatable erroring on missing names and on writes.
+void Protect(lua_State* L) {
+  lua_newtable(L);
+  lua_pushcfunction(L, Missing);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, Readonly);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+}
+
+bool ValidName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+[[noreturn]] void RaiseStatus(lua_State* L, const Status& status) {
+  const std::string text = ErrorText(status);
+  lua_newtable(L);
+  lua_pushlstring(L, text.data(), text.size());
+  lua_setfield(L, -2, "err");
+  lua_error(L);
+  std::abort();
+}
+
+// Reads the {function_name=, callback=, flags=, description=} form into the function table
+// entry; leaves the callback on top of the stack.
+void ReadNamedArguments(lua_State* L, FunctionInfo* fn) {
+  bool have_name = false, have_callback = false;
+  lua_pushnil(L);
+  while (lua_next(L, 1) != 0) {
+    const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+    const std::string_view k = key;
+    if (k == "function_name" && lua_type(L, -1) == LUA_TSTRING) {
+      fn->name = lua_tostring(L, -1);
+      have_name = true;
+    } else if (k == "callback" && lua_isfunction(L, -1)) {
+      have_callback = true;
+    } else if (k == "description" && lua_type(L, -1) == LUA_TSTRING) {
+      fn->description = lua_tostring(L, -1);
+    } else if (k == "flags" && lua_istable(L, -1)) {
+      for (int i = 1;; ++i) {
+        lua_rawgeti(L, -1, i);
+        if (lua_isnil(L, -1)) {
+          lua_pop(L, 1);
+          break;
+        }
+        const std::string flag = lua_isstring(L, -1) ? lua_tostring(L, -1) : "";
+        lua_pop(L, 1);
+        if (flag != "no-writes" && flag != "allow-oom" && flag != "allow-stale" &&
+            flag != "no-cluster" && flag != "allow-cross-slot-keys") {
+          RaiseStatus(L, ScriptFunctionBadFlag());
+        }
+        fn->no_writes = fn->no_writes || flag == "no-writes";
+        fn->flags.push_back(flag);
+      }
+    } else {
+      RaiseStatus(L, ScriptFunctionBadArgument());
+    }
+    lua_pop(L, 1);
+  }
+  if (!have_name) RaiseStatus(L, ScriptFunctionNamedNoName());
+  if (!have_callback) RaiseStatus(L, ScriptFunctionNamedNoCallback());
+  lua_getfield(L, 1, "callback");
+}
+
+// redis.register_function(name, callback) or redis.register_function{...}, at load time only.
+int RegisterFunction(lua_State* L) {
+  if (g_loading == nullptr) RaiseStatus(L, ScriptFunctionNotLoading());
+  FunctionInfo fn;
+  if (lua_gettop(L) == 1) {
+    if (!lua_istable(L, 1)) RaiseStatus(L, ScriptFunctionSingleArgument());
+    ReadNamedArguments(L, &fn);
+  } else if (lua_gettop(L) == 2) {
+    if (!lua_isstring(L, 1)) RaiseStatus(L, ScriptFunctionNeedsName());
+    if (!lua_isfunction(L, 2)) RaiseStatus(L, ScriptFunctionNeedsCallback());
+    fn.name = lua_tostring(L, 1);
+    lua_pushvalue(L, 2);
+  } else {
+    RaiseStatus(L, ScriptFunctionWrongArgs());
+  }
+  if (!ValidName(fn.name)) RaiseStatus(L, BadLibraryName());
+  for (const FunctionInfo& other : g_loading->functions) {
+    if (other.name == fn.name) RaiseStatus(L, ScriptFunctionDuplicate());
+  }
+  // functions[name] = {callback, no_writes}
+  const int callback = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
+  lua_pushlstring(L, fn.name.data(), fn.name.size());
+  lua_createtable(L, 2, 0);
+  lua_pushvalue(L, callback);
+  lua_rawseti(L, -2, 1);
+  lua_pushboolean(L, fn.no_writes);
+  lua_rawseti(L, -2, 2);
+  lua_rawset(L, -3);
+  lua_settop(L, 0);
+  g_loading->functions.push_back(std::move(fn));
+  return 0;
+}
+
+// Builds, once per state, the load-time globals ({redis = {register_function, log, LOG_*,
+// REDIS_VERSION, REDIS_VERSION_NUM}}), the chunks' env and the function table.
+void PrepareState(LuaVm& vm) {
+  lua_State* L = vm.state();
+  lua_getfield(L, LUA_REGISTRYINDEX, kEnvKey);
+  const bool ready = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (ready) return;
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
+  lua_newtable(L);  // load-time globals
+  lua_newtable(L);  // load-time redis
+  vm.PushGlobals();
+  lua_getfield(L, -1, "redis");
+  for (const char* name : {"log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING",
+                           "REDIS_VERSION", "REDIS_VERSION_NUM"}) {
+    lua_getfield(L, -1, name);
+    lua_setfield(L, -4, name);
+  }
+  lua_pop(L, 2);
+  lua_pushcfunction(L, RegisterFunction);
+  lua_setfield(L, -2, "register_function");
+  Protect(L);
+  lua_setfield(L, -2, "redis");
+  Protect(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLoadEnvKey);
+  // The chunks' env: an empty table whose misses go to the load-time globals while a library
+  // loads and to the real globals afterwards (functions keep this env when they run).
+  lua_newtable(L);
+  lua_newtable(L);
+  vm.PushGlobals();
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, Readonly);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kEnvMetaKey);
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, kEnvKey);
+}
+
+// Points the chunks' env at the load-time globals (loading) or the real ones.
+void SetEnvTarget(LuaVm& vm, bool loading) {
+  lua_State* L = vm.state();
+  lua_getfield(L, LUA_REGISTRYINDEX, kEnvMetaKey);
+  if (loading) {
+    lua_getfield(L, LUA_REGISTRYINDEX, kLoadEnvKey);
+  } else {
+    vm.PushGlobals();
+  }
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+}
+
+// "#!lua name=<name>" -> name; the code to compile is the code with that line emptied.
+Status ParseMetadata(std::string_view code, std::string* name, std::string* body) {
+  if (code.substr(0, 2) != "#!") return MissingLibraryMetadata();
+  const size_t eol = code.find('\n');
+  const std::string_view line = code.substr(0, eol);
+  std::vector<std::string_view> parts;
+  for (size_t i = 0; i < line.size();) {
+    const size_t sp = line.find_first_of(" \t\r", i);
+    const size_t end = sp == std::string_view::npos ? line.size() : sp;
+    if (end > i) parts.push_back(line.substr(i, end - i));
+    i = end + 1;
+  }
+  const std::string_view engine = parts.empty() ? std::string_view{} : parts[0].substr(2);
+  if (engine != "lua") return EngineNotFound(engine);
+  bool named = false;
+  for (size_t j = 1; j < parts.size(); ++j) {
+    if (parts[j].substr(0, 5) != "name=") return InvalidMetadata(parts[j]);
+    *name = std::string(parts[j].substr(5));
+    named = true;
+  }
+  if (!named) return LibraryNameMissing();
+  if (!ValidName(*name)) return BadLibraryName();
+  body->assign(eol == std::string_view::npos ? std::string_view{} : code.substr(eol));
+  return Status::Ok();
+}
+
+void PutLength(std::string* out, uint64_t n) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((n >> (8 * i)) & 0xFF));
+}
+
+bool GetLength(std::string_view* in, uint64_t* n) {
+  if (in->size() < 8) return false;
+  *n = 0;
+  for (int i = 0; i < 8; ++i) *n |= uint64_t{static_cast<unsigned char>((*in)[i])} << (8 * i);
+  in->remove_prefix(8);
+  return true;
+}
+
+std::string Encode(const std::map<std::string, Library>& libs) {
+  std::string out(kDumpMagic);
+  PutLength(&out, libs.size());
+  for (const auto& [name, lib] : libs) {
+    PutLength(&out, lib.code.size());
+    out += lib.code;
+  }
+  return out;
+}
+
+bool Decode(std::string_view payload, std::vector<std::string>* codes) {
+  if (payload.substr(0, kDumpMagic.size()) != kDumpMagic) return false;
+  payload.remove_prefix(kDumpMagic.size());
+  uint64_t count = 0;
+  if (!GetLength(&payload, &count)) return false;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint64_t n = 0;
+    if (!GetLength(&payload, &n) || n > payload.size()) return false;
+    codes->emplace_back(payload.substr(0, n));
+    payload.remove_prefix(n);
+  }
+  return payload.empty();
+}
+
+// Writes `data` to `path` durably: a temporary file, fsync, rename, fsync of the directory.
+Status WriteFileDurably(const std::string& path, const std::string& data) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return InternalError("cannot write " + tmp);
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      return InternalError("cannot write " + tmp);
+    }
+    done += static_cast<size_t>(n);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    return InternalError("cannot write " + path);
+  }
+  const std::string dir = path.substr(0, path.find_last_of('/') + 1);
+  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status LoadLibraryInto(LuaVm& vm, std::string_view code, Library* library) {
+  std::string body;
+  if (Status s = ParseMetadata(code, &library->name, &body); !s.ok()) return s;
+  library->code.assign(code);
+  PrepareState(vm);
+  lua_State* L = vm.state();
+  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_function") != 0) {
+    std::string message = lua_isstring(L, -1) ? lua_tostring(L, -1) : "unknown error";
+    lua_pop(L, 1);
+    return FunctionCompile(message);
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, kEnvKey);
+  lua_setfenv(L, -2);
+  lua_pushcfunction(L, LuaVm::ErrorHandler);
+  lua_insert(L, -2);
+  SetEnvTarget(vm, true);
+  g_loading = library;
+  const int rc = lua_pcall(L, 0, 0, -2);
+  g_loading = nullptr;
+  SetEnvTarget(vm, false);
+  if (rc != 0) {
+    std::string message = "ERR unknown error";
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) message = lua_tostring(L, -1);
+      lua_pop(L, 1);
+    } else if (lua_isstring(L, -1)) {
+      message = lua_tostring(L, -1);
+    }
+    lua_settop(L, 0);
+    return FunctionRegistering(message);
+  }
+  lua_settop(L, 0);
+  if (library->functions.empty()) return NoFunctionsRegistered();
+  return Status::Ok();
+}
+
+bool PushFunction(LuaVm& vm, std::string_view name) {
+  lua_State* L = vm.state();
+  PrepareState(vm);
+  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
+  lua_pushlstring(L, name.data(), name.size());
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  if (lua_isnil(L, -1)) return false;
+  lua_rawgeti(L, -1, 2);
+  const bool no_writes = lua_toboolean(L, -1) != 0;
+  lua_pop(L, 1);
+  lua_rawgeti(L, -1, 1);
+  lua_remove(L, -2);
+  return no_writes;
+}
+
+FunctionRegistry::FunctionRegistry() : generation_(g_next_generation.fetch_add(1)) {}
+
+void FunctionRegistry::set_path(std::string path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  path_ = std::move(path);
+}
+
+Status FunctionRegistry::Validate(std::string_view code, Library* library) {
+  // A throwaway state: a library that fails to load leaves nothing behind anywhere.
+  std::unique_ptr<LuaVm> scratch = LuaVm::Create(LuaVm::Kind::kFunctions);
+  return LoadLibraryInto(*scratch, code, library);
+}
+
+Status FunctionRegistry::LoadFromDisk() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (path_.empty()) return Status::Ok();
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) return Status::Ok();
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::vector<std::string> codes;
+  if (!Decode(buffer.str(), &codes)) return InternalError("corrupt functions file " + path_);
+  std::map<std::string, Library> libs;
+  for (const std::string& code : codes) {
+    Library lib;
+    if (Status s = Validate(code, &lib); !s.ok()) return s;
+    libs[lib.name] = std::move(lib);
+  }
+  libraries_ = std::move(libs);
+  generation_.store(g_next_generation.fetch_add(1), std::memory_order_release);
+  return Status::Ok();
+}
+
+Status FunctionRegistry::InstallLocked(std::map<std::string, Library> libs) {
+  std::map<std::string, std::string> owner;  // function -> library
+  for (const auto& [name, lib] : libs) {
+    for (const FunctionInfo& fn : lib.functions) {
+      if (!owner.emplace(fn.name, name).second) return FunctionExists(fn.name);
+    }
+  }
+  if (!path_.empty()) {
+    if (Status s = WriteFileDurably(path_, Encode(libs)); !s.ok()) return s;
+  }
+  libraries_ = std::move(libs);
+  generation_.store(g_next_generation.fetch_add(1), std::memory_order_release);
+  return Status::Ok();
+}
+
+Status FunctionRegistry::Load(std::string_view code, bool replace, std::string* name) {
+  Library lib;
+  if (Status s = Validate(code, &lib); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!replace && libraries_.count(lib.name) > 0) return LibraryExists(lib.name);
+  std::map<std::string, Library> libs = libraries_;
+  *name = lib.name;
+  libs[lib.name] = std::move(lib);
+  return InstallLocked(std::move(libs));
+}
+
+Status FunctionRegistry::Delete(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, Library> libs = libraries_;
+  if (libs.erase(std::string(name)) == 0) return LibraryNotFound();
+  return InstallLocked(std::move(libs));
+}
+
+Status FunctionRegistry::Flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return InstallLocked({});
+}
+
+std::string FunctionRegistry::Dump() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Encode(libraries_);
+}
+
+Status FunctionRegistry::Restore(std::string_view payload, RestorePolicy policy) {
+  std::vector<std::string> codes;
+  if (!Decode(payload, &codes)) return BadDumpPayload();
+  std::vector<Library> loaded;
+  for (const std::string& code : codes) {
+    Library lib;
+    if (Status s = Validate(code, &lib); !s.ok()) return s;
+    loaded.push_back(std::move(lib));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, Library> libs;
+  if (policy != RestorePolicy::kFlush) libs = libraries_;
+  for (Library& lib : loaded) {
+    if (policy == RestorePolicy::kAppend && libs.count(lib.name) > 0) {
+      return LibraryExists(lib.name);
+    }
+    libs[lib.name] = std::move(lib);
+  }
+  return InstallLocked(std::move(libs));
+}
+
+std::vector<Library> FunctionRegistry::List() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Library> out;
+  for (const auto& [name, lib] : libraries_) out.push_back(lib);
+  return out;
+}
+
+size_t FunctionRegistry::library_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return libraries_.size();
+}
+
+size_t FunctionRegistry::function_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const auto& [name, lib] : libraries_) n += lib.functions.size();
+  return n;
+}
+
+size_t FunctionRegistry::code_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const auto& [name, lib] : libraries_) n += lib.code.size() + name.size();
+  return n;
+}
+
+uint64_t FunctionRegistry::Snapshot(std::vector<std::string>* codes) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, lib] : libraries_) codes->push_back(lib.code);
+  return generation_.load(std::memory_order_acquire);
+}
+
+}  // namespace sluice::server

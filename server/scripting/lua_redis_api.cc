@@ -1,0 +1,231 @@
+#include "server/scripting/lua_redis_api.h"
+
+#include <cstdio>
+#include <lua5.1/lua.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/core/dispatcher.h"
+#include "server/core/errors.h"
+#include "server/core/logging.h"
+#include "server/core/server_state.h"
+#include "server/scripting/lua_convert.h"
+#include "server/scripting/lua_sha1.h"
+#include "server/scripting/lua_vm.h"
+
+namespace sluice::server {
+
+namespace {
+
+constexpr int kLogDebug = 0, kLogVerbose = 1, kLogNotice = 2, kLogWarning = 3;
+constexpr int kReplNone = 0, kReplAof = 1, kReplReplica = 2, kReplAll = 3;
+
+void PushErrorTable(lua_State* L, std::string_view text) {
+  lua_newtable(L);
+  lua_pushlstring(L, text.data(), text.size());
+  lua_setfield(L, -2, "err");
+}
+
+// redis.call raises the error table, redis.pcall returns it.
+int Fail(lua_State* L, const Status& status, bool raise) {
+  PushErrorTable(L, ErrorText(status));
+  if (raise) lua_error(L);
+  return 1;
+}
+
+// A plain string error, as Redis raises its argument errors (the handler adds "ERR ").
+int RaiseText(lua_State* L, const Status& status) {
+  std::string text = ErrorText(status);
+  if (text.compare(0, 4, "ERR ") == 0) text.erase(0, 4);
+  lua_pushlstring(L, text.data(), text.size());
+  return lua_error(L);
+}
+
+// The Lua arguments as command arguments: strings as they are, numbers as "%.17g".
+bool CollectArgs(lua_State* L, std::vector<std::string>* args) {
+  const int argc = lua_gettop(L);
+  args->resize(static_cast<size_t>(argc));
+  for (int i = 1; i <= argc; ++i) {
+    std::string& a = (*args)[static_cast<size_t>(i - 1)];
+    if (lua_type(L, i) == LUA_TNUMBER) {
+      char buf[64];
+      const int n = std::snprintf(buf, sizeof buf, "%.17g", lua_tonumber(L, i));
+      a.assign(buf, static_cast<size_t>(n));
+    } else if (lua_type(L, i) == LUA_TSTRING) {
+      size_t len = 0;
+      const char* s = lua_tolstring(L, i, &len);
+      a.assign(s, len);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+int GenericCall(lua_State* L, bool raise) {
+  ScriptExecution* exec = LuaVm::current();
+  if (exec == nullptr) return luaL_error(L, "redis.call is only available inside a script");
+  if (lua_gettop(L) == 0) return Fail(L, ScriptNoArguments(), raise);
+  std::vector<std::string> args;
+  if (!CollectArgs(L, &args)) return Fail(L, ScriptBadArgument(), raise);
+  const std::vector<std::string_view> views(args.begin(), args.end());
+  CommandContext& ctx = *exec->ctx;
+  const Dispatcher dispatcher(ctx.server.commands());
+  const CommandSpec* spec = dispatcher.Resolve(views);
+  if (spec == nullptr) return Fail(L, ScriptUnknownCommand(), raise);
+  if (spec->handler == nullptr || !ArityOk(*spec, views.size())) {
+    return Fail(L, ScriptWrongArity(), raise);
+  }
+  if (spec->flags & kNoScript) return Fail(L, ScriptNoScriptCommand(), raise);
+  if (spec->flags & kWrite) {
+    if (exec->read_only) return Fail(L, ScriptWriteInReadOnly(), raise);
+    exec->running.wrote.store(true, std::memory_order_release);
+  }
+  std::string reply;
+  protocol::ReplyWriter out(&reply, exec->resp);
+  {
+    CommandContext sub{ctx.store, ctx.server, ctx.client, out};
+    sub.unit = &ctx.txn();
+    dispatcher.RunQueued(sub, *spec, views);
+    if (sub.unit->conflicted()) {
+      // The script stops here; the dispatcher rolls the unit back and runs it again holding
+      // every stripe. Nothing of this run is replied.
+      exec->aborted = true;
+      reply.clear();
+      PushErrorTable(L, ErrorText(ScriptLockConflict()));
+      return lua_error(L);
+    }
+  }
+  PushReply(L, reply);
+  if (raise && !reply.empty() && reply[0] == '-') return lua_error(L);
+  return 1;
+}
+
+int Call(lua_State* L) { return GenericCall(L, true); }
+int PCall(lua_State* L) { return GenericCall(L, false); }
+
+// redis.error_reply("CODE message") / ("message": code ERR), as Redis 7.0 builds the table.
+int ErrorReply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING) {
+    return Fail(L, ScriptWrongArgsOrType(), false);
+  }
+  std::string text = lua_tostring(L, 1);
+  if (!text.empty() && text[0] == '-') text.erase(0, 1);
+  if (text.find(' ') == std::string::npos) text = "ERR " + text;
+  while (!text.empty() && (text.back() == '\r' || text.back() == '\n')) text.pop_back();
+  PushErrorTable(L, text);
+  return 1;
+}
+
+int StatusReply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING) {
+    return Fail(L, ScriptWrongArgsOrType(), false);
+  }
+  lua_newtable(L);
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, "ok");
+  return 1;
+}
+
+int Sha1(lua_State* L) {
+  if (lua_gettop(L) != 1) return RaiseText(L, ScriptWrongArgs());
+  size_t len = 0;
+  const char* s = lua_tolstring(L, 1, &len);
+  const std::string hex = Sha1Hex(s == nullptr ? std::string_view{} : std::string_view(s, len));
+  lua_pushlstring(L, hex.data(), hex.size());
+  return 1;
+}
+
+int Log(lua_State* L) {
+  const int argc = lua_gettop(L);
+  if (argc < 2) return RaiseText(L, ScriptLogNeedsArgs());
+  if (!lua_isnumber(L, 1)) return RaiseText(L, ScriptBadLogLevel());
+  const int level = static_cast<int>(lua_tonumber(L, 1));
+  if (level < kLogDebug || level > kLogWarning) return RaiseText(L, ScriptBadLogLevel());
+  std::string line;
+  for (int i = 2; i <= argc; ++i) {
+    size_t len = 0;
+    const char* s = lua_tolstring(L, i, &len);
+    if (s == nullptr) continue;
+    if (!line.empty()) line += ' ';
+    line.append(s, len);
+  }
+  if (level == kLogWarning) {
+    LogError(line);
+  } else if (level == kLogNotice) {
+    LogInfo(line);
+  }
+  return 0;
+}
+
+int SetResp(lua_State* L) {
+  ScriptExecution* exec = LuaVm::current();
+  if (lua_gettop(L) != 1) return RaiseText(L, ScriptResetNeedsArg());
+  const int resp = static_cast<int>(lua_tonumber(L, 1));
+  if (resp != 2 && resp != 3) return RaiseText(L, ScriptBadResp());
+  if (exec != nullptr) exec->resp = resp;
+  return 0;
+}
+
+int SetRepl(lua_State* L) {
+  if (lua_gettop(L) != 1) {
+    return RaiseText(L, ScriptSetReplArgs());
+  }
+  const int flags = static_cast<int>(lua_tonumber(L, 1));
+  if (flags < kReplNone || flags > kReplAll) {
+    return RaiseText(L, ScriptBadReplFlags());
+  }
+  return 0;  // Sluice has no replication: accepted, nothing to change
+}
+
+int ReplicateCommands(lua_State* L) {
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+int Breakpoint(lua_State* L) {
+  lua_pushboolean(L, 0);  // no debugger attached
+  return 1;
+}
+
+int Debug(lua_State*) { return 0; }
+
+void SetNumber(lua_State* L, const char* name, double value) {
+  lua_pushnumber(L, value);
+  lua_setfield(L, -2, name);
+}
+
+}  // namespace
+
+void OpenRedisApi(lua_State* L) {
+  static const luaL_Reg kFunctions[] = {{"call", Call},
+                                        {"pcall", PCall},
+                                        {"error_reply", ErrorReply},
+                                        {"status_reply", StatusReply},
+                                        {"sha1hex", Sha1},
+                                        {"log", Log},
+                                        {"setresp", SetResp},
+                                        {"set_repl", SetRepl},
+                                        {"replicate_commands", ReplicateCommands},
+                                        {"breakpoint", Breakpoint},
+                                        {"debug", Debug},
+                                        {nullptr, nullptr}};
+  lua_newtable(L);
+  luaL_register(L, nullptr, kFunctions);
+  SetNumber(L, "LOG_DEBUG", kLogDebug);
+  SetNumber(L, "LOG_VERBOSE", kLogVerbose);
+  SetNumber(L, "LOG_NOTICE", kLogNotice);
+  SetNumber(L, "LOG_WARNING", kLogWarning);
+  SetNumber(L, "REPL_NONE", kReplNone);
+  SetNumber(L, "REPL_AOF", kReplAof);
+  SetNumber(L, "REPL_SLAVE", kReplReplica);
+  SetNumber(L, "REPL_REPLICA", kReplReplica);
+  SetNumber(L, "REPL_ALL", kReplAll);
+  lua_pushstring(L, "7.0.15");
+  lua_setfield(L, -2, "REDIS_VERSION");
+  SetNumber(L, "REDIS_VERSION_NUM", 0x07000f);
+  lua_setglobal(L, "redis");
+}
+
+}  // namespace sluice::server

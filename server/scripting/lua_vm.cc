@@ -1,0 +1,442 @@
+#include "server/scripting/lua_vm.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <lua5.1/lua.hpp>
+#include <memory>
+#include <string>
+
+#include "server/core/errors.h"
+#include "server/core/server_state.h"
+#include "server/scripting/lua_convert.h"
+#include "server/scripting/lua_libs.h"
+#include "server/scripting/lua_redis_api.h"
+
+extern "C" {
+int luaopen_cjson(lua_State* L);  // Debian's lua-cjson-dev
+int luaopen_bit(lua_State* L);    // Debian's lua-bitop-dev
+}
+
+namespace sluice::server {
+
+namespace {
+
+// Registry keys.
+constexpr const char* kFunctionsKey = "sluice.functions";  // sha -> compiled function
+constexpr const char* kGlobalsKey = "sluice.globals";      // the real globals table
+constexpr const char* kProxiesKey = "sluice.proxies";      // read-only proxy -> real table
+
+// Instructions between two checks of the kill flag.
+constexpr int kHookInterval = 10000;
+
+std::atomic<int64_t> g_total_memory{0};
+thread_local ScriptExecution* g_current = nullptr;
+thread_local std::unique_ptr<LuaVm> g_vms[2];
+
+// True when the value at `index` is one of the read-only proxies; pushes nothing.
+bool IsProxy(lua_State* L, int index) {
+  if (!lua_istable(L, index)) return false;
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxiesKey);
+  lua_pushvalue(L, index);
+  lua_rawget(L, -2);
+  const bool proxy = !lua_isnil(L, -1);
+  lua_pop(L, 2);
+  return proxy;
+}
+
+[[noreturn]] void RaiseReadonly(lua_State* L) {
+  const std::string text = ReadonlyTable();
+  lua_pushlstring(L, text.data(), text.size());
+  lua_error(L);
+  std::abort();  // lua_error does not return
+}
+
+// __newindex of every read-only table: the error carries the script position.
+int ReadonlyNewIndex(lua_State* L) { return luaL_error(L, "%s", ReadonlyTable().c_str()); }
+
+// __index of the real globals table: only reached for names that do not exist.
+int MissingGlobal(lua_State* L) {
+  const char* name = lua_tostring(L, 2);
+  return luaL_error(L, "%s", NonexistentGlobal(name == nullptr ? "?" : name).c_str());
+}
+
+// rawset and setmetatable refuse the read-only tables; the originals are upvalue 1.
+int GuardedRawset(lua_State* L) {
+  if (IsProxy(L, 1)) RaiseReadonly(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// pairs over a read-only library table walks the real table behind it.
+int ProxyAwarePairs(lua_State* L) {
+  if (IsProxy(L, 1)) {
+    lua_getfield(L, LUA_REGISTRYINDEX, kProxiesKey);
+    lua_pushvalue(L, 1);
+    lua_rawget(L, -2);
+    lua_replace(L, 1);
+    lua_settop(L, 1);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// Redis's pcall: an error table caught by the script becomes its message string. An aborted
+// script (a lock conflict, SCRIPT KILL) cannot be caught.
+int ScriptPcall(lua_State* L) {
+  const int argc = lua_gettop(L);
+  luaL_checkany(L, 1);
+  const int rc = lua_pcall(L, argc - 1, LUA_MULTRET, 0);
+  ScriptExecution* exec = LuaVm::current();
+  if (rc != 0 && exec != nullptr && (exec->aborted || exec->running.kill.load())) lua_error(L);
+  if (rc == 0) {
+    lua_pushboolean(L, 1);
+    lua_insert(L, 1);
+    return lua_gettop(L);
+  }
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "err");
+    if (lua_isstring(L, -1)) {
+      lua_replace(L, -2);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  lua_pushboolean(L, 0);
+  lua_insert(L, -2);
+  return 2;
+}
+
+}  // namespace
+
+// The error handler of every script call: makes the error a table {err=...} ("ERR " before a
+// string's text) and records where it was raised (source, line) as Redis 7.0 does.
+int LuaVm::ErrorHandler(lua_State* L) {
+  lua_Debug ar;
+  bool have = lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar);
+  if (have && std::strcmp(ar.what, "C") == 0) {
+    have = lua_getstack(L, 2, &ar) && lua_getinfo(L, "Sl", &ar);
+  }
+  if (!lua_istable(L, 1)) {
+    std::string text = "ERR ";
+    if (lua_isstring(L, 1)) {
+      text += lua_tostring(L, 1);
+    } else {
+      text += lua_typename(L, lua_type(L, 1));
+    }
+    lua_newtable(L);
+    lua_pushlstring(L, text.data(), text.size());
+    lua_setfield(L, -2, "err");
+    lua_replace(L, 1);
+  }
+  if (have) {
+    lua_pushstring(L, ar.source);
+    lua_setfield(L, 1, "source");
+    lua_pushinteger(L, ar.currentline);
+    lua_setfield(L, 1, "line");
+  }
+  lua_settop(L, 1);
+  return 1;
+}
+
+namespace {
+
+// Calls a library's open function and stores what it returns as the global `name`.
+void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
+  lua_pushcfunction(L, open);
+  lua_pushstring(L, name);
+  lua_call(L, 1, 1);
+  if (lua_istable(L, -1)) {
+    lua_setglobal(L, name);
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
+// Replaces the global `name` (a table) by a read-only proxy of it.
+void ProtectGlobal(lua_State* L, int globals, const char* name) {
+  lua_getfield(L, globals, name);
+  if (!lua_istable(L, -1)) return lua_pop(L, 1);
+  const int real = lua_gettop(L);
+  lua_newtable(L);  // the proxy
+  lua_newtable(L);  // its metatable
+  lua_pushvalue(L, real);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, ReadonlyNewIndex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxiesKey);
+  lua_pushvalue(L, -2);
+  lua_pushvalue(L, real);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  lua_setfield(L, globals, name);
+  lua_pop(L, 1);
+}
+
+void PushStrings(lua_State* L, Args items) {
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    lua_pushlstring(L, items[i].data(), items[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+// Makes `exec` this thread's running script for its scope. A script enters the server's
+// registry of busy scripts only once it has run past busy-reply-threshold (LuaVm::Hook notices),
+// so a short script touches no shared state at all.
+class CurrentScope {
+ public:
+  explicit CurrentScope(ScriptExecution& exec) : exec_(exec), previous_(g_current) {
+    g_current = &exec;
+    exec.running.started_ms = RunningScripts::SteadyNowMs();
+    exec.running.thread = std::this_thread::get_id();
+  }
+  ~CurrentScope() {
+    if (exec_.running.registered) exec_.ctx->server.running_scripts().Remove(&exec_.running);
+    g_current = previous_;
+  }
+
+ private:
+  ScriptExecution& exec_;
+  ScriptExecution* previous_;
+};
+
+}  // namespace
+
+LuaVm& LuaVm::ForThread(Kind kind, uint64_t generation) {
+  std::unique_ptr<LuaVm>& vm = g_vms[static_cast<int>(kind)];
+  if (!vm || vm->generation_ != generation) {
+    vm.reset();
+    vm.reset(new LuaVm(kind, generation));
+  }
+  return *vm;
+}
+
+std::unique_ptr<LuaVm> LuaVm::Create(Kind kind) {
+  return std::unique_ptr<LuaVm>(new LuaVm(kind, 0));
+}
+
+void LuaVm::PushArgs(Args items) { PushStrings(L_, items); }
+
+bool LuaVm::HasValueOnTop() {
+  if (!lua_isnil(L_, -1)) return true;
+  lua_pop(L_, 1);
+  return false;
+}
+
+void LuaVm::Pop() { lua_pop(L_, 1); }
+
+size_t LuaVm::TotalMemory() {
+  return static_cast<size_t>(std::max<int64_t>(0, g_total_memory.load(std::memory_order_relaxed)));
+}
+
+ScriptExecution* LuaVm::current() { return g_current; }
+
+void* LuaVm::Alloc(void* ud, void* ptr, size_t osize, size_t nsize) {
+  auto* vm = static_cast<LuaVm*>(ud);
+  if (nsize == 0) {
+    std::free(ptr);
+    vm->used_ -= osize;
+    g_total_memory.fetch_sub(static_cast<int64_t>(osize), std::memory_order_relaxed);
+    return nullptr;
+  }
+  if (nsize > osize && vm->used_ + (nsize - osize) > kMemoryLimit) return nullptr;
+  void* p = std::realloc(ptr, nsize);
+  if (p == nullptr) return nullptr;
+  vm->used_ += nsize - osize;
+  g_total_memory.fetch_add(static_cast<int64_t>(nsize) - static_cast<int64_t>(osize),
+                           std::memory_order_relaxed);
+  return p;
+}
+
+void LuaVm::Hook(lua_State* L, ::lua_Debug*) {
+  ScriptExecution* exec = g_current;
+  if (exec == nullptr) return;
+  RunningScript& running = exec->running;
+  if (!running.registered && RunningScripts::SteadyNowMs() - running.started_ms >=
+                                 exec->ctx->server.busy_reply_threshold_ms()) {
+    running.registered = true;  // now busy: SCRIPT KILL and -BUSY see it
+    exec->ctx->server.running_scripts().Add(&running);
+  }
+  if (exec->running.kill.load(std::memory_order_acquire)) {
+    // From now on every line fails, so a script that catches the error still stops.
+    lua_sethook(L, Hook, LUA_MASKLINE, 0);
+    const std::string text = ErrorText(ScriptKilled());
+    lua_newtable(L);
+    lua_pushlstring(L, text.data(), text.size());
+    lua_setfield(L, -2, "err");
+    lua_error(L);
+  }
+}
+
+LuaVm::LuaVm(Kind kind, uint64_t generation) : generation_(generation) {
+  L_ = lua_newstate(Alloc, this);
+  if (L_ == nullptr) std::abort();  // cannot allocate a few KB: the process is out of memory
+  Sandbox();
+  lua_sethook(L_, Hook, LUA_MASKCOUNT, kHookInterval);
+}
+
+LuaVm::~LuaVm() {
+  if (L_ != nullptr) lua_close(L_);
+}
+
+void LuaVm::Sandbox() {
+  lua_State* L = L_;
+  OpenLibrary(L, luaopen_base, "");
+  OpenLibrary(L, luaopen_table, LUA_TABLIBNAME);
+  OpenLibrary(L, luaopen_string, LUA_STRLIBNAME);
+  OpenLibrary(L, luaopen_math, LUA_MATHLIBNAME);
+  OpenLibrary(L, luaopen_cjson, "cjson");
+  OpenLibrary(L, luaopen_bit, "bit");
+  OpenLibrary(L, OpenStructLibrary, "struct");
+  OpenLibrary(L, OpenCmsgpackLibrary, "cmsgpack");
+  for (const char* name :
+       {"print", "getfenv", "setfenv", "dofile", "loadfile", "newproxy", "module", "require"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+  }
+  OpenRedisApi(L);
+  lua_pushcfunction(L, ScriptPcall);
+  lua_setglobal(L, "pcall");
+  struct Wrapper {
+    const char* name;
+    lua_CFunction fn;
+  };
+  for (const Wrapper& w : {Wrapper{"rawset", GuardedRawset}, Wrapper{"setmetatable", GuardedRawset},
+                           Wrapper{"pairs", ProxyAwarePairs}}) {
+    lua_getglobal(L, w.name);
+    lua_pushcclosure(L, w.fn, 1);
+    lua_setglobal(L, w.name);
+  }
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_pushstring(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, kProxiesKey);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
+
+  // The real globals stay reachable only through the registry; scripts see a read-only proxy
+  // whose misses end in MissingGlobal.
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  const int globals = lua_gettop(L);
+  for (const char* name :
+       {"string", "table", "math", "coroutine", "redis", "cjson", "bit", "struct", "cmsgpack"}) {
+    ProtectGlobal(L, globals, name);
+  }
+  lua_pushvalue(L, globals);
+  lua_setfield(L, LUA_REGISTRYINDEX, kGlobalsKey);
+  lua_newtable(L);
+  lua_pushcfunction(L, MissingGlobal);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, globals);
+  lua_pushstring(L, "_G");
+  lua_pushvalue(L, globals);
+  lua_rawset(L, globals);
+  ProtectGlobal(L, globals, "_G");
+  lua_getfield(L, globals, "_G");
+  lua_replace(L, LUA_GLOBALSINDEX);
+  lua_settop(L, 0);
+}
+
+std::optional<uint32_t> LuaVm::Tag(std::string_view sha) const {
+  auto it = tags_.find(sha);
+  if (it == tags_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool LuaVm::Compiled(std::string_view sha) {
+  lua_getfield(L_, LUA_REGISTRYINDEX, kFunctionsKey);
+  lua_pushlstring(L_, sha.data(), sha.size());
+  lua_rawget(L_, -2);
+  const bool found = lua_isfunction(L_, -1);
+  lua_pop(L_, 2);
+  return found;
+}
+
+Status LuaVm::Compile(std::string_view sha, std::string_view body) {
+  if (Compiled(sha)) return Status::Ok();
+  if (luaL_loadbuffer(L_, body.data(), body.size(), "@user_script") != 0) {
+    std::string message = lua_isstring(L_, -1) ? lua_tostring(L_, -1) : "unknown error";
+    lua_pop(L_, 1);
+    return ScriptCompile(message);
+  }
+  lua_getfield(L_, LUA_REGISTRYINDEX, kFunctionsKey);
+  lua_pushlstring(L_, sha.data(), sha.size());
+  lua_pushvalue(L_, -3);
+  lua_rawset(L_, -3);
+  lua_pop(L_, 2);
+  return Status::Ok();
+}
+
+void LuaVm::PushGlobals() { lua_getfield(L_, LUA_REGISTRYINDEX, kGlobalsKey); }
+
+void LuaVm::Run(std::string_view sha, Args keys, Args argv, ScriptExecution& exec,
+                protocol::ReplyWriter& out) {
+  lua_State* L = L_;
+  lua_getfield(L, LUA_REGISTRYINDEX, kGlobalsKey);
+  PushStrings(L, keys);
+  lua_setfield(L, -2, "KEYS");
+  PushStrings(L, argv);
+  lua_setfield(L, -2, "ARGV");
+  lua_pop(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
+  lua_pushlstring(L, sha.data(), sha.size());
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  CallTop(0, exec, out);
+}
+
+void LuaVm::CallTop(int nargs, ScriptExecution& exec, protocol::ReplyWriter& out) {
+  lua_State* L = L_;
+  const int base = lua_gettop(L) - nargs;  // the function
+  lua_pushcfunction(L, ErrorHandler);
+  lua_insert(L, base);
+  int rc;
+  {
+    CurrentScope scope(exec);
+    rc = lua_pcall(L, nargs, 1, base);
+  }
+  if (exec.running.kill.load()) lua_sethook(L, Hook, LUA_MASKCOUNT, kHookInterval);
+  if (!exec.aborted) {
+    if (rc == 0) {
+      WriteLuaValue(L, -1, exec.resp, out);
+    } else {
+      ReplyError(out, exec);
+    }
+  }
+  lua_settop(L, base - 1);
+  if (used_ > kMemoryLimit / 2) lua_gc(L, LUA_GCCOLLECT, 0);
+}
+
+// The error on top of the stack as Redis 7.0 replies it: the error's text, then where the
+// script raised it ("script: <name>, on @user_script:3.").
+void LuaVm::ReplyError(protocol::ReplyWriter& out, const ScriptExecution& exec) {
+  lua_State* L = L_;
+  if (!lua_istable(L, -1)) {  // out of memory: the handler did not run
+    const char* message = lua_isstring(L, -1) ? lua_tostring(L, -1) : "unknown error";
+    return server::ReplyError(out, ScriptRunError(exec.name, message));
+  }
+  const int t = lua_gettop(L);
+  lua_getfield(L, t, "err");
+  std::string text = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
+  lua_getfield(L, t, "source");
+  lua_getfield(L, t, "line");
+  if (lua_isstring(L, -2) && lua_isnumber(L, -1)) {
+    text += " script: " + exec.name + ", on " + lua_tostring(L, -2) + ":" +
+            std::to_string(lua_tointeger(L, -1)) + ".";
+  }
+  lua_settop(L, t);
+  // The script's own error text (its code included), replied as it is.
+  out.Error(text);
+}
+
+}  // namespace sluice::server

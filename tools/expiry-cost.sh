@@ -7,7 +7,7 @@
 # (default 0) into a fresh data dir, restarts sluice-server under callgrind (RocksDB flushes the
 # replayed log to a table file at open, so the keys are in an SST as after a long run), moves the
 # server clock past every expiry (DEBUG CLOCK ADVANCE, then 1 s per second) and counts
-# instructions from then until DBSIZE is M: in the active expiry cycle (Store::Impl::RunExpiryCycle, inclusive) and in the
+# instructions from then until DBSIZE is M: in the active expiry cycle (ExpiryCycle::Run, inclusive) and in the
 # whole process (RocksDB's flushes and compactions of the deletion markers included), per
 # removed key. --keep-profile copies the callgrind profile for callgrind_annotate.
 # Not a test: takes a minute or two (valgrind runs the server ~50x slower).

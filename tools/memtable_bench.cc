@@ -16,7 +16,7 @@
 #include <random>
 #include <string>
 
-#include "storage/memtable.h"
+#include "storage/engine/memtable.h"
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";

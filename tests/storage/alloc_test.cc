@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "sluice/limiter.h"
-#include "storage/encoding.h"
-#include "storage/store_impl.h"
+#include "storage/engine/encoding.h"
+#include "storage/engine/store_impl.h"
 #include "tests/common/counting_new.h"
 #include "tests/storage/test_util.h"
 

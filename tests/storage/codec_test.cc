@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "sluice/glob.h"
-#include "storage/encoding.h"
-#include "storage/numeric.h"
+#include "storage/engine/encoding.h"
+#include "storage/types/numeric.h"
 
 namespace sluice::internal {
 

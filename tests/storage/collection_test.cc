@@ -1,7 +1,7 @@
 // The collection layout: metadata and sub-key codecs, the Collection helper on a unit, O(1)
 // deletion with stale elements dropped by compaction, RENAME/COPY of collections, the key
 // commands on every type, and the data dir's format version (refusal and migration).
-#include "storage/collection.h"
+#include "storage/types/collection.h"
 
 #include <doctest/doctest.h>
 
@@ -10,7 +10,7 @@
 #include <set>
 
 #include "sluice/transaction.h"
-#include "storage/txn.h"
+#include "storage/engine/txn.h"
 #include "test_util.h"
 
 namespace sluice::testing {

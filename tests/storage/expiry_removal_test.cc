@@ -1,7 +1,7 @@
-// Removal of expired keys by the active expiry cycle (Store::Impl::RemoveExpired): batches of
-// keys removed in one write with exact counts, without a read when the stripe's write mark shows
-// nothing changed since the cycle's iterator read them, and never a key written after that read.
-// The cycle is driven by hand (no expiry thread), with the manual clock.
+// Removal of expired keys by the active expiry cycle (ExpiryCycle::RemoveExpired, through
+// Store::Impl): batches of keys removed in one write with exact counts, without a read when the
+// stripe's write mark shows nothing changed since the cycle's iterator read them, and never a key
+// written after that read. The cycle is driven by hand (no expiry thread), with the manual clock.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "storage/txn.h"
+#include "storage/engine/txn.h"
 #include "test_util.h"
 
 namespace sluice::testing {

@@ -1,8 +1,8 @@
-// The active expiry cycle's state across a restart (storage/expiry_state.cc): a clean close
+// The active expiry cycle's state across a restart (storage/engine/expiry_state.cc): a clean close
 // saves what the cycle knows and the next open restores it instead of walking the keyspace; a
 // state the store was written to since is not used. The cycle is driven by hand, with the
 // manual clock.
-#include "storage/expiry_state.h"
+#include "storage/engine/expiry_state.h"
 
 #include <doctest/doctest.h>
 

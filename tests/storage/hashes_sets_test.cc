@@ -1,5 +1,5 @@
-// Hash and set operations on Store::Transaction (storage/hashes.cc, storage/sets.cc): results,
-// kinds, errors, encodings, and that each unit reads its own writes.
+// Hash and set operations on Store::Transaction (storage/types/hashes.cc, storage/types/sets.cc):
+// results, kinds, errors, encodings, and that each unit reads its own writes.
 #include <doctest/doctest.h>
 
 #include <algorithm>

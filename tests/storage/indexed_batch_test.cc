@@ -1,8 +1,8 @@
-// IndexedBatch (storage/indexed_batch.h) checked against RocksDB's WriteBatchWithIndex, which
-// it replaces: the same random puts and deletes (two column families, savepoints rolled back or
-// kept), then every point read of the batch, and the batch merged over a database's iterator,
+// IndexedBatch (storage/engine/indexed_batch.h) checked against RocksDB's WriteBatchWithIndex,
+// which it replaces: the same random puts and deletes (two column families, savepoints rolled back
+// or kept), then every point read of the batch, and the batch merged over a database's iterator,
 // walked with random seeks and steps that change direction, must agree.
-#include "storage/indexed_batch.h"
+#include "storage/engine/indexed_batch.h"
 
 #include <doctest/doctest.h>
 #include <rocksdb/db.h>

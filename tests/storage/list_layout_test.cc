@@ -1,6 +1,7 @@
-// The two list layouts (storage/list_body.h): a seeded random run of every list operation against
-// a model of Redis's semantics, with limits that keep lists always big, that make them change
-// layout every few calls, and the defaults; and checks of the layout itself in the stored bytes.
+// The two list layouts (storage/types/list_body.h): a seeded random run of every list operation
+// against a model of Redis's semantics, with limits that keep lists always big, that make them
+// change layout every few calls, and the defaults; and checks of the layout itself in the stored
+// bytes.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "storage/collection.h"
-#include "storage/list_body.h"
+#include "storage/types/collection.h"
+#include "storage/types/list_body.h"
 #include "test_util.h"
 
 namespace sluice::testing {

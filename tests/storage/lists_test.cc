@@ -1,4 +1,4 @@
-// List operations on Store::Transaction (storage/lists.cc): order, both ends, indices, the
+// List operations on Store::Transaction (storage/types/lists.cc): order, both ends, indices, the
 // middle operations, kinds and errors, and that a unit reads its own writes.
 #include <doctest/doctest.h>
 

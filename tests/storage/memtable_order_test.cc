@@ -1,9 +1,9 @@
-// The memtable's key order (storage/memtable_order.h) on its own: keys added in random order
+// The memtable's key order (storage/engine/memtable_order.h) on its own: keys added in random order
 // (sharing their first 16 bytes in groups, so that comparisons go past the integers; short keys,
 // bytes 0x00 and 0xff) come back from every snapshot in bytewise order, complete; every seek,
 // step and count agrees with a std::set; the merge thread's large merges keep that true while
 // snapshots are held, also with writers and readers on many threads; Close stops a merge.
-#include "storage/memtable_order.h"
+#include "storage/engine/memtable_order.h"
 
 #include <doctest/doctest.h>
 

@@ -1,10 +1,10 @@
-// Sluice's memtable (storage/memtable.h), checked against RocksDB's own skiplist: the same
+// Sluice's memtable (storage/engine/memtable.h), checked against RocksDB's own skiplist: the same
 // random writes (puts, deletes, merges, keys sharing long prefixes, bytes 0x00 and 0xff) go to a
 // database with each memtable, and every point read (latest and at snapshots), every iteration
 // in both directions and every seek must agree, at snapshots, before and after a flush; a hot
 // key's thousands of versions; writers on many threads with readers alongside; the fallback to
 // RocksDB's list for a column family that is not ordered bytewise.
-#include "storage/memtable.h"
+#include "storage/engine/memtable.h"
 
 #include <doctest/doctest.h>
 #include <rocksdb/db.h>
@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "storage/memtable_order.h"
+#include "storage/engine/memtable_order.h"
 #include "test_util.h"
 
 namespace sluice::testing {

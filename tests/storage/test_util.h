@@ -12,8 +12,8 @@
 
 #include "sluice/store.h"
 #include "sluice/transaction.h"
-#include "storage/encoding.h"
-#include "storage/store_impl.h"
+#include "storage/engine/encoding.h"
+#include "storage/engine/store_impl.h"
 
 namespace sluice::testing {
 

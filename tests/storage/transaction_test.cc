@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sluice/limiter.h"
-#include "storage/txn.h"
+#include "storage/engine/txn.h"
 #include "test_util.h"
 
 namespace sluice::testing {

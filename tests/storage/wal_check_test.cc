@@ -1,7 +1,7 @@
-// The write-ahead log check before Open (storage/wal_check.h): a clean log, a flipped byte (the
-// damaged record's offset), a log cut short; Store::Open refuses damage by default, names the
+// The write-ahead log check before Open (storage/engine/wal_check.h): a clean log, a flipped byte
+// (the damaged record's offset), a log cut short; Store::Open refuses damage by default, names the
 // file and offset and leaves the file as it was, and loads with WalRecovery::kPointInTime.
-#include "storage/wal_check.h"
+#include "storage/engine/wal_check.h"
 
 #include <doctest/doctest.h>
 #include <rocksdb/db.h>

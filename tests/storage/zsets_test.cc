@@ -1,4 +1,4 @@
-// Sorted set operations on Store::Transaction (storage/zsets.cc): score order with member
+// Sorted set operations on Store::Transaction (storage/types/zsets.cc): score order with member
 // tie-breaks, negative and infinite scores, the ZADD flags, ranges, removals.
 #include <doctest/doctest.h>
 

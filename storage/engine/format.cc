@@ -3,9 +3,9 @@
 // persisted collection-version mark.
 //
 // SLUICE-FORMAT holds one line, "sluice-format <n>". Format 1 is the current layout
-// (encoding.h, collection.h). A data dir without the file is format 0 when it holds a RocksDB
-// database (migrated on open), and new otherwise. Any other content is refused with an error
-// naming the format, so an older build never misreads a newer data dir.
+// (encoding.h, collection_layout.h). A data dir without the file is format 0 when it holds a
+// RocksDB database (migrated on open), and new otherwise. Any other content is refused with an
+// error naming the format, so an older build never misreads a newer data dir.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,7 +14,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "collection.h"
+#include "collection_layout.h"
 #include "expiry.h"
 #include "store_impl.h"
 

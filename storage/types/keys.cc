@@ -16,6 +16,29 @@ using internal::kNoExpiry;
 using internal::RawKey;
 using internal::Txn;
 
+// TYPE's names (store.h).
+const char* TypeName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kString:
+      return "string";
+    case ValueKind::kLeaky:
+      return "leaky";
+    case ValueKind::kSliding:
+      return "sliding";
+    case ValueKind::kConc:
+      return "conc";
+    case ValueKind::kHash:
+      return "hash";
+    case ValueKind::kList:
+      return "list";
+    case ValueKind::kSet:
+      return "set";
+    case ValueKind::kZSet:
+      return "zset";
+  }
+  return "none";
+}
+
 namespace {
 
 // Checks a set of ExpireAt conditions against the combinations Redis accepts (the server

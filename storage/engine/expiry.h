@@ -1,5 +1,5 @@
 // Expiry (expiry.cc): the element compaction filter (stale collection elements), and the active
-// expiry cycle's lists of keys to remove. Internal header.
+// expiry cycle's lists of keys to remove (the cycle itself: expiry_cycle.h). Internal header.
 #pragma once
 
 #include <rocksdb/compaction_filter.h>
@@ -22,7 +22,7 @@ namespace sluice::internal {
 // "No expiry due": the pass hint and ExpiryDueList's kNone.
 inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
-// The compaction filter of the element column families (collection.h): drops a sub-key whose
+// The compaction filter of the element column families (collection_layout.h): drops a sub-key whose
 // metadata (read from the default column family) is missing, expired on `clock`, not a
 // collection, or of another version. Keeps everything until set_db() is given the open database
 // and whatever it cannot decide (undecodable keys, read errors): never loses live data.
@@ -54,7 +54,7 @@ struct ExpiryCycleParams {
 
 // Expired keys the active expiry cycle found, awaiting removal in one unit: the first n raw keys
 // (their strings are reused from one batch to the next), each with its expiry as it was read
-// and the sequence number that read was at or after (Store::Impl::RemoveExpired). Not
+// and the sequence number that read was at or after (ExpiryCycle::RemoveExpired). Not
 // thread-safe (the expiry thread's own).
 struct ExpiryCandidates {
   std::vector<std::string> keys;
@@ -69,7 +69,7 @@ struct ExpiryCandidates {
 // write mark its commit set on the key's stripe (lock_pool.h). Filled by committing threads
 // (one lock of one of kShards shards per commit), drained by the expiry thread. Bounded: a shard
 // holds at most kShardCapacity entries between two drains, and Add refuses the rest (the writer
-// then falls back to the pass hint, Store::Impl::NoteExpiry). Thread-safe.
+// then falls back to the pass hint, ExpiryCycle::NoteExpiry). Thread-safe.
 class ExpiryIntake {
  public:
   static constexpr size_t kShards = 16;
@@ -101,7 +101,7 @@ class ExpiryIntake {
 //
 // A key may be in the list more than once (a write-fed entry for each write that shortened or
 // created its expiry, a pass's entry, an entry put back after a re-read); at most one of them
-// can let the cycle remove the key without reading it (Store::Impl::RemoveExpired).
+// can let the cycle remove the key without reading it (ExpiryCycle::RemoveExpired).
 //
 // Keys sit in buckets of 64 ms of expiry, each an unordered vector: adding is a lookup among
 // the few hundred buckets of a TTL's span and an append. A std::set of every key (one node

@@ -1,78 +1,21 @@
-// Physical removal of expired data: the element compaction filter (stale collection elements)
-// and the active expiry cycle (Redis's activeExpireCycle, adapted to an ordered keyspace). Keys
-// themselves are removed only by units (the cycle, or a locked read), so that the keyspace
-// counts change in the same write (keyspace_counts.h).
-#include "expiry.h"
+// The active expiry cycle (expiry_cycle.h): Redis's activeExpireCycle, adapted to an ordered
+// keyspace. Keys are removed only by units (this cycle's, or a locked read's), so that the
+// keyspace counts change in the same write (keyspace_counts.h).
+#include "expiry_cycle.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iterator>
-#include <limits>
 #include <memory>
 
-#include "collection.h"
-#include "store_impl.h"
+#include "encoding.h"
+#include "lock_pool.h"
 #include "txn.h"
 
-namespace sluice {
-namespace internal {
+namespace sluice::internal {
 namespace {
 
-// One compaction's filter of an element column family. Sub-keys of one collection are
-// contiguous, so the last metadata looked up is remembered.
-class ElementFilter final : public rocksdb::CompactionFilter {
- public:
-  ElementFilter(rocksdb::DB* db, const Clock* clock) : db_(db), clock_(clock) {}
-
-  Decision FilterV2(int /*level*/, const rocksdb::Slice& key, ValueType type,
-                    const rocksdb::Slice& /*value*/, std::string* /*new_value*/,
-                    std::string* /*skip_until*/) const override {
-    if (type != ValueType::kValue) return Decision::kKeep;
-    uint64_t version = 0;
-    std::string_view element;
-    if (!DecodeSubKey(key.ToStringView(), &meta_key_, &version, &element)) return Decision::kKeep;
-    if (meta_key_ != cached_key_) {
-      cached_key_ = meta_key_;
-      cached_ = LookUp();
-    }
-    if (cached_ == kUnknown) return Decision::kKeep;
-    return cached_ == version ? Decision::kKeep : Decision::kRemove;
-  }
-  const char* Name() const override { return "sluice.ElementFilter"; }
-
- private:
-  static constexpr uint64_t kUnknown = ~uint64_t{0};
-  // The live version of cached_key_'s collection, 0 when there is none, kUnknown on doubt.
-  uint64_t LookUp() const {
-    std::string raw;
-    auto s = db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), cached_key_, &raw);
-    if (s.IsNotFound()) return 0;
-    if (!s.ok()) return kUnknown;
-    auto v = DecodeValue(raw);
-    if (!v) return kUnknown;
-    if (!IsCollection(v->kind) || IsExpired(v->expire_at_ms, clock_->NowMs())) return 0;
-    auto meta = DecodeMeta(v->payload);
-    return meta ? meta->version : kUnknown;
-  }
-
-  rocksdb::DB* db_;
-  const Clock* clock_;
-  mutable std::string meta_key_;
-  mutable std::string cached_key_;
-  mutable uint64_t cached_ = kUnknown;
-};
-
-// Redis 7.0's defaults (active-expire-effort 1), which ExpiryCycleParams scales.
-// ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP: keys with a TTL examined per sample.
-constexpr int kSampleSize = 20;
-// ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE: a pass goes on while more than this percentage of a
-// sample was expired. Redis 5's rule (more than a quarter) ends a cycle early one sample in
-// eight even where 40% of the keys are expired: under churn a pass then crawled at ~160 keys a
-// cycle while millions of expired keys waited for it (docs/engine.md, "Expiry").
-constexpr int kAcceptableStalePercent = 10;
-// ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC: a cycle's budget, as a share of its period.
-constexpr int kTimePercent = 25;
 // Keys without a TTL are walked over too (Redis never sees them); cap that walk per sample
 // and per cycle so a keyspace of persistent keys costs little.
 constexpr int kMaxVisitsPerSampleFactor = 20;
@@ -84,122 +27,7 @@ constexpr size_t kRemoveBatch = 128;
 // stops (and the cycle checks its time): ~10-20 ms with Debian's librocksdb.
 constexpr uint64_t kMaxSkippedPerStep = 10000;
 
-// Keeps every entry (the store is not open yet).
-class KeepAll final : public rocksdb::CompactionFilter {
- public:
-  bool Filter(int, const rocksdb::Slice&, const rocksdb::Slice&, std::string*,
-              bool*) const override {
-    return false;
-  }
-  const char* Name() const override { return "sluice.KeepAll"; }
-};
-
 }  // namespace
-
-std::unique_ptr<rocksdb::CompactionFilter> ElementFilterFactory::CreateCompactionFilter(
-    const rocksdb::CompactionFilter::Context& /*context*/) {
-  rocksdb::DB* db = db_.load(std::memory_order_acquire);
-  if (db == nullptr) return std::make_unique<KeepAll>();
-  return std::make_unique<ElementFilter>(db, clock_.get());
-}
-
-// Redis 7.0's activeExpireCycle: effort 1..10 rescaled to 0..9, each step a quarter more keys
-// per sample, 2 points more of the period, 1 point less of acceptable staleness.
-ExpiryCycleParams ExpiryCycleParams::ForEffort(int effort) {
-  const int step = std::clamp(effort, kMinExpireEffort, kMaxExpireEffort) - 1;
-  return ExpiryCycleParams{kSampleSize + kSampleSize / 4 * step, kAcceptableStalePercent - step,
-                           kTimePercent + 2 * step};
-}
-
-void ExpiryCandidates::Add(std::string_view raw_key, int64_t at_ms, uint64_t seq) {
-  if (n == keys.size()) {
-    keys.emplace_back();
-    expire_at_ms.emplace_back();
-    seen_seq.emplace_back();
-  }
-  keys[n].assign(raw_key);
-  expire_at_ms[n] = at_ms;
-  seen_seq[n] = seq;
-  ++n;
-}
-
-size_t ExpiryIntake::Add(const std::string* const* keys, const int64_t* at_ms, size_t n,
-                         uint64_t seq) {
-  // Each thread keeps to one shard (assigned round robin), so writers on different cores rarely
-  // share a lock.
-  static std::atomic<size_t> next_shard{0};
-  thread_local const size_t mine = next_shard.fetch_add(1, std::memory_order_relaxed) % kShards;
-  Shard& shard = shards_[mine];
-  std::lock_guard<std::mutex> l(shard.mu);
-  const size_t take = std::min(n, kShardCapacity - std::min(kShardCapacity, shard.entries.size()));
-  for (size_t i = 0; i < take; ++i) shard.entries.push_back(Entry{*keys[i], at_ms[i], seq});
-  return take;
-}
-
-void ExpiryIntake::Drain(std::vector<Entry>* out) {
-  for (Shard& shard : shards_) {
-    std::lock_guard<std::mutex> l(shard.mu);
-    if (shard.entries.empty()) continue;
-    if (out->empty()) {
-      out->swap(shard.entries);  // the common case: one busy shard, no moves
-      continue;
-    }
-    std::move(shard.entries.begin(), shard.entries.end(), std::back_inserter(*out));
-    shard.entries.clear();
-  }
-}
-
-int64_t ExpiryDueList::Add(std::string raw_key, int64_t at_ms, uint64_t seq) {
-  const int64_t bucket = at_ms >> kBucketShift;
-  int64_t dropped = kNone;
-  if (size_ >= capacity_) {
-    auto last = std::prev(buckets_.end());
-    if (bucket >= last->first) return at_ms;
-    dropped = last->second.entries.back().at_ms;
-    last->second.entries.pop_back();  // its min_at stays a lower bound
-    if (last->second.entries.empty()) buckets_.erase(last);
-    --size_;
-  }
-  Bucket& b = buckets_[bucket];
-  b.entries.push_back(Entry{at_ms, std::move(raw_key), seq});
-  b.min_at = std::min(b.min_at, at_ms);
-  ++size_;
-  return dropped;
-}
-
-void ExpiryDueList::TakeExpired(int64_t now_ms, size_t max, ExpiryCandidates* c) {
-  while (c->n < max && !buckets_.empty()) {
-    auto first = buckets_.begin();
-    Bucket& b = first->second;
-    if (!IsExpired(b.min_at, now_ms)) return;
-    // Takes the expired entries in insertion order, keeps the rest (and the exact minimum).
-    int64_t min_at = kNone;
-    size_t kept = 0;
-    for (size_t i = 0; i < b.entries.size(); ++i) {
-      Entry& e = b.entries[i];
-      if (c->n < max && IsExpired(e.at_ms, now_ms)) {
-        c->Add(e.key, e.at_ms, e.seq);
-        --size_;
-        continue;
-      }
-      min_at = std::min(min_at, e.at_ms);
-      if (kept != i) b.entries[kept] = std::move(e);
-      ++kept;
-    }
-    b.entries.resize(kept);
-    if (kept > 0) {
-      b.min_at = min_at;
-      return;  // what is left of the earliest bucket is not due, or c is full
-    }
-    buckets_.erase(first);
-  }
-}
-
-}  // namespace internal
-
-using internal::DecodeExpiry;
-using internal::IsExpired;
-using internal::kNoExpiry;
 
 // A candidate whose stripe's write mark is at most its seen_seq has not been written by any unit
 // since it was read or written (lock_pool.h), nor removed by the cycle without a read (of the
@@ -214,12 +42,12 @@ using internal::kNoExpiry;
 // The unit's time is read once the stripes are held, like any unit's; a candidate not expired
 // then (the clock went back) stays, and lowers *next_due_ms. One write: the deletions and the
 // count record change together.
-int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_due_ms) {
+int64_t ExpiryCycle::RemoveExpired(ExpiryCandidates& c, int64_t* next_due_ms) {
   const size_t n = c.n;
   c.n = 0;
   if (n == 0) return 0;
-  internal::LockPool::MultiGuard guard(locks_, c.keys, n);
-  internal::Txn txn(*this);
+  LockPool::MultiGuard guard(engine_.locks(), c.keys, n);
+  Txn txn(engine_.unit_engine());
   reread_removed_.clear();
   // A key may be in the batch more than once (ExpiryDueList): only the entry seen last (the
   // highest seen_seq, the only one that may pass the check) is looked at.
@@ -234,7 +62,7 @@ int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_
     const size_t i = order[j];
     const std::string& key = c.keys[i];
     if (j > 0 && c.keys[order[j - 1]] == key) continue;
-    if (locks_.WriteMark(key) <= c.seen_seq[i]) {
+    if (engine_.locks().WriteMark(key) <= c.seen_seq[i]) {
       if (IsExpired(c.expire_at_ms[i], txn.now_ms())) {
         txn.RemoveExpired(key);
       } else {
@@ -255,13 +83,13 @@ int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_
   }
   const int64_t removed = txn.expired_found();
   // A removal's write never reports failure (Txn::Commit); a refused one removed nothing.
-  if (!txn.Commit(/*durable=*/false).ok() || writes_refused()) {
+  if (!txn.Commit(/*durable=*/false).ok() || engine_.writes_refused()) {
     *next_due_ms = std::min(*next_due_ms, txn.now_ms());
     return 0;
   }
   if (!reread_removed_.empty()) {
-    const uint64_t seq = db_->GetLatestSequenceNumber();
-    for (size_t i : reread_removed_) locks_.SetWriteMark(c.keys[i], seq);
+    const uint64_t seq = engine_.db()->GetLatestSequenceNumber();
+    for (size_t i : reread_removed_) engine_.locks().SetWriteMark(c.keys[i], seq);
   }
   return removed;
 }
@@ -273,9 +101,8 @@ int64_t Store::Impl::RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_
 // sample size and percentage per active-expire-effort). A pass ends
 // at the end of the keyspace; the next one starts only once an expiry it did not remember (or one
 // written since it began) is due.
-int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
-  using internal::kNever;
-  if (writes_refused()) return 0;  // nothing could be removed
+int64_t ExpiryCycle::Run(int64_t budget_us) {
+  if (engine_.writes_refused()) return 0;  // nothing could be removed
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::microseconds(budget_us);
   auto out_of_time = [&] { return std::chrono::steady_clock::now() >= deadline; };
@@ -284,29 +111,29 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
   int64_t sampled_total = 0;
   int64_t expired_total = 0;
   struct RecordCycle {
-    Store::Impl& impl;
+    ExpiryCycle& cycle;
     std::chrono::steady_clock::time_point start, deadline;
     const int64_t& sampled;
     const int64_t& expired;
     bool idle = false;  // nothing due, no pass: no clock read at the end
-    ~RecordCycle() { impl.RecordExpiryCycle(start, deadline, sampled, expired, idle); }
+    ~RecordCycle() { cycle.RecordCycle(start, deadline, sampled, expired, idle); }
   } record_cycle{*this, start, deadline, sampled_total, expired_total};
   // The earliest expiry this cycle leaves to a later pass: noted when the cycle ends (a note
   // during a pass only matters once it is over, so it is as good as one at its end).
   int64_t later = kNever;
   struct NoteLater {
-    Store::Impl& impl;
+    ExpiryCycle& cycle;
     const int64_t& at_ms;
-    ~NoteLater() { impl.NoteExpiry(at_ms); }
+    ~NoteLater() { cycle.NoteExpiry(at_ms); }
   } note_later{*this, later};
   TakeIntake(&later);
-  while (IsExpired(expiry_due_.earliest(), clock_->NowMs())) {
-    expiry_due_.TakeExpired(clock_->NowMs(), internal::kRemoveBatch, &expiry_batch_);
+  while (IsExpired(expiry_due_.earliest(), engine_.clock().NowMs())) {
+    expiry_due_.TakeExpired(engine_.clock().NowMs(), kRemoveBatch, &expiry_batch_);
     removed += RemoveExpired(expiry_batch_, &later);
     if (out_of_time()) return removed;
   }
   if (!expiry_pass_active_) {
-    if (clock_->NowMs() <= next_expiry_due_ms_.load(std::memory_order_relaxed)) {
+    if (engine_.clock().NowMs() <= next_expiry_due_ms_.load(std::memory_order_relaxed)) {
       record_cycle.idle = removed == 0;
       return removed;
     }
@@ -324,14 +151,14 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
   expiry_scans_.fetch_add(1, std::memory_order_relaxed);
   // Read before the iterator is made: its view is at this sequence or later. TakeIntake needs
   // to know which keys this cycle read at it.
-  const uint64_t seen_seq = db_->GetLatestSequenceNumber();
+  const uint64_t seen_seq = engine_.db()->GetLatestSequenceNumber();
   bool segment_noted = false;  // the first key this cycle reads starts its PassSegment
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
   // After a mass removal one step can walk over a deletion marker per removed key: bounded, so
   // that the cycle keeps to its budget (it resumes where the step stopped).
-  ro.max_skippable_internal_keys = internal::kMaxSkippedPerStep;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  ro.max_skippable_internal_keys = kMaxSkippedPerStep;
+  std::unique_ptr<rocksdb::Iterator> it(engine_.db()->NewIterator(ro));
   // A step can stop on the key the pass handled last (walking its old versions): a key is
   // handled once per pass, so that it is never removed twice.
   auto seek = [&](const std::string& target) {
@@ -350,7 +177,7 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
       expiry_cursor_ = std::move(stop);
       return true;
     }
-    if (!it->status().ok()) later = std::min(later, clock_->NowMs());
+    if (!it->status().ok()) later = std::min(later, engine_.clock().NowMs());
     complete = true;
     return false;
   };
@@ -363,8 +190,8 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
     return true;
   };
   seek(expiry_cursor_);
-  const auto params = internal::ExpiryCycleParams::ForEffort(expire_effort());
-  const int max_visits_per_sample = internal::kMaxVisitsPerSampleFactor * params.sample_size;
+  const auto params = ExpiryCycleParams::ForEffort(expire_effort());
+  const int max_visits_per_sample = kMaxVisitsPerSampleFactor * params.sample_size;
   // Redis runs extra 1 ms "fast" cycles between its event loop's turns while its estimate of
   // the expired share (INFO's expired_stale_perc) is above the acceptable one, so one sample
   // that happens to hold few expired keys does not end its work. This cycle has a thread of its
@@ -379,7 +206,7 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
     int sampled = 0;
     int visited = 0;
     int expired = 0;
-    const int64_t now_ms = clock_->NowMs();
+    const int64_t now_ms = engine_.clock().NowMs();
     for (; sampled < params.sample_size && visited < max_visits_per_sample && on_key();
          it->Next()) {
       ++visited;
@@ -399,13 +226,13 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
         later = std::min(later, expiry_due_.Add(std::string(key), *expiry, seen_seq));
       }
     }
-    if (expiry_batch_.n + params.sample_size > internal::kRemoveBatch) {
+    if (expiry_batch_.n + params.sample_size > kRemoveBatch) {
       removed += RemoveExpired(expiry_batch_, &later);
     }
     sampled_total += sampled;
     expired_total += expired;
     if (sampled == 0) visits_without_ttl += visited;
-    bool keep_going = sampled == 0 ? visits_without_ttl < internal::kMaxVisitsWithoutTtl
+    bool keep_going = sampled == 0 ? visits_without_ttl < kMaxVisitsWithoutTtl
                                    : expired * 100 / sampled > params.acceptable_stale_percent ||
                                          stale_estimate_high;
     if (!keep_going || out_of_time()) break;
@@ -430,9 +257,9 @@ int64_t Store::Impl::RunExpiryCycle(int64_t budget_us) {
 // that sampled nothing counts as 0%, so the estimate decays once nothing is expired). An idle
 // cycle's microseconds are not counted: recording them (a clock read and stores to memory gone
 // cold during the sleep) was 5.6% of an idle server's samples, and idle should cost nothing.
-void Store::Impl::RecordExpiryCycle(std::chrono::steady_clock::time_point start,
-                                    std::chrono::steady_clock::time_point deadline, int64_t sampled,
-                                    int64_t expired, bool idle) {
+void ExpiryCycle::RecordCycle(std::chrono::steady_clock::time_point start,
+                              std::chrono::steady_clock::time_point deadline, int64_t sampled,
+                              int64_t expired, bool idle) {
   const double average = expired_stale_.load(std::memory_order_relaxed);
   if (idle) {
     if (average != 0.0) expired_stale_.store(average * 0.95, std::memory_order_relaxed);
@@ -454,7 +281,7 @@ void Store::Impl::RecordExpiryCycle(std::chrono::steady_clock::time_point start,
 // first; a key before the pass's first key did not exist when the pass began).
 // Exact, not a bound either way: dropping a write's entry is safe only when the pass saw its
 // version, keeping it only when the pass's own entry for the key is seen before the write.
-bool Store::Impl::PassSees(const std::string& raw_key, uint64_t seq) const {
+bool ExpiryCycle::PassSees(const std::string& raw_key, uint64_t seq) const {
   if (expiry_pass_active_ &&
       (raw_key > expiry_cursor_ || (raw_key == expiry_cursor_ && raw_key != expiry_done_))) {
     return true;
@@ -470,7 +297,7 @@ bool Store::Impl::PassSees(const std::string& raw_key, uint64_t seq) const {
 // current or last pass reads or read (PassSees) is left out: that pass remembers the key at
 // that version or a later one, or leaves it to a later pass. Any other entry for the key that
 // pass makes carries a sequence below the write's mark, so it is read again before a removal.
-void Store::Impl::TakeIntake(int64_t* later) {
+void ExpiryCycle::TakeIntake(int64_t* later) {
   intake_drained_.clear();
   expiry_intake_.Drain(&intake_drained_);
   for (auto& e : intake_drained_) {
@@ -479,4 +306,23 @@ void Store::Impl::TakeIntake(int64_t* later) {
   }
 }
 
-}  // namespace sluice
+// The first cycle's pass finds the keys with an expiry stored before this open: with none
+// stored (the counts are exact), it has nothing to find. On a fresh store taking traffic at
+// once, that pass walked the new keys a sample a cycle while none had expired, and the expiries
+// written ahead of its cursor were left to it instead of the due list (docs/engine.md, "Expiry").
+void ExpiryCycle::SkipPassWithoutExpiries(const KeyspaceCounts& counts) {
+  if (expiry_pass_active_) return;  // a restored pass under way goes on
+  for (int db = 0; db < kNumDatabases; ++db) {
+    if (counts.Get(db).expires != 0) return;
+  }
+  next_expiry_due_ms_.store(kNever, std::memory_order_relaxed);
+}
+
+void ExpiryCycle::AddStats(Store::Stats* st) const {
+  st->expiry_scans = expiry_scans_.load(std::memory_order_relaxed);
+  st->expired_stale = expired_stale_.load(std::memory_order_relaxed);
+  st->expiry_time_cap_reached = expiry_time_cap_reached_.load(std::memory_order_relaxed);
+  st->expire_cycle_ms = expire_cycle_us_.load(std::memory_order_relaxed) / 1000;
+}
+
+}  // namespace sluice::internal

@@ -12,7 +12,8 @@
 
 #include "encoding.h"
 #include "expiry.h"
-#include "store_impl.h"
+#include "expiry_cycle.h"
+#include "lock_pool.h"
 
 namespace sluice {
 
@@ -92,8 +93,6 @@ std::optional<ExpiryState> DecodeExpiryState(std::string_view in) {
   return state;
 }
 
-}  // namespace internal
-
 using internal::ExpiryState;
 
 // The due list as one entry per key. An entry whose stripe was not written since it was seen
@@ -104,7 +103,7 @@ using internal::ExpiryState;
 // RemoveExpired allows for only one entry per stored version. No reads: after heavy traffic
 // every stripe has been written, and reading each key made a save of 262,144 entries cost 1.6 s
 // of CPU. The expiry thread's (or, at close, the destructor's once that thread has stopped).
-void Store::Impl::CollectDueKeys(std::vector<ExpiryState::Key>* out) {
+void ExpiryCycle::CollectDueKeys(std::vector<ExpiryState::Key>* out) {
   struct Seen {
     const std::string* key;
     int64_t at_ms;
@@ -120,8 +119,8 @@ void Store::Impl::CollectDueKeys(std::vector<ExpiryState::Key>* out) {
   for (size_t i = 0, j = 0; i < seen.size(); i = j) {
     const std::string& key = *seen[i].key;
     ExpiryState::Key k{key, seen[i].at_ms, false};
-    std::lock_guard<std::mutex> stripe(locks_.ForKey(key));
-    const uint64_t mark = locks_.WriteMark(key);
+    std::lock_guard<std::mutex> stripe(engine_.locks().ForKey(key));
+    const uint64_t mark = engine_.locks().WriteMark(key);
     for (j = i; j < seen.size() && *seen[j].key == key; ++j) {
       if (k.exact) continue;
       if (mark <= seen[j].seq) {
@@ -143,12 +142,12 @@ void Store::Impl::CollectDueKeys(std::vector<ExpiryState::Key>* out) {
 // leaves any older record, stale once anything was written since. While running the record is
 // handed to the OS (and synced under `always`; `everysec` syncs it within a second); at close
 // the destructor's final log sync covers it.
-void Store::Impl::SaveExpiryState(bool closing) {
-  if (writes_refused()) return;
+void ExpiryCycle::SaveState(bool closing) {
+  if (engine_.writes_refused()) return;
   uint64_t latest = 0;
   {
-    auto all = internal::LockPool::MultiGuard::All(locks_);
-    latest = db_->GetLatestSequenceNumber();
+    auto all = internal::LockPool::MultiGuard::All(engine_.locks());
+    latest = engine_.db()->GetLatestSequenceNumber();
     int64_t later = internal::kNever;
     TakeIntake(&later);
     NoteExpiry(later);
@@ -163,13 +162,14 @@ void Store::Impl::SaveExpiryState(bool closing) {
   CollectDueKeys(&state.due);
   state.seq = latest + 1;
   rocksdb::WriteBatch batch;
-  if (!batch.Put(meta_cf_, internal::kExpiryStateKey, internal::EncodeExpiryState(state)).ok()) {
+  if (!batch.Put(engine_.meta_cf(), internal::kExpiryStateKey, internal::EncodeExpiryState(state))
+           .ok()) {
     return;
   }
   // Named before the write, so that the everysec thread never takes the write for activity
   // (TidyIfIdle); taken back if the write fails.
   const uint64_t before = expiry_state_seq_.exchange(state.seq, std::memory_order_relaxed);
-  if (!Write(&batch, /*durable=*/!closing, /*defer=*/closing).ok()) {
+  if (!engine_.Write(&batch, /*durable=*/!closing, /*defer=*/closing).ok()) {
     expiry_state_seq_.store(before, std::memory_order_relaxed);
   }
 }
@@ -180,8 +180,8 @@ void Store::Impl::SaveExpiryState(bool closing) {
 // either. A save with a full due list costs ~0.3 s of CPU and a 10 MB record: a server whose
 // writes come a few seconds apart must not pay that for each gap (its record would be stale by
 // the next write anyway).
-void Store::Impl::SaveExpiryStateWhenQuiet() {
-  const uint64_t latest = db_->GetLatestSequenceNumber();
+void ExpiryCycle::SaveStateWhenQuiet() {
+  const uint64_t latest = engine_.db()->GetLatestSequenceNumber();
   const auto now = std::chrono::steady_clock::now();
   if (latest != quiet_seq_) {
     quiet_seq_ = latest;
@@ -197,26 +197,30 @@ void Store::Impl::SaveExpiryStateWhenQuiet() {
     return;
   }
   last_quiet_save_ = now;
-  SaveExpiryState(/*closing=*/false);
+  SaveState(/*closing=*/false);
 }
 
 // At open, before anything is written and before the expiry thread starts. A record written
 // before the store's latest write is stale (the store was opened and written since, then
 // crashed or was closed by a build that does not save it): the first cycle then starts a pass.
-void Store::Impl::RestoreExpiryState() {
+void ExpiryCycle::RestoreState() {
   std::string bytes;
-  if (!db_->Get(rocksdb::ReadOptions(), meta_cf_, internal::kExpiryStateKey, &bytes).ok()) return;
+  if (!engine_.db()
+           ->Get(rocksdb::ReadOptions(), engine_.meta_cf(), internal::kExpiryStateKey, &bytes)
+           .ok())
+    return;
   auto state = internal::DecodeExpiryState(bytes);
-  const uint64_t seq = db_->GetLatestSequenceNumber();
+  const uint64_t seq = engine_.db()->GetLatestSequenceNumber();
   if (!state || state->seq != seq) {
-    if (options_.on_progress) {
-      options_.on_progress("expiry: the saved expiry state is stale; walking the keyspace");
+    if (engine_.options().on_progress) {
+      engine_.options().on_progress(
+          "expiry: the saved expiry state is stale; walking the keyspace");
     }
     return;
   }
   // Every stripe counts as written at seq: an exact entry (seen at seq) is removed without a
   // read unless written after this open, any other (seen at seq - 1) is read again when due.
-  locks_.SetAllWriteMarks(seq);
+  engine_.locks().SetAllWriteMarks(seq);
   int64_t pass_due_ms = state->pass_due_ms;
   for (auto& k : state->due) {
     const int64_t dropped = expiry_due_.Add(std::move(k.raw_key), k.at_ms, k.exact ? seq : seq - 1);
@@ -233,11 +237,12 @@ void Store::Impl::RestoreExpiryState() {
   next_expiry_due_ms_.store(pass_due_ms, std::memory_order_relaxed);
   // Nothing new to save until something is written.
   expiry_state_seq_.store(seq, std::memory_order_relaxed);
-  if (options_.on_progress) {
-    options_.on_progress("expiry: restored the saved state (" + std::to_string(state->due.size()) +
-                         " keys in the due list" +
-                         (state->pass_active ? ", a pass under way)" : ")"));
+  if (engine_.options().on_progress) {
+    engine_.options().on_progress("expiry: restored the saved state (" +
+                                  std::to_string(state->due.size()) + " keys in the due list" +
+                                  (state->pass_active ? ", a pass under way)" : ")"));
   }
 }
 
+}  // namespace internal
 }  // namespace sluice

@@ -1,11 +1,17 @@
-// Store::Impl: the engine's shared state (RocksDB handle, lock pool, durability policy,
-// background threads) and the helpers every command file uses. Internal header.
+// storage/engine: the engine the data types are built on: RocksDB options and open, durability
+// (the log, group commit, WAL checks), the memtable, units of work and their locks, keyspace
+// counts and expiry. Never includes storage/types or storage/api.
 //
-// Files by job: store.cc (open/close, RocksDB options, durability, stats), txn.cc (locked
-// read-modify-write transactions), expiry.cc (element compaction filter, active expiry cycle),
-// keyspace_counts.cc (the per-db key counts behind DBSIZE),
-// encoding.cc (key/value codec), lock_pool.cc, numeric.cc (Redis number rules), glob.cc,
-// strings.cc, keys.cc, scan.cc (KEYS/SCAN/RANDOMKEY/DBSIZE/FLUSH), limiters.cc.
+// This header: Store::Impl, the engine's shared state (RocksDB handle, lock pool, durability
+// policy, background threads) and the helpers every command file uses. Internal header.
+//
+// Files by job: store_open.cc (RocksDB options, open/close), store_durability.cc (writes, the
+// log's flush and fsync, write errors, the everysec thread), store_background.cc (idle tidying,
+// the expiry thread, stats, shared reads), format.cc (on-disk format, column families, collection
+// versions), txn.cc and txn_commit.cc (units of work), transaction.cc (Store::Transaction's
+// locks and commit, commit groups, commit observers), expiry_cycle.cc and expiry_state.cc (the
+// active expiry, behind EngineHost: engine_host.h), keyspace_counts.cc (DBSIZE's counts),
+// encoding.cc (key/value codec), collection_layout.cc, lock_pool.cc, cursor_table.cc.
 //
 // Concurrency model: every write holds the stripes of the keys it touches (LockPool) for its
 // whole read -> compute -> WriteBatch; plain reads take no lock (a RocksDB read or snapshot is
@@ -32,9 +38,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cursor_table.h"
 #include "encoding.h"
+#include "engine_host.h"
 #include "expiry.h"
-#include "expiry_state.h"
+#include "expiry_cycle.h"
 #include "group_commit.h"
 #include "keyspace_counts.h"
 #include "lock_pool.h"
@@ -51,45 +59,19 @@ class Txn;
 // filter driven by `clock`). Exposed so tests can drive RocksDB directly with the same setup.
 rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const Clock> clock);
 
-Status FromRocks(const rocksdb::Status& s);  // OK stays OK; anything else is kIOError
-
-// Server-side SCAN cursors: numeric ids mapping to (db, last key returned). Bounded: the
-// oldest entries are evicted first, and an unknown id restarts the scan. Thread-safe.
-class CursorTable {
- public:
-  static constexpr size_t kCapacity = 1 << 16;
-  struct Position {
-    int db = 0;
-    std::string last_key;  // user key; the next page starts strictly after it
-    // Empty for SCAN; for an element scan (HSCAN, SSCAN, ...) the collection's raw key and
-    // version, and last_key is an element.
-    std::string owner;
-  };
-  uint64_t Add(Position pos);  // returns a fresh id in [1, 2^63)
-  std::optional<Position> Find(uint64_t id) const;
-
- private:
-  mutable std::mutex mu_;
-  std::unordered_map<uint64_t, Position> by_id_;
-  std::deque<uint64_t> order_;  // insertion order, for eviction
-  uint64_t next_salt_ = 0;
-};
-
-// Random 64-bit numbers from a thread-local PRNG seeded by std::random_device.
-uint64_t RandomU64();
-
 }  // namespace internal
 
-class Store::Impl {
+class Store::Impl final : public internal::EngineHost {
  public:
   explicit Impl(Options options);
   ~Impl();  // stops background threads, syncs the WAL, closes RocksDB
   Status Open();
 
-  const Clock& clock() const { return *clock_; }
-  const Options& options() const { return options_; }
-  rocksdb::DB* db() const { return db_.get(); }
-  // The column family of a collection element kind (collection.h). Valid while the store is open.
+  const Clock& clock() const override { return *clock_; }
+  const Options& options() const override { return options_; }
+  rocksdb::DB* db() const override { return db_.get(); }
+  // The column family of a collection element kind (collection_layout.h). Valid while the store is
+  // open.
   rocksdb::ColumnFamilyHandle* element_cf(internal::ElementCf cf) const {
     return element_cfs_[static_cast<int>(cf)];
   }
@@ -97,20 +79,18 @@ class Store::Impl {
   // steps: versions come from a persisted high-water mark). Thread-safe.
   uint64_t NewCollectionVersion();
   // The engine's bookkeeping column family (version mark, keyspace count records).
-  rocksdb::ColumnFamilyHandle* meta_cf() const { return meta_cf_; }
+  rocksdb::ColumnFamilyHandle* meta_cf() const override { return meta_cf_; }
   // Keys per database as committed (keyspace_counts.h); exact whenever no commit is in flight.
   internal::KeyspaceCounts& counts() { return counts_; }
-  internal::LockPool& locks() { return locks_; }
+  internal::LockPool& locks() override { return locks_; }
+  Store::Impl& unit_engine() override { return *this; }
   int64_t max_value_bytes() const { return max_value_bytes_.load(std::memory_order_relaxed); }
   void set_max_value_bytes(int64_t b) { max_value_bytes_.store(b, std::memory_order_relaxed); }
   Durability durability() const { return durability_.load(std::memory_order_relaxed); }
   void set_block_cache_bytes(size_t bytes);
   // active-expire-effort (ExpiryCycleParams), read by each expiry cycle. Thread-safe.
-  int expire_effort() const { return expire_effort_.load(std::memory_order_relaxed); }
-  void set_expire_effort(int effort) {
-    expire_effort_.store(std::clamp(effort, internal::kMinExpireEffort, internal::kMaxExpireEffort),
-                         std::memory_order_relaxed);
-  }
+  int expire_effort() const { return expiry_.expire_effort(); }
+  void set_expire_effort(int effort) { expiry_.set_expire_effort(effort); }
   void set_durability(Durability d) { durability_.store(d, std::memory_order_relaxed); }
 
   // Applies `batch` atomically following the durability policy (see store.h). Callers hold
@@ -122,7 +102,7 @@ class Store::Impl {
   // else may write to db() directly. *applied (when given) tells whether the batch reached the
   // memtable (visible to readers), which it does even when a later flush or fsync fails.
   Status Write(rocksdb::WriteBatch* batch, bool durable = true, bool defer = false,
-               bool* applied = nullptr);
+               bool* applied = nullptr) override;
   Status SyncWal();   // flush + fsync now, through everything applied
   Status FlushLog();  // hands the WAL's buffered bytes to the OS (no fsync)
   // The same, unless a flush already handed over every record through `ticket` (a sequence
@@ -150,50 +130,27 @@ class Store::Impl {
   Status ReadRaw(std::string_view raw_key, rocksdb::PinnableSlice* value, bool* found,
                  const rocksdb::Snapshot* snapshot = nullptr);
 
-  // One cycle of the active expiry (expiry.cc); returns the keys it removed. Does nothing (not
-  // even a seek) while no stored key can be due, so an idle server costs nothing.
-  int64_t RunExpiryCycle(int64_t budget_us);
-  // The end of a cycle that began at start with a budget to deadline: INFO's fields of the
-  // cycle (Stats::expired_stale, expiry_time_cap_reached, expire_cycle_ms). Called by the expiry
-  // thread (or a test driving cycles) only.
+  // The active expiry (expiry_cycle.h), which these forward to; see there.
+  internal::ExpiryCycle& expiry() { return expiry_; }
+  int64_t RunExpiryCycle(int64_t budget_us) { return expiry_.Run(budget_us); }
   void RecordExpiryCycle(std::chrono::steady_clock::time_point start,
                          std::chrono::steady_clock::time_point deadline, int64_t sampled,
-                         int64_t expired, bool idle);
-  // Removes, in one unit holding their stripes, the first c.n candidates (then sets c.n to 0):
-  // keys read (at their seen_seq or later) as stored with the given expiry, expired at the time
-  // they were checked, and not removed by the expiry cycle since. Returns how many it removed
-  // (keyspace counts and Stats::expired_keys follow). A candidate that stays (rewritten since,
-  // the clock went back, a read error) lowers *next_due_ms to when it should be looked at
-  // again. The expiry thread's (expiry.cc; also called by tests); one caller at a time.
-  int64_t RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_due_ms);
-  // Hands the expiry cycle keys[i] expiring at at_ms[i], i < n, written by one commit that set
-  // the write mark `seq` on their stripes (ExpiryIntake): each is removed when due without a
-  // walk. What the intake refuses (full) falls back to NoteExpiry. Thread-safe; called once
-  // the write is visible, with its stripes still held (Txn::Commit).
+                         int64_t expired, bool idle) {
+    expiry_.RecordCycle(start, deadline, sampled, expired, idle);
+  }
+  int64_t RemoveExpired(internal::ExpiryCandidates& c, int64_t* next_due_ms) {
+    return expiry_.RemoveExpired(c, next_due_ms);
+  }
   void HandExpiries(const std::string* const* keys, const int64_t* at_ms, size_t n, uint64_t seq) {
-    size_t taken = expiry_intake_.Add(keys, at_ms, n, seq);
-    for (; taken < n; ++taken) NoteExpiry(at_ms[taken]);
+    expiry_.HandExpiries(keys, at_ms, n, seq);
   }
-  const internal::ExpiryDueList& expiry_due() const { return expiry_due_; }  // tests
-  // Saves the expiry cycle's state for the next open (expiry_state.cc). The expiry thread's, or
-  // the destructor's once that thread has stopped (closing: the final log sync covers it); also
-  // called by tests, one caller at a time.
-  void SaveExpiryState(bool closing);
-  // The expiry thread saves the state once the store has been quiet for after_ms, at most once
-  // every every_ms (defaults 30 s and 10 min; tests shorten them). Thread-safe.
+  const internal::ExpiryDueList& expiry_due() const { return expiry_.expiry_due(); }  // tests
+  void SaveExpiryState(bool closing) { expiry_.SaveState(closing); }
   void SetQuietSaveTimes(int64_t after_ms, int64_t every_ms) {
-    quiet_save_after_ms_.store(after_ms, std::memory_order_relaxed);
-    quiet_save_every_ms_.store(every_ms, std::memory_order_relaxed);
+    expiry_.SetQuietSaveTimes(after_ms, every_ms);
   }
+  void NoteExpiry(int64_t at_ms) { expiry_.NoteExpiry(at_ms); }
   const internal::KeyPrefetcher& key_prefetcher() const { return key_prefetcher_; }
-  // Tells the expiry cycle that a key expiring at at_ms (ms since the epoch) is stored: it
-  // wakes up by then. Lock-free; called once a write with an expiry is visible (Txn::Commit).
-  // The exchange is sequentially consistent: it pairs with the reset at a pass's start.
-  void NoteExpiry(int64_t at_ms) {
-    int64_t due = next_expiry_due_ms_.load(std::memory_order_relaxed);
-    while (at_ms < due && !next_expiry_due_ms_.compare_exchange_weak(due, at_ms)) {
-    }
-  }
 
   Store::Stats GetStats() const;
 
@@ -206,7 +163,7 @@ class Store::Impl {
   // Latches (logging once) and returns the kCannotPersist status for `cause`.
   Status NoteWriteError(const Status& cause);
   void ClearWriteError();
-  bool writes_refused() const { return writes_refused_.load(std::memory_order_acquire); }
+  bool writes_refused() const override { return writes_refused_.load(std::memory_order_acquire); }
   Status WriteRefusal() const;  // the kCannotPersist status while latched
 
  private:
@@ -218,14 +175,7 @@ class Store::Impl {
   void FlushIfDeletionsHeld();
   void ReleaseFreeHeapMemory();
   void ExpiryLoop();
-  Status FlushLogLocked();          // FlushLog with wal_gate_ held exclusively
-  void TakeIntake(int64_t* later);  // the expiry thread's: ExpiryIntake -> expiry_due_
-  // The expiry cycle's state across a restart (expiry_state.cc): saved by the expiry thread once
-  // the store is quiet, restored by Open before any write.
-  void SaveExpiryStateWhenQuiet();
-  void RestoreExpiryState();
-  void CollectDueKeys(std::vector<internal::ExpiryState::Key>* out);
-  bool PassSees(const std::string& raw_key, uint64_t seq) const;
+  Status FlushLogLocked();  // FlushLog with wal_gate_ held exclusively
   void StopThreads();
   void NoteSynced();
   void TryResume();  // everysec thread, while latched
@@ -252,9 +202,6 @@ class Store::Impl {
   std::atomic<uint64_t> version_limit_{0};
   std::mutex version_mu_;
   Status InitVersions();
-  // Loads the keyspace count records, or counts the keys once (keyspace_counts.cc).
-  Status LoadKeyspaceCounts();
-  void SkipPassWithoutExpiries();  // at open, after LoadKeyspaceCounts
   internal::KeyspaceCounts counts_;
   Status PersistVersionLimit(uint64_t limit);
   // Opens RocksDB with every column family, checking (and migrating) the data dir's on-disk
@@ -284,45 +231,9 @@ class Store::Impl {
   std::string write_error_;  // guarded by write_error_mu_; why writes are refused
   std::shared_ptr<rocksdb::EventListener> error_listener_;
 
-  // The active expiry's state. A pass walks the keyspace over as many cycles as it takes; it
-  // starts only when an expiry it may find is due: next_expiry_due_ms_ is the minimum of the
-  // expiries a pass saw and did not keep in expiry_due_ (which removes those when due), and of
-  // every expiry written since the last pass began (NoteExpiry). 0 at open: the first pass runs
-  // at once, unless the last close saved the state (RestoreExpiryState) or no stored key has an
-  // expiry (SkipPassWithoutExpiries). The rest is the expiry thread's own.
-  std::atomic<int64_t> next_expiry_due_ms_{0};
-  std::atomic<int64_t> expiry_scans_{0};
-  std::atomic<int> expire_effort_{1};                // set_expire_effort
-  std::atomic<int64_t> expire_cycle_us_{0};          // time spent in cycles
-  std::atomic<int64_t> expiry_time_cap_reached_{0};  // cycles that used their whole budget
-  std::atomic<double> expired_stale_{0.0};           // written by the expiry thread only
   std::atomic<int64_t> idle_memory_releases_{0};
-  std::string expiry_cursor_;  // encoded key where the pass resumes
-  std::string expiry_done_;    // the last key the pass handled (handled once)
-  bool expiry_pass_active_ = false;
   bool opened_ = false;  // Open succeeded: the expiry state is worth saving at close
-  // The sequence number the last saved expiry state named (written by the expiry thread; the
-  // everysec thread reads it: that write does not end a quiet spell), and the expiry thread's
-  // view of the latest sequence number: since when it has not moved (SaveExpiryStateWhenQuiet).
-  std::atomic<uint64_t> expiry_state_seq_{0};
-  uint64_t quiet_seq_ = 0;
-  std::chrono::steady_clock::time_point quiet_since_;
-  std::optional<std::chrono::steady_clock::time_point> last_quiet_save_;
-  std::atomic<int64_t> quiet_save_after_ms_{30'000};
-  std::atomic<int64_t> quiet_save_every_ms_{600'000};
-  internal::ExpiryCandidates expiry_batch_;  // found by the cycle, not yet removed
-  internal::ExpiryDueList expiry_due_;       // written or seen by a pass, not yet due
-  // The current or last pass's walk, cycle by cycle: the first key each cycle read, and the
-  // sequence its iterator read at (or after). Cleared when a pass starts.
-  struct PassSegment {
-    std::string start;
-    uint64_t seen_seq;
-  };
-  std::vector<PassSegment> pass_segments_;
-  std::vector<internal::ExpiryIntake::Entry> intake_drained_;  // TakeIntake's scratch
-  std::vector<size_t> reread_removed_;                         // RemoveExpired's scratch
-  std::vector<size_t> removal_order_;                          // RemoveExpired's scratch
-  internal::ExpiryIntake expiry_intake_;  // thread-safe: written expiries, not yet taken
+  internal::ExpiryCycle expiry_{*this};  // the active expiry's state; its thread is expiry_thread_
 
   // Registered commit observers: slots filled once, in order, under observer_mu_; read without
   // a lock (observer_count_ is published after its slot).

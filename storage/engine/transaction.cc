@@ -188,8 +188,4 @@ void Store::Impl::NotifyCommit(const Txn& txn) {
   }
 }
 
-Status Store::AddCommitObserver(CommitObserver* observer) {
-  return impl_->AddCommitObserver(observer);
-}
-
 }  // namespace sluice

@@ -66,4 +66,9 @@ std::optional<KeyCounts> DecodeCounts(std::string_view raw);
 // The merge operator of the meta column family: sums count records.
 std::shared_ptr<rocksdb::MergeOperator> NewCountMergeOperator();
 
+class EngineHost;
+// Loads the count records into *counts, or counts the keys once (one walk, then the records and
+// their marker are written, synced) for a data dir without them. At open, before any unit writes.
+Status LoadKeyspaceCounts(EngineHost& engine, KeyspaceCounts* counts);
+
 }  // namespace sluice::internal

@@ -24,8 +24,8 @@ namespace sluice::internal {
 
 inline constexpr int64_t kNoExpiry = -1;
 
-// The column families holding collection elements (collection.h), one per element kind, opened
-// in this order after the default one (the keys) by Store::Impl::Open.
+// The column families holding collection elements (collection_layout.h), one per element kind,
+// opened in this order after the default one (the keys) by Store::Impl::Open.
 enum class ElementCf : int { kHash = 0, kSet = 1, kList = 2, kZSet = 3, kZScore = 4 };
 inline constexpr int kNumElementCfs = 5;
 const char* ElementCfName(ElementCf cf);  // "hash", "set", "list", "zset", "zscore"

@@ -1,17 +1,10 @@
-// The collection layout (hashes, lists, sets, sorted sets): a metadata record at the key, and one
-// RocksDB entry per element, in column families of their own (a small list keeps its elements in
-// the metadata instead: list_body.h). Internal header; docs/engine.md has the picture.
+// storage/types: the Redis data types (strings, hashes, lists, sets, sorted sets, limiter state,
+// keys and scans) as Store::Transaction operations over the engine's units (storage/engine).
 //
-// Metadata: the key's ordinary entry in the default column family, with the usual value header
-// (kind kHash/kList/kSet/kZSet, absolute expiry) and this payload:
-//   [version: 8 bytes LE][count: 8 bytes LE][flags: 1 byte][extra: type-specific, opaque here]
-// Element sub-key, in the element column family of its type (ElementCf):
-//   [db: 1][slot: 2 BE][user key length: 4 BE][user key][version: 8 BE][element bytes]
-// so one collection's elements are one contiguous range, ordered by element bytes. The version
-// is fresh for every new collection (Store::Impl::NewCollectionVersion), so deleting, expiring or
-// overwriting a collection is one write of the metadata: sub-keys of any other version are
-// invisible (reads go through the metadata's version) and the element compaction filter drops
-// them (a sub-key whose metadata is missing, expired, of another kind or another version).
+// This header: one collection key (hash, list, set, sorted set) inside a unit, over the layout of
+// collection_layout.h (a metadata record at the key, elements in column families of their own; a
+// small list keeps its elements in the metadata instead: list_body.h). Internal header;
+// docs/engine.md has the picture.
 //
 // Every operation runs on the unit's Txn: element reads see the unit's own writes.
 #pragma once
@@ -26,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "collection_layout.h"
 #include "encoding.h"
 #include "sluice/status.h"
 #include "sluice/store.h"
@@ -40,36 +34,6 @@ inline constexpr size_t kHashMaxListpackValue = 64;      // hash-max-listpack-va
 inline constexpr int64_t kSetMaxIntsetEntries = 512;     // set-max-intset-entries
 inline constexpr int64_t kZsetMaxListpackEntries = 128;  // zset-max-listpack-entries
 inline constexpr size_t kZsetMaxListpackValue = 64;      // zset-max-listpack-value
-
-// Metadata flag bits.
-// Redis has converted this collection to its big encoding (hashtable, skiplist): sticky, as in
-// Redis, until the key is deleted.
-inline constexpr uint8_t kMetaBigEncoding = 0x01;
-
-struct CollectionMeta {
-  uint64_t version = 0;
-  int64_t count = 0;  // elements; a stored collection always has at least one
-  uint8_t flags = 0;
-  std::string extra;  // type-specific state (a hash's next insertion number, a list's ends)
-};
-
-std::string EncodeMeta(const CollectionMeta& m);
-// nullopt when the payload is too short (corruption).
-std::optional<CollectionMeta> DecodeMeta(std::string_view payload);
-
-// [db][slot][key length][key][version]: the prefix every element sub-key of one collection
-// version starts with.
-void EncodeSubKeyPrefix(int db, std::string_view user_key, uint64_t version, std::string* out);
-// Splits a sub-key: the metadata's encoded key (EncodeKey), the version and the element.
-// False when it is not a valid sub-key.
-bool DecodeSubKey(std::string_view sub_key, std::string* meta_key, uint64_t* version,
-                  std::string_view* element);
-// The first key after every key starting with `prefix` ("" when there is none).
-std::string PrefixEnd(std::string_view prefix);
-
-// The element column families a kind uses (kZSet: kZSet and kZScore), as a bit set of
-// 1 << ElementCf; 0 for the other kinds.
-uint32_t ElementCfsOf(ValueKind kind);
 
 // Redis's OBJECT ENCODING name of a collection: hash listpack|hashtable, list quicklist (Redis
 // 7.0), set intset|hashtable, zset listpack|skiplist.

@@ -5,7 +5,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "store_impl.h"
+#include "encoding.h"
+#include "engine_host.h"
 
 namespace sluice {
 namespace internal {
@@ -67,28 +68,26 @@ std::shared_ptr<rocksdb::MergeOperator> NewCountMergeOperator() {
   return std::make_shared<CountMerge>();
 }
 
-}  // namespace internal
-
-using internal::FromRocks;
-using internal::KeyCounts;
-
 // Runs in Open before any unit can write. Without the marker, one walk of the default column
 // family counts every stored key (expired ones included: they are still stored) and the records
 // and the marker are written together, synced; a crash during the walk just walks again.
-Status Store::Impl::LoadKeyspaceCounts() {
+Status LoadKeyspaceCounts(EngineHost& engine, KeyspaceCounts* counts_out) {
+  rocksdb::DB* const rdb = engine.db();
+  rocksdb::ColumnFamilyHandle* const meta_cf = engine.meta_cf();
+  const Options& options = engine.options();
   std::string value;
-  auto s = db_->Get(rocksdb::ReadOptions(), meta_cf_, internal::kCountsMarkerKey, &value);
+  auto s = rdb->Get(rocksdb::ReadOptions(), meta_cf, kCountsMarkerKey, &value);
   if (s.ok()) {
     for (int db = 0; db < kNumDatabases; ++db) {
-      s = db_->Get(rocksdb::ReadOptions(), meta_cf_, internal::CountRecordKey(db), &value);
+      s = rdb->Get(rocksdb::ReadOptions(), meta_cf, CountRecordKey(db), &value);
       if (s.IsNotFound()) {
-        counts_.Set(db, KeyCounts{});
+        counts_out->Set(db, KeyCounts{});
         continue;
       }
       if (!s.ok()) return FromRocks(s);
-      auto c = internal::DecodeCounts(value);
+      auto c = DecodeCounts(value);
       if (!c) return Status::Corruption("invalid keyspace count record");
-      counts_.Set(db, *c);
+      counts_out->Set(db, *c);
     }
     return Status::Ok();
   }
@@ -100,19 +99,19 @@ Status Store::Impl::LoadKeyspaceCounts() {
   int64_t walked = 0;
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  std::unique_ptr<rocksdb::Iterator> it(rdb->NewIterator(ro));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const auto key = it->key().ToStringView();
     const int db = static_cast<unsigned char>(key[0]);
     if (db >= kNumDatabases) continue;
-    auto expiry = internal::DecodeExpiry(it->value().ToStringView());
-    counts[db] += KeyCounts{1, expiry && *expiry != internal::kNoExpiry ? 1 : 0};
-    if ((++walked & 0xffff) == 0 && options_.on_progress) {
+    auto expiry = DecodeExpiry(it->value().ToStringView());
+    counts[db] += KeyCounts{1, expiry && *expiry != kNoExpiry ? 1 : 0};
+    if ((++walked & 0xffff) == 0 && options.on_progress) {
       const auto now = std::chrono::steady_clock::now();
       if (now - last_report >= std::chrono::seconds(1)) {
         last_report = now;
-        options_.on_progress("counting keys (once, for DBSIZE): " + std::to_string(walked) +
-                             " so far");
+        options.on_progress("counting keys (once, for DBSIZE): " + std::to_string(walked) +
+                            " so far");
       }
     }
   }
@@ -120,22 +119,23 @@ Status Store::Impl::LoadKeyspaceCounts() {
   rocksdb::WriteBatch batch;
   for (int db = 0; db < kNumDatabases; ++db) {
     char buf[16];
-    internal::EncodeCounts(counts[db], buf);
-    batch.Put(meta_cf_, internal::CountRecordKey(db), rocksdb::Slice(buf, sizeof(buf)));
-    counts_.Set(db, counts[db]);
+    EncodeCounts(counts[db], buf);
+    batch.Put(meta_cf, CountRecordKey(db), rocksdb::Slice(buf, sizeof(buf)));
+    counts_out->Set(db, counts[db]);
   }
-  batch.Put(meta_cf_, internal::kCountsMarkerKey, "1");
-  s = db_->Write(rocksdb::WriteOptions(), &batch);
-  if (s.ok()) s = db_->FlushWAL(/*sync=*/true);
+  batch.Put(meta_cf, kCountsMarkerKey, "1");
+  s = rdb->Write(rocksdb::WriteOptions(), &batch);
+  if (s.ok()) s = rdb->FlushWAL(/*sync=*/true);
   if (!s.ok()) return FromRocks(s);
-  if (options_.on_progress && walked > 0) {
+  if (options.on_progress && walked > 0) {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::steady_clock::now() - started)
                         .count();
-    options_.on_progress("counted " + std::to_string(walked) + " keys in " + std::to_string(ms) +
-                         " ms (once: the counts are kept from now on)");
+    options.on_progress("counted " + std::to_string(walked) + " keys in " + std::to_string(ms) +
+                        " ms (once: the counts are kept from now on)");
   }
   return Status::Ok();
 }
 
+}  // namespace internal
 }  // namespace sluice

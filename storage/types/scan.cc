@@ -1,6 +1,6 @@
-// The keyspace: KEYS, SCAN (with its server-side cursor table), RANDOMKEY, DBSIZE and the INFO
-// keyspace counts (from the maintained counts), their consistency check, FLUSHDB and FLUSHALL.
-// The walks cover one database's prefix range.
+// The keyspace: KEYS, SCAN (its server-side cursor table: engine/cursor_table.h), RANDOMKEY, DBSIZE
+// and the INFO keyspace counts (from the maintained counts), their consistency check, FLUSHDB and
+// FLUSHALL. The walks cover one database's prefix range.
 #include <memory>
 
 #include "sluice/glob.h"
@@ -69,32 +69,6 @@ std::string CommonPrefix(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
-
-namespace internal {
-
-uint64_t CursorTable::Add(Position pos) {
-  std::lock_guard<std::mutex> l(mu_);
-  uint64_t id = 0;
-  do {
-    id = (RandomU64() ^ ++next_salt_) & ((uint64_t{1} << 63) - 1);
-  } while (id == 0 || by_id_.count(id) != 0);
-  by_id_.emplace(id, std::move(pos));
-  order_.push_back(id);
-  while (order_.size() > kCapacity) {
-    by_id_.erase(order_.front());
-    order_.pop_front();
-  }
-  return id;
-}
-
-std::optional<CursorTable::Position> CursorTable::Find(uint64_t id) const {
-  std::lock_guard<std::mutex> l(mu_);
-  auto it = by_id_.find(id);
-  if (it == by_id_.end()) return std::nullopt;
-  return it->second;
-}
-
-}  // namespace internal
 
 Result<std::vector<std::string>> Store::Transaction::Keys(int db, std::string_view pattern) {
   if (Status c = ClaimAll(/*write=*/false); !c.ok()) return c;

@@ -10,7 +10,7 @@
 // stripe of every key it writes. A Store::Transaction passes its LockSet, and its operations
 // Claim() their keys before touching them. A commit with a LockSet sets the write mark of every
 // stripe it holds (lock_pool.h); one without (the expiry cycle's) sets none, which is sound only
-// for removals of keys the cycle's iterator has passed (expiry.cc): keep it that way.
+// for removals of keys the cycle's iterator has passed (expiry_cycle.cc): keep it that way.
 //
 // Repeats: a read of a key the unit holds the lock of is remembered until the unit's next write
 // or read of another key, so reading it again (GET then PTTL) costs nothing; and the last Put
@@ -25,6 +25,7 @@
 
 #include <rocksdb/iterator.h>
 #include <rocksdb/slice.h>
+#include <rocksdb/snapshot.h>
 #include <rocksdb/write_batch.h>
 
 #include <memory>
@@ -33,10 +34,11 @@
 #include <string_view>
 #include <vector>
 
+#include "encoding.h"
 #include "keyspace_counts.h"
 #include "lock_pool.h"
 #include "scratch.h"
-#include "store_impl.h"
+#include "sluice/store.h"
 
 namespace sluice::internal {
 
@@ -49,7 +51,7 @@ class Txn {
  public:
   Txn(Store::Impl& impl, UnitTime now);
   Txn(Store::Impl& impl, int64_t now_ms) : Txn(impl, UnitTime{now_ms * 1'000'000}) {}
-  explicit Txn(Store::Impl& impl) : Txn(impl, UnitTime{impl.clock().NowNs()}) {}
+  explicit Txn(Store::Impl& impl);  // at the engine clock's now
   ~Txn();
   Txn(const Txn&) = delete;
   Txn& operator=(const Txn&) = delete;
@@ -146,7 +148,7 @@ class Txn {
   uint32_t flushed_dbs() const;  // bit d: database d was emptied
   // Writes the batch as one RocksDB write; durable=false skips kAlways's fsync (see
   // Store::Impl::Write). Once the write is applied: sets the write marks of the unit's stripes
-  // and tells the expiry cycle the earliest expiry written (Store::Impl::NoteExpiry). Then
+  // and tells the expiry cycle the earliest expiry written (ExpiryCycle::NoteExpiry). Then
   // notifies the commit observers (if anything was written) and resets the unit to empty, so it
   // can go on (a new batch, same time and locks).
   Status Commit(bool durable = true, bool defer_durability = false);
@@ -178,7 +180,7 @@ class Txn {
     uint32_t absolute = 0;  // bit d: db d was emptied; delta[d] is its new value
   };
 
-  struct Scratch;  // txn.cc
+  struct Scratch;  // txn_scratch.h
 
  private:
   bool DbFlushed(std::string_view raw_key) const;

@@ -8,7 +8,7 @@
 // them (LockSet::MarkWritten), so a holder of a stripe whose mark is at most S knows that no key
 // of the stripe changed after sequence S: a view of them at S or later (an iterator's) is still
 // what is stored. The active expiry cycle removes expired keys it iterated this way without
-// reading them again (expiry.cc).
+// reading them again (expiry_cycle.cc).
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,362 @@
+#include "txn.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "indexed_batch.h"
+#include "store_impl.h"
+#include "txn_scratch.h"
+
+namespace sluice::internal {
+
+using namespace txn_detail;  // NOLINT: the Txn's own helpers (txn_scratch.h)
+
+namespace {
+// Scratch objects a thread keeps for reuse (one per unit alive at once on that thread).
+constexpr size_t kKeepScratch = 4;
+}  // namespace
+
+using ScratchList = FreeList<Txn::Scratch, kKeepScratch>;
+
+Txn::Txn(Store::Impl& impl, UnitTime now)
+    : impl_(impl), now_ns_(now.ns), now_ms_(now.ns / 1'000'000), s_(ScratchList::Acquire()) {
+  s_->Reset();
+}
+
+Txn::Txn(Store::Impl& impl) : Txn(impl, UnitTime{impl.clock().NowNs()}) {}
+
+Txn::~Txn() {
+  s_->Trim();
+  s_->Reset();
+  ScratchList::Release(s_);
+}
+
+Status Txn::ClaimWrite(std::string_view raw_key) {
+  if (locks_ == nullptr || locks_->TryAcquire(raw_key)) return Status::Ok();
+  conflicted_ = true;
+  return Status::LockConflict();
+}
+
+bool Txn::DbFlushed(std::string_view raw_key) const {
+  const int db = DbOf(raw_key);
+  return db >= 0 && db < kNumDatabases && (s_->flushed & (1u << db)) != 0;
+}
+
+Txn::SnapshotReads::SnapshotReads(Txn& txn) : txn_(txn) {
+  if (txn_.locks_ != nullptr && !txn_.lock_reads_ && txn_.snapshot_ == nullptr) {
+    txn_.TakeSnapshot();
+  }
+}
+
+Txn::SnapshotReads::SnapshotReads(Txn& txn, OneKey) : txn_(txn) {
+  if (txn_.locks_ != nullptr && !txn_.lock_reads_ && txn_.snapshot_ == nullptr) {
+    txn_.snapshot_deferred_ = true;
+  }
+}
+
+Txn::SnapshotReads::~SnapshotReads() {
+  if (txn_.snapshot_ != nullptr) txn_.impl_.db()->ReleaseSnapshot(txn_.snapshot_);
+  txn_.snapshot_ = nullptr;
+  txn_.snapshot_deferred_ = false;
+}
+
+void Txn::TakeSnapshot() {
+  snapshot_ = impl_.db()->GetSnapshot();
+  s_->read_valid = false;  // a read from before the snapshot
+}
+
+void Txn::ResolveSnapshot(const std::string* raw_key) {
+  snapshot_deferred_ = false;
+  if (raw_key != nullptr && locks_->Holds(*raw_key)) return;
+  TakeSnapshot();
+}
+
+bool Txn::IsDefaultCf(const rocksdb::ColumnFamilyHandle* cf) const {
+  return cf == impl_.db()->DefaultColumnFamily();
+}
+
+void Txn::FlushPending() {
+  if (!s_->pending) return;
+  s_->pending = false;
+  s_->batch.Put(impl_.db()->DefaultColumnFamily(), s_->pending_key, s_->pending_value);
+}
+
+Status Txn::GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
+                   bool* found) {
+  if (snapshot_deferred_) ResolveSnapshot(nullptr);
+  if (IsDefaultCf(cf)) FlushPending();
+  rocksdb::PinnableSlice slice(value);
+  *found = false;
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot_;
+  std::string_view staged;
+  switch (s_->batch.Find(cf->GetID(), key, &staged)) {
+    case IndexedBatch::Staged::kPut:
+      value->assign(staged);
+      *found = true;
+      return Status::Ok();
+    case IndexedBatch::Staged::kDeleted:
+      return Status::Ok();
+    case IndexedBatch::Staged::kNone:
+      break;
+  }
+  rocksdb::Status s = impl_.db()->Get(ro, cf, rocksdb::Slice(key.data(), key.size()), &slice);
+  if (s.IsNotFound()) return Status::Ok();
+  if (!s.ok()) return FromRocks(s);
+  // Unpinned, the value was copied into *value (the slice's buffer) already.
+  if (slice.IsPinned()) value->assign(slice.data(), slice.size());
+  *found = true;
+  return Status::Ok();
+}
+
+Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
+  if (snapshot_deferred_) ResolveSnapshot(&raw_key);
+  rocksdb::PinnableSlice* read = &s_->read;
+  if (s_->pending && raw_key == s_->pending_key) {
+    // The unit's own last write (made after any DeleteDb, which puts it in the batch first).
+    // What was stored before it was noted by the read before the write, if any.
+    read->Reset();
+    read->PinSelf(rocksdb::Slice(s_->pending_value));
+    s_->read_key.assign(raw_key);
+    s_->read_valid = true;
+    s_->read_found = true;
+    return DecodeRead(raw_key, /*note=*/false, /*locked=*/true);
+  }
+  if (s_->read_valid && raw_key == s_->read_key) {
+    // A read under the key's lock and no write since: `read` still holds what it found, and it
+    // was noted then.
+    if (!s_->read_found) return std::optional<EntryView>();
+    return DecodeRead(raw_key, /*note=*/false, /*locked=*/true);
+  }
+  read->Reset();
+  s_->read_valid = false;
+  bool found = false;
+  const rocksdb::Slice key(raw_key);
+  const bool flushed = DbFlushed(raw_key);
+  if (flushed) {
+    // The db was emptied in this unit: only what the unit wrote there since counts.
+    if (!s_->written.Contains(raw_key, s_->written_at_flush[DbOf(raw_key)])) {
+      return std::optional<EntryView>();
+    }
+    std::string_view staged;
+    if (s_->batch.Find(kDefaultCf, raw_key, &staged) == IndexedBatch::Staged::kPut) {
+      read->PinSelf(rocksdb::Slice(staged.data(), staged.size()));
+      found = true;
+    }
+  } else {
+    std::string_view staged;
+    switch (s_->batch.Find(kDefaultCf, raw_key, &staged)) {
+      case IndexedBatch::Staged::kPut:
+        read->PinSelf(rocksdb::Slice(staged.data(), staged.size()));
+        found = true;
+        break;
+      case IndexedBatch::Staged::kDeleted:
+        break;
+      case IndexedBatch::Staged::kNone:
+        if (Status st = impl_.ReadRaw(raw_key, read, &found, snapshot_); !st.ok()) return st;
+        break;
+    }
+  }
+  // Only a read under the key's lock is given again (the value cannot change before the unit
+  // ends) and noted (see NoteRead).
+  const bool locked = MayRemoveExpired(raw_key);
+  s_->read_valid = locked;
+  if (locked) {
+    s_->read_key.assign(raw_key);
+    s_->read_found = found;
+  }
+  if (!found) {
+    if (!flushed && locked) NoteRead(raw_key, nullptr);
+    return std::optional<EntryView>();
+  }
+  return DecodeRead(raw_key, /*note=*/!flushed && locked, locked);
+}
+
+// The value ReadView left in s_->read, as a live entry (nullopt when expired). `locked`: the
+// unit holds the key's lock (MayRemoveExpired).
+Result<std::optional<EntryView>> Txn::DecodeRead(const std::string& raw_key, bool note,
+                                                 bool locked) {
+  auto view = DecodeValue(s_->read.ToStringView());
+  if (!view) return Status::Corruption("invalid value encoding");
+  if (note) NoteRead(raw_key, &*view);
+  if (!IsExpired(view->expire_at_ms, now_ms_)) return std::optional<EntryView>(*view);
+  if (!s_->expired.Contains(raw_key) && (locked || (!DbFlushed(raw_key) && TakeExpired(raw_key)))) {
+    s_->expired.Add(raw_key);
+  }
+  return std::optional<EntryView>();
+}
+
+Result<std::optional<Entry>> Txn::Read(const std::string& raw_key) {
+  auto view = ReadView(raw_key);
+  if (!view.ok()) return view.status();
+  if (!view->has_value()) return std::optional<Entry>();
+  const EntryView& v = **view;
+  return std::optional<Entry>(Entry{v.kind, v.expire_at_ms, std::string(v.payload)});
+}
+
+void Txn::NoteWritten(std::string_view raw_key, uint8_t op, int64_t expire_at_ms) {
+  s_->written.Add(raw_key);
+  if (s_->ops.size() < s_->written.n) {
+    s_->ops.resize(s_->written.n);
+    s_->put_expiry.resize(s_->written.n);
+  }
+  s_->ops[s_->written.n - 1] = op;
+  s_->put_expiry[s_->written.n - 1] = expire_at_ms;
+}
+
+bool Txn::TakeExpired(const std::string& raw_key) {
+  if (locks_ == nullptr || !locks_->TryAcquire(raw_key)) return false;
+  // Locked now: what is stored may have been rewritten since the unlocked read.
+  bool found = false;
+  s_->read_valid = false;
+  s_->read.Reset();
+  if (!impl_.ReadRaw(raw_key, &s_->read, &found).ok() || !found) return false;
+  auto expiry = DecodeExpiry(s_->read.ToStringView());
+  return expiry && IsExpired(*expiry, now_ms_);
+}
+
+void Txn::NoteRead(std::string_view raw_key, const EntryView* v) {
+  s_->reads.Add(raw_key);
+  if (s_->read_notes.size() < s_->reads.n) s_->read_notes.resize(s_->reads.n);
+  const KeyCounts counts{v != nullptr ? 1 : 0,
+                         v != nullptr && v->expire_at_ms != kNoExpiry ? 1 : 0};
+  s_->read_notes[s_->reads.n - 1] =
+      ReadNote{counts, v != nullptr ? v->expire_at_ms : kNoExpiry, s_->written.n};
+}
+
+void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
+              std::string_view payload) {
+  // [header][payload] (EncodeValue) assembled in the pending buffer; it reaches the batch when
+  // something needs the batch whole (FlushPending), unless a later Put of the key replaces it.
+  // `payload` may point into `read` (a value just read), never into pending_value: ReadView
+  // copies a pending value into `read`.
+  char header[kMaxValueHeader];
+  const size_t n = EncodeValueHeader(kind, expire_at_ms, header);
+  if (s_->pending && raw_key != s_->pending_key) FlushPending();
+  s_->read_valid = false;
+  s_->pending_key.assign(raw_key);
+  s_->pending_value.assign(header, n);
+  s_->pending_value.append(payload);
+  s_->pending = true;
+  NoteWritten(raw_key, expire_at_ms != kNoExpiry ? kPutExpiring : kPutPersistent, expire_at_ms);
+}
+
+void Txn::RemoveExpired(std::string_view raw_key) { s_->expired.Add(raw_key); }
+
+void Txn::Delete(const std::string& raw_key) {
+  if (s_->pending && raw_key == s_->pending_key) s_->pending = false;  // the deletion replaces it
+  s_->read_valid = false;
+  s_->batch.Delete(impl_.db()->DefaultColumnFamily(), raw_key);
+  NoteWritten(raw_key, kDeleted);
+}
+
+void Txn::Touch(std::string_view raw_key) { NoteWritten(raw_key, kTouched); }
+
+void Txn::PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value) {
+  if (IsDefaultCf(cf)) {
+    FlushPending();
+    s_->read_valid = false;
+  }
+  s_->batch.Put(cf, key, value);
+}
+
+void Txn::DeleteRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
+  if (IsDefaultCf(cf)) {
+    FlushPending();
+    s_->read_valid = false;
+  }
+  s_->batch.Delete(cf, key);
+}
+
+void Txn::DeleteDb(int db) {
+  FlushPending();  // before the range deletion, and into the index the walk below reads
+  s_->read_valid = false;
+  const std::string begin = DbPrefix(db);
+  const std::string end = DbEnd(db);
+  // Keys the unit already wrote in the db are deleted in the index too, so the unit's own reads
+  // and iterators stop seeing them; the range deletion then covers what is stored.
+  std::vector<std::string> staged;
+  {
+    std::vector<IndexedBatch::Delta> deltas;
+    s_->batch.Sorted(kDefaultCf, begin, end, &deltas);
+    for (const auto& d : deltas) staged.emplace_back(d.key);
+  }
+  rocksdb::ColumnFamilyHandle* keys_cf = impl_.db()->DefaultColumnFamily();
+  for (const auto& k : staged) s_->batch.Delete(keys_cf, k);
+  // The index does not hold range deletions: it goes into the batch, in order, and DbFlushed()
+  // masks the stored keys for this unit's reads.
+  s_->batch.batch()->DeleteRange(begin, end);
+  // Elements of the db's collections are stale once their metadata is gone (the element filter
+  // would drop them); deleting their ranges reclaims the space sooner. Reads never see them:
+  // every element read goes through a live metadata record's version.
+  for (int i = 0; i < kNumElementCfs; ++i) {
+    s_->batch.batch()->DeleteRange(impl_.element_cf(static_cast<ElementCf>(i)), begin, end);
+  }
+  s_->flushed |= 1u << db;
+  s_->written_at_flush[db] = s_->written.n;
+}
+
+namespace {
+
+// An iterator over [lower, upper) that owns its bounds and read options (RocksDB keeps
+// pointers to them) and stops at `upper`.
+class BoundedIterator : public rocksdb::Iterator {
+ public:
+  // masked: the stored data is hidden (the base iterates an empty range).
+  BoundedIterator(std::string_view lower, std::string_view upper, bool masked,
+                  const rocksdb::Snapshot* snapshot)
+      : lower_(lower), upper_(upper), lower_slice_(lower_), upper_slice_(upper_) {
+    base_ro_.iterate_lower_bound = &lower_slice_;
+    base_ro_.iterate_upper_bound = masked ? &lower_slice_ : &upper_slice_;
+    base_ro_.snapshot = snapshot;
+  }
+  const rocksdb::ReadOptions& base_read_options() const { return base_ro_; }
+  void set(rocksdb::Iterator* it) { it_.reset(it); }
+
+  bool Valid() const override {
+    return it_->Valid() && it_->key().compare(upper_slice_) < 0 &&
+           it_->key().compare(lower_slice_) >= 0;
+  }
+  void SeekToFirst() override { it_->Seek(lower_slice_); }
+  void SeekToLast() override {
+    it_->SeekForPrev(upper_slice_);  // the greatest key <= upper; upper itself is excluded
+    if (it_->Valid() && it_->key().compare(upper_slice_) >= 0) it_->Prev();
+  }
+  void Seek(const rocksdb::Slice& target) override {
+    it_->Seek(target.compare(lower_slice_) < 0 ? lower_slice_ : target);
+  }
+  void SeekForPrev(const rocksdb::Slice& target) override { it_->SeekForPrev(target); }
+  void Next() override { it_->Next(); }
+  void Prev() override { it_->Prev(); }
+  rocksdb::Slice key() const override { return it_->key(); }
+  rocksdb::Slice value() const override { return it_->value(); }
+  rocksdb::Status status() const override { return it_->status(); }
+
+ private:
+  std::string lower_, upper_;
+  rocksdb::Slice lower_slice_, upper_slice_;
+  rocksdb::ReadOptions base_ro_;  // the stored data's iterator's (RocksDB keeps a pointer)
+  std::unique_ptr<rocksdb::Iterator> it_;
+};
+
+}  // namespace
+
+std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle* cf,
+                                                    std::string_view lower,
+                                                    std::string_view upper) {
+  if (snapshot_deferred_) ResolveSnapshot(nullptr);
+  FlushPending();
+  // A db emptied in this unit: the stored keys are gone, only the batch's own entries count.
+  const bool masked = cf == impl_.db()->DefaultColumnFamily() && DbFlushed(lower);
+  auto it = std::make_unique<BoundedIterator>(lower, upper, masked, snapshot_);
+  rocksdb::Iterator* base = impl_.db()->NewIterator(it->base_read_options(), cf);
+  it->set(s_->batch.NewIteratorWithBase(cf->GetID(), base, lower, upper).release());
+  return it;
+}
+
+int64_t Txn::expired_found() const { return static_cast<int64_t>(s_->expired.n); }
+size_t Txn::written_count() const { return s_->written.n; }
+std::string_view Txn::written_key(size_t i) const { return s_->written.slots[i]; }
+uint32_t Txn::flushed_dbs() const { return s_->flushed; }
+
+}  // namespace sluice::internal

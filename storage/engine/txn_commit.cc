@@ -1,0 +1,299 @@
+// Txn (txn.h): what a commit changes in the keyspace counts, the commit itself (one RocksDB
+// write, then the write marks, the expiries handed to the expiry cycle and the commit
+// observers), rollback, and the marks of a commit group's members.
+#include <algorithm>
+#include <limits>
+
+#include "store_impl.h"
+#include "txn.h"
+#include "txn_scratch.h"
+
+namespace sluice::internal {
+
+using namespace txn_detail;  // NOLINT: the Txn's own helpers (txn_scratch.h)
+
+namespace {
+
+// Positions [0, list.n) sorted by (hash, key, position): a commit group's unit holds a whole
+// round's keys, so lookups among them must not be linear. Only grouping and lookup use the
+// order, so it need not be the keys' byte order.
+void SortPositions(const KeyList& list, std::vector<uint32_t>* out) {
+  out->resize(list.n);
+  for (uint32_t i = 0; i < list.n; ++i) (*out)[i] = i;
+  std::sort(out->begin(), out->end(), [&](uint32_t a, uint32_t b) {
+    if (list.hashes[a] != list.hashes[b]) return list.hashes[a] < list.hashes[b];
+    const int cmp = list.slots[a].compare(list.slots[b]);
+    return cmp != 0 ? cmp < 0 : a < b;
+  });
+}
+
+// The first position of key (whose hash is `hash`) in positions sorted by SortPositions, or -1.
+int64_t FirstPosition(const KeyList& list, const std::vector<uint32_t>& sorted,
+                      std::string_view key, uint64_t hash) {
+  auto it =
+      std::lower_bound(sorted.begin(), sorted.end(), key, [&](uint32_t i, std::string_view k) {
+        return list.hashes[i] != hash ? list.hashes[i] < hash : list.slots[i] < k;
+      });
+  if (it == sorted.end() || list.hashes[*it] != hash || list.slots[*it] != key) return -1;
+  return static_cast<int64_t>(*it);
+}
+
+}  // namespace
+
+// Needs s_->read_order (ComputeCountChanges).
+Status Txn::StoredCounts(const std::string& raw_key, uint64_t hash, size_t first, KeyCounts* out,
+                         int64_t* expire_at_ms) {
+  // The key's first read; a read noted before the key's first write saw what it replaces (reads
+  // later than that are after a write, and so are all reads after them).
+  const int64_t i = FirstPosition(s_->reads, s_->read_order, raw_key, hash);
+  if (i >= 0 && s_->read_notes[i].written_n <= first) {
+    *out = s_->read_notes[i].counts;
+    *expire_at_ms = s_->read_notes[i].expire_at_ms;
+    return Status::Ok();
+  }
+  // A blind write (SET, MSET, RENAME's target...): one point read of what it replaces. The
+  // caller holds the key's lock, so it stays what the write replaces.
+  bool found = false;
+  s_->read_valid = false;
+  s_->read.Reset();
+  if (Status st = impl_.ReadRaw(raw_key, &s_->read, &found); !st.ok()) return st;
+  std::optional<int64_t> expiry;
+  if (found) expiry = DecodeExpiry(s_->read.ToStringView());
+  *out = KeyCounts{found ? 1 : 0, expiry && *expiry != kNoExpiry ? 1 : 0};
+  *expire_at_ms = expiry ? *expiry : kNoExpiry;
+  return Status::Ok();
+}
+
+void Txn::HandExpiry(const std::string& raw_key, int64_t at_ms) {
+  s_->hand_keys.push_back(&raw_key);
+  s_->hand_at_ms.push_back(at_ms);
+}
+
+bool Txn::Wrote(std::string_view raw_key) const {
+  return FirstPosition(s_->written, s_->order, raw_key, HashKey(raw_key)) >= 0;
+}
+
+// Each distinct written key counts once: its last write is its state after the unit, what was
+// stored before its first write its state before. Keys written only before their database was
+// emptied in the unit are gone; an emptied database's count is what the unit wrote after.
+//
+// Also lists the keys whose expiry the commit hands to the expiry cycle (hand_keys): each key
+// whose last write gives it an expiry, unless what was stored before had one at or before it.
+// That stored value's own coverage (its write's entry, or the pass that saw it) then covers the
+// new expiry: when due, the cycle reads the key, finds it live and keeps it due (RemoveExpired).
+// So a limiter key taken again and again hands nothing after its first take.
+Status Txn::ComputeCountChanges(CountChanges* c) {
+  s_->hand_keys.clear();
+  s_->hand_at_ms.clear();
+  auto& order = s_->order;
+  const KeyList& written = s_->written;
+  SortPositions(written, &order);
+  SortPositions(s_->reads, &s_->read_order);
+  for (size_t g = 0; g < order.size();) {
+    size_t e = g + 1;
+    while (e < order.size() && written.Same(order[e], order[g])) ++e;
+    const std::string& key = written.slots[order[g]];
+    const uint64_t hash = written.hashes[order[g]];
+    // The key's first and last writes (a Touch writes nothing).
+    int64_t first = -1, last = -1;
+    for (size_t j = g; j < e; ++j) {
+      if (s_->ops[order[j]] == kTouched) continue;
+      if (first < 0) first = order[j];
+      last = order[j];
+    }
+    g = e;
+    if (first < 0) continue;
+    const int db = DbOf(key);
+    if (db < 0 || db >= kNumDatabases) continue;
+    const KeyCounts after = CountsAfter(s_->ops[last]);
+    const int64_t after_expiry = s_->put_expiry[last];
+    if ((s_->flushed & (1u << db)) != 0) {
+      if (static_cast<size_t>(last) >= s_->written_at_flush[db]) {
+        c->delta[db] += after;
+        if (s_->ops[last] == kPutExpiring) HandExpiry(key, after_expiry);
+      }
+      continue;
+    }
+    KeyCounts before;
+    int64_t before_expiry = kNoExpiry;
+    if (Status st = StoredCounts(key, hash, first, &before, &before_expiry); !st.ok()) return st;
+    c->delta[db] += KeyCounts{after.keys - before.keys, after.expires - before.expires};
+    if (s_->ops[last] == kPutExpiring && !(before.expires == 1 && before_expiry <= after_expiry)) {
+      HandExpiry(key, after_expiry);
+    }
+  }
+  for (size_t i = 0; i < s_->expired.n; ++i) {  // removed by Commit: stored, with an expiry
+    const std::string& k = s_->expired.slots[i];
+    const int db = DbOf(k);
+    if (db < 0 || db >= kNumDatabases || DbFlushed(k) || Wrote(k)) continue;
+    c->delta[db] += KeyCounts{-1, -1};
+  }
+  c->absolute = s_->flushed;
+  for (int db = 0; db < kNumDatabases; ++db) {
+    if ((c->absolute & (1u << db)) != 0 || c->delta[db] != KeyCounts{}) c->changed |= 1u << db;
+  }
+  return Status::Ok();
+}
+
+void Txn::StageCountChanges(const CountChanges& c) {
+  rocksdb::WriteBatch* wb = s_->batch.batch();
+  for (int db = 0; db < kNumDatabases; ++db) {
+    if ((c.changed & (1u << db)) == 0) continue;
+    char buf[16];
+    EncodeCounts(c.delta[db], buf);
+    const std::string_view key = CountRecordKey(db);
+    const rocksdb::Slice k(key.data(), key.size());
+    const rocksdb::Slice v(buf, sizeof(buf));
+    // Not indexed: the unit never reads the meta column family through its batch.
+    if ((c.absolute & (1u << db)) != 0) {
+      wb->Put(impl_.meta_cf(), k, v);
+    } else {
+      wb->Merge(impl_.meta_cf(), k, v);
+    }
+  }
+}
+
+void Txn::ApplyCountChanges(const CountChanges& c) {
+  for (int db = 0; db < kNumDatabases; ++db) {
+    if ((c.changed & (1u << db)) == 0) continue;
+    if ((c.absolute & (1u << db)) != 0) {
+      impl_.counts().Set(db, c.delta[db]);
+    } else {
+      impl_.counts().Add(db, c.delta[db]);
+    }
+  }
+}
+
+Result<KeyCounts> Txn::CountsWithStaged(int db) {
+  KeyCounts counts = impl_.counts().Get(db);
+  if (s_->written.n == 0 && s_->expired.n == 0 && s_->flushed == 0) return counts;
+  CountChanges c;
+  if (Status st = ComputeCountChanges(&c); !st.ok()) return st;
+  if ((c.absolute & (1u << db)) != 0) return c.delta[db];
+  counts += c.delta[db];
+  return counts;
+}
+
+// The count records change in the same RocksDB write as the keys (crash-consistent); the
+// in-memory counts once that write is applied (visible), even if its flush then failed.
+Status Txn::Commit(bool durable, bool defer_durability) {
+  FlushPending();
+  DropMark();
+  CountChanges changes;
+  if (s_->written.n > 0 || s_->expired.n > 0 || s_->flushed != 0) {
+    Status st = ComputeCountChanges(&changes);
+    if (!st.ok()) {
+      s_->Reset();
+      return st;
+    }
+  }
+  // Not indexed (as the count records): nothing reads through the batch after this.
+  rocksdb::WriteBatch* wb = s_->batch.batch();
+  for (size_t i = 0; i < s_->expired.n; ++i) {  // ComputeCountChanges ran: Wrote() works
+    const std::string& k = s_->expired.slots[i];
+    if (!Wrote(k)) wb->Delete(rocksdb::Slice(k));
+  }
+  StageCountChanges(changes);
+  // A unit that only removes expired values (a read that found them) never waits for an fsync
+  // and never fails: losing or refusing such a removal changes nothing anyone can see.
+  const bool only_removals = s_->written.n == 0 && s_->flushed == 0;
+  bool applied = false;
+  Status s = impl_.Write(wb, durable && !only_removals, defer_durability, &applied);
+  if (applied) {
+    ApplyCountChanges(changes);
+    // Marked while the stripes are held, with a sequence number that covers this write.
+    // Handed once the write is visible, with the mark that covers it (ExpiryIntake). Without
+    // stripes there is no mark: the pass hint (NoteExpiry) instead, noted once the write is
+    // visible, so that a pass that begins after it sees the value (its iterators are made
+    // later), and one that began before it keeps the note.
+    const size_t hand_n = s_->hand_keys.size();
+    if (locks_ != nullptr) {
+      const uint64_t mark = impl_.db()->GetLatestSequenceNumber();
+      locks_->MarkWritten(mark);
+      if (hand_n > 0) impl_.HandExpiries(s_->hand_keys.data(), s_->hand_at_ms.data(), hand_n, mark);
+    } else {
+      for (size_t i = 0; i < hand_n; ++i) impl_.NoteExpiry(s_->hand_at_ms[i]);
+    }
+  }
+  if (!s.ok() && only_removals) s = Status::Ok();
+  if (s.ok()) {
+    if (s_->expired.n > 0) impl_.AddExpired(static_cast<int64_t>(s_->expired.n));
+    if (s_->written.n > 0 || s_->flushed != 0) impl_.NotifyCommit(*this);
+  }
+  s_->Reset();
+  return s;
+}
+
+void Txn::Rollback() {
+  DropMark();
+  s_->Reset();
+  conflicted_ = false;
+}
+
+void Txn::DropMark() {
+  if (!marked_) return;
+  s_->batch.PopSavePoint().PermitUncheckedError();  // NotFound once the batch was cleared
+  marked_ = false;
+}
+
+void Txn::Retime(UnitTime now) {
+  s_->read_valid = false;  // the next member's reads are its own
+  if (now.ns <= now_ns_) return;
+  now_ns_ = now.ns;
+  now_ms_ = now.ns / 1'000'000;
+}
+
+void Txn::SetMark() {
+  s_->read_valid = false;
+  conflicted_ = false;
+  // Nothing staged, noted or emptied since the mark: it already marks this state. The common
+  // case: a group member joins right after the previous member's commit moved the mark, and
+  // leaves having committed; moving the savepoint costs two RocksDB calls per member.
+  if (marked_ && !s_->pending && !StagedSinceMark() && s_->reads.n == s_->mark.reads_n) return;
+  FlushPending();  // a member's writes are in the batch before the group's savepoint moves on
+  DropMark();
+  s_->batch.SetSavePoint();
+  marked_ = true;
+  Scratch::Mark& m = s_->mark;
+  m.expired_n = s_->expired.n;
+  m.written_n = s_->written.n;
+  m.reads_n = s_->reads.n;
+  m.flushed = s_->flushed;
+  m.batch_count = s_->batch.Count();
+  std::copy(std::begin(s_->written_at_flush), std::end(s_->written_at_flush),
+            std::begin(m.written_at_flush));
+}
+
+void Txn::AdvanceMark() { SetMark(); }
+
+void Txn::RollbackToMark() {
+  if (!marked_) return Rollback();
+  s_->read_valid = false;
+  s_->pending = false;  // staged after the mark (SetMark flushes)
+  if (s_->batch.Count() != s_->mark.batch_count) {
+    // Rebuilds the index from the records left: only a failed member (a lock conflict, a
+    // script error) gets here.
+    s_->batch.RollbackToSavePoint().PermitUncheckedError();
+    marked_ = false;
+  }
+  const Scratch::Mark& m = s_->mark;
+  s_->expired.n = m.expired_n;
+  s_->written.n = m.written_n;
+  s_->reads.n = m.reads_n;
+  s_->flushed = m.flushed;
+  std::copy(std::begin(m.written_at_flush), std::end(m.written_at_flush),
+            std::begin(s_->written_at_flush));
+  SetMark();
+}
+
+bool Txn::StagedSinceMark() const {
+  return s_->batch.Count() != s_->mark.batch_count || s_->written.n != s_->mark.written_n ||
+         s_->expired.n != s_->mark.expired_n || s_->flushed != s_->mark.flushed;
+}
+
+size_t Txn::staged_bytes() const {
+  return s_->batch.DataSize() +
+         (s_->pending ? s_->pending_key.size() + s_->pending_value.size() : 0);
+}
+
+}  // namespace sluice::internal

@@ -30,6 +30,7 @@ ROOMS = {
     "storage/include/": ["storage/limiter/include/"],
     "storage/engine/": PUBLIC_STORAGE,
     "storage/types/": ["storage/engine/"] + PUBLIC_STORAGE,
+    "storage/api/": ["storage/types/", "storage/engine/"] + PUBLIC_STORAGE,
     "storage/": ["storage/engine/", "storage/types/", "storage/limiter/"] + PUBLIC_STORAGE,
     "server/core/": ["protocol/"] + PUBLIC_STORAGE,
     "server/scripting/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
@@ -41,7 +42,7 @@ ROOMS = {
 # Where a quoted include is looked up after the including file's own folder (the include
 # directories the CMake targets declare).
 INCLUDE_ROOTS = ["", "storage/include/", "storage/limiter/include/", "storage/engine/",
-                 "storage/types/", "storage/", "storage/limiter/"]
+                 "storage/types/", "storage/api/", "storage/limiter/"]
 # System headers a room must not use: (room prefix, include regex, why).
 FORBIDDEN_SYSTEM = [
     ("storage/", re.compile(r"^asio"), "storage never includes asio"),

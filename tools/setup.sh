@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make librocksdb-dev libasio-dev doctest-dev libxxhash-dev
           redis-tools redis-server clang libclang-rt-14-dev python3 python3-redis
-          liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
+          dpkg-dev patch lua-cjson-dev
           python3-limits)
 build_type=RelWithDebInfo
 case "${1:-}" in

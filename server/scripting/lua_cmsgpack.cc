@@ -12,6 +12,8 @@ namespace sluice::server {
 namespace {
 
 constexpr int kMaxNesting = 16;
+constexpr const char* kTooManyValues =
+    "too many return values at once; use unpack_one or unpack_limit instead.";
 
 void PutBig(std::string* out, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
@@ -175,7 +177,9 @@ struct Decoder {
     lua_pushlstring(L, reinterpret_cast<const char*>(p), n);
     p += n, left -= n;
   }
+  // Every push is preceded by a check of the Lua stack (CVE-2018-11218), with Redis's texts.
   void Array(size_t n, int depth) {
+    luaL_checkstack(L, 4, "in function mp_decode_to_lua_array");
     lua_createtable(L, n < 1024 ? static_cast<int>(n) : 0, 0);
     for (size_t i = 1; i <= n; ++i) {
       Value(depth + 1);
@@ -183,6 +187,7 @@ struct Decoder {
     }
   }
   void Map(size_t n, int depth) {
+    luaL_checkstack(L, 4, kTooManyValues);
     lua_newtable(L);
     for (size_t i = 0; i < n; ++i) {
       Value(depth + 1);
@@ -194,8 +199,7 @@ struct Decoder {
       }
     }
   }
-  void Value(int depth) {
-    luaL_checkstack(L, 4, "cmsgpack: nesting too deep");
+  void Value(int depth) {  // callers have checked the stack
     Need(1);
     const unsigned char c = *p++;
     --left;
@@ -268,6 +272,7 @@ int Unpack(lua_State* L) {
   Decoder d{L, reinterpret_cast<const unsigned char*>(s), len};
   int results = 0;
   while (d.left > 0) {
+    luaL_checkstack(L, 4, kTooManyValues);
     d.Value(0);
     ++results;
   }

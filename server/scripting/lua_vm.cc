@@ -15,7 +15,6 @@
 
 extern "C" {
 int luaopen_cjson(lua_State* L);  // Debian's lua-cjson-dev
-int luaopen_bit(lua_State* L);    // Debian's lua-bitop-dev
 }
 
 namespace sluice::server {
@@ -116,10 +115,11 @@ int ScriptPcall(lua_State* L) {
 // The error handler of every script call: makes the error a table {err=...} ("ERR " before a
 // string's text) and records where it was raised (source, line) as Redis 7.0 does.
 int LuaVm::ErrorHandler(lua_State* L) {
+  // The innermost Lua function on the stack (C functions, Sluice's wrappers included, skipped).
   lua_Debug ar;
-  bool have = lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar);
-  if (have && std::strcmp(ar.what, "C") == 0) {
-    have = lua_getstack(L, 2, &ar) && lua_getinfo(L, "Sl", &ar);
+  bool have = false;
+  for (int level = 1; !have && lua_getstack(L, level, &ar); ++level) {
+    have = lua_getinfo(L, "Sl", &ar) && std::strcmp(ar.what, "C") != 0;
   }
   if (!lua_istable(L, 1)) {
     std::string text = "ERR ";
@@ -176,7 +176,23 @@ void ProtectGlobal(lua_State* L, int globals, const char* name) {
   lua_pushvalue(L, real);
   lua_rawset(L, -3);
   lua_pop(L, 1);
+  // Both read-only in Lua itself (the patched VM): `pairs` hands a script the real table, and
+  // a write to either would change what every later script on this thread sees. (For "_G" the
+  // real table is `globals` itself: marked after the proxy is stored in it.)
+  lua_enablereadonlytable(L, -1, 1);
   lua_setfield(L, globals, name);
+  lua_enablereadonlytable(L, real, 1);
+  lua_pop(L, 1);
+}
+
+// The metatable of strings (the only basic type with one) read-only: `getmetatable('')` must
+// not let a script change how strings behave in later scripts (CVE-2025-46818).
+void ProtectStringMetatable(lua_State* L) {
+  lua_pushliteral(L, "");
+  if (lua_getmetatable(L, -1)) {
+    lua_enablereadonlytable(L, -1, 1);
+    lua_pop(L, 1);
+  }
   lua_pop(L, 1);
 }
 
@@ -283,8 +299,15 @@ LuaVm::LuaVm(Kind kind, uint64_t generation) : generation_(generation) {
   lua_sethook(L_, Hook, LUA_MASKCOUNT, kHookInterval);
 }
 
+// Closing a state (SCRIPT FLUSH, FUNCTION FLUSH, thread exit) happens on the thread that owns
+// it and outside any script: a full collection first finalizes what is garbage while the state
+// is whole, then lua_close frees the rest (the tables marked read-only included; the flag
+// guards writes only). Redis's CVE-2024-46981 was a collection running against a state torn
+// down elsewhere.
 LuaVm::~LuaVm() {
-  if (L_ != nullptr) lua_close(L_);
+  if (L_ == nullptr) return;
+  lua_gc(L_, LUA_GCCOLLECT, 0);
+  lua_close(L_);
 }
 
 void LuaVm::Sandbox() {
@@ -294,7 +317,10 @@ void LuaVm::Sandbox() {
   OpenLibrary(L, luaopen_string, LUA_STRLIBNAME);
   OpenLibrary(L, luaopen_math, LUA_MATHLIBNAME);
   OpenLibrary(L, luaopen_cjson, "cjson");
-  OpenLibrary(L, luaopen_bit, "bit");
+  lua_getglobal(L, "cjson");
+  GuardCjsonEncode(L, lua_gettop(L));
+  lua_pop(L, 1);
+  OpenLibrary(L, OpenBitLibrary, "bit");
   OpenLibrary(L, OpenStructLibrary, "struct");
   OpenLibrary(L, OpenCmsgpackLibrary, "cmsgpack");
   for (const char* name :
@@ -342,6 +368,7 @@ void LuaVm::Sandbox() {
   lua_pushvalue(L, globals);
   lua_rawset(L, globals);
   ProtectGlobal(L, globals, "_G");
+  ProtectStringMetatable(L);
   lua_getfield(L, globals, "_G");
   lua_replace(L, LUA_GLOBALSINDEX);
   lua_settop(L, 0);
@@ -383,10 +410,12 @@ void LuaVm::Run(std::string_view sha, Args keys, Args argv, ScriptExecution& exe
                 protocol::ReplyWriter& out) {
   lua_State* L = L_;
   lua_getfield(L, LUA_REGISTRYINDEX, kGlobalsKey);
+  lua_enablereadonlytable(L, -1, 0);  // only the host writes the real globals, only here
   PushStrings(L, keys);
   lua_setfield(L, -2, "KEYS");
   PushStrings(L, argv);
   lua_setfield(L, -2, "ARGV");
+  lua_enablereadonlytable(L, -1, 1);
   lua_pop(L, 1);
   lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
   lua_pushlstring(L, sha.data(), sha.size());

@@ -12,6 +12,7 @@
 #include "server/commands/commands.h"
 #include "server/core/command.h"
 #include "server/core/config.h"
+#include "server/core/crash_report.h"
 #include "server/core/logging.h"
 #include "server/core/open_files.h"
 #include "server/core/server_state.h"
@@ -128,6 +129,7 @@ int Serve(Config config, const char* argv0) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sluice::server::InstallCrashHandler();  // a crash writes its report to the log (stderr)
   sluice::server::CommandLineResult result = sluice::server::ParseCommandLine(argc, argv);
   if (!result.parsed) {
     std::cerr << "sluice-server: " << result.error << "\n"

@@ -1,6 +1,8 @@
 // Server commands: PING, ECHO, TIME, DBSIZE, FLUSHDB, FLUSHALL, SHUTDOWN, DEBUG; registers INFO,
 // CONFIG and COMMAND from their files too.
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <thread>
 
 #include "server/commands/commands.h"
@@ -8,6 +10,7 @@
 #include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
+#include "server/core/logging.h"
 #include "server/core/server_state.h"
 #include "sluice/store.h"
 
@@ -136,6 +139,16 @@ void DebugKeyspaceCheck(CommandContext& ctx, Args args) {
   ctx.out.Simple("OK");
 }
 
+// DEBUG SEGFAULT and DEBUG PANIC crash the server on purpose (a write to an invalid address;
+// an abort after a log line), so that tests can read the crash report.
+void DebugCrash(bool panic) {
+  if (panic) {
+    LogError("Guru Meditation: DEBUG PANIC called");
+    std::abort();
+  }
+  *reinterpret_cast<volatile char*>(~uintptr_t{0}) = 'x';
+}
+
 void DebugHelp(CommandContext& ctx) {
   static constexpr const char* kLines[] = {
       "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -151,6 +164,10 @@ void DebugHelp(CommandContext& ctx) {
       "    Stop this connection's I/O thread for <seconds>.",
       "KEYSPACE-CHECK",
       "    Compare every database's key counts (DBSIZE) with a walk of its keys.",
+      "SEGFAULT",
+      "    Crash the server with sigsegv.",
+      "PANIC",
+      "    Crash the server simulating a panic.",
       "HELP",
       "    Prints this help.",
   };
@@ -164,6 +181,9 @@ void Debug(CommandContext& ctx, Args args) {
   if (EqualsIgnoreCase(sub, "CLOCK")) return DebugClock(ctx, args);
   if (EqualsIgnoreCase(sub, "SLEEP")) return DebugSleep(ctx, args);
   if (EqualsIgnoreCase(sub, "KEYSPACE-CHECK")) return DebugKeyspaceCheck(ctx, args);
+  if (EqualsIgnoreCase(sub, "SEGFAULT") || EqualsIgnoreCase(sub, "PANIC")) {
+    return DebugCrash(EqualsIgnoreCase(sub, "PANIC"));
+  }
   if (EqualsIgnoreCase(sub, "HELP") && args.size() == 2) return DebugHelp(ctx);
   ReplyError(ctx.out, UnknownSubcommand("debug", sub));
 }

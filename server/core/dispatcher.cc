@@ -1,6 +1,7 @@
 #include "server/core/dispatcher.h"
 
 #include "server/core/client_state.h"
+#include "server/core/crash_report.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
 
@@ -209,6 +210,7 @@ const CommandSpec* Dispatcher::Resolve(Args args) const {
 
 void Dispatcher::Dispatch(CommandContext& ctx, Args args) const {
   if (args.empty()) return;
+  RunningCommandScope running(ctx.client, args);  // for the crash report
   const CommandSpec* spec = table_.Find(args[0]);
   if (spec == nullptr) return Reject(ctx, nullptr, UnknownCommand(args[0], args.subspan(1)));
   if (!IsContainer(*spec)) return Gate(ctx, *spec, args, true);

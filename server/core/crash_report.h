@@ -1,0 +1,32 @@
+// The crash report: when the process dies of SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT, the
+// server writes to its log (stderr) the signal, a stack trace of the crashing thread and the
+// command and client that thread was running, as Redis's bug report does, then dies of the same
+// signal (the exit status says which).
+#pragma once
+
+#include "server/core/command.h"
+
+namespace sluice::server {
+
+struct ClientState;
+
+// Installs the handler for the signals above (once per process; later calls do nothing). Call
+// it early in main, before the I/O threads start.
+void InstallCrashHandler();
+
+// Marks the command the calling thread runs, for the report, for this object's scope. Scopes
+// nest (a script's redis.call shadows its EVAL, then restores it). Cost: two thread-local
+// stores; no allocation. `client` and `args` must outlive the scope (the dispatcher's own).
+class RunningCommandScope {
+ public:
+  RunningCommandScope(const ClientState& client, Args args);
+  ~RunningCommandScope();
+  RunningCommandScope(const RunningCommandScope&) = delete;
+  RunningCommandScope& operator=(const RunningCommandScope&) = delete;
+
+ private:
+  const ClientState* previous_client_;
+  Args previous_args_;
+};
+
+}  // namespace sluice::server

@@ -89,6 +89,16 @@ ADVISORY_CASES = [
      ["SCRIPT", "FLUSH", "SYNC"], ["EVAL", "return bit.tohex(1)", "0"]],
 ]
 
+LIBRARY = "\n".join([
+    "#!lua name=lib",
+    "redis.register_function('meta', function() getmetatable('').__index = 1 end)",
+    "redis.register_function('strings', function() local _, t = pairs(string) t.upper = nil end)",
+    "redis.register_function('upper', function() return ('abc'):upper() end)",
+    "redis.register_function('tohex', function() return bit.tohex(65535, -2147483648) end)",
+    "redis.register_function('bytecode', function() "
+    "return type(loadstring(string.dump(function() end))) end)",
+])
+
 # What one script tries to change for the next: each pair is (the attempt, the check after).
 SANDBOX_CASES = [
     [["EVAL", "pcall(function() getmetatable('').__index = {upper = function() return 'p' end} "
@@ -107,6 +117,11 @@ SANDBOX_CASES = [
                                                                 "0"]],
     [["EVAL", "KEYS[1] = 'changed' return KEYS[1]", "1", "k"], ["EVAL", "return KEYS[1]", "1",
                                                                  "k"]],
+    # The same from functions, at load time and when called.
+    [["FUNCTION", "LOAD", LIBRARY], ["FCALL", "meta", "0"], ["FCALL", "strings", "0"],
+     ["FCALL", "upper", "0"], ["FCALL", "tohex", "0"], ["FCALL", "bytecode", "0"],
+     ["FUNCTION", "LOAD", "#!lua name=bad\ngetmetatable('').__index = 1"],
+     ["EVAL", "return ('abc'):upper()", "0"]],
 ]
 
 

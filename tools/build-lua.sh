@@ -16,7 +16,8 @@
 # lib/liblua5.1-sluice.a}. About a minute on 2 cores.
 # It needs dpkg-dev (dpkg-source), patch and deb-src entries: when `apt-get source` finds none,
 # this adds a deb-src twin of /etc/apt/sources.list.d/debian.sources (sluice-deb-src.sources, as
-# tools/build-rocksdb.sh does) and updates the package lists.
+# tools/build-rocksdb.sh does; of /etc/apt/sources.list on older machines) and updates the
+# package lists.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 patches=$root/tools/lua/patches
@@ -62,8 +63,13 @@ cd "$work"
 echo "build-lua: fetching Debian's lua5.1 $version source" >&2
 if ! apt-get source --download-only -qq "lua5.1=$version" >/dev/null 2>&1; then
   echo "build-lua: enabling Debian source packages (deb-src)" >&2
-  sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
-    "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/sluice-deb-src.sources >/dev/null
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then  # deb822 (Debian 12's default)
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
+      "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/sluice-deb-src.sources >/dev/null
+  else  # one-line sources.list
+    sed -n 's/^deb /deb-src /p' /etc/apt/sources.list |
+      "${sudo_cmd[@]}" tee /etc/apt/sources.list.d/sluice-deb-src.list >/dev/null
+  fi
   "${sudo_cmd[@]}" apt-get update -qq
   apt-get source --download-only -qq "lua5.1=$version" >/dev/null 2>&1
 fi

@@ -111,6 +111,8 @@ enum CommandFlag : uint32_t {
   kScriptUnit = 1u << 12,
   // "blocking": may park its client (server/core/blocking.h); ACL category @blocking.
   kBlocking = 1u << 13,
+  // "pubsub": a pub/sub command (SUBSCRIBE, PUBLISH, PUBSUB ...); ACL category @pubsub.
+  kPubSub = 1u << 20,
 };
 
 // A Redis 7 key specification, for COMMAND INFO (how cluster-aware clients find keys). The

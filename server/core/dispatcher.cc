@@ -157,12 +157,25 @@ bool RejectedAsBusy(CommandContext& ctx, const CommandSpec& spec) {
   return true;
 }
 
+// RESP2 subscribed mode (Redis's CLIENT_PUBSUB with RESP2): only these commands run.
+bool AllowedWhileSubscribed(const CommandSpec& spec) {
+  for (const char* name : {"ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe",
+                           "psubscribe", "punsubscribe", "quit", "reset"}) {
+    if (spec.name == name) return true;
+  }
+  return false;
+}
+
 // Arity, authentication and the MULTI rules, then queue or run: the common tail once `spec`
 // is resolved.
 void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (!ArityOk(spec, args.size())) return Reject(ctx, &spec, WrongArity(spec.name));
   if (!ctx.client.authenticated && !(spec.flags & kNoAuth) && ctx.server.requirepass_set()) {
     return Reject(ctx, &spec, NoAuth());
+  }
+  if (ctx.client.resp == 2 && ctx.unit == nullptr && ctx.client.subscribed() &&
+      !AllowedWhileSubscribed(spec)) {
+    return Reject(ctx, &spec, SubscribedModeOnly(spec.name));
   }
   NoteLastCommand(ctx, spec);
   if (RejectedAsBusy(ctx, spec)) return;

@@ -120,6 +120,14 @@ void Select(CommandContext& ctx, Args args) {
   ctx.out.Simple("OK");
 }
 
+// MONITOR: from now on the client is sent every command the server runs (server/core/monitors.h).
+// A client already monitoring gets no reply, as from Redis.
+void Monitor(CommandContext& ctx, Args) {
+  // Inside EXEC (ctx.unit set; scripts may not call it) Redis's client denies blocking.
+  if (ctx.unit != nullptr) return ReplyError(ctx.out, MonitorDenyBlocking());
+  if (ctx.server.monitors().Add(&ctx.client)) ctx.out.Simple("OK");
+}
+
 void Quit(CommandContext& ctx, Args) {
   ctx.client.close_after_reply = true;
   ctx.out.Simple("OK");
@@ -130,6 +138,7 @@ void Quit(CommandContext& ctx, Args) {
 void Reset(CommandContext& ctx, Args) {
   EndTransaction(ctx.server, ctx.client);
   ForgetSubscriptions(ctx);
+  ctx.server.monitors().Remove(&ctx.client);
   Locked(ctx, [&] {
     ctx.client.db = 0;
     ctx.client.resp = 2;
@@ -162,6 +171,7 @@ std::string ClientLine(const ClientState& c, int64_t now_ms) {
   num("age", (now_ms - c.created_ms) / 1000);
   num("idle", (now_ms - c.last_interaction_ms.load(std::memory_order_relaxed)) / 1000);
   std::string flags;
+  if (c.monitoring.load(std::memory_order_relaxed)) flags += 'O';
   if (c.subscribed()) flags += 'P';
   if (c.blocked.load(std::memory_order_relaxed)) flags += 'b';
   field("flags", flags.empty() ? "N" : flags);
@@ -437,6 +447,8 @@ void RegisterConnectionCommands(CommandTable& table) {
                  "Change the selected database for the current connection.", "1.0.0", "index"));
   table.Add(Spec("quit", -1, kConnFlags | kNoAuth | kMultiControl, Quit, "Close the connection.",
                  "1.0.0", ""));
+  table.Add(MakeSpec("server", "monitor", 1, kAdmin | kNoScript | kLoading | kStale, {}, Monitor,
+                     "Listen for all requests received by the server in real time.", "1.0.0", ""));
   table.Add(Spec("reset", 1, kConnFlags | kNoAuth | kMultiControl, Reset, "Reset the connection.",
                  "6.2.0", ""));
   table.Add(Spec("client", -2, 0, nullptr, "A container for client connection commands.", "2.4.0",

@@ -5,12 +5,20 @@
 namespace sluice::server {
 
 bool ClientOutbox::Push(size_t n, std::string_view body, int64_t hard_limit) {
+  return Append(static_cast<int64_t>(n), body, hard_limit);
+}
+
+bool ClientOutbox::PushEncoded(std::string_view bytes, int64_t hard_limit) {
+  return Append(-1, bytes, hard_limit);
+}
+
+bool ClientOutbox::Append(int64_t n, std::string_view body, int64_t hard_limit) {
   bool wake = false;
   {
     std::lock_guard lock(mu_);
     if (closed_ || overflowed_.load(std::memory_order_relaxed)) return false;
     const size_t before = queued_.size();
-    protocol::ReplyWriter(&queued_, resp()).Push(n);
+    if (n >= 0) protocol::ReplyWriter(&queued_, resp()).Push(static_cast<size_t>(n));
     queued_.append(body);
     if (hard_limit > 0 && queued_.size() + unsent_.load(std::memory_order_relaxed) >
                               static_cast<size_t>(hard_limit)) {

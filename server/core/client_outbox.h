@@ -37,6 +37,8 @@ class ClientOutbox {
   // `hard_limit` (> 0; 0: no limit), the frame is dropped, the outbox marked overflowed (the
   // owner closes its connection) and false returned. A closed outbox drops everything.
   bool Push(size_t n, std::string_view body, int64_t hard_limit);
+  // As Push, for bytes already encoded whole (a MONITOR line, "+...\r\n").
+  bool PushEncoded(std::string_view bytes, int64_t hard_limit);
 
   // Owner's thread: appends every queued byte to *out, in push order, and empties the queue.
   void TakeInto(std::string* out);
@@ -49,6 +51,10 @@ class ClientOutbox {
   void Close();
 
  private:
+  // Push's body: appends the frame (the header when n >= 0, then body) under the lock, or drops
+  // it past the limit; wakes the owner outside the lock.
+  bool Append(int64_t n, std::string_view body, int64_t hard_limit);
+
   mutable std::mutex mu_;
   std::string queued_;         // guarded by mu_
   bool wake_pending_ = false;  // guarded by mu_: a wake was sent and no take followed

@@ -79,7 +79,10 @@ struct ClientState {
                sub_shard.load(std::memory_order_relaxed) >
            0;
   }
-  ClientOutbox outbox;  // pub/sub messages from other threads
+  // In MONITOR mode (server/core/monitors.h): CLIENT LIST flags=O. Written by the registry on
+  // the client's thread, read from any.
+  std::atomic<bool> monitoring{false};
+  ClientOutbox outbox;  // pub/sub messages and MONITOR lines from other threads
 };
 
 }  // namespace sluice::server

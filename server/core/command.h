@@ -64,6 +64,8 @@ struct CommandContext {
   bool data_call = false;
   int data_call_arg = 0;
   bool needs_script_unit = false;
+  // Set for a command a script runs (redis.call): MONITOR shows it as "[db lua]".
+  bool from_script = false;
 
   Store::Transaction& txn() {
     if (unit == nullptr) {

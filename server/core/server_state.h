@@ -17,6 +17,7 @@
 #include "server/core/client_state.h"
 #include "server/core/config.h"
 #include "server/core/limiter_stats.h"
+#include "server/core/monitors.h"
 #include "server/core/pubsub_hub.h"
 #include "server/core/running_scripts.h"
 #include "server/core/stat_counter.h"
@@ -130,6 +131,8 @@ class ServerState {
     scripting_ = std::move(scripting);
   }
 
+  // Clients in MONITOR mode; the dispatcher feeds them every command.
+  MonitorRegistry& monitors() { return monitors_; }
   // Pub/sub's registry (server/pubsub), attached once before serving by AttachPubSub; nullptr
   // when none is attached.
   PubSubHub* pubsub() const { return pubsub_.get(); }
@@ -185,6 +188,7 @@ class ServerState {
   LimiterStats limiter_stats_;
   WatchRegistry watches_;
   BlockingRegistry blocking_;
+  MonitorRegistry monitors_;
   RunningScripts running_scripts_;
   std::shared_ptr<ScriptingState> scripting_;
   std::shared_ptr<PubSubHub> pubsub_;

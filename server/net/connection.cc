@@ -60,6 +60,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
 Connection::~Connection() {
   if (registered_) server_.clients().Remove(&client_);
   if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
+  server_.monitors().Remove(&client_);
   server_.watches().UnwatchAll(&client_);
 }
 
@@ -494,6 +495,7 @@ void Connection::CloseNow() {
   soft_limit_timer_.cancel();
   blocked_.Forget();
   if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
+  server_.monitors().Remove(&client_);
   client_.outbox.Close();
   std::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);

@@ -110,6 +110,9 @@ std::vector<std::string> PubSubRegistry::PatternsOf(const ClientState& client) c
 }
 
 void PubSubRegistry::ForgetClient(ClientState& client) {
+  // The counts change only on the client's own thread, this one: no lock for a client that
+  // never subscribed (every connection's close comes here).
+  if (!client.subscribed()) return;
   std::unique_lock lock(mu_);
   auto it = clients_.find(&client);
   if (it == clients_.end()) return;

@@ -52,8 +52,9 @@ def wait_until(fn, what):
     raise AssertionError("timed out waiting for " + what)
 
 
-@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class DifferentialTest(BlackboxTestCase):
+class BesideRedis(BlackboxTestCase):
+    """A Sluice server and the reference redis-server for the class; both() runs a scenario on
+    each (after FLUSHALL) and asserts equal results. No tests of its own (test_monitor uses it)."""
     maxDiff = None
 
     @classmethod
@@ -75,6 +76,9 @@ class DifferentialTest(BlackboxTestCase):
         self.assertEqual(results[0], results[1])
         return results[0]
 
+
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class DifferentialTest(BesideRedis):
     def test_subscribe_publish_resp2(self):
         def scenario(port):
             out = []

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/core/client_outbox.h"
+#include "server/core/monitors.h"
 #include "server/pubsub/pubsub_registry.h"
 #include "tests/server/harness.h"
 
@@ -30,7 +31,10 @@ struct OtherClient {
     client.outbox.TakeInto(&bytes);
     return bytes;
   }
-  ~OtherClient() { h.server().pubsub()->ForgetClient(client); }
+  ~OtherClient() {
+    h.server().pubsub()->ForgetClient(client);
+    h.server().monitors().Remove(&client);
+  }
 
   Harness& h;
   Dispatcher dispatcher;
@@ -191,6 +195,30 @@ TEST_CASE("PubSubRegistry: ForgetClient drops every subscription and the counts"
   registry.ForgetClient(b);
   const PubSubRegistry::Counts counts = registry.counts();
   CHECK(counts.channels + counts.patterns + counts.shard_channels == 0);
+}
+
+TEST_CASE("MONITOR lines: Redis's quoting, the origin, redaction; a monitor gets each command") {
+  std::vector<std::string> args = {"SET", "k", std::string("a\"\\\n\x01\xff", 6)};
+  CHECK(MonitorLine(1700000000000042, 3, "127.0.0.1:5000",
+                    Args(std::vector<std::string_view>(args.begin(), args.end()))) ==
+        "+1700000000.000042 [3 127.0.0.1:5000] \"SET\" \"k\" \"a\\\"\\\\\\n\\x01\\xff\"\r\n");
+  std::vector<std::string_view> hello = {"hello", "3", "AUTH", "u", "p", "SETNAME", "n"};
+  CHECK(MonitorLine(0, 0, "lua", hello) ==
+        "+0.000000 [0 lua] \"hello\" \"3\" \"AUTH\" \"(redacted)\" \"(redacted)\" \"SETNAME\" "
+        "\"n\"\r\n");
+
+  Harness h;
+  OtherClient m(h);
+  CHECK(m.Run({"monitor"}) == Simple("OK"));
+  CHECK(m.Run({"monitor"}).empty());  // already monitoring: no reply, as from Redis
+  CHECK(h.Cmd("SET k v") == Ok());
+  CHECK(h.Cmd("CONFIG GET maxmemory").size() > 0);  // admin: not shown
+  const std::string lines = m.Taken();
+  CHECK(lines.find("] \"SET\" \"k\" \"v\"\r\n") != std::string::npos);
+  CHECK(lines.find("CONFIG") == std::string::npos);
+  CHECK(m.Run({"reset"}) == Simple("RESET"));
+  h.Cmd("GET k");
+  CHECK(m.Taken().empty());
 }
 
 }  // namespace sluice::server::testing

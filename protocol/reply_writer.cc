@@ -81,6 +81,8 @@ void ReplyWriter::Map(size_t pairs) {
 
 void ReplyWriter::Set(size_t n) { Header(resp_ >= 3 ? '~' : '*', static_cast<int64_t>(n)); }
 
+void ReplyWriter::Push(size_t n) { Header(resp_ >= 3 ? '>' : '*', static_cast<int64_t>(n)); }
+
 void ReplyWriter::Double(double v) {
   char buf[kDoubleMax];
   const std::string_view text(buf, FormatDouble(v, buf));

@@ -28,6 +28,7 @@ class ReplyWriter {
   void Array(size_t n);           // header; the caller writes n elements
   void Map(size_t pairs);         // RESP3 %n, RESP2 *2n
   void Set(size_t n);             // RESP3 ~n, RESP2 *n
+  void Push(size_t n);            // RESP3 >n (out-of-band: pub/sub), RESP2 *n
   // RESP3 ,1.5  RESP2 bulk "1.5". Text as Redis 7.0's "%.17g" (0.1 -> 0.10000000000000001),
   // with inf, -inf and nan (any NaN) spelled out.
   void Double(double v);

@@ -17,6 +17,7 @@
 #include "server/core/open_files.h"
 #include "server/core/server_state.h"
 #include "server/net/server.h"
+#include "server/pubsub/pubsub_registry.h"
 #include "server/scripting/scripting_state.h"
 #include "sluice/store.h"
 
@@ -67,6 +68,7 @@ int Serve(Config config, const char* argv0) {
   // Declared before the store, so it outlives the store, which calls its WatchRegistry.
   sluice::server::ServerState state(config, clock);
   sluice::server::AttachScripting(state);
+  sluice::server::AttachPubSub(state);
   sluice::Options options;
   options.path = config.dir;
   options.durability = config.appendfsync;

@@ -34,9 +34,12 @@ ROOMS = {
     "storage/": ["storage/engine/", "storage/types/", "storage/limiter/"] + PUBLIC_STORAGE,
     "server/core/": ["protocol/"] + PUBLIC_STORAGE,
     "server/scripting/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
-    "server/commands/": ["server/scripting/", "server/core/", "protocol/"] + PUBLIC_STORAGE,
+    "server/pubsub/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
+    "server/commands/": ["server/scripting/", "server/pubsub/", "server/core/", "protocol/"]
+    + PUBLIC_STORAGE,
     "server/net/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
-    "server/": ["server/net/", "server/commands/", "server/scripting/", "server/core/",
+    "server/": ["server/net/", "server/commands/", "server/pubsub/", "server/scripting/",
+                "server/core/",
                 "protocol/"] + PUBLIC_STORAGE,
 }
 # Where a quoted include is looked up after the including file's own folder (the include

@@ -30,9 +30,9 @@ std::vector<const CommandSpec*> SubcommandsOf(const CommandTable& table,
 
 std::vector<const char*> FlagNames(uint32_t flags) {
   static constexpr std::pair<CommandFlag, const char*> kNames[] = {
-      {kWrite, "write"},       {kReadOnly, "readonly"}, {kDenyOom, "denyoom"},  {kAdmin, "admin"},
-      {kNoScript, "noscript"}, {kBlocking, "blocking"}, {kLoading, "loading"},  {kStale, "stale"},
-      {kFast, "fast"},         {kNoAuth, "no_auth"},    {kNoMulti, "no_multi"},
+      {kWrite, "write"},   {kReadOnly, "readonly"}, {kDenyOom, "denyoom"},   {kAdmin, "admin"},
+      {kPubSub, "pubsub"}, {kNoScript, "noscript"}, {kBlocking, "blocking"}, {kLoading, "loading"},
+      {kStale, "stale"},   {kFast, "fast"},         {kNoAuth, "no_auth"},    {kNoMulti, "no_multi"},
   };
   std::vector<const char*> names;
   for (const auto& [bit, name] : kNames) {
@@ -54,6 +54,7 @@ std::vector<std::string> Categories(const CommandSpec& spec) {
   if (spec.group == "generic") cats.push_back("@keyspace");
   if (spec.group == "connection") cats.push_back("@connection");
   if (spec.group == "rate-limit") cats.push_back("@ratelimit");
+  if (spec.flags & kPubSub) cats.push_back("@pubsub");
   if (spec.flags & kAdmin) {
     cats.push_back("@admin");
     cats.push_back("@dangerous");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "server/commands/cmd_multi.h"
+#include "server/commands/cmd_pubsub.h"
 #include "server/commands/commands.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -119,6 +120,14 @@ void Select(CommandContext& ctx, Args args) {
   ctx.out.Simple("OK");
 }
 
+// MONITOR: from now on the client is sent every command the server runs (server/core/monitors.h).
+// A client already monitoring gets no reply, as from Redis.
+void Monitor(CommandContext& ctx, Args) {
+  // Inside EXEC (ctx.unit set; scripts may not call it) Redis's client denies blocking.
+  if (ctx.unit != nullptr) return ReplyError(ctx.out, MonitorDenyBlocking());
+  if (ctx.server.monitors().Add(&ctx.client)) ctx.out.Simple("OK");
+}
+
 void Quit(CommandContext& ctx, Args) {
   ctx.client.close_after_reply = true;
   ctx.out.Simple("OK");
@@ -128,6 +137,8 @@ void Quit(CommandContext& ctx, Args) {
 // password is set).
 void Reset(CommandContext& ctx, Args) {
   EndTransaction(ctx.server, ctx.client);
+  ForgetSubscriptions(ctx);
+  ctx.server.monitors().Remove(&ctx.client);
   Locked(ctx, [&] {
     ctx.client.db = 0;
     ctx.client.resp = 2;
@@ -159,9 +170,15 @@ std::string ClientLine(const ClientState& c, int64_t now_ms) {
   field("name", c.name);
   num("age", (now_ms - c.created_ms) / 1000);
   num("idle", (now_ms - c.last_interaction_ms.load(std::memory_order_relaxed)) / 1000);
-  field("flags", c.blocked.load(std::memory_order_relaxed) ? "b" : "N");
+  std::string flags;
+  if (c.monitoring.load(std::memory_order_relaxed)) flags += 'O';
+  if (c.subscribed()) flags += 'P';
+  if (c.blocked.load(std::memory_order_relaxed)) flags += 'b';
+  field("flags", flags.empty() ? "N" : flags);
   num("db", c.db);
-  for (const char* zero : {"sub", "psub", "ssub"}) num(zero, 0);
+  num("sub", c.sub_channels.load(std::memory_order_relaxed));
+  num("psub", c.sub_patterns.load(std::memory_order_relaxed));
+  num("ssub", c.sub_shard.load(std::memory_order_relaxed));
   num("multi", -1);
   for (const char* zero : {"qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl", "oll",
                            "omem", "tot-mem"}) {
@@ -187,21 +204,43 @@ void ClientInfo(CommandContext& ctx, Args) {
   ctx.out.Verbatim("txt", line);
 }
 
+// A CLIENT LIST / CLIENT KILL TYPE: Redis's client classes. Sluice has no master or replica
+// clients, so those types match none.
+enum class ClientType { kAny, kNormal, kPubSub, kNone };
+
+std::optional<ClientType> ParseClientType(std::string_view type) {
+  if (EqualsIgnoreCase(type, "normal")) return ClientType::kNormal;
+  if (EqualsIgnoreCase(type, "pubsub")) return ClientType::kPubSub;
+  if (EqualsIgnoreCase(type, "master") || EqualsIgnoreCase(type, "replica") ||
+      EqualsIgnoreCase(type, "slave")) {
+    return ClientType::kNone;
+  }
+  return std::nullopt;
+}
+
+bool OfType(const ClientState& c, ClientType type) {
+  switch (type) {
+    case ClientType::kAny:
+      return true;
+    case ClientType::kNormal:
+      return !c.subscribed();
+    case ClientType::kPubSub:
+      return c.subscribed();
+    case ClientType::kNone:
+      return false;
+  }
+  return false;
+}
+
 // CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]
 void ClientList(CommandContext& ctx, Args args) {
-  bool any_type = true;  // every Sluice client is "normal"
+  ClientType type = ClientType::kAny;
   std::vector<uint64_t> ids;
   size_t i = 2;
   if (i < args.size() && EqualsIgnoreCase(args[i], "TYPE") && args.size() == 4) {
-    std::string_view type = args[3];
-    if (EqualsIgnoreCase(type, "normal")) {
-      any_type = true;
-    } else if (EqualsIgnoreCase(type, "master") || EqualsIgnoreCase(type, "replica") ||
-               EqualsIgnoreCase(type, "slave") || EqualsIgnoreCase(type, "pubsub")) {
-      any_type = false;
-    } else {
-      return ReplyError(ctx.out, UnknownClientType(type));
-    }
+    std::optional<ClientType> parsed = ParseClientType(args[3]);
+    if (!parsed) return ReplyError(ctx.out, UnknownClientType(args[3]));
+    type = *parsed;
   } else if (i < args.size() && EqualsIgnoreCase(args[i], "ID") && args.size() >= 4) {
     for (size_t j = 3; j < args.size(); ++j) {
       std::optional<int64_t> id = ParseInt64(args[j]);
@@ -214,7 +253,7 @@ void ClientList(CommandContext& ctx, Args args) {
   std::string text;
   int64_t now = ServerState::RealNowMs();
   ctx.server.clients().ForEachLocked([&](ClientRegistry::Entry& e) {
-    if (!any_type) return;
+    if (!OfType(*e.client, type)) return;
     if (!ids.empty() && std::find(ids.begin(), ids.end(), e.client->id) == ids.end()) return;
     text += ClientLine(*e.client, now);
   });
@@ -225,7 +264,7 @@ void ClientList(CommandContext& ctx, Args args) {
 struct KillFilter {
   std::optional<uint64_t> id;
   std::optional<std::string_view> addr, laddr;
-  bool type_normal = true;
+  ClientType type = ClientType::kAny;
   bool skip_me = true;
 };
 
@@ -242,14 +281,9 @@ Status ParseKillFilters(Args args, KillFilter* f) {
     } else if (EqualsIgnoreCase(name, "LADDR")) {
       f->laddr = value;
     } else if (EqualsIgnoreCase(name, "TYPE")) {
-      if (EqualsIgnoreCase(value, "normal")) {
-        f->type_normal = true;
-      } else if (EqualsIgnoreCase(value, "master") || EqualsIgnoreCase(value, "replica") ||
-                 EqualsIgnoreCase(value, "slave") || EqualsIgnoreCase(value, "pubsub")) {
-        f->type_normal = false;
-      } else {
-        return UnknownClientType(value);
-      }
+      std::optional<ClientType> type = ParseClientType(value);
+      if (!type) return UnknownClientType(value);
+      f->type = *type;
     } else if (EqualsIgnoreCase(name, "USER")) {
       if (value != "default") return NoSuchUser(value);
     } else if (EqualsIgnoreCase(name, "SKIPME")) {
@@ -273,7 +307,7 @@ int64_t KillMatching(CommandContext& ctx, const KillFilter& f) {
   int64_t killed = 0;
   ctx.server.clients().ForEachLocked([&](ClientRegistry::Entry& e) {
     ClientState& c = *e.client;
-    if (!f.type_normal) return;
+    if (!OfType(c, f.type)) return;
     if (f.id && c.id != *f.id) return;
     if (f.addr && c.addr != *f.addr) return;
     if (f.laddr && c.laddr != *f.laddr) return;
@@ -413,6 +447,8 @@ void RegisterConnectionCommands(CommandTable& table) {
                  "Change the selected database for the current connection.", "1.0.0", "index"));
   table.Add(Spec("quit", -1, kConnFlags | kNoAuth | kMultiControl, Quit, "Close the connection.",
                  "1.0.0", ""));
+  table.Add(MakeSpec("server", "monitor", 1, kAdmin | kNoScript | kLoading | kStale, {}, Monitor,
+                     "Listen for all requests received by the server in real time.", "1.0.0", ""));
   table.Add(Spec("reset", 1, kConnFlags | kNoAuth | kMultiControl, Reset, "Reset the connection.",
                  "6.2.0", ""));
   table.Add(Spec("client", -2, 0, nullptr, "A container for client connection commands.", "2.4.0",

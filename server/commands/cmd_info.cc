@@ -14,6 +14,7 @@
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
+#include "server/pubsub/pubsub_registry.h"
 #include "server/scripting/lua_vm.h"
 #include "server/scripting/native/native_scripts.h"
 #include "server/scripting/scripting_state.h"
@@ -173,6 +174,10 @@ void StatsSection(CommandContext& ctx, std::string& out) {
   Field(out, "expired_time_cap_reached_count", store_stats.expiry_time_cap_reached);
   Field(out, "expire_cycle_cpu_milliseconds", store_stats.expire_cycle_ms);
   Field(out, "evicted_keys", 0);
+  const PubSubRegistry::Counts pubsub = PubSubOf(ctx.server).counts();
+  Field(out, "pubsub_channels", pubsub.channels);
+  Field(out, "pubsub_patterns", pubsub.patterns);
+  Field(out, "pubsubshard_channels", pubsub.shard_channels);
   Field(out, "total_error_replies", get(st.total_error_replies));
   // Redis 7.2's names (7.0 has no such counters).
   Field(out, "client_query_buffer_limit_disconnections",

@@ -20,6 +20,11 @@ namespace {
 
 void Ping(CommandContext& ctx, Args args) {
   if (args.size() > 2) return ReplyError(ctx.out, WrongArity("ping"));
+  if (ctx.client.resp == 2 && ctx.client.subscribed()) {  // RESP2 subscribed mode: a frame
+    ctx.out.Array(2);
+    ctx.out.Bulk("pong");
+    return ctx.out.Bulk(args.size() == 2 ? args[1] : std::string_view());
+  }
   if (args.size() == 2) return ctx.out.Bulk(args[1]);
   ctx.out.Simple("PONG");
 }

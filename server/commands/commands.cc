@@ -15,6 +15,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterSetCommands(table);
   RegisterListCommands(table);
   RegisterZSetCommands(table);
+  RegisterPubSubCommands(table);
 }
 
 }  // namespace sluice::server

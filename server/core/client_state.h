@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "server/core/client_outbox.h"
+
 namespace sluice::server {
 
 struct CommandSpec;
@@ -63,6 +65,24 @@ struct ClientState {
   // Parked by a blocking command (server/core/blocking.h): CLIENT LIST flags=b, exempt from the
   // idle timeout. Written on the client's thread, read from any.
   std::atomic<bool> blocked{false};
+  // Pub/sub (server/pubsub): how many channels, patterns and shard channels the client is
+  // subscribed to (CLIENT LIST sub=/psub=/ssub=). Written by the registry on the client's
+  // thread, read from any.
+  std::atomic<int32_t> sub_channels{0};
+  std::atomic<int32_t> sub_patterns{0};
+  std::atomic<int32_t> sub_shard{0};
+  // Subscribed to anything: Redis's CLIENT_PUBSUB (the pubsub output-buffer class; in RESP2
+  // only the subscription commands, PING, QUIT and RESET are allowed).
+  bool subscribed() const {
+    return sub_channels.load(std::memory_order_relaxed) +
+               sub_patterns.load(std::memory_order_relaxed) +
+               sub_shard.load(std::memory_order_relaxed) >
+           0;
+  }
+  // In MONITOR mode (server/core/monitors.h): CLIENT LIST flags=O. Written by the registry on
+  // the client's thread, read from any.
+  std::atomic<bool> monitoring{false};
+  ClientOutbox outbox;  // pub/sub messages and MONITOR lines from other threads
 };
 
 }  // namespace sluice::server

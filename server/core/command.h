@@ -64,6 +64,8 @@ struct CommandContext {
   bool data_call = false;
   int data_call_arg = 0;
   bool needs_script_unit = false;
+  // Set for a command a script runs (redis.call): MONITOR shows it as "[db lua]".
+  bool from_script = false;
 
   Store::Transaction& txn() {
     if (unit == nullptr) {
@@ -111,6 +113,8 @@ enum CommandFlag : uint32_t {
   kScriptUnit = 1u << 12,
   // "blocking": may park its client (server/core/blocking.h); ACL category @blocking.
   kBlocking = 1u << 13,
+  // "pubsub": a pub/sub command (SUBSCRIBE, PUBLISH, PUBSUB ...); ACL category @pubsub.
+  kPubSub = 1u << 20,
 };
 
 // A Redis 7 key specification, for COMMAND INFO (how cluster-aware clients find keys). The

@@ -34,9 +34,14 @@ void NoteLastCommand(CommandContext& ctx, const CommandSpec& spec) {
 // A command refused at the gate. Inside MULTI it also dooms the transaction (EXEC will reply
 // EXECABORT); an EXEC refused at the gate discards the transaction at once, as Redis's
 // execCommandAbort does.
-void Reject(CommandContext& ctx, const CommandSpec* spec, const Status& error) {
+void Reject(CommandContext& ctx, const CommandSpec* spec, const Status& error, Args args = {}) {
   ctx.server.stats().total_error_replies.fetch_add(1, std::memory_order_relaxed);
   if (spec != nullptr && spec->name == "exec") {
+    // Monitors saw MULTI: they see the EXEC that ends it, as from Redis.
+    if (!args.empty() && !ctx.server.monitors().empty()) {
+      ctx.server.monitors().Feed(ctx.client, ctx.from_script, ctx.client.db, args,
+                                 ctx.server.output_buffer_limit().hard);
+    }
     ctx.client.multi = MultiState{};
     ctx.server.watches().UnwatchAll(&ctx.client);
     return ReplyError(ctx.out, ExecAbortedBecause(error));
@@ -98,12 +103,22 @@ void PlanOwnUnit(CommandContext& ctx, const CommandSpec& spec, Args args, bool d
   if (plan.data) ctx.unit = &ctx.own_unit.emplace(ctx.store, keys, options);
 }
 
+// MONITOR: what the command shows (admin commands are not shown, as in Redis).
+void FeedMonitors(CommandContext& ctx, Args args) {
+  ctx.server.monitors().Feed(ctx.client, ctx.from_script, ctx.client.db, args,
+                             ctx.server.output_buffer_limit().hard);
+}
+
 // Runs the handler, in ctx.unit when the caller set one (EXEC, scripts), else in a unit of its
 // own planned from the command table. A data call whose handler asked for a script unit runs
 // again in one. A command whose own unit hit a key it did not declare (kLockConflict: a key the
 // table cannot name, e.g. COPY's DB destination) runs once more holding every stripe.
 void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (count) ctx.server.stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
+  // Monitors see a command once it ran; a script before it runs, so that its commands follow
+  // it. A parked command run again (count false) is not shown again.
+  const bool monitored = count && !ctx.server.monitors().empty() && !(spec.flags & kAdmin);
+  if (monitored && (spec.flags & kScriptUnit)) FeedMonitors(ctx, args);
   std::string* buffer = ctx.out.buffer();
   const size_t reply_start = buffer->size();
   const bool top = ctx.unit == nullptr;
@@ -132,6 +147,7 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     spec.handler(ctx, args);
   }
   if (top && ctx.own_unit) FinishOwnUnit(ctx, reply_start);
+  if (monitored && !(spec.flags & kScriptUnit)) FeedMonitors(ctx, args);
   if (buffer->size() > reply_start && (*buffer)[reply_start] == '-') {
     ctx.server.stats().total_error_replies.fetch_add(1, std::memory_order_relaxed);
   }
@@ -158,12 +174,25 @@ bool RejectedAsBusy(CommandContext& ctx, const CommandSpec& spec) {
   return true;
 }
 
+// RESP2 subscribed mode (Redis's CLIENT_PUBSUB with RESP2): only these commands run.
+bool AllowedWhileSubscribed(const CommandSpec& spec) {
+  for (const char* name : {"ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe",
+                           "psubscribe", "punsubscribe", "quit", "reset"}) {
+    if (spec.name == name) return true;
+  }
+  return false;
+}
+
 // Arity, authentication and the MULTI rules, then queue or run: the common tail once `spec`
 // is resolved.
 void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
-  if (!ArityOk(spec, args.size())) return Reject(ctx, &spec, WrongArity(spec.name));
+  if (!ArityOk(spec, args.size())) return Reject(ctx, &spec, WrongArity(spec.name), args);
   if (!ctx.client.authenticated && !(spec.flags & kNoAuth) && ctx.server.requirepass_set()) {
-    return Reject(ctx, &spec, NoAuth());
+    return Reject(ctx, &spec, NoAuth(), args);
+  }
+  if (ctx.client.resp == 2 && ctx.unit == nullptr && ctx.client.subscribed() &&
+      !AllowedWhileSubscribed(spec)) {
+    return Reject(ctx, &spec, SubscribedModeOnly(spec.name), args);
   }
   NoteLastCommand(ctx, spec);
   if (RejectedAsBusy(ctx, spec)) return;

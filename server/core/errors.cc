@@ -425,4 +425,16 @@ Status ZAtLeastOneKey(std::string_view command) {
   return Err("ERR at least 1 input key is needed for '" + std::string(command) + "' command");
 }
 
+Status MonitorDenyBlocking() { return Err("ERR MONITOR isn't allowed for DENY BLOCKING client"); }
+
+Status SubscribedModeOnly(std::string_view name) {
+  return Err("ERR Can't execute '" + std::string(name) +
+             "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in "
+             "this context");
+}
+
+Status SubscribeDenyBlocking(std::string_view command) {
+  return Err("ERR " + std::string(command) + " isn't allowed for a DENY BLOCKING client");
+}
+
 }  // namespace sluice::server

@@ -198,4 +198,12 @@ std::string MaxclientsOverOsLimit(int64_t fits);
 // "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'"
 Status ConfigSetUnknown(std::string_view name);
 
+// "ERR MONITOR isn't allowed for DENY BLOCKING client" (MONITOR inside EXEC).
+Status MonitorDenyBlocking();
+// Pub/sub. "ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT /
+// RESET are allowed in this context" (RESP2 subscribed mode; `name` as "client|list").
+Status SubscribedModeOnly(std::string_view name);
+// "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client" (`command` in capitals; EXEC).
+Status SubscribeDenyBlocking(std::string_view command);
+
 }  // namespace sluice::server

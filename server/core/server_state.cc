@@ -71,6 +71,10 @@ void ServerState::PublishLocked() {
   obuf_hard_.store(normal.hard, std::memory_order_relaxed);
   obuf_soft_.store(normal.soft, std::memory_order_relaxed);
   obuf_soft_seconds_.store(normal.soft_seconds, std::memory_order_relaxed);
+  const OutputBufferLimit& pubsub = config_.client_output_buffer_limit[kObufPubsub];
+  obuf_pubsub_hard_.store(pubsub.hard, std::memory_order_relaxed);
+  obuf_pubsub_soft_.store(pubsub.soft, std::memory_order_relaxed);
+  obuf_pubsub_soft_seconds_.store(pubsub.soft_seconds, std::memory_order_relaxed);
   query_limit_.store(config_.client_query_buffer_limit, std::memory_order_relaxed);
   busy_threshold_ms_.store(config_.busy_reply_threshold_ms, std::memory_order_relaxed);
   native_scripts_.store(config_.native_scripts, std::memory_order_relaxed);

@@ -17,6 +17,8 @@
 #include "server/core/client_state.h"
 #include "server/core/config.h"
 #include "server/core/limiter_stats.h"
+#include "server/core/monitors.h"
+#include "server/core/pubsub_hub.h"
 #include "server/core/running_scripts.h"
 #include "server/core/stat_counter.h"
 #include "server/core/watch.h"
@@ -98,6 +100,12 @@ class ServerState {
     return {obuf_hard_.load(std::memory_order_relaxed), obuf_soft_.load(std::memory_order_relaxed),
             obuf_soft_seconds_.load(std::memory_order_relaxed)};
   }
+  // client-output-buffer-limit's pubsub class (clients subscribed to anything).
+  OutputBufferLimit pubsub_output_buffer_limit() const {
+    return {obuf_pubsub_hard_.load(std::memory_order_relaxed),
+            obuf_pubsub_soft_.load(std::memory_order_relaxed),
+            obuf_pubsub_soft_seconds_.load(std::memory_order_relaxed)};
+  }
   int64_t query_buffer_limit() const { return query_limit_.load(std::memory_order_relaxed); }
   int64_t busy_reply_threshold_ms() const {
     return busy_threshold_ms_.load(std::memory_order_relaxed);
@@ -122,6 +130,13 @@ class ServerState {
   void attach_scripting(std::shared_ptr<ScriptingState> scripting) {
     scripting_ = std::move(scripting);
   }
+
+  // Clients in MONITOR mode; the dispatcher feeds them every command.
+  MonitorRegistry& monitors() { return monitors_; }
+  // Pub/sub's registry (server/pubsub), attached once before serving by AttachPubSub; nullptr
+  // when none is attached.
+  PubSubHub* pubsub() const { return pubsub_.get(); }
+  void attach_pubsub(std::shared_ptr<PubSubHub> hub) { pubsub_ = std::move(hub); }
 
   // The full command table (for COMMAND). Not owned; set once before serving.
   void set_commands(const CommandTable* table) { commands_ = table; }
@@ -160,6 +175,9 @@ class ServerState {
   std::atomic<int64_t> obuf_hard_{0};
   std::atomic<int64_t> obuf_soft_{0};
   std::atomic<int64_t> obuf_soft_seconds_{0};
+  std::atomic<int64_t> obuf_pubsub_hard_{0};
+  std::atomic<int64_t> obuf_pubsub_soft_{0};
+  std::atomic<int64_t> obuf_pubsub_soft_seconds_{0};
   std::atomic<int64_t> query_limit_{0};
   std::atomic<int64_t> busy_threshold_ms_{5000};
   std::atomic<bool> native_scripts_{true};
@@ -170,8 +188,10 @@ class ServerState {
   LimiterStats limiter_stats_;
   WatchRegistry watches_;
   BlockingRegistry blocking_;
+  MonitorRegistry monitors_;
   RunningScripts running_scripts_;
   std::shared_ptr<ScriptingState> scripting_;
+  std::shared_ptr<PubSubHub> pubsub_;
   const CommandTable* commands_ = nullptr;
   std::string executable_;
   std::atomic<int> tcp_port_{0};

@@ -59,6 +59,8 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
 
 Connection::~Connection() {
   if (registered_) server_.clients().Remove(&client_);
+  if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
+  server_.monitors().Remove(&client_);
   server_.watches().UnwatchAll(&client_);
 }
 
@@ -72,6 +74,15 @@ void Connection::Start() {
     if (auto self = weak.lock()) {
       asio::post(self->socket_.get_executor(),
                  [self, gen, event] { self->OnBlockEvent(gen, event); });
+    }
+  });
+  // A publisher (any thread) wakes the connection on its own thread. The strong reference moves
+  // into the posted handler, so the connection is never destroyed on the publisher's thread
+  // (which holds the pub/sub registry's lock).
+  client_.outbox.set_wake([weak] {
+    if (auto self = weak.lock()) {
+      auto executor = self->socket_.get_executor();
+      asio::post(executor, [self = std::move(self)] { self->OnPush(); });
     }
   });
   server_.stats().total_connections_received.fetch_add(1, std::memory_order_relaxed);
@@ -114,6 +125,10 @@ void Connection::OnRead(const std::error_code& ec, size_t n) {
   in_len_ += n;
   server_.stats().total_net_input_bytes.fetch_add(static_cast<int64_t>(n),
                                                   std::memory_order_relaxed);
+  if (writing_) {  // pushed messages are being written (OnPush): run these once they are
+    more_input_ = true;
+    return;
+  }
   ProcessBatch();
   FinishBatch();
 }
@@ -180,16 +195,31 @@ void Connection::Continue() {
       client_.kill_requested.load(std::memory_order_acquire)) {
     return CloseNow();
   }
-  if (blocked_.parked()) {
-    if (blocked_.has_event()) return ResumeBlocked();
-    return Read();  // keeps watching for a disconnect
-  }
-  if (more_input_) {
+  if (blocked_.parked() && blocked_.has_event()) return ResumeBlocked();
+  if (!blocked_.parked() && more_input_) {  // parked: keeps watching for a disconnect only
     more_input_ = false;
     ProcessBatch();
     if (closed_) return;
     return FinishBatch();
   }
+  if (client_.outbox.queued_bytes() > 0) return WritePushes();
+  Read();
+}
+
+void Connection::OnPush() {
+  if (closed_) return;
+  if (writing_ || awaiting_durable_) {
+    // Taken when the connection continues; meanwhile only the limits are checked.
+    OverOutputLimit();
+    return;
+  }
+  WritePushes();
+}
+
+void Connection::WritePushes() {
+  client_.outbox.TakeInto(&out_);
+  if (OverOutputLimit()) return;
+  if (!out_.empty()) return Write();
   Read();
 }
 
@@ -270,6 +300,8 @@ bool Connection::RunBatchCommands() {
       args = parser_.args();
     }
     if (!args.empty()) {
+      // Messages published before this command ran are written before its reply.
+      if (client_.outbox.queued_bytes() > 0) client_.outbox.TakeInto(&out_);
       protocol::ReplyWriter out(&out_, client_.resp);
       const size_t reply_start = out_.size();
       RunCommand(out, args);
@@ -355,6 +387,7 @@ void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
     LogError(std::string("command '") + std::string(args[0]) + "' failed: " + e.what());
     ReplyError(out, InternalError(e.what()));
   }
+  client_.outbox.set_resp(client_.resp);  // HELLO: later messages use the new protocol
 }
 
 void Connection::CompactReadBuffer() {
@@ -393,14 +426,21 @@ void Connection::OnWrite(const std::error_code& ec, size_t n) {
 
 bool Connection::OverOutputLimit() {
   if (closed_) return true;
-  const OutputBufferLimit limit = server_.output_buffer_limit();
-  const auto pending = static_cast<int64_t>(out_.size() - out_sent_);
+  // A subscribed client is of the pubsub class (Redis's CLIENT_PUBSUB); its pending bytes
+  // include the messages queued for it and not yet taken.
+  const bool pubsub = client_.subscribed();
+  const OutputBufferLimit limit =
+      pubsub ? server_.pubsub_output_buffer_limit() : server_.output_buffer_limit();
+  client_.outbox.set_unsent(out_.size() - out_sent_);
+  const auto pending =
+      static_cast<int64_t>(out_.size() - out_sent_ + client_.outbox.queued_bytes());
   auto describe = [&](const char* which) {
     return "pending replies of " + std::to_string(pending) + " bytes over the " + which +
-           " client-output-buffer-limit (normal " + std::to_string(limit.hard) + " " +
-           std::to_string(limit.soft) + " " + std::to_string(limit.soft_seconds) + ")";
+           " client-output-buffer-limit (" + (pubsub ? "pubsub " : "normal ") +
+           std::to_string(limit.hard) + " " + std::to_string(limit.soft) + " " +
+           std::to_string(limit.soft_seconds) + ")";
   };
-  if (limit.hard > 0 && pending > limit.hard) {
+  if ((limit.hard > 0 && pending > limit.hard) || client_.outbox.overflowed()) {
     Drop(describe("hard"), server_.stats().client_output_buffer_limit_disconnections);
     return true;
   }
@@ -454,6 +494,9 @@ void Connection::CloseNow() {
   }
   soft_limit_timer_.cancel();
   blocked_.Forget();
+  if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
+  server_.monitors().Remove(&client_);
+  client_.outbox.Close();
   std::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   socket_.close(ec);

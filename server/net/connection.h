@@ -16,9 +16,16 @@
 // until the parked command's event (a wake, its timeout, CLIENT UNBLOCK) arrives while no write or
 // durability wait is in flight; then the command runs again as a batch of its own (ResumeBlocked).
 //
+// Pub/sub: publishers on any thread append messages to the client's ClientOutbox and wake the
+// connection on its thread (OnPush); the queued messages are written when no write or durability
+// wait is in flight, and moved into the batch's replies before each command runs (so a message
+// published before a command comes before its reply). A read that completes while pushes are
+// being written runs its commands once they are written.
+//
 // Limits (server/core/config.h): client-query-buffer-limit bounds the unparsed input;
-// client-output-buffer-limit's normal class bounds the pending replies (over hard: closed at
-// once; over soft for longer than its seconds: closed by a timer). Both are logged and counted
+// client-output-buffer-limit's normal class (pubsub for a subscribed client, its queued messages
+// included) bounds the pending replies (over hard: closed at once; over soft for longer than its
+// seconds: closed by a timer). Both are logged and counted
 // in INFO stats.
 //
 // Threading: a Connection lives on one io_context (one I/O thread); every method except
@@ -112,6 +119,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnBlockEvent(uint64_t gen, BlockEvent event);
   // Runs the parked command's event as a batch of its own (its reply made durable as usual).
   void ResumeBlocked();
+  // A publisher queued messages in the client's outbox (any thread posts this to ours): write
+  // them now when idle, else once the connection continues.
+  void OnPush();
+  // Moves the outbox's messages to the pending replies and writes them (or reads on).
+  void WritePushes();
   void Write();
   void OnWrite(const std::error_code& ec, size_t n);
   // Checks the pending replies against client-output-buffer-limit; closes the connection (and

@@ -269,8 +269,8 @@ void Server::SweepIdleClients() {
   if (timeout_s <= 0) return;
   int64_t now = ServerState::RealNowMs();
   state_.clients().ForEachLocked([&](ClientRegistry::Entry& e) {
-    // A blocked client is waiting, not idle (as in Redis).
-    if (e.client->blocked.load(std::memory_order_relaxed)) return;
+    // A blocked or subscribed client is waiting, not idle (as in Redis).
+    if (e.client->blocked.load(std::memory_order_relaxed) || e.client->subscribed()) return;
     int64_t last = e.client->last_interaction_ms.load(std::memory_order_relaxed);
     if (now - last > timeout_s * 1000 && e.kill) e.kill();
   });

@@ -87,6 +87,7 @@ int GenericCall(lua_State* L, bool raise) {
   {
     CommandContext sub{ctx.store, ctx.server, ctx.client, out};
     sub.unit = &ctx.txn();
+    sub.from_script = true;
     dispatcher.RunQueued(sub, *spec, views);
     if (sub.unit->conflicted()) {
       // The script stops here; the dispatcher rolls the unit back and runs it again holding

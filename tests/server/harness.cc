@@ -12,6 +12,7 @@
 
 #include "protocol/reply_writer.h"
 #include "server/commands/commands.h"
+#include "server/pubsub/pubsub_registry.h"
 #include "server/scripting/scripting_state.h"
 #include "sluice/limiter.h"
 
@@ -36,6 +37,7 @@ Harness::Harness(HarnessOptions harness_options)
   config.enable_debug_command = true;
   server_ = std::make_unique<ServerState>(config, clock_);
   AttachScripting(*server_);
+  AttachPubSub(*server_);
   Options options;
   options.path = dir_ + "/db";
   options.clock = clock_;

@@ -25,6 +25,7 @@
 #include "server/core/command.h"
 #include "server/core/server_state.h"
 #include "server/net/server.h"
+#include "server/pubsub/pubsub_registry.h"
 #include "server/scripting/lua_sha1.h"
 #include "server/scripting/scripting_state.h"
 #include "sluice/store.h"
@@ -52,6 +53,7 @@ class LiveServer {
     store_ = std::move(opened).value();
     state_ = std::make_unique<ServerState>(config, clock);
     AttachScripting(*state_);
+    AttachPubSub(*state_);
     RegisterAllCommands(table_);
     state_->set_commands(&table_);
     server_ = std::make_unique<Server>(*store_, *state_, table_);

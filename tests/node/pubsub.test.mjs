@@ -1,0 +1,119 @@
+// Pub/sub through ioredis (subscribe, psubscribe, ssubscribe) and node-redis (subscribe,
+// pSubscribe, RESP2), the clients Node applications (Socket.IO's Redis adapter, job queues) use.
+// Each scenario runs against sluice-server and, side by side, the reference redis-server 7.0.x;
+// the results must equal the expected values written here.
+
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import Redis from 'ioredis';
+import { createClient } from 'redis';
+import { startServer, referenceMissing, plain } from './harness.mjs';
+
+const missing = referenceMissing();
+const servers = {};
+
+before(async () => {
+  servers.sluice = await startServer('sluice');
+  if (!missing) servers.redis = await startServer('redis');
+});
+
+after(async () => {
+  for (const s of Object.values(servers)) await s.stop();
+});
+
+async function onBoth(scenario, expected) {
+  for (const [kind, server] of Object.entries(servers)) {
+    const got = plain(await scenario(server.port));
+    assert.deepEqual(got, expected, `${kind} answered differently`);
+  }
+}
+
+// Resolves with the first `n` events pushed by `collect` (which calls the callback it is given).
+function collector(n) {
+  const got = [];
+  let done;
+  const all = new Promise((resolve, reject) => {
+    done = resolve;
+    setTimeout(() => reject(new Error(`only ${got.length} of ${n} messages: ${JSON.stringify(got)}`)),
+               10_000).unref();
+  });
+  return {
+    push: (...event) => {
+      got.push(event.map((v) => (Buffer.isBuffer(v) ? v.toString('latin1') : v)));
+      if (got.length === n) done(got);
+    },
+    all,
+  };
+}
+
+describe('ioredis', () => {
+  test('subscribe, psubscribe and ssubscribe receive what publish and spublish send', async () => {
+    await onBoth(async (port) => {
+      const sub = new Redis({ port, host: '127.0.0.1' });
+      const pub = new Redis({ port, host: '127.0.0.1' });
+      try {
+        const events = collector(4);
+        sub.on('message', (ch, msg) => events.push('message', ch, msg));
+        sub.on('pmessage', (pat, ch, msg) => events.push('pmessage', pat, ch, msg));
+        sub.on('smessage', (ch, msg) => events.push('smessage', ch, msg));
+        const counts = [await sub.subscribe('news', 'sports'), await sub.psubscribe('user:*'),
+                        await sub.ssubscribe('shard')];
+        const sent = [await pub.publish('news', 'n1'), await pub.publish('user:1', 'u1'),
+                      await pub.spublish('shard', 's1'), await pub.publish('sports', 's2'),
+                      await pub.publish('nobody', 'x')];
+        const got = await events.all;
+        const numsub = await pub.pubsub('NUMSUB', 'news', 'sports', 'none');
+        await sub.unsubscribe('news');
+        const after = await pub.publish('news', 'gone');
+        return [counts, sent, got, numsub, after];
+      } finally {
+        sub.disconnect();
+        pub.disconnect();
+      }
+    }, [[2, 3, 1], [1, 1, 1, 1, 0],
+        [['message', 'news', 'n1'], ['pmessage', 'user:*', 'user:1', 'u1'],
+         ['smessage', 'shard', 's1'], ['message', 'sports', 's2']],
+        ['news', 1, 'sports', 1, 'none', 0], 0]);
+  });
+
+  test('unsubscribing from everything leaves subscriber mode', async () => {
+    await onBoth(async (port) => {
+      const sub = new Redis({ port, host: '127.0.0.1' });
+      try {
+        const counts = [await sub.subscribe('c1', 'c2'), await sub.psubscribe('p*')];
+        await sub.unsubscribe('c1', 'c2');  // ioredis's unsubscribe() without names never settles
+        await sub.punsubscribe('p*');
+        return [counts, await sub.set('io:ps', 'v'), await sub.get('io:ps')];
+      } finally {
+        sub.disconnect();
+      }
+    }, [[2, 3], 'OK', 'v']);
+  });
+});
+
+describe('node-redis', () => {
+  test('subscribe and pSubscribe listeners get every message in order', async () => {
+    await onBoth(async (port) => {
+      const pub = createClient({ socket: { port, host: '127.0.0.1', reconnectStrategy: false } });
+      pub.on('error', () => {});
+      await pub.connect();
+      const sub = pub.duplicate();
+      sub.on('error', () => {});
+      await sub.connect();
+      try {
+        const events = collector(6);
+        await sub.subscribe('jobs', (msg, ch) => events.push('jobs', ch, msg));
+        await sub.pSubscribe('job*', (msg, ch) => events.push('job*', ch, msg));
+        const sent = [];
+        for (const m of ['a', 'b', 'c']) sent.push(await pub.publish('jobs', m));
+        const got = await events.all;
+        return [sent, got.filter((e) => e[0] === 'jobs'), got.filter((e) => e[0] === 'job*'),
+                await pub.pubSubNumPat()];
+      } finally {
+        await sub.quit().catch(() => sub.disconnect());
+        await pub.quit().catch(() => pub.disconnect());
+      }
+    }, [[2, 2, 2], [['jobs', 'jobs', 'a'], ['jobs', 'jobs', 'b'], ['jobs', 'jobs', 'c']],
+        [['job*', 'jobs', 'a'], ['job*', 'jobs', 'b'], ['job*', 'jobs', 'c']], 1]);
+  });
+});

@@ -15,31 +15,47 @@ constexpr double kMaxEncodedBytes = 512.0 * 1024 * 1024;
 // cjson's own default depth limit; deeper values are cjson's error to raise, not ours.
 constexpr int kMaxDepth = 1000;
 
-// Adds to *total an upper bound of the encoded size of the value at `index` (each string byte
-// may become a 6-byte \u escape); stops early once the bound passes the limit. Tables shared
-// many times are counted each time, as cjson writes them each time.
-void AddBound(lua_State* L, int index, int depth, double* total) {
-  if (*total > kMaxEncodedBytes || depth > kMaxDepth) return;
+// The walk's state: an upper bound of the encoded size so far, and whether the walk stopped
+// (the bound passed the limit, or a value nests deeper than cjson encodes: cjson's own error
+// then, raised on the first deep branch before it writes much).
+struct Bound {
+  double bytes = 0;
+  bool too_deep = false;
+  bool done() const { return too_deep || bytes > kMaxEncodedBytes; }
+};
+
+// Adds to the bound the value at `index` (each string byte may become a 6-byte \u escape).
+// Tables shared many times count each time, as cjson writes them each time; the walk stops as
+// soon as it is done(), so it costs at most what writing 512 MB would.
+void AddBound(lua_State* L, int index, int depth, Bound* bound) {
+  if (bound->done()) return;
+  if (depth > kMaxDepth) {
+    bound->too_deep = true;
+    return;
+  }
   switch (lua_type(L, index)) {
     case LUA_TSTRING:
-      *total += static_cast<double>(lua_objlen(L, index)) * 6 + 2;
+      bound->bytes += static_cast<double>(lua_objlen(L, index)) * 6 + 2;
       return;
     case LUA_TTABLE:
       break;
     default:
-      *total += 32;  // numbers, booleans, null
+      bound->bytes += 32;  // numbers, booleans, null
       return;
   }
-  *total += 2;
-  if (!lua_checkstack(L, 3)) return;  // cjson refuses this depth too
+  bound->bytes += 2;
+  if (!lua_checkstack(L, 3)) {  // cjson refuses this depth too
+    bound->too_deep = true;
+    return;
+  }
   lua_pushnil(L);
   while (lua_next(L, index) != 0) {
     const int top = lua_gettop(L);
-    *total += 2;  // separators
-    AddBound(L, top - 1, depth + 1, total);
-    AddBound(L, top, depth + 1, total);
+    bound->bytes += 2;  // separators
+    AddBound(L, top - 1, depth + 1, bound);
+    AddBound(L, top, depth + 1, bound);
     lua_pop(L, 1);
-    if (*total > kMaxEncodedBytes) {
+    if (bound->done()) {
       lua_pop(L, 1);
       return;
     }
@@ -49,9 +65,9 @@ void AddBound(lua_State* L, int index, int depth, double* total) {
 // cjson.encode(value): the original (upvalue 1) when the bound fits.
 int GuardedEncode(lua_State* L) {
   luaL_argcheck(L, lua_gettop(L) == 1, 1, "expected 1 argument");  // cjson's check and text
-  double total = 0;
-  AddBound(L, 1, 0, &total);
-  if (total > kMaxEncodedBytes) return luaL_error(L, "Cannot serialise: output too large");
+  Bound bound;
+  AddBound(L, 1, 0, &bound);
+  if (bound.bytes > kMaxEncodedBytes) return luaL_error(L, "Cannot serialise: output too large");
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   const int rc = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);

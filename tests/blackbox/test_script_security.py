@@ -76,6 +76,7 @@ ADVISORY_CASES = [
      ["EVAL", "return cjson.encode()", "0"], ["EVAL", "return cjson.encode(1, 2)", "0"],
      ["EVAL", "return cjson.encode(function() end)", "0"],
      ["EVAL", "local t = {} t[1] = t return cjson.encode(t)", "0"],
+     ["EVAL", "local t = {} t[1] = t t[2] = t return cjson.encode(t)", "0"],
      ["EVAL", "return cjson.encode(string.rep('\\0', 1000)):len()", "0"]],
     # CVE-2018-11218: cmsgpack checks the Lua stack before each push.
     [["EVAL", "return cmsgpack.unpack(string.rep(string.char(145), 100000))", "0"],
@@ -156,6 +157,11 @@ class CjsonSizeTest(BlackboxTestCase):
                             reply)
             self.assertEqual(c.call("EVAL", "return #cjson.encode({string.rep('x', 1000)})",
                                     "0"), 1004)
+            # Shared tables count each time they would be written, and the walk stops early.
+            reply = c.call("EVAL", "local t = {} for i = 1, 40 do t = {t, t} end "
+                           "return cjson.encode(t)", "0")
+            self.assertTrue(reply.startswith(
+                "ERR user_script:1: Cannot serialise: output too large script: "), reply)
 
 
 @sluice_only

@@ -4,30 +4,36 @@
 
 namespace sluice::server {
 
-bool ClientOutbox::Push(size_t n, std::string_view body, int64_t hard_limit) {
-  return Append(static_cast<int64_t>(n), body, hard_limit);
+bool ClientOutbox::Push(size_t n, std::string_view body, const OutputBufferLimit& limit) {
+  return Append(static_cast<int64_t>(n), body, limit);
 }
 
-bool ClientOutbox::PushEncoded(std::string_view bytes, int64_t hard_limit) {
-  return Append(-1, bytes, hard_limit);
+bool ClientOutbox::PushEncoded(std::string_view bytes, const OutputBufferLimit& limit) {
+  return Append(-1, bytes, limit);
 }
 
-bool ClientOutbox::Append(int64_t n, std::string_view body, int64_t hard_limit) {
+bool ClientOutbox::Append(int64_t n, std::string_view body, const OutputBufferLimit& limit) {
   bool wake = false;
   {
     std::lock_guard lock(mu_);
     if (closed_ || overflowed_.load(std::memory_order_relaxed)) return false;
+    const size_t unsent = unsent_.load(std::memory_order_relaxed);
     const size_t before = queued_.size();
     if (n >= 0) protocol::ReplyWriter(&queued_, resp()).Push(static_cast<size_t>(n));
     queued_.append(body);
-    if (hard_limit > 0 && queued_.size() + unsent_.load(std::memory_order_relaxed) >
-                              static_cast<size_t>(hard_limit)) {
+    const auto over = [&](int64_t bound, size_t bytes) {
+      return bound > 0 && bytes + unsent > static_cast<size_t>(bound);
+    };
+    const bool overflowed = over(limit.hard, queued_.size());
+    if (overflowed) {
       queued_.resize(before);
       overflowed_.store(true, std::memory_order_release);
     } else {
       queued_bytes_.store(queued_.size(), std::memory_order_relaxed);
     }
-    wake = !wake_pending_;
+    const bool crossed_soft =
+        !overflowed && !over(limit.soft, before) && over(limit.soft, queued_.size());
+    wake = !wake_pending_ || overflowed || crossed_soft;
     wake_pending_ = true;
   }
   if (wake && wake_) wake_();

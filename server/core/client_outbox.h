@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "server/core/config.h"
+
 namespace sluice::server {
 
 class ClientOutbox {
@@ -34,11 +36,14 @@ class ClientOutbox {
 
   // Appends one frame of `n` elements whose encoded elements are `body`: a RESP3 push (>n) or a
   // RESP2 array (*n) per resp(). When the owner's pending bytes (queued + unsent) would pass
-  // `hard_limit` (> 0; 0: no limit), the frame is dropped, the outbox marked overflowed (the
-  // owner closes its connection) and false returned. A closed outbox drops everything.
-  bool Push(size_t n, std::string_view body, int64_t hard_limit);
+  // `limit.hard` (0: no limit), the frame is dropped, the outbox marked overflowed (the owner
+  // closes its connection) and false returned. A closed outbox drops everything. Besides the
+  // first push after a take, the push that overflows it and the one that takes the pending
+  // bytes past `limit.soft` wake the owner again (it checks its limits: a write stalled by a
+  // client that does not read leaves no other occasion).
+  bool Push(size_t n, std::string_view body, const OutputBufferLimit& limit);
   // As Push, for bytes already encoded whole (a MONITOR line, "+...\r\n").
-  bool PushEncoded(std::string_view bytes, int64_t hard_limit);
+  bool PushEncoded(std::string_view bytes, const OutputBufferLimit& limit);
 
   // Owner's thread: appends every queued byte to *out, in push order, and empties the queue.
   void TakeInto(std::string* out);
@@ -53,7 +58,7 @@ class ClientOutbox {
  private:
   // Push's body: appends the frame (the header when n >= 0, then body) under the lock, or drops
   // it past the limit; wakes the owner outside the lock.
-  bool Append(int64_t n, std::string_view body, int64_t hard_limit);
+  bool Append(int64_t n, std::string_view body, const OutputBufferLimit& limit);
 
   mutable std::mutex mu_;
   std::string queued_;         // guarded by mu_

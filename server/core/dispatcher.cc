@@ -40,7 +40,7 @@ void Reject(CommandContext& ctx, const CommandSpec* spec, const Status& error, A
     // Monitors saw MULTI: they see the EXEC that ends it, as from Redis.
     if (!args.empty() && !ctx.server.monitors().empty()) {
       ctx.server.monitors().Feed(ctx.client, ctx.from_script, ctx.client.db, args,
-                                 ctx.server.output_buffer_limit().hard);
+                                 ctx.server.output_buffer_limit());
     }
     ctx.client.multi = MultiState{};
     ctx.server.watches().UnwatchAll(&ctx.client);
@@ -106,7 +106,7 @@ void PlanOwnUnit(CommandContext& ctx, const CommandSpec& spec, Args args, bool d
 // MONITOR: what the command shows (admin commands are not shown, as in Redis).
 void FeedMonitors(CommandContext& ctx, Args args) {
   ctx.server.monitors().Feed(ctx.client, ctx.from_script, ctx.client.db, args,
-                             ctx.server.output_buffer_limit().hard);
+                             ctx.server.output_buffer_limit());
 }
 
 // Runs the handler, in ctx.unit when the caller set one (EXEC, scripts), else in a unit of its

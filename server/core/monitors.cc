@@ -103,11 +103,11 @@ void MonitorRegistry::Remove(ClientState* client) {
 }
 
 void MonitorRegistry::Feed(const ClientState& client, bool from_script, int db, Args args,
-                           int64_t hard_limit) {
+                           const OutputBufferLimit& limit) {
   const std::string line =
       MonitorLine(WallNowUs(), db, from_script ? std::string_view("lua") : client.addr, args);
   std::shared_lock lock(mu_);
-  for (ClientState* monitor : monitors_) monitor->outbox.PushEncoded(line, hard_limit);
+  for (ClientState* monitor : monitors_) monitor->outbox.PushEncoded(line, limit);
 }
 
 }  // namespace sluice::server

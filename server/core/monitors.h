@@ -32,8 +32,9 @@ class MonitorRegistry {
   // No-op when `client` is not a monitor.
   void Remove(ClientState* client);
   // Sends every monitor the line for `args`, run by `client` (`from_script`: by a script) in
-  // database `db`. `hard_limit`: the normal class's hard output-buffer limit (0: none).
-  void Feed(const ClientState& client, bool from_script, int db, Args args, int64_t hard_limit);
+  // database `db`. `limit`: the normal class of client-output-buffer-limit.
+  void Feed(const ClientState& client, bool from_script, int db, Args args,
+            const OutputBufferLimit& limit);
 
  private:
   mutable std::shared_mutex mu_;

@@ -130,8 +130,8 @@ void PubSubRegistry::ForgetClient(ClientState& client) {
 
 int64_t PubSubRegistry::Deliver(const Subscribers& subscribers, size_t n,
                                 std::string_view body) const {
-  const int64_t hard = server_.pubsub_output_buffer_limit().hard;
-  for (ClientState* client : subscribers) client->outbox.Push(n, body, hard);
+  const OutputBufferLimit limit = server_.pubsub_output_buffer_limit();
+  for (ClientState* client : subscribers) client->outbox.Push(n, body, limit);
   return static_cast<int64_t>(subscribers.size());
 }
 

@@ -150,25 +150,32 @@ TEST_CASE("ClientOutbox: one wake per take, RESP3 pushes, dropped past the hard 
   ClientOutbox box;
   int wakes = 0;
   box.set_wake([&] { ++wakes; });
-  CHECK(box.Push(1, Bulk("a"), 0));
-  CHECK(box.Push(1, Bulk("b"), 0));
+  CHECK(box.Push(1, Bulk("a"), {}));
+  CHECK(box.Push(1, Bulk("b"), {}));
   CHECK(wakes == 1);
   std::string out;
   box.TakeInto(&out);
   CHECK(out == "*1\r\n$1\r\na\r\n*1\r\n$1\r\nb\r\n");
+  CHECK(box.Push(1, Bulk("s"), {0, 15, 60}));  // the first after a take: a wake
+  CHECK(box.Push(1, Bulk("t"), {0, 15, 60}));  // 22 bytes pass soft: a wake again
+  CHECK(box.Push(1, Bulk("u"), {0, 15, 60}));  // still over soft: none
+  CHECK(wakes == 3);
+  out.clear();
+  box.TakeInto(&out);
   box.set_resp(3);
-  CHECK(box.Push(1, Bulk("c"), 0));
-  CHECK(wakes == 2);
+  CHECK(box.Push(1, Bulk("c"), {}));
+  CHECK(wakes == 4);
   CHECK(box.queued_bytes() == 11);
   box.set_unsent(10);
-  CHECK_FALSE(box.Push(1, Bulk("d"), 25));  // 11 queued + 11 + 10 unsent > 25
+  CHECK_FALSE(box.Push(1, Bulk("d"), {25, 0, 0}));  // 11 queued + 11 + 10 unsent > 25
   CHECK(box.overflowed());
-  CHECK_FALSE(box.Push(1, Bulk("e"), 0));  // an overflowed outbox takes nothing more
+  CHECK(wakes == 5);  // the overflow wakes the owner though no take came since the last wake
+  CHECK_FALSE(box.Push(1, Bulk("e"), {}));  // an overflowed outbox takes nothing more
   out.clear();
   box.TakeInto(&out);
   CHECK(out == ">1\r\n$1\r\nc\r\n");
   box.Close();
-  CHECK_FALSE(box.Push(1, Bulk("f"), 0));
+  CHECK_FALSE(box.Push(1, Bulk("f"), {}));
 }
 
 TEST_CASE("PubSubRegistry: ForgetClient drops every subscription and the counts") {

@@ -93,6 +93,20 @@ void ReplyWriter::Double(double v) {
   }
 }
 
+void ReplyWriter::ShortestDouble(double v) {
+  if (!std::isfinite(v)) return Double(v);
+  char buf[64];
+  const auto result = std::to_chars(buf, buf + sizeof buf, v);
+  const std::string_view text(buf, static_cast<size_t>(result.ptr - buf));
+  if (resp_ >= 3) {
+    out_->push_back(',');
+    out_->append(text);
+    out_->append(kCrlf);
+  } else {
+    Bulk(text);
+  }
+}
+
 void ReplyWriter::Boolean(bool v) {
   if (resp_ >= 3) {
     out_->append(v ? "#t\r\n" : "#f\r\n");

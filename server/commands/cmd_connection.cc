@@ -8,7 +8,9 @@
 
 #include "server/commands/cmd_multi.h"
 #include "server/commands/commands.h"
+#include "server/core/acl_check.h"
 #include "server/core/args.h"
+#include "server/core/client_info.h"
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
@@ -35,21 +37,28 @@ bool ValidClientName(std::string_view name) {
   return true;
 }
 
-// Redis's check for AUTH/HELLO AUTH. The only user is "default"; with no password configured
-// it is "nopass" and any password works for it.
-bool Authenticate(CommandContext& ctx, std::string_view user, std::string_view password) {
-  if (user != "default") return false;
-  return !ctx.server.requirepass_set() || ctx.server.CheckPassword(password);
+// Redis's ACLAuthenticateUser for AUTH and HELLO AUTH: on success the client is this user;
+// a failure is written to the ACL log (reason "auth").
+bool Authenticate(CommandContext& ctx, std::string_view user, std::string_view password,
+                  std::string_view command) {
+  AclRegistry::UserPtr found = ctx.server.acl().Authenticate(user, password);
+  if (found == nullptr) {
+    LogAuthFailure(ctx, command, user);
+    return false;
+  }
+  Locked(ctx, [&] { ctx.client.user_name.assign(user); });
+  ctx.client.acl_generation = 0;  // the gate re-reads the user
+  ctx.client.authenticated = true;
+  return true;
 }
 
 void Auth(CommandContext& ctx, Args args) {
   if (args.size() > 3) return ReplyError(ctx.out, SyntaxError());
-  if (args.size() == 2 && !ctx.server.requirepass_set()) {
+  if (args.size() == 2 && ctx.server.acl().default_user()->nopass) {
     return ReplyError(ctx.out, AuthWithoutPassword());
   }
   std::string_view user = args.size() == 3 ? args[1] : "default";
-  if (!Authenticate(ctx, user, args.back())) return ReplyError(ctx.out, WrongPass());
-  ctx.client.authenticated = true;
+  if (!Authenticate(ctx, user, args.back(), args[0])) return ReplyError(ctx.out, WrongPass());
   ctx.out.Simple("OK");
 }
 
@@ -96,8 +105,7 @@ void Hello(CommandContext& ctx, Args args) {
     }
   }
   if (user) {
-    if (!Authenticate(ctx, *user, *password)) return ReplyError(ctx.out, WrongPass());
-    ctx.client.authenticated = true;
+    if (!Authenticate(ctx, *user, *password, args[0])) return ReplyError(ctx.out, WrongPass());
   }
   if (!ctx.client.authenticated && ctx.server.requirepass_set()) {
     return ReplyError(ctx.out, HelloNoAuth());
@@ -132,7 +140,9 @@ void Reset(CommandContext& ctx, Args) {
     ctx.client.db = 0;
     ctx.client.resp = 2;
     ctx.client.name.clear();
+    ctx.client.user_name = "default";
   });
+  ctx.client.acl_generation = 0;
   ctx.client.authenticated = !ctx.server.requirepass_set();
   ctx.out.set_resp(2);
   ctx.out.Simple("RESET");
@@ -140,50 +150,11 @@ void Reset(CommandContext& ctx, Args) {
 
 // ---- CLIENT
 
-// One CLIENT LIST line (Redis 7.0's fields plus 7.2's lib-name/lib-ver), ending in '\n'.
-// Needs the registry lock held.
-std::string ClientLine(const ClientState& c, int64_t now_ms) {
-  std::string line;
-  line.reserve(256);
-  auto field = [&](const char* name, std::string_view value) {
-    if (!line.empty()) line += ' ';
-    line += name;
-    line += '=';
-    line += value;
-  };
-  auto num = [&](const char* name, int64_t value) { field(name, std::to_string(value)); };
-  num("id", static_cast<int64_t>(c.id));
-  field("addr", c.addr);
-  field("laddr", c.laddr);
-  num("fd", c.fd);
-  field("name", c.name);
-  num("age", (now_ms - c.created_ms) / 1000);
-  num("idle", (now_ms - c.last_interaction_ms.load(std::memory_order_relaxed)) / 1000);
-  field("flags", c.blocked.load(std::memory_order_relaxed) ? "b" : "N");
-  num("db", c.db);
-  for (const char* zero : {"sub", "psub", "ssub"}) num(zero, 0);
-  num("multi", -1);
-  for (const char* zero : {"qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl", "oll",
-                           "omem", "tot-mem"}) {
-    num(zero, 0);
-  }
-  field("events", "r");
-  const std::string* cmd = c.last_command.load(std::memory_order_relaxed);
-  field("cmd", cmd == nullptr ? "NULL" : *cmd);
-  field("user", "default");
-  num("redir", -1);
-  num("resp", c.resp);
-  field("lib-name", c.lib_name);
-  field("lib-ver", c.lib_ver);
-  line += '\n';
-  return line;
-}
-
 void ClientId(CommandContext& ctx, Args) { ctx.out.Integer(static_cast<int64_t>(ctx.client.id)); }
 
 void ClientInfo(CommandContext& ctx, Args) {
   std::string line;
-  Locked(ctx, [&] { line = ClientLine(ctx.client, ServerState::RealNowMs()); });
+  Locked(ctx, [&] { line = ClientInfoLine(ctx.client, ServerState::RealNowMs()); });
   ctx.out.Verbatim("txt", line);
 }
 
@@ -216,7 +187,7 @@ void ClientList(CommandContext& ctx, Args args) {
   ctx.server.clients().ForEachLocked([&](ClientRegistry::Entry& e) {
     if (!any_type) return;
     if (!ids.empty() && std::find(ids.begin(), ids.end(), e.client->id) == ids.end()) return;
-    text += ClientLine(*e.client, now);
+    text += ClientInfoLine(*e.client, now);
   });
   ctx.out.Verbatim("txt", text);
 }

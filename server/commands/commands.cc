@@ -15,6 +15,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterSetCommands(table);
   RegisterListCommands(table);
   RegisterZSetCommands(table);
+  RegisterAclCommands(table);
 }
 
 }  // namespace sluice::server

@@ -1,5 +1,6 @@
 #include "server/core/dispatcher.h"
 
+#include "server/core/acl_check.h"
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
@@ -163,6 +164,11 @@ void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (!ArityOk(spec, args.size())) return Reject(ctx, &spec, WrongArity(spec.name));
   if (!ctx.client.authenticated && !(spec.flags & kNoAuth) && ctx.server.requirepass_set()) {
     return Reject(ctx, &spec, NoAuth());
+  }
+  if (ctx.unit == nullptr) {  // inside EXEC or a script the caller checked (RunQueued)
+    const AclDenial denial =
+        CheckClientAcl(ctx, spec, args, ctx.client.multi.active ? "multi" : "toplevel");
+    if (denial != AclDenial::kNone) return Reject(ctx, &spec, NoPerm(denial, spec.name));
   }
   NoteLastCommand(ctx, spec);
   if (RejectedAsBusy(ctx, spec)) return;

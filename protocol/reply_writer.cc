@@ -83,7 +83,10 @@ void ReplyWriter::Set(size_t n) { Header(resp_ >= 3 ? '~' : '*', static_cast<int
 
 void ReplyWriter::Double(double v) {
   char buf[kDoubleMax];
-  const std::string_view text(buf, FormatDouble(v, buf));
+  DoubleText(std::string_view(buf, FormatDouble(v, buf)));
+}
+
+void ReplyWriter::DoubleText(std::string_view text) {
   if (resp_ >= 3) {
     out_->push_back(',');
     out_->append(text);
@@ -97,14 +100,7 @@ void ReplyWriter::ShortestDouble(double v) {
   if (!std::isfinite(v)) return Double(v);
   char buf[64];
   const auto result = std::to_chars(buf, buf + sizeof buf, v);
-  const std::string_view text(buf, static_cast<size_t>(result.ptr - buf));
-  if (resp_ >= 3) {
-    out_->push_back(',');
-    out_->append(text);
-    out_->append(kCrlf);
-  } else {
-    Bulk(text);
-  }
+  DoubleText(std::string_view(buf, static_cast<size_t>(result.ptr - buf)));
 }
 
 void ReplyWriter::Boolean(bool v) {

@@ -40,6 +40,7 @@ class ReplyWriter {
   void Raw(std::string_view bytes);  // already-encoded RESP (tests, pre-rendered replies)
 
  private:
+  void DoubleText(std::string_view text);    // a double already formatted
   void Header(char type, int64_t n);         // <type><n>\r\n
   void Line(char type, std::string_view s);  // <type><s with CR/LF as spaces>\r\n
 

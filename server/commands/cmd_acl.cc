@@ -25,13 +25,6 @@ std::vector<std::string> Strings(Args args, size_t from) {
   return std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(from), args.end());
 }
 
-bool HasSpaces(std::string_view s) {
-  for (char c : s) {
-    if (std::isspace(static_cast<unsigned char>(c)) || c == 0) return true;
-  }
-  return false;
-}
-
 // Closes every connection of the named users (Redis frees a deleted user's clients; ACL LOAD
 // does the same for users it replaces).
 void KillClientsOf(ServerState& server, const std::vector<std::string>& names) {
@@ -46,7 +39,7 @@ void KillClientsOf(ServerState& server, const std::vector<std::string>& names) {
 }
 
 void AclSetUser(CommandContext& ctx, Args args) {
-  if (HasSpaces(args[2])) return ReplyError(ctx.out, AclUsernameSpaces());
+  if (AclHasSpaces(args[2])) return ReplyError(ctx.out, AclUsernameSpaces());
   const std::string error =
       ctx.server.acl().SetUser(args[2], Strings(args, 3), ctx.server.commands());
   if (!error.empty()) return ReplyError(ctx.out, Status::InvalidArgument("ERR " + error));

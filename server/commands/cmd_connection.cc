@@ -195,12 +195,12 @@ void ClientList(CommandContext& ctx, Args args) {
 // CLIENT KILL ip:port | CLIENT KILL <filter> <value> [<filter> <value> ...]
 struct KillFilter {
   std::optional<uint64_t> id;
-  std::optional<std::string_view> addr, laddr;
+  std::optional<std::string_view> addr, laddr, user;
   bool type_normal = true;
   bool skip_me = true;
 };
 
-Status ParseKillFilters(Args args, KillFilter* f) {
+Status ParseKillFilters(const AclRegistry& acl, Args args, KillFilter* f) {
   if ((args.size() - 2) % 2 != 0) return SyntaxError();
   for (size_t i = 2; i + 1 < args.size(); i += 2) {
     std::string_view name = args[i], value = args[i + 1];
@@ -222,7 +222,8 @@ Status ParseKillFilters(Args args, KillFilter* f) {
         return UnknownClientType(value);
       }
     } else if (EqualsIgnoreCase(name, "USER")) {
-      if (value != "default") return NoSuchUser(value);
+      if (acl.Find(value) == nullptr) return NoSuchUser(value);
+      f->user = value;
     } else if (EqualsIgnoreCase(name, "SKIPME")) {
       if (EqualsIgnoreCase(value, "yes")) {
         f->skip_me = true;
@@ -248,6 +249,7 @@ int64_t KillMatching(CommandContext& ctx, const KillFilter& f) {
     if (f.id && c.id != *f.id) return;
     if (f.addr && c.addr != *f.addr) return;
     if (f.laddr && c.laddr != *f.laddr) return;
+    if (f.user && c.user_name != *f.user) return;
     if (&c == &ctx.client) {
       if (f.skip_me) return;
       c.close_after_reply = true;
@@ -269,7 +271,7 @@ void ClientKill(CommandContext& ctx, Args args) {
     return ctx.out.Simple("OK");
   }
   KillFilter f;
-  Status s = ParseKillFilters(args, &f);
+  Status s = ParseKillFilters(ctx.server.acl(), args, &f);
   if (!s.ok()) return ReplyError(ctx.out, s);
   ctx.out.Integer(KillMatching(ctx, f));
 }

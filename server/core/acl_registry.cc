@@ -31,11 +31,6 @@ bool SameHash(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-bool HasSpaces(std::string_view s) {
-  return std::any_of(s.begin(), s.end(),
-                     [](char c) { return std::isspace(static_cast<unsigned char>(c)) || c == 0; });
-}
-
 }  // namespace
 
 AclRegistry::AclRegistry() {
@@ -113,7 +108,7 @@ std::string AclRegistry::ReplaceAll(const std::vector<std::vector<std::string>>&
   for (size_t i = 0; i < users.size(); ++i) {
     const std::vector<std::string>& line = users[i];
     const std::string where = std::string(source) + ":" + std::to_string(i + 1) + ": ";
-    if (line.empty() || HasSpaces(line[0])) {
+    if (line.empty() || AclHasSpaces(line[0])) {
       return where + "Usernames can't contain spaces or null characters";
     }
     if (fresh.count(line[0]) > 0) return where + "Duplicate user '" + line[0] + "' found";
@@ -181,15 +176,7 @@ std::string ParseAclFileText(std::string_view text, std::string_view source,
     std::string_view line = text.substr(0, eol);
     text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
     ++line_no;
-    std::vector<std::string> words;
-    size_t i = 0;
-    while (i < line.size()) {
-      while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-      size_t j = i;
-      while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) ++j;
-      if (j > i) words.emplace_back(line.substr(i, j - i));
-      i = j;
-    }
+    const std::vector<std::string_view> words = AclSplitWords(line);
     if (words.empty() || words[0][0] == '#') continue;
     const std::string where = std::string(source) + ":" + std::to_string(line_no) + ": ";
     if (words[0] != "user" || words.size() < 2) {

@@ -7,24 +7,12 @@
 #include <climits>
 
 #include "server/core/acl_categories.h"
+#include "server/core/args.h"
 #include "server/core/command.h"
 
 namespace sluice::server {
 
 namespace {
-
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-// Redis refuses patterns and user names with white space or NUL bytes.
-bool HasSpaces(std::string_view s) {
-  return std::any_of(s.begin(), s.end(),
-                     [](char c) { return std::isspace(static_cast<unsigned char>(c)) || c == 0; });
-}
 
 bool IsPasswordHash(std::string_view hash) {
   return hash.size() == 64 && std::all_of(hash.begin(), hash.end(), [](char c) {
@@ -84,7 +72,7 @@ AclRuleError AddKeyPattern(AclSelector& s, std::string_view op) {
     perms = kAclKeyAll;
   }
   const std::string_view pattern = op.substr(std::min(offset, op.size()));
-  if (HasSpaces(pattern)) return AclRuleError::kSyntax;
+  if (AclHasSpaces(pattern)) return AclRuleError::kSyntax;
   auto it = std::find_if(s.keys.begin(), s.keys.end(),
                          [&](const AclKeyPattern& k) { return k.pattern == pattern; });
   if (it == s.keys.end()) {
@@ -98,7 +86,7 @@ AclRuleError AddKeyPattern(AclSelector& s, std::string_view op) {
 AclRuleError AddChannelPattern(AclSelector& s, std::string_view op) {
   if (s.all_channels) return AclRuleError::kChannelsAfterAll;
   const std::string_view pattern = op.substr(1);
-  if (HasSpaces(pattern)) return AclRuleError::kSyntax;
+  if (AclHasSpaces(pattern)) return AclRuleError::kSyntax;
   if (std::find(s.channels.begin(), s.channels.end(), pattern) == s.channels.end()) {
     s.channels.emplace_back(pattern);
   }
@@ -129,7 +117,7 @@ AclRuleError AllowCommand(AclSelector& s, std::string_view name, const CommandTa
                          [&](const auto& e) { return e.first == parent->id; });
   if (it == s.first_args.end()) it = s.first_args.insert(s.first_args.end(), {parent->id, {}});
   for (const std::string& a : it->second) {
-    if (EqualsNoCase(a, arg)) return AclRuleError::kNone;
+    if (EqualsIgnoreCase(a, arg)) return AclRuleError::kNone;
   }
   it->second.emplace_back(arg);
   return AclRuleError::kNone;
@@ -137,21 +125,21 @@ AclRuleError AllowCommand(AclSelector& s, std::string_view name, const CommandTa
 
 // Redis's ACLSetSelector: the rules a selector understands.
 AclRuleError ApplySelectorRule(AclSelector& s, std::string_view op, const CommandTable& table) {
-  if (EqualsNoCase(op, "allkeys") || op == "~*") {
+  if (EqualsIgnoreCase(op, "allkeys") || op == "~*") {
     s.all_keys = true;
     s.keys.clear();
-  } else if (EqualsNoCase(op, "resetkeys")) {
+  } else if (EqualsIgnoreCase(op, "resetkeys")) {
     s.all_keys = false;
     s.keys.clear();
-  } else if (EqualsNoCase(op, "allchannels") || op == "&*") {
+  } else if (EqualsIgnoreCase(op, "allchannels") || op == "&*") {
     s.all_channels = true;
     s.channels.clear();
-  } else if (EqualsNoCase(op, "resetchannels")) {
+  } else if (EqualsIgnoreCase(op, "resetchannels")) {
     s.all_channels = false;
     s.channels.clear();
-  } else if (EqualsNoCase(op, "allcommands") || EqualsNoCase(op, "+@all")) {
+  } else if (EqualsIgnoreCase(op, "allcommands") || EqualsIgnoreCase(op, "+@all")) {
     SetAllAclCommands(s, table, true);
-  } else if (EqualsNoCase(op, "nocommands") || EqualsNoCase(op, "-@all")) {
+  } else if (EqualsIgnoreCase(op, "nocommands") || EqualsIgnoreCase(op, "-@all")) {
     SetAllAclCommands(s, table, false);
   } else if (op[0] == '~' || op[0] == '%') {
     return AddKeyPattern(s, op);
@@ -173,24 +161,9 @@ AclRuleError ApplySelectorRule(AclSelector& s, std::string_view op, const Comman
   return AclRuleError::kNone;
 }
 
-// Splits a selector's inside on white space (Redis splits it as a command line; quotes inside
-// a selector are rare and not supported here).
-std::vector<std::string_view> SplitWords(std::string_view s) {
-  std::vector<std::string_view> words;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    size_t j = i;
-    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
-    if (j > i) words.push_back(s.substr(i, j - i));
-    i = j;
-  }
-  return words;
-}
-
 AclRuleError AddSelector(AclUser& user, std::string_view op, const CommandTable& table) {
   AclSelector selector;
-  for (std::string_view word : SplitWords(op.substr(1, op.size() - 2))) {
+  for (std::string_view word : AclSplitWords(op.substr(1, op.size() - 2))) {
     const AclRuleError e = ApplySelectorRule(selector, word, table);
     if (e != AclRuleError::kNone) return e;
   }
@@ -198,14 +171,20 @@ AclRuleError AddSelector(AclUser& user, std::string_view op, const CommandTable&
   return AclRuleError::kNone;
 }
 
+// ">pass" / "<pass" hash the password; "#hash" / "!hash" must already be one.
+AclRuleError PasswordHashOf(std::string_view op, std::string* hash) {
+  if (op[0] == '>' || op[0] == '<') {
+    *hash = AclHashPassword(op.substr(1));
+    return AclRuleError::kNone;
+  }
+  if (!IsPasswordHash(op.substr(1))) return AclRuleError::kBadHash;
+  *hash = op.substr(1);
+  return AclRuleError::kNone;
+}
+
 AclRuleError AddPassword(AclUser& user, std::string_view op) {
   std::string hash;
-  if (op[0] == '>') {
-    hash = AclHashPassword(op.substr(1));
-  } else {
-    if (!IsPasswordHash(op.substr(1))) return AclRuleError::kBadHash;
-    hash = op.substr(1);
-  }
+  if (PasswordHashOf(op, &hash) != AclRuleError::kNone) return AclRuleError::kBadHash;
   if (std::find(user.passwords.begin(), user.passwords.end(), hash) == user.passwords.end()) {
     user.passwords.push_back(std::move(hash));
   }
@@ -215,12 +194,7 @@ AclRuleError AddPassword(AclUser& user, std::string_view op) {
 
 AclRuleError RemovePassword(AclUser& user, std::string_view op) {
   std::string hash;
-  if (op[0] == '<') {
-    hash = AclHashPassword(op.substr(1));
-  } else {
-    if (!IsPasswordHash(op.substr(1))) return AclRuleError::kBadHash;
-    hash = op.substr(1);
-  }
+  if (PasswordHashOf(op, &hash) != AclRuleError::kNone) return AclRuleError::kBadHash;
   auto it = std::find(user.passwords.begin(), user.passwords.end(), hash);
   if (it == user.passwords.end()) return AclRuleError::kNoSuchPassword;
   user.passwords.erase(it);
@@ -241,6 +215,24 @@ void AclSelector::SetBit(size_t id, bool value) {
   }
 }
 
+bool AclHasSpaces(std::string_view s) {
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return std::isspace(static_cast<unsigned char>(c)) || c == 0; });
+}
+
+std::vector<std::string_view> AclSplitWords(std::string_view s) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    size_t j = i;
+    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (j > i) words.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return words;
+}
+
 AclUser::AclUser(std::string user_name) : name(std::move(user_name)) { selectors.emplace_back(); }
 
 std::string AclHashPassword(std::string_view password) {
@@ -258,18 +250,18 @@ std::string AclHashPassword(std::string_view password) {
 
 AclRuleError ApplyAclRule(AclUser& user, std::string_view op, const CommandTable& table) {
   if (op.empty()) return AclRuleError::kNone;
-  if (EqualsNoCase(op, "on")) {
+  if (EqualsIgnoreCase(op, "on")) {
     user.enabled = true;
-  } else if (EqualsNoCase(op, "off")) {
+  } else if (EqualsIgnoreCase(op, "off")) {
     user.enabled = false;
-  } else if (EqualsNoCase(op, "skip-sanitize-payload")) {
+  } else if (EqualsIgnoreCase(op, "skip-sanitize-payload")) {
     user.sanitize = AclUser::Sanitize::kSkip;
-  } else if (EqualsNoCase(op, "sanitize-payload")) {
+  } else if (EqualsIgnoreCase(op, "sanitize-payload")) {
     user.sanitize = AclUser::Sanitize::kSanitize;
-  } else if (EqualsNoCase(op, "nopass")) {
+  } else if (EqualsIgnoreCase(op, "nopass")) {
     user.nopass = true;
     user.passwords.clear();
-  } else if (EqualsNoCase(op, "resetpass")) {
+  } else if (EqualsIgnoreCase(op, "resetpass")) {
     user.nopass = false;
     user.passwords.clear();
   } else if (op[0] == '>' || op[0] == '#') {
@@ -278,9 +270,9 @@ AclRuleError ApplyAclRule(AclUser& user, std::string_view op, const CommandTable
     return RemovePassword(user, op);
   } else if (op[0] == '(' && op.back() == ')') {
     return AddSelector(user, op, table);
-  } else if (EqualsNoCase(op, "clearselectors")) {
+  } else if (EqualsIgnoreCase(op, "clearselectors")) {
     user.selectors.resize(1);
-  } else if (EqualsNoCase(op, "reset")) {
+  } else if (EqualsIgnoreCase(op, "reset")) {
     user.nopass = false;
     user.passwords.clear();
     user.enabled = false;

@@ -98,7 +98,11 @@ std::string DescribeAclChannels(const AclSelector& selector);
 
 namespace sluice::server {
 
-// Shared by the rule parser and the describer (acl_user.cc, acl_describe.cc).
+// Shared by the rule parser, the describer and the registry.
+// White space or a NUL byte: refused in user names and patterns, as Redis does.
+bool AclHasSpaces(std::string_view s);
+// Splits on white space (a selector's inside, an ACL file line).
+std::vector<std::string_view> AclSplitWords(std::string_view s);
 bool IsAclContainer(const CommandSpec& spec);
 void ChangeAclPerm(AclSelector& s, const CommandSpec& spec, const CommandTable& table, bool allow);
 void SetAllAclCommands(AclSelector& s, const CommandTable& table, bool allow);

@@ -9,7 +9,9 @@ import os
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, ConnectionClosed, RespError, Server
-from test_transactions import read_raw_reply, start_beside_reference
+from test_transactions import import_redis_py, read_raw_reply, start_beside_reference
+
+redis = import_redis_py()
 
 # Each step: (connection, command...). Connection "admin" is the default user; "u" starts as
 # the default user and authenticates as others during the steps. Replies must be identical.
@@ -121,6 +123,10 @@ STEPS = [
     # Redis lists single commands in its hash table's order: compare users with at most one.
     ("admin", "ACL", "DELUSER", "lim"),
     ("admin", "ACL", "LIST"),
+    ("admin", "ACL", "SETUSER", "k", "on", "nopass", "+@all", "~*"),
+    ("u", "AUTH", "k", "x"),
+    ("admin", "CLIENT", "KILL", "USER", "nosuch"),
+    ("admin", "CLIENT", "KILL", "USER", "k"),
 ]
 
 
@@ -236,6 +242,20 @@ class LimiterUserTest(BlackboxTestCase):
         self.assertIn(" user=limiter ", fields[1]["client-info"])
         self.assertEqual(self.admin.call("ACL", "LOG", "RESET"), "OK")
         self.assertEqual(self.admin.call("ACL", "LOG"), [])
+
+    @unittest.skipIf(redis is None, "redis-py is not installed (tools/setup.sh installs it)")
+    def test_redis_py_with_username_and_password(self):
+        r = redis.Redis(port=self.server.port, username="limiter", password="limpass")
+        try:
+            self.assertEqual(r.execute_command("GCRA.TAKE", "rl:py", "10", "1s")[0], 1)
+            with self.assertRaises(redis.exceptions.NoPermissionError):
+                r.get("rl:py")
+        finally:
+            r.close()
+        bad = redis.Redis(port=self.server.port, username="limiter", password="nope")
+        with self.assertRaisesRegex(redis.exceptions.ResponseError, "^WRONGPASS invalid"):
+            bad.ping()
+        bad.close()
 
     def test_deleting_or_changing_the_user(self):
         self.assertEqual(self.admin.call("ACL", "SETUSER", "limiter", "-gcra.take"), "OK")

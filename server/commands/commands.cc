@@ -16,6 +16,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterListCommands(table);
   RegisterZSetCommands(table);
   RegisterPubSubCommands(table);
+  RegisterAclCommands(table);
 }
 
 }  // namespace sluice::server

@@ -4,6 +4,8 @@
 // test harnesses call.
 #pragma once
 
+#include <string>
+
 #include "server/core/command.h"
 
 namespace sluice::server {
@@ -24,7 +26,11 @@ void RegisterListCommands(CommandTable& table);         // cmd_lists.cc
 void RegisterZSetCommands(CommandTable& table);         // cmd_zsets.cc
 void RegisterPubSubCommands(CommandTable& table);       // cmd_pubsub.cc: SUBSCRIBE, PUBLISH, ...
 // All of the above, in that order.
+void RegisterAclCommands(CommandTable& table);  // cmd_acl.cc: ACL and its subcommands
 void RegisterAllCommands(CommandTable& table);
+// Replaces the ACL users with those of the ACL file at `path` (ACL LOAD, and startup with an
+// aclfile), closing the connections of the users replaced. Returns "" or the error.
+std::string LoadAclFile(ServerState& server, const std::string& path);
 // LIMITS.TAKE (cmd_limits_take.cc); RegisterLimiterCommands calls it.
 void RegisterLimitsTakeCommand(CommandTable& table);
 

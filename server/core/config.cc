@@ -339,6 +339,12 @@ const std::vector<ConfigOption>& ConfigOptions() {
        [](const Config& c) -> std::string { return DurabilityName(c.appendfsync); }},
       {"requirepass", "(none)", "Password clients must send with AUTH before other commands.", true,
        false, SetRequirepass, [](const Config& c) { return c.requirepass; }},
+      {"aclfile", "(none)", "File of ACL users (ACL LOAD/SAVE), read at startup.", false, false,
+       [](Config& c, std::string_view v) -> Error {
+         c.aclfile = std::string(v);
+         return std::nullopt;
+       },
+       [](const Config& c) { return c.aclfile; }},
       {"maxclients", "10000", "Maximum number of connected clients.", true, false, SetMaxclients,
        [](const Config& c) { return std::to_string(c.maxclients); }},
       {"timeout", "0", "Close a client after this many idle seconds; 0 means never.", true, false,
@@ -617,6 +623,11 @@ std::string ApplyConfigText(Config& config, std::string_view text, std::string_v
     if (!SplitConfigLine(line, &words)) return where + "unbalanced quotes";
     if (words.empty()) continue;
     std::vector<std::string> values(words.begin() + 1, words.end());
+    if (EqualsIgnoreCase(words[0], "user")) {  // an ACL user: checked when the table exists
+      if (values.empty()) return where + "wrong number of arguments";
+      config.users.push_back(std::move(values));
+      continue;
+    }
     std::string error = ApplyOption(config, words[0], values);
     if (!error.empty()) return where + error;
   }

@@ -60,6 +60,9 @@ struct Config {
   // native-scripts: recognised limiter-library scripts run natively
   // (server/scripting/native/native_scripts.h).
   bool native_scripts = true;
+  std::string aclfile;  // ACL users file (ACL LOAD/SAVE); "" when none
+  // `user <name> <rules...>` lines of the config file (name first), applied at startup.
+  std::vector<std::vector<std::string>> users;
   std::string config_file;  // absolute path of the file read, if any
 
   // threads with 0 resolved to the cores this process may run on (its CPU affinity: taskset,

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <string>
 
+#include "server/core/acl_user.h"
 #include "sluice/store.h"
 
 namespace sluice::server {
@@ -435,6 +436,106 @@ Status SubscribedModeOnly(std::string_view name) {
 
 Status SubscribeDenyBlocking(std::string_view command) {
   return Err("ERR " + std::string(command) + " isn't allowed for a DENY BLOCKING client");
+}
+
+std::string_view AclRuleErrorText(AclRuleError error) {
+  switch (error) {
+    case AclRuleError::kUnknownCommand:
+      return "Unknown command or category name in ACL";
+    case AclRuleError::kSyntax:
+      return "Syntax error";
+    case AclRuleError::kKeysAfterAll:
+      return "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does "
+             "not have any effect. Try 'resetkeys' to start with an empty list of patterns";
+    case AclRuleError::kChannelsAfterAll:
+      return "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and "
+             "does not have any effect. Try 'resetchannels' to start with an empty list of "
+             "channels";
+    case AclRuleError::kNoSuchPassword:
+      return "The password you are trying to remove from the user does not exist";
+    case AclRuleError::kBadHash:
+      return "The password hash must be exactly 64 characters and contain only lowercase "
+             "hexadecimal characters";
+    case AclRuleError::kFirstArgOfSub:
+      return "Allowing first-arg of a subcommand is not supported";
+    default:
+      return "Wrong format";
+  }
+}
+
+Status NoPerm(AclDenial denial, std::string_view command) {
+  switch (denial) {
+    case AclDenial::kCommand:
+      return Err("NOPERM this user has no permissions to run the '" + std::string(command) +
+                 "' command");
+    case AclDenial::kKey:
+      return Err("NOPERM this user has no permissions to access one of the keys used as arguments");
+    case AclDenial::kChannel:
+      return Err(
+          "NOPERM this user has no permissions to access one of the channels used as arguments");
+    default:
+      return Err("ERR no permission");
+  }
+}
+
+Status ExecNoPerm(AclDenial denial) {
+  std::string reason = "no permission";
+  if (denial == AclDenial::kCommand) reason = "no permission to execute the command or subcommand";
+  if (denial == AclDenial::kKey) reason = "no permission to touch the specified keys";
+  if (denial == AclDenial::kChannel) {
+    reason = "no permission to access one of the channels used as arguments";
+  }
+  return Err(
+      "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC "
+      "call. This command is no longer allowed for the following reason: " +
+      reason);
+}
+
+Status ScriptNoPerm(AclDenial denial) {
+  std::string text = "ERR The user executing the script ";
+  if (denial == AclDenial::kCommand) text += "can't run this command or subcommand";
+  if (denial == AclDenial::kKey) {
+    text += "can't access at least one of the keys mentioned in the command arguments";
+  }
+  if (denial == AclDenial::kChannel)
+    text += "can't publish to the channel mentioned in the command";
+  return Err(std::move(text));
+}
+
+std::string DryRunDenial(AclDenial denial, std::string_view command, std::string_view arg) {
+  if (denial == AclDenial::kCommand) {
+    return "This user has no permissions to run the '" + std::string(command) + "' command";
+  }
+  const char* what = denial == AclDenial::kKey ? "' key" : "' channel";
+  return "This user has no permissions to access the '" + std::string(arg) + what;
+}
+
+Status AclUsernameSpaces() { return Err("ERR Usernames can't contain spaces or null characters"); }
+Status AclDefaultUserUndeletable() { return Err("ERR The 'default' user cannot be removed"); }
+Status AclNoAclFile() {
+  return Err(
+      "ERR This Redis instance is not configured to use an ACL file. You may want to specify "
+      "users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a "
+      "Redis configuration file set) in order to store users in the Redis configuration.");
+}
+Status AclSaveFailed() {
+  return Err(
+      "ERR There was an error trying to save the ACLs. Please check the server logs for more "
+      "information");
+}
+Status AclUnknownCategory(std::string_view name) {
+  return Err("ERR Unknown category '" + std::string(name.substr(0, 128)) + "'");
+}
+Status AclGenpassBits() {
+  return Err(
+      "ERR ACL GENPASS argument must be the number of bits for the output password, a positive "
+      "number up to 4096");
+}
+Status AclUserNotFound(std::string_view name) {
+  return Err("ERR User '" + std::string(name) + "' not found");
+}
+Status AclCommandNotFound(std::string_view name) {
+  return Err("ERR Command '" + std::string(name) + "' not found");
 }
 
 }  // namespace sluice::server

@@ -205,5 +205,28 @@ Status MonitorDenyBlocking();
 Status SubscribedModeOnly(std::string_view name);
 // "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client" (`command` in capitals; EXEC).
 Status SubscribeDenyBlocking(std::string_view command);
+// ACLs (server/core/acl_*.h), Redis 7.0.15's texts.
+enum class AclRuleError : int;
+// The reason part of "Error in ACL SETUSER modifier '...': <reason>".
+std::string_view AclRuleErrorText(AclRuleError error);
+// Why the gate refused a command: which permission was missing.
+enum class AclDenial : uint8_t { kNone, kCommand, kKey, kChannel };
+// "NOPERM this user has no permissions to run the 'get' command" / "... access one of the keys
+// used as arguments" / "... one of the channels used as arguments"
+Status NoPerm(AclDenial denial, std::string_view command);
+// At EXEC, for a queued command the user may no longer run: "NOPERM ACLs rules changed ...".
+Status ExecNoPerm(AclDenial denial);
+// redis.call refused: "The user executing the script can't run this command or subcommand" ...
+Status ScriptNoPerm(AclDenial denial);
+// ACL DRYRUN's denial, a bulk reply: "This user has no permissions to run the 'get' command".
+std::string DryRunDenial(AclDenial denial, std::string_view command, std::string_view arg);
+Status AclUsernameSpaces();          // "ERR Usernames can't contain spaces or null characters"
+Status AclDefaultUserUndeletable();  // "ERR The 'default' user cannot be removed"
+Status AclNoAclFile();   // "ERR This Redis instance is not configured to use an ACL file..."
+Status AclSaveFailed();  // "ERR There was an error trying to save the ACLs. ..."
+Status AclUnknownCategory(std::string_view name);  // "ERR Unknown category 'x'"
+Status AclGenpassBits();                           // "ERR ACL GENPASS argument must be ..."
+Status AclUserNotFound(std::string_view name);     // "ERR User 'x' not found"
+Status AclCommandNotFound(std::string_view name);  // "ERR Command 'x' not found"
 
 }  // namespace sluice::server

@@ -61,7 +61,11 @@ bool ServerState::UpdateConfig(const std::function<bool(Config&)>& edit) {
 }
 
 void ServerState::PublishLocked() {
-  requirepass_set_.store(!config_.requirepass.empty(), std::memory_order_release);
+  if (config_.requirepass != published_requirepass_) {
+    // Redis's ACLUpdateDefaultUserPassword: requirepass replaces the default user's passwords.
+    acl_.SetDefaultPassword(config_.requirepass);
+    published_requirepass_ = config_.requirepass;
+  }
   maxclients_.store(config_.maxclients, std::memory_order_relaxed);
   timeout_s_.store(config_.timeout, std::memory_order_relaxed);
   max_bulk_len_.store(config_.proto_max_bulk_len, std::memory_order_relaxed);
@@ -78,19 +82,6 @@ void ServerState::PublishLocked() {
   query_limit_.store(config_.client_query_buffer_limit, std::memory_order_relaxed);
   busy_threshold_ms_.store(config_.busy_reply_threshold_ms, std::memory_order_relaxed);
   native_scripts_.store(config_.native_scripts, std::memory_order_relaxed);
-}
-
-bool ServerState::CheckPassword(std::string_view password) const {
-  std::lock_guard lock(config_mu_);
-  // Compare every byte regardless of where the first difference is (no early exit), as Redis's
-  // time-independent comparison does.
-  const std::string& want = config_.requirepass;
-  unsigned diff = want.size() != password.size() ? 1u : 0u;
-  for (size_t i = 0; i < password.size(); ++i) {
-    char w = i < want.size() ? want[i] : 0;
-    diff |= static_cast<unsigned>(static_cast<unsigned char>(w ^ password[i]));
-  }
-  return diff == 0 && !want.empty();
 }
 
 int64_t ServerState::uptime_seconds() const {

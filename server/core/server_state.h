@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include "server/core/acl_registry.h"
 #include "server/core/blocking.h"
 #include "server/core/client_state.h"
 #include "server/core/config.h"
@@ -88,8 +89,9 @@ class ServerState {
   // undo each other. edit must not call back into the configuration methods.
   bool UpdateConfig(const std::function<bool(Config&)>& edit);
   // Lock-free reads of the live values checked on every command or read.
-  bool requirepass_set() const { return requirepass_set_.load(std::memory_order_acquire); }
-  bool CheckPassword(std::string_view password) const;
+  // True while a new connection must authenticate: the default user has a password
+  // (requirepass, or ACL SETUSER default) or is off.
+  bool requirepass_set() const { return acl_.auth_required(); }
   int64_t maxclients() const { return maxclients_.load(std::memory_order_relaxed); }
   int64_t timeout_seconds() const { return timeout_s_.load(std::memory_order_relaxed); }
   int64_t proto_max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
@@ -116,6 +118,11 @@ class ServerState {
   const std::shared_ptr<AdjustableClock>& shared_clock() const { return clock_; }
   ServerStats& stats() { return stats_; }
   ClientRegistry& clients() { return clients_; }
+  // ACL users and log; requirepass is the default user's password.
+  AclRegistry& acl() { return acl_; }
+  // The ACL file (aclfile), "" when none. Set once by main before serving.
+  void set_acl_file(std::string path) { acl_file_ = std::move(path); }
+  const std::string& acl_file() const { return acl_file_; }
   LimiterStats& limiter_stats() { return limiter_stats_; }
   // WATCH: register it with the Store as a commit observer before serving.
   WatchRegistry& watches() { return watches_; }
@@ -166,7 +173,7 @@ class ServerState {
 
   mutable std::mutex config_mu_;
   Config config_;
-  std::atomic<bool> requirepass_set_{false};
+  std::string published_requirepass_;  // the requirepass last given to acl_
   std::atomic<int64_t> maxclients_{0};
   std::atomic<int64_t> timeout_s_{0};
   std::atomic<int64_t> max_bulk_len_{0};
@@ -185,6 +192,8 @@ class ServerState {
   std::shared_ptr<AdjustableClock> clock_;
   ServerStats stats_;
   ClientRegistry clients_;
+  AclRegistry acl_;
+  std::string acl_file_;
   LimiterStats limiter_stats_;
   WatchRegistry watches_;
   BlockingRegistry blocking_;

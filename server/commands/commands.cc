@@ -15,6 +15,12 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterSetCommands(table);
   RegisterListCommands(table);
   RegisterZSetCommands(table);
+  RegisterKeyspaceCommands(table);
+  RegisterSortCommands(table);
+  RegisterGeoCommands(table);
+  RegisterClientPauseCommands(table);
+  RegisterPersistenceCommands(table);
+  RegisterSlowlogCommands(table);
 }
 
 }  // namespace sluice::server

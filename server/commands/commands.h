@@ -22,6 +22,12 @@ void RegisterHashCommands(CommandTable& table);         // cmd_hashes.cc
 void RegisterSetCommands(CommandTable& table);          // cmd_sets.cc
 void RegisterListCommands(CommandTable& table);         // cmd_lists.cc
 void RegisterZSetCommands(CommandTable& table);         // cmd_zsets.cc
+void RegisterKeyspaceCommands(CommandTable& table);     // cmd_keyspace.cc: TOUCH, MOVE, SWAPDB, ...
+void RegisterSortCommands(CommandTable& table);         // cmd_sort.cc: SORT, SORT_RO
+void RegisterGeoCommands(CommandTable& table);          // cmd_geo.cc, geo_search.cc: GEO*
+void RegisterClientPauseCommands(CommandTable& table);  // cmd_client_pause.cc
+void RegisterPersistenceCommands(CommandTable& table);  // cmd_persistence.cc: SAVE, BGSAVE
+void RegisterSlowlogCommands(CommandTable& table);      // cmd_slowlog.cc: SLOWLOG
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 // LIMITS.TAKE (cmd_limits_take.cc); RegisterLimiterCommands calls it.

@@ -60,6 +60,10 @@ struct Config {
   // native-scripts: recognised limiter-library scripts run natively
   // (server/scripting/native/native_scripts.h).
   bool native_scripts = true;
+  // SLOWLOG: commands taking at least this many microseconds are logged (-1: none, 0: all),
+  // the newest slowlog_max_len kept.
+  int64_t slowlog_log_slower_than = 10000;
+  int64_t slowlog_max_len = 128;
   std::string config_file;  // absolute path of the file read, if any
 
   // threads with 0 resolved to the cores this process may run on (its CPU affinity: taskset,

@@ -5,6 +5,7 @@
 #include <exception>
 #include <utility>
 
+#include "server/core/args.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
 #include "server/core/server_state.h"
@@ -43,7 +44,8 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
       round_(round),
       blocked_(socket_.get_executor(), server.blocking(), client_),
       in_(kInitialReadBuffer),
-      soft_limit_timer_(socket_.get_executor()) {
+      soft_limit_timer_(socket_.get_executor()),
+      pause_timer_(socket_.get_executor()) {
   std::error_code ec;
   client_.id = server_.clients().NextId();
   auto remote = socket_.remote_endpoint(ec);
@@ -184,6 +186,7 @@ void Connection::Continue() {
     if (blocked_.has_event()) return ResumeBlocked();
     return Read();  // keeps watching for a disconnect
   }
+  if (paused_until_ms_ != 0) return WaitForPause();
   if (more_input_) {
     more_input_ = false;
     ProcessBatch();
@@ -269,6 +272,10 @@ bool Connection::RunBatchCommands() {
       }
       args = parser_.args();
     }
+    if (!args.empty() && HeldByPause(args)) {
+      more_input_ = true;  // parsed again once the pause ends
+      break;
+    }
     if (!args.empty()) {
       protocol::ReplyWriter out(&out_, client_.resp);
       const size_t reply_start = out_.size();
@@ -277,7 +284,7 @@ bool Connection::RunBatchCommands() {
         offset += consumed;  // parked: no reply now, nothing more runs until it resumes
         break;
       }
-      ++batch_replies_;
+      if (!DropSuppressedReply(reply_start) && out_.size() > reply_start) ++batch_replies_;
     }
     offset += consumed;
     if (OverOutputLimit()) {
@@ -348,6 +355,7 @@ void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
   CommandContext ctx{store_, server_, client_, out};
   ctx.group = group_;
   ctx.blocking = &blocked_;
+  const auto start = std::chrono::steady_clock::now();
   try {
     dispatcher_.Dispatch(ctx, args);
   } catch (const std::exception& e) {
@@ -355,6 +363,46 @@ void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
     LogError(std::string("command '") + std::string(args[0]) + "' failed: " + e.what());
     ReplyError(out, InternalError(e.what()));
   }
+  RecordIfSlow(args, start);
+}
+
+void Connection::RecordIfSlow(Args args, std::chrono::steady_clock::time_point start) {
+  const int64_t threshold = server_.slowlog_slower_than_us();
+  if (threshold < 0) return;
+  const int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+  if (micros < threshold) return;
+  // Passwords stay out of the log (Redis redacts them): AUTH and HELLO are not recorded.
+  if (EqualsIgnoreCase(args[0], "auth") || EqualsIgnoreCase(args[0], "hello")) return;
+  server_.slowlog().MaybeRecord(micros, args, client_.addr, client_.name, threshold,
+                                server_.slowlog_max_len());
+}
+
+bool Connection::HeldByPause(Args args) {
+  const CommandSpec* spec = dispatcher_.Resolve(args);
+  paused_until_ms_ = server_.PausedUntil(spec == nullptr ? 0 : spec->flags);
+  return paused_until_ms_ != 0;
+}
+
+void Connection::WaitForPause() {
+  constexpr int64_t kPausePollMs = 10;
+  const int64_t wait =
+      std::clamp<int64_t>(paused_until_ms_ - ServerState::RealNowMs(), 0, kPausePollMs);
+  pause_timer_.expires_after(std::chrono::milliseconds(wait));
+  pause_timer_.async_wait([self = shared_from_this()](const std::error_code& ec) {
+    if (ec || self->closed_) return;
+    self->paused_until_ms_ = 0;
+    if (!self->writing_ && !self->awaiting_durable_) self->Continue();
+  });
+}
+
+bool Connection::DropSuppressedReply(size_t reply_start) {
+  const bool drop = client_.reply_off || client_.reply_skip;
+  client_.reply_skip = client_.reply_skip_next;  // SKIP silences the one command after it
+  client_.reply_skip_next = false;
+  if (drop) out_.resize(reply_start);
+  return drop;
 }
 
 void Connection::CompactReadBuffer() {
@@ -453,6 +501,7 @@ void Connection::CloseNow() {
     registered_ = false;
   }
   soft_limit_timer_.cancel();
+  pause_timer_.cancel();
   blocked_.Forget();
   std::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);

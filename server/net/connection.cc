@@ -281,6 +281,7 @@ bool Connection::RunBatchCommands() {
       const size_t reply_start = out_.size();
       RunCommand(out, args);
       if (blocked_.TakePark(args, dispatcher_, out_.size() > reply_start)) {
+        DropSuppressedReply(reply_start);  // moves CLIENT REPLY SKIP on; the wake still answers
         offset += consumed;  // parked: no reply now, nothing more runs until it resumes
         break;
       }

@@ -146,7 +146,8 @@ int Serve(Config config, const char* argv0) {
     server.Run();
   }
   sluice::server::LogInfo("connections closed; closing the store");
-  store.reset();  // stops background work and syncs the write-ahead log
+  state.saves().WaitForBackground();  // a BGSAVE still copying the store
+  store.reset();                      // stops background work and syncs the write-ahead log
   sluice::server::LogInfo("Sluice is now ready to exit, bye bye...");
   return 0;
 }

@@ -338,10 +338,21 @@ void ClientNoEvict(CommandContext& ctx, Args args) {
   ctx.out.Simple("OK");  // Sluice never evicts clients
 }
 
+// CLIENT REPLY ON|OFF|SKIP, as Redis: ON answers OK; OFF and SKIP answer nothing (the connection
+// drops the replies: Connection::RunCommand); SKIP while OFF changes nothing.
 void ClientReply(CommandContext& ctx, Args args) {
-  if (EqualsIgnoreCase(args[2], "on")) return ctx.out.Simple("OK");
-  if (EqualsIgnoreCase(args[2], "off") || EqualsIgnoreCase(args[2], "skip")) {
-    return ReplyError(ctx.out, NotSupported("CLIENT REPLY OFF|SKIP"));
+  if (EqualsIgnoreCase(args[2], "on")) {
+    ctx.client.reply_off = false;
+    ctx.client.reply_skip_next = false;
+    return ctx.out.Simple("OK");
+  }
+  if (EqualsIgnoreCase(args[2], "off")) {
+    ctx.client.reply_off = true;
+    return;
+  }
+  if (EqualsIgnoreCase(args[2], "skip")) {
+    if (!ctx.client.reply_off) ctx.client.reply_skip_next = true;
+    return;
   }
   ReplyError(ctx.out, SyntaxError());
 }

@@ -17,6 +17,12 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterZSetCommands(table);
   RegisterPubSubCommands(table);
   RegisterAclCommands(table);
+  RegisterKeyspaceCommands(table);
+  RegisterSortCommands(table);
+  RegisterGeoCommands(table);
+  RegisterClientPauseCommands(table);
+  RegisterPersistenceCommands(table);
+  RegisterSlowlogCommands(table);
 }
 
 }  // namespace sluice::server

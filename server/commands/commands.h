@@ -25,6 +25,12 @@ void RegisterSetCommands(CommandTable& table);          // cmd_sets.cc
 void RegisterListCommands(CommandTable& table);         // cmd_lists.cc
 void RegisterZSetCommands(CommandTable& table);         // cmd_zsets.cc
 void RegisterPubSubCommands(CommandTable& table);       // cmd_pubsub.cc: SUBSCRIBE, PUBLISH, ...
+void RegisterKeyspaceCommands(CommandTable& table);     // cmd_keyspace.cc: TOUCH, MOVE, SWAPDB, ...
+void RegisterSortCommands(CommandTable& table);         // cmd_sort.cc: SORT, SORT_RO
+void RegisterGeoCommands(CommandTable& table);          // cmd_geo.cc, geo_search.cc: GEO*
+void RegisterClientPauseCommands(CommandTable& table);  // cmd_client_pause.cc
+void RegisterPersistenceCommands(CommandTable& table);  // cmd_persistence.cc: SAVE, BGSAVE
+void RegisterSlowlogCommands(CommandTable& table);      // cmd_slowlog.cc: SLOWLOG
 // All of the above, in that order.
 void RegisterAclCommands(CommandTable& table);  // cmd_acl.cc: ACL and its subcommands
 void RegisterAllCommands(CommandTable& table);

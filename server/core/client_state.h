@@ -69,6 +69,12 @@ struct ClientState {
   std::vector<WatchedKey> watched;  // WATCH; registered in the server's WatchRegistry
   // Set by any thread's commit that touches a watched key (Redis's CLIENT_DIRTY_CAS).
   std::atomic<bool> watch_dirty{false};
+  // CLIENT REPLY (Redis's CLIENT_REPLY_OFF, _SKIP_NEXT, _SKIP): the connection drops the
+  // replies of a command that ran while reply_off or reply_skip was set; SKIP sets
+  // reply_skip_next, which becomes reply_skip for the one command after it.
+  bool reply_off = false;
+  bool reply_skip_next = false;
+  bool reply_skip = false;
   bool close_after_reply = false;           // QUIT, protocol error: close once replies are written
   std::atomic<bool> kill_requested{false};  // CLIENT KILL from another connection
   // Parked by a blocking command (server/core/blocking.h): CLIENT LIST flags=b, exempt from the

@@ -302,6 +302,14 @@ Error SetBusyReplyThreshold(Config& c, std::string_view v) {
 
 Error SetNativeScripts(Config& c, std::string_view v) { return ParseYesNo(v, &c.native_scripts); }
 
+Error SetSlowlogSlowerThan(Config& c, std::string_view v) {
+  return ParseBounded(v, -1, std::numeric_limits<int64_t>::max(), &c.slowlog_log_slower_than);
+}
+
+Error SetSlowlogMaxLen(Config& c, std::string_view v) {
+  return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.slowlog_max_len);
+}
+
 Error SetActiveExpireEffort(Config& c, std::string_view v) {
   return ParseBounded(v, 1, 10, &c.active_expire_effort);
 }
@@ -413,6 +421,12 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "-BUSY.",
        true, false, SetBusyReplyThreshold,
        [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
+      {"slowlog-log-slower-than", "10000",
+       "Log commands that take at least this many microseconds in SLOWLOG (-1: none, 0: all).",
+       true, false, SetSlowlogSlowerThan,
+       [](const Config& c) { return std::to_string(c.slowlog_log_slower_than); }},
+      {"slowlog-max-len", "128", "The most entries SLOWLOG keeps (the oldest go first).", true,
+       false, SetSlowlogMaxLen, [](const Config& c) { return std::to_string(c.slowlog_max_len); }},
       {"lua-time-limit", "5000", "Old name of busy-reply-threshold.", true, false,
        SetBusyReplyThreshold,
        [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},

@@ -2,6 +2,7 @@
 #include "server/core/errors.h"
 
 #include <cctype>
+#include <cstdio>
 #include <string>
 
 #include "server/core/acl_user.h"
@@ -264,6 +265,51 @@ Status NoAuth() { return Err("NOAUTH Authentication required."); }
 Status WrongPass() { return Err("WRONGPASS invalid username-password pair or user is disabled."); }
 
 Status DbIndexOutOfRange() { return Err("ERR DB index is out of range"); }
+Status IntOutOfRange() {
+  return Err("ERR value is out of range, value must between -2147483648 and 2147483647");
+}
+Status SameObject() { return Err("ERR source and destination objects are the same"); }
+Status InvalidDbIndex(bool first) {
+  return Err(first ? "ERR invalid first DB index" : "ERR invalid second DB index");
+}
+Status GeoBadLonLat(double lon, double lat) {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "ERR invalid longitude,latitude pair %f,%f", lon, lat);
+  return Err(buf);
+}
+Status GeoBadUnit() { return Err("ERR unsupported unit provided. please use M, KM, FT, MI"); }
+Status GeoNeedNumeric(std::string_view what) {
+  return Err("ERR need numeric " + std::string(what));
+}
+Status GeoRadiusNegative() { return Err("ERR radius cannot be negative"); }
+Status GeoBoxNegative() { return Err("ERR height or width cannot be negative"); }
+Status GeoCountNotPositive() { return Err("ERR COUNT must be > 0"); }
+Status GeoNoMember() { return Err("ERR could not decode requested zset member"); }
+Status GeoStoreWith(bool geosearchstore) {
+  return Err(std::string("ERR ") +
+             (geosearchstore ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS") +
+             " is not compatible with WITHDIST, WITHHASH and WITHCOORD options");
+}
+Status GeoNeedFrom(std::string_view command) {
+  return Err("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " +
+             std::string(command));
+}
+Status GeoNeedBy(std::string_view command) {
+  return Err("ERR exactly one of BYRADIUS and BYBOX can be specified for " + std::string(command));
+}
+Status GeoAnyNeedsCount() { return Err("ERR the ANY argument requires COUNT argument"); }
+Status SortNotDouble() { return Err("ERR One or more scores can't be converted into double"); }
+Status BgSaveInProgress() { return Err("ERR Background save already in progress"); }
+Status PauseModeBad() { return Err("ERR CLIENT PAUSE mode must be WRITE or ALL"); }
+Status TimeoutNotInteger() { return Err("ERR timeout is not an integer or out of range"); }
+Status TimeoutOutOfRange() { return Err("ERR timeout is out of range"); }
+Status SlowlogCountBad() { return Err("ERR count should be greater than or equal to -1"); }
+Status LfuNotSelected() {
+  return Err(
+      "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+      "that when switching between policies at runtime LRU and LFU data will take some time to "
+      "adjust.");
+}
 Status NoProto() { return Err("NOPROTO unsupported protocol version"); }
 
 Status AuthWithoutPassword() {

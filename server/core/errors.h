@@ -46,8 +46,31 @@ Status NoAuth();                                     // "NOAUTH Authentication r
 Status WrongPass();  // "WRONGPASS invalid username-password pair or user is disabled."
 
 // Server-core errors (connection, server and config commands). Each message carries its code.
-Status DbIndexOutOfRange();    // "ERR DB index is out of range"
-Status NoProto();              // "NOPROTO unsupported protocol version"
+Status DbIndexOutOfRange();  // "ERR DB index is out of range"
+Status IntOutOfRange();      // "ERR value is out of range, value must between -2147483648 and ..."
+Status SameObject();         // "ERR source and destination objects are the same"
+// SWAPDB's "ERR invalid first DB index" / "ERR invalid second DB index".
+Status InvalidDbIndex(bool first);
+// Geo (GEOADD, GEOSEARCH, GEORADIUS, ...).
+Status GeoBadLonLat(double lon, double lat);  // "ERR invalid longitude,latitude pair %f,%f"
+Status GeoBadUnit();  // "ERR unsupported unit provided. please use M, KM, FT, MI"
+Status GeoNeedNumeric(std::string_view what);  // "ERR need numeric radius" (width, height)
+Status GeoRadiusNegative();                    // "ERR radius cannot be negative"
+Status GeoBoxNegative();                       // "ERR height or width cannot be negative"
+Status GeoCountNotPositive();                  // "ERR COUNT must be > 0"
+Status GeoNoMember();                          // "ERR could not decode requested zset member"
+Status GeoStoreWith(bool geosearchstore);  // "ERR STORE option in GEORADIUS is not compatible..."
+Status GeoNeedFrom(std::string_view command);  // "ERR exactly one of FROMMEMBER or FROMLONLAT..."
+Status GeoNeedBy(std::string_view command);    // "ERR exactly one of BYRADIUS and BYBOX ..."
+Status GeoAnyNeedsCount();                     // "ERR the ANY argument requires COUNT argument"
+Status SortNotDouble();      // "ERR One or more scores can't be converted into double"
+Status BgSaveInProgress();   // "ERR Background save already in progress"
+Status PauseModeBad();       // "ERR CLIENT PAUSE mode must be WRITE or ALL"
+Status TimeoutNotInteger();  // "ERR timeout is not an integer or out of range"
+Status TimeoutOutOfRange();  // "ERR timeout is out of range"
+Status SlowlogCountBad();    // "ERR count should be greater than or equal to -1"
+Status LfuNotSelected();     // "ERR An LFU maxmemory policy is not selected, access frequency ..."
+Status NoProto();            // "NOPROTO unsupported protocol version"
 Status AuthWithoutPassword();  // "ERR AUTH <password> called without any password ..."
 Status DebugNotAllowed();      // "ERR DEBUG command not allowed. If the ..."
 // DEBUG KEYSPACE-CHECK found db's maintained counts different from a walk of its keys.

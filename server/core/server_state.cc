@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "server/core/command.h"
+
 namespace sluice::server {
 
 void ServerStats::Reset() {
@@ -82,6 +84,20 @@ void ServerState::PublishLocked() {
   query_limit_.store(config_.client_query_buffer_limit, std::memory_order_relaxed);
   busy_threshold_ms_.store(config_.busy_reply_threshold_ms, std::memory_order_relaxed);
   native_scripts_.store(config_.native_scripts, std::memory_order_relaxed);
+  slowlog_slower_than_.store(config_.slowlog_log_slower_than, std::memory_order_relaxed);
+  slowlog_max_len_.store(config_.slowlog_max_len, std::memory_order_relaxed);
+}
+
+int64_t ServerState::PausedUntil(uint32_t command_flags) const {
+  const int64_t until = pause_until_ms_.load(std::memory_order_acquire);
+  if (until == 0) return 0;
+  // Redis's WRITE pause holds its write and may-replicate commands: EVAL, EVALSHA and FCALL
+  // (not their _RO forms).
+  const bool may_write = (command_flags & kWrite) != 0 ||
+                         ((command_flags & kScriptUnit) != 0 && (command_flags & kReadOnly) == 0);
+  const bool waits = pause_all_.load(std::memory_order_relaxed) || may_write;
+  if (!waits || RealNowMs() >= until) return 0;
+  return until;
 }
 
 int64_t ServerState::uptime_seconds() const {

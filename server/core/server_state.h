@@ -21,6 +21,8 @@
 #include "server/core/monitors.h"
 #include "server/core/pubsub_hub.h"
 #include "server/core/running_scripts.h"
+#include "server/core/saves.h"
+#include "server/core/slowlog.h"
 #include "server/core/stat_counter.h"
 #include "server/core/watch.h"
 #include "sluice/clock.h"
@@ -155,6 +157,26 @@ class ServerState {
   void set_tcp_port(int port) { tcp_port_.store(port, std::memory_order_relaxed); }
   int tcp_port() const { return tcp_port_.load(std::memory_order_relaxed); }
   int64_t uptime_seconds() const;
+  // LASTSAVE: Unix seconds of the last successful SAVE/BGSAVE, the start time before any (as
+  // Redis).
+  int64_t last_save_unix() const { return last_save_unix_.load(std::memory_order_relaxed); }
+  void set_last_save_unix(int64_t s) { last_save_unix_.store(s, std::memory_order_relaxed); }
+  Saves& saves() { return saves_; }        // SAVE, BGSAVE (server/core/saves.h)
+  SlowLog& slowlog() { return slowlog_; }  // SLOWLOG (server/core/slowlog.h)
+  int64_t slowlog_slower_than_us() const {
+    return slowlog_slower_than_.load(std::memory_order_relaxed);
+  }
+  int64_t slowlog_max_len() const { return slowlog_max_len_.load(std::memory_order_relaxed); }
+
+  // CLIENT PAUSE: until `until_ms` (real ms since the epoch), every command (`all`) or those
+  // that write wait; a new pause replaces the last (as Redis). CLIENT UNPAUSE ends it.
+  void Pause(int64_t until_ms, bool all) {
+    pause_all_.store(all, std::memory_order_relaxed);
+    pause_until_ms_.store(until_ms, std::memory_order_release);
+  }
+  void Unpause() { pause_until_ms_.store(0, std::memory_order_release); }
+  // Real ms until which a command with these flags (CommandFlag) must wait; 0 when it may run.
+  int64_t PausedUntil(uint32_t command_flags) const;
   // Real wall-clock ms since the epoch, never the DEBUG CLOCK: client age/idle and timeouts.
   static int64_t RealNowMs();
 
@@ -205,6 +227,13 @@ class ServerState {
   std::string executable_;
   std::atomic<int> tcp_port_{0};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::atomic<int64_t> last_save_unix_{RealNowMs() / 1000};
+  Saves saves_;
+  SlowLog slowlog_;
+  std::atomic<int64_t> slowlog_slower_than_{10000};
+  std::atomic<int64_t> slowlog_max_len_{128};
+  std::atomic<int64_t> pause_until_ms_{0};
+  std::atomic<bool> pause_all_{false};
 
   std::mutex shutdown_mu_;
   std::function<void()> shutdown_hook_;

@@ -103,7 +103,10 @@ class Store::Impl final : public internal::EngineHost {
   // memtable (visible to readers), which it does even when a later flush or fsync fails.
   Status Write(rocksdb::WriteBatch* batch, bool durable = true, bool defer = false,
                bool* applied = nullptr) override;
-  Status SyncWal();   // flush + fsync now, through everything applied
+  Status SyncWal();                           // flush + fsync now, through everything applied
+  Status Checkpoint(const std::string& dir);  // Store::Checkpoint (checkpoint.cc)
+  // Marks `dir` (a checkpoint) as holding the current on-disk format (format.cc).
+  static Status WriteCurrentFormat(const std::string& dir);
   Status FlushLog();  // hands the WAL's buffered bytes to the OS (no fsync)
   // The same, unless a flush already handed over every record through `ticket` (a sequence
   // number: DurabilityTicket() taken after the writes to cover). Thread-safe.

@@ -335,6 +335,11 @@ class Store {
   // WhenDurable's blocking form.
   Status AwaitDurable(uint64_t ticket);
   Status SyncWal();  // hands buffered WAL bytes to the OS and fsyncs the write-ahead log now
+  // A consistent point-in-time copy of the whole store in `dir` (which must not exist; its
+  // parent must): a RocksDB checkpoint (table files hard-linked where the filesystem allows,
+  // the memtables flushed first), a data dir that Store::Open (and sluice-server --dir) can
+  // start from. Thread-safe; writers go on meanwhile (SAVE, BGSAVE).
+  Status Checkpoint(const std::string& dir);
 
   // A hint that point lookups of these keys of db follow soon (a pipelined batch's keys): warms the
   // CPU caches for their newest memtable entries, so that the lookups' cache misses overlap.

@@ -104,6 +104,12 @@ class Store::Transaction {
   Result<KeyspaceCheckReport> KeyspaceCheck(int db);
   Status FlushDb(int db);
   Status FlushAll();
+  // MOVE: the key (value, elements and TTL) from src_db to dst_db; false when it is missing or
+  // dst_db already holds the key. dbs.cc.
+  Result<bool> Move(int src_db, int dst_db, std::string_view key);
+  // SWAPDB: the two databases trade contents in one write (every key read and rewritten: O(n)
+  // in both dbs' keys and elements). Needs every stripe, as FlushDb. dbs.cc.
+  Status SwapDb(int a, int b);
 
   // ---- Hashes (Redis 7.0 semantics; every call is kWrongType on a key of another kind). Fields
   // come back in insertion order, as Redis's small (listpack) hashes keep them. hashes.cc.

@@ -15,6 +15,9 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterSetCommands(table);
   RegisterListCommands(table);
   RegisterZSetCommands(table);
+  RegisterBitmapCommands(table);
+  RegisterHyperLogLogCommands(table);
+  RegisterLcsCommand(table);
 }
 
 }  // namespace sluice::server

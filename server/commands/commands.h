@@ -22,6 +22,9 @@ void RegisterHashCommands(CommandTable& table);         // cmd_hashes.cc
 void RegisterSetCommands(CommandTable& table);          // cmd_sets.cc
 void RegisterListCommands(CommandTable& table);         // cmd_lists.cc
 void RegisterZSetCommands(CommandTable& table);         // cmd_zsets.cc
+void RegisterBitmapCommands(CommandTable& table);       // cmd_bitmaps.cc: SETBIT, BITFIELD, ...
+void RegisterHyperLogLogCommands(CommandTable& table);  // cmd_hyperloglog.cc: PFADD, ...
+void RegisterLcsCommand(CommandTable& table);           // cmd_lcs.cc
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 // LIMITS.TAKE (cmd_limits_take.cc); RegisterLimiterCommands calls it.

@@ -54,6 +54,8 @@ std::vector<std::string> Categories(const CommandSpec& spec) {
   if (spec.group == "generic") cats.push_back("@keyspace");
   if (spec.group == "connection") cats.push_back("@connection");
   if (spec.group == "rate-limit") cats.push_back("@ratelimit");
+  if (spec.group == "bitmap") cats.push_back("@bitmap");
+  if (spec.group == "hyperloglog") cats.push_back("@hyperloglog");
   if (spec.flags & kAdmin) {
     cats.push_back("@admin");
     cats.push_back("@dangerous");

@@ -38,10 +38,15 @@ Result<int64_t> Store::Transaction::SetBit(int db, std::string_view key, uint64_
   if (!cur.ok()) return cur.status();
   Entry e;
   if (cur->has_value()) e = std::move(**cur);
+  // As in Redis, a SETBIT that neither creates, grows nor flips anything writes nothing (a
+  // WATCH on the key stays intact).
+  const bool grows = !cur->has_value() || e.payload.size() <= offset / 8;
   if (e.payload.size() <= offset / 8) e.payload.resize(offset / 8 + 1, '\0');
   const bool old = bits::GetBit(e.payload, offset);
-  bits::SetBit(&e.payload, offset, value);
-  txn_->Put(raw, e);
+  if (grows || old != value) {
+    bits::SetBit(&e.payload, offset, value);
+    txn_->Put(raw, e);
+  }
   return old ? 1 : 0;
 }
 
@@ -102,11 +107,22 @@ Result<std::vector<std::optional<int64_t>>> Store::Transaction::BitField(
   if (!cur.ok()) return cur.status();
   Entry e;
   if (cur->has_value()) e = std::move(**cur);
+  // Written when the key is created or grown or a field changed (Redis's `changes`): a write
+  // that stores what was there leaves a WATCH intact.
+  bool changed = needed > 0 && (!cur->has_value() || e.payload.size() < needed);
   if (e.payload.size() < needed) e.payload.resize(needed, '\0');
   std::vector<std::optional<int64_t>> replies;
   replies.reserve(ops.size());
-  for (const BitFieldOp& op : ops) replies.push_back(bits::ApplyBitField(&e.payload, op));
-  if (needed > 0) txn_->Put(raw, e);
+  for (const BitFieldOp& op : ops) {
+    // The bytes a write touches (at most 9), to tell whether it changed them.
+    const size_t first = op.offset / 8;
+    const size_t len = (op.offset + op.bits - 1) / 8 - first + 1;
+    const bool watch = op.kind != BitFieldOp::Kind::kGet && !changed;
+    const std::string before = watch ? e.payload.substr(first, len) : std::string();
+    replies.push_back(bits::ApplyBitField(&e.payload, op));
+    if (watch) changed = e.payload.compare(first, len, before) != 0;
+  }
+  if (changed) txn_->Put(raw, e);
   return replies;
 }
 

@@ -139,3 +139,14 @@ TEST_CASE("LCS: types first, then options") {
 }
 
 }  // namespace sluice::server::testing
+
+namespace sluice::server::testing {
+
+TEST_CASE("COMMAND INFO: the bitmap and hyperloglog ACL categories") {
+  Harness h;
+  CHECK(h.Cmd("COMMAND INFO setbit").find("+@bitmap\r\n") != std::string::npos);
+  CHECK(h.Cmd("COMMAND INFO pfcount").find("+@hyperloglog\r\n") != std::string::npos);
+  CHECK(h.Cmd("COMMAND INFO lcs").find("+@string\r\n") != std::string::npos);
+}
+
+}  // namespace sluice::server::testing

@@ -1,9 +1,11 @@
 // HyperLogLog commands: PFADD, PFCOUNT, PFMERGE, on strings in Redis's exact HLL representation
 // (storage/types/hyperloglog.h), so the stored bytes and the counts are Redis's.
+#include <optional>
 #include <string>
 
 #include "server/commands/commands.h"
 #include "server/commands/replies.h"
+#include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
 #include "sluice/transaction.h"
@@ -29,6 +31,33 @@ void PfMergeCommand(CommandContext& ctx, Args args) {
   ctx.out.Simple("OK");
 }
 
+// PFDEBUG GETREG|DECODE|ENCODING|TODENSE key. Redis looks at the key before the subcommand.
+void PfDebugCommand(CommandContext& ctx, Args args) {
+  using Op = Store::Transaction::PfDebugOp;
+  std::optional<Op> op;
+  if (EqualsIgnoreCase(args[1], "getreg")) op = Op::kGetReg;
+  if (EqualsIgnoreCase(args[1], "decode")) op = Op::kDecode;
+  if (EqualsIgnoreCase(args[1], "encoding")) op = Op::kEncoding;
+  if (EqualsIgnoreCase(args[1], "todense")) op = Op::kToDense;
+  auto r = ctx.txn().PfDebug(ctx.client.db, args[2], op.value_or(Op::kCheck));
+  if (!r.ok()) {
+    return ReplyError(ctx.out, r.status().code() == Code::kNoSuchKey ? PfDebugNoKey() : r.status());
+  }
+  if (!op) return ReplyError(ctx.out, PfDebugUnknown(args[1]));
+  switch (*op) {
+    case Op::kGetReg:
+      ctx.out.Array(r->registers.size());
+      for (int64_t v : r->registers) ctx.out.Integer(v);
+      return;
+    case Op::kDecode:
+      return ctx.out.Bulk(r->text);
+    case Op::kEncoding:
+      return ctx.out.Simple(r->text);
+    default:
+      return ctx.out.Integer(r->converted ? 1 : 0);
+  }
+}
+
 void Add(CommandTable& table, std::string name, int arity, uint32_t flags, KeyRange keys,
          Handler handler, std::string summary, std::string hint) {
   table.Add(MakeSpec("hyperloglog", std::move(name), arity, flags, keys, handler,
@@ -46,6 +75,8 @@ void RegisterHyperLogLogCommands(CommandTable& table) {
       "key [key ...]");
   Add(table, "pfmerge", -2, kWrite | kDenyOom, {1, -1, 1}, PfMergeCommand,
       "Merge N different HyperLogLogs into a single one.", "destkey [sourcekey [sourcekey ...]]");
+  Add(table, "pfdebug", 3, kWrite | kDenyOom | kAdmin, {2, 2, 1}, PfDebugCommand,
+      "Internal commands for debugging HyperLogLog values", "subcommand key");
 }
 
 }  // namespace sluice::server

@@ -404,6 +404,10 @@ Status LcsNeedsStrings() { return Err("ERR The specified keys must contain strin
 Status LcsLenAndIdx() {
   return Err("ERR If you want both the length and indexes, please just use IDX.");
 }
+Status PfDebugNoKey() { return Err("ERR The specified key does not exist"); }
+Status PfDebugUnknown(std::string_view sub) {
+  return Err("ERR Unknown PFDEBUG subcommand '" + std::string(sub) + "'");
+}
 Status LcsTooMuchMemory() {
   return Err("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
 }

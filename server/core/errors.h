@@ -103,6 +103,8 @@ Status BitfieldRoOnlyGet();     // "ERR BITFIELD_RO only supports the GET subcom
 Status LcsNeedsStrings();       // "ERR The specified keys must contain string values"
 Status LcsLenAndIdx();      // "ERR If you want both the length and indexes, please just use IDX."
 Status LcsTooMuchMemory();  // "ERR Insufficient memory, transient memory for LCS exceeds ..."
+Status PfDebugNoKey();      // "ERR The specified key does not exist"
+Status PfDebugUnknown(std::string_view sub);  // "ERR Unknown PFDEBUG subcommand 'x'"
 // List commands (Redis 7.0's texts).
 Status RankZero();          // "ERR RANK can't be zero: use 1 to start from the first match, ..."
 Status CountNegative();     // "ERR COUNT can't be negative"

@@ -325,6 +325,20 @@ bool MergeInto(std::string_view hll, Registers* max) {
   return covered == kRegisters;
 }
 
+std::string DescribeSparse(std::string_view hll) {
+  std::string out;
+  WalkSparse(hll, [&](long, const Opcode& op) {
+    if (!out.empty()) out.push_back(' ');
+    if (op.kind == Opcode::kVal) {
+      out += "v:" + std::to_string(op.value) + "," + std::to_string(op.span);
+    } else {
+      out += (op.kind == Opcode::kXZero ? "Z:" : "z:") + std::to_string(op.span);
+    }
+    return true;
+  });
+  return out;
+}
+
 std::optional<uint64_t> CachedCount(std::string_view hll) {
   if ((static_cast<uint8_t>(hll[kCacheTopByte]) & 0x80) != 0) return std::nullopt;
   uint64_t count = 0;

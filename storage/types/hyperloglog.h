@@ -26,7 +26,8 @@ namespace sluice::hll {
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr int kRegisters = 1 << 14;
 inline constexpr size_t kDenseSize = kHeaderSize + kRegisters * 6 / 8;
-// Redis's hll-sparse-max-bytes default: a sparse string that would grow past it goes dense.
+// Redis's hll-sparse-max-bytes default (Options::hll_sparse_max_bytes): a sparse string that
+// would grow past it goes dense.
 inline constexpr size_t kDefaultSparseMaxBytes = 3000;
 
 // One byte per register (values 0..63), the form merges and multi-key counts work in.
@@ -58,6 +59,10 @@ bool ToDense(std::string* hll);
 
 // Each register of `hll` raised into `max`. False when a sparse string is corrupt.
 bool MergeInto(std::string_view hll, Registers* max);
+
+// A sparse string's opcodes as PFDEBUG DECODE prints them: "Z:<n>" (XZERO), "z:<n>" (ZERO),
+// "v:<value>,<n>" (VAL), separated by spaces.
+std::string DescribeSparse(std::string_view hll);
 
 // The cached count, when the header says it is fresh.
 std::optional<uint64_t> CachedCount(std::string_view hll);

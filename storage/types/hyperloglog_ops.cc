@@ -6,6 +6,7 @@
 
 #include "hyperloglog.h"
 #include "scratch.h"
+#include "store_impl.h"
 #include "string_access.h"
 #include "txn.h"
 
@@ -22,6 +23,11 @@ Status NotAnHll() {
   return Status::InvalidArgument("WRONGTYPE Key is not a valid HyperLogLog string value.");
 }
 Status CorruptHll() { return Status::InvalidArgument("INVALIDOBJ Corrupted HLL object detected"); }
+
+size_t SparseMax(Txn& txn) {
+  const int64_t max = txn.impl().hll_sparse_max_bytes();
+  return max < 0 ? 0 : static_cast<size_t>(max);
+}
 
 // The key's HLL string: nullopt when missing; kWrongType for another kind, NotAnHll for a string
 // that is not an HLL.
@@ -62,7 +68,7 @@ Result<bool> Store::Transaction::PfAdd(int db, std::string_view key,
     e.payload = hll::NewSparse();
   }
   for (std::string_view element : elements) {
-    const hll::Change change = hll::Add(&e.payload, element, hll::kDefaultSparseMaxBytes);
+    const hll::Change change = hll::Add(&e.payload, element, SparseMax(*txn_));
     if (change == hll::Change::kCorrupt) return CorruptHll();
     updated = updated || change == hll::Change::kChanged;
   }
@@ -97,6 +103,43 @@ Result<int64_t> Store::Transaction::PfCount(int db, std::span<const std::string_
   return static_cast<int64_t>(*count);
 }
 
+Result<Store::Transaction::PfDebugReply> Store::Transaction::PfDebug(int db, std::string_view key,
+                                                                     PfDebugOp op) {
+  const RawKey raw(db, key);
+  if (Status c = txn_->ClaimWrite(raw); !c.ok()) return c;
+  auto cur = ReadHll(*txn_, raw);
+  if (!cur.ok()) return cur.status();
+  if (!cur->has_value()) return Status::NoSuchKey();
+  Entry& e = **cur;
+  PfDebugReply reply;
+  const bool sparse = !hll::IsDense(e.payload);
+  switch (op) {
+    case PfDebugOp::kCheck:
+      break;
+    case PfDebugOp::kEncoding:
+      reply.text = sparse ? "sparse" : "dense";
+      break;
+    case PfDebugOp::kDecode:
+      if (!sparse) return Status::InvalidArgument("ERR HLL encoding is not sparse");
+      reply.text = hll::DescribeSparse(e.payload);
+      break;
+    case PfDebugOp::kGetReg:
+    case PfDebugOp::kToDense: {
+      if (sparse) {
+        if (!hll::ToDense(&e.payload)) return CorruptHll();
+        txn_->Put(raw, e);
+        reply.converted = true;
+      }
+      if (op == PfDebugOp::kToDense) break;
+      hll::Registers registers{};
+      hll::MergeInto(e.payload, &registers);
+      reply.registers.assign(registers.begin(), registers.end());
+      break;
+    }
+  }
+  return reply;
+}
+
 Status Store::Transaction::PfMerge(int db, std::string_view dst,
                                    std::span<const std::string_view> sources) {
   const RawKey raw(db, dst);
@@ -116,7 +159,7 @@ Status Store::Transaction::PfMerge(int db, std::string_view dst,
   }
   if (any_dense && !hll::ToDense(&e.payload)) return CorruptHll();
   for (int i = 0; i < hll::kRegisters; ++i) {
-    if (max[i] != 0) hll::SetRegister(&e.payload, i, max[i], hll::kDefaultSparseMaxBytes);
+    if (max[i] != 0) hll::SetRegister(&e.payload, i, max[i], SparseMax(*txn_));
   }
   hll::InvalidateCachedCount(&e.payload);
   txn_->Put(raw, e);

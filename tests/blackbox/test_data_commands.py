@@ -126,6 +126,13 @@ SCENARIOS = {
         ["PFMERGE", "x", "over"], ["PFADD", "over", "a", "b"], ["APPEND", "h", "z"], ["PFCOUNT", "h"],
         ["SET", "t", "x"], ["DEL", "t"], ["PFADD", "t", "a"], ["EXPIRE", "t", "100"], ["PFADD", "t", "zz"],
         ["TTL", "t"], ["PFADD"], ["PFCOUNT"], ["PFMERGE"],
+        ["PFADD", "p", "a", "b", "c", "d"], ["PFDEBUG", "ENCODING", "p"], ["PFDEBUG", "DECODE", "p"],
+        ["PFDEBUG", "decode", "new"], ["PFDEBUG", "TODENSE", "p"], ["GET", "p"], ["PFDEBUG", "TODENSE", "p"],
+        ["PFDEBUG", "ENCODING", "p"], ["PFDEBUG", "DECODE", "p"], ["PFADD", "q", "x"],
+        ["PFDEBUG", "GETREG", "q"], ["GET", "q"], ["PFDEBUG", "NOPE", "q"], ["PFDEBUG", "NOPE", "nokey"],
+        ["PFDEBUG", "GETREG", "nokey"], ["PFDEBUG", "GETREG", "s"], ["PFDEBUG", "ENCODING", "l"],
+        ["PFDEBUG", "GETREG", "stale"], ["PFDEBUG", "DECODE", "stale"], ["PFDEBUG", "GETREG"],
+        ["PFDEBUG", "GETREG", "q", "x"],
     ],
     "lcs": [
         ["MSET", "a", "ohmytext", "b", "mynewtext"], ["LCS", "a", "b"], ["LCS", "a", "b", "LEN"],

@@ -126,6 +126,18 @@ class Store::Transaction {
   Result<int64_t> PfCount(int db, std::span<const std::string_view> keys);
   // PFMERGE: dst (itself a source) becomes the union of dst and the sources.
   Status PfMerge(int db, std::string_view dst, std::span<const std::string_view> sources);
+  // PFDEBUG: kGetReg the 16384 registers (a sparse HLL is converted to dense and stored first,
+  // as Redis does), kDecode the sparse opcodes as Redis prints them ("Z:16384", "v:3,1", ...;
+  // kInvalidArgument "HLL encoding is not sparse" for a dense one), kEncoding, kToDense
+  // (converted: whether it was sparse), kCheck only the checks every subcommand makes first.
+  // kNoSuchKey when the key is missing.
+  enum class PfDebugOp : uint8_t { kCheck, kGetReg, kDecode, kEncoding, kToDense };
+  struct PfDebugReply {
+    std::vector<int64_t> registers;  // kGetReg
+    std::string text;                // kDecode; kEncoding: "dense" or "sparse"
+    bool converted = false;          // kToDense
+  };
+  Result<PfDebugReply> PfDebug(int db, std::string_view key, PfDebugOp op);
 
   // ---- LCS (lcs_ops.cc; the table in types/lcs.h): the longest common subsequence of two
   // strings (a missing key is empty). kWrongType when either key holds another kind;

@@ -23,6 +23,9 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterClientPauseCommands(table);
   RegisterPersistenceCommands(table);
   RegisterSlowlogCommands(table);
+  RegisterBitmapCommands(table);
+  RegisterHyperLogLogCommands(table);
+  RegisterLcsCommand(table);
 }
 
 }  // namespace sluice::server

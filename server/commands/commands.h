@@ -31,6 +31,9 @@ void RegisterGeoCommands(CommandTable& table);          // cmd_geo.cc, geo_searc
 void RegisterClientPauseCommands(CommandTable& table);  // cmd_client_pause.cc
 void RegisterPersistenceCommands(CommandTable& table);  // cmd_persistence.cc: SAVE, BGSAVE
 void RegisterSlowlogCommands(CommandTable& table);      // cmd_slowlog.cc: SLOWLOG
+void RegisterBitmapCommands(CommandTable& table);       // cmd_bitmaps.cc: SETBIT, BITFIELD, ...
+void RegisterHyperLogLogCommands(CommandTable& table);  // cmd_hyperloglog.cc: PFADD, ...
+void RegisterLcsCommand(CommandTable& table);           // cmd_lcs.cc
 // All of the above, in that order.
 void RegisterAclCommands(CommandTable& table);  // cmd_acl.cc: ACL and its subcommands
 void RegisterAllCommands(CommandTable& table);

@@ -435,6 +435,29 @@ Status ValueOutOfRange() { return Err("ERR value is out of range"); }
 Status NumkeysNotPositive() { return Err("ERR numkeys should be greater than 0"); }
 Status LimitNegative() { return Err("ERR LIMIT can't be negative"); }
 Status InvalidCursor() { return Err("ERR invalid cursor"); }
+Status IncrementNaNOrInfinity() { return Err("ERR value is NaN or Infinity"); }
+Status BitOffsetInvalid() { return Err("ERR bit offset is not an integer or out of range"); }
+Status BitValueInvalid() { return Err("ERR bit is not an integer or out of range"); }
+Status BitArgumentInvalid() { return Err("ERR The bit argument must be 1 or 0."); }
+Status BitOpNotOneKey() { return Err("ERR BITOP NOT must be called with a single source key."); }
+Status BitfieldTypeInvalid() {
+  return Err(
+      "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but "
+      "i64 is.");
+}
+Status BitfieldOverflowType() { return Err("ERR Invalid OVERFLOW type specified"); }
+Status BitfieldRoOnlyGet() { return Err("ERR BITFIELD_RO only supports the GET subcommand"); }
+Status LcsNeedsStrings() { return Err("ERR The specified keys must contain string values"); }
+Status LcsLenAndIdx() {
+  return Err("ERR If you want both the length and indexes, please just use IDX.");
+}
+Status PfDebugNoKey() { return Err("ERR The specified key does not exist"); }
+Status PfDebugUnknown(std::string_view sub) {
+  return Err("ERR Unknown PFDEBUG subcommand '" + std::string(sub) + "'");
+}
+Status LcsTooMuchMemory() {
+  return Err("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+}
 Status RankZero() {
   return Err(
       "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "

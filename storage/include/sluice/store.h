@@ -75,6 +75,9 @@ struct Options {
   // stored (and on disk) for more CPU (docs/engine.md, "Expiry").
   int active_expire_effort = 1;
   int64_t max_value_bytes = 512LL << 20;  // APPEND/SETRANGE beyond this fail (Redis: 512 MB)
+  // A sparse HyperLogLog that would grow past this many bytes turns dense (Redis's
+  // hll-sparse-max-bytes; the stored bytes equal Redis's under the same setting).
+  int64_t hll_sparse_max_bytes = 3000;
   // RocksDB's block cache: data blocks, and the index and filter partitions (pinned while their
   // table file is open, ~1.6 bytes per key; the cache exceeds this size when they need more).
   // Should hold the live keys' blocks; more only helps reads of cold keys.
@@ -304,9 +307,10 @@ class Store {
   const Clock& clock() const;
   int64_t NowMs() const { return clock().NowMs(); }
   Durability durability() const;
-  void set_durability(Durability d);         // CONFIG SET appendfsync
-  void set_max_value_bytes(int64_t bytes);   // CONFIG SET proto-max-bulk-len
-  void set_block_cache_bytes(size_t bytes);  // CONFIG SET block-cache-size (live resize)
+  void set_durability(Durability d);             // CONFIG SET appendfsync
+  void set_max_value_bytes(int64_t bytes);       // CONFIG SET proto-max-bulk-len
+  void set_hll_sparse_max_bytes(int64_t bytes);  // CONFIG SET hll-sparse-max-bytes
+  void set_block_cache_bytes(size_t bytes);      // CONFIG SET block-cache-size (live resize)
   int active_expire_effort() const;
   void set_active_expire_effort(int effort);  // CONFIG SET active-expire-effort (1..10)
 

@@ -96,6 +96,7 @@ int Serve(Config config, const char* argv0) {
   options.max_value_bytes = config.proto_max_bulk_len;
   options.block_cache_bytes = static_cast<size_t>(config.block_cache_size);
   options.active_expire_effort = static_cast<int>(config.active_expire_effort);
+  options.hll_sparse_max_bytes = config.hll_sparse_max_bytes;
   options.memtable = config.memtable;
   options.write_buffer_bytes = static_cast<size_t>(config.write_buffer_size);
   options.block_bytes = static_cast<size_t>(config.block_size);

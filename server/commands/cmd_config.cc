@@ -68,13 +68,14 @@ bool IsCompatName(std::string_view name) {
 }
 
 // Applies the Store-side effects of a new configuration: durability, value limit, cache size,
-// expiry effort.
+// expiry effort, the HyperLogLog sparse limit.
 // Parser limits and the other values are read from ServerState by each connection.
 void ApplyToStore(CommandContext& ctx, const Config& config) {
   ctx.store.set_durability(config.appendfsync);
   ctx.store.set_max_value_bytes(config.proto_max_bulk_len);
   ctx.store.set_block_cache_bytes(static_cast<size_t>(config.block_cache_size));
   ctx.store.set_active_expire_effort(static_cast<int>(config.active_expire_effort));
+  ctx.store.set_hll_sparse_max_bytes(config.hll_sparse_max_bytes);
 }
 
 // CONFIG SET name value [name value ...], validated completely before anything changes.

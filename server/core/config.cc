@@ -310,6 +310,14 @@ Error SetSlowlogMaxLen(Config& c, std::string_view v) {
   return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.slowlog_max_len);
 }
 
+Error SetHllSparseMaxBytes(Config& c, std::string_view v) {
+  std::optional<int64_t> bytes = ParseMemory(v);
+  // Redis refuses a negative value as it refuses text: not a memory value.
+  if (!bytes || *bytes < 0) return std::string("argument must be a memory value");
+  c.hll_sparse_max_bytes = *bytes;
+  return std::nullopt;
+}
+
 Error SetActiveExpireEffort(Config& c, std::string_view v) {
   return ParseBounded(v, 1, 10, &c.active_expire_effort);
 }
@@ -427,6 +435,10 @@ const std::vector<ConfigOption>& ConfigOptions() {
        [](const Config& c) { return std::to_string(c.slowlog_log_slower_than); }},
       {"slowlog-max-len", "128", "The most entries SLOWLOG keeps (the oldest go first).", true,
        false, SetSlowlogMaxLen, [](const Config& c) { return std::to_string(c.slowlog_max_len); }},
+      {"hll-sparse-max-bytes", "3000",
+       "A HyperLogLog's sparse form past this many bytes turns dense (memory units), as Redis.",
+       true, false, SetHllSparseMaxBytes,
+       [](const Config& c) { return std::to_string(c.hll_sparse_max_bytes); }},
       {"lua-time-limit", "5000", "Old name of busy-reply-threshold.", true, false,
        SetBusyReplyThreshold,
        [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},

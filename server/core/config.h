@@ -67,6 +67,8 @@ struct Config {
   // the newest slowlog_max_len kept.
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
+  // HyperLogLog: a sparse representation growing past this many bytes turns dense (as Redis).
+  int64_t hll_sparse_max_bytes = 3000;
   std::string config_file;  // absolute path of the file read, if any
 
   // threads with 0 resolved to the cores this process may run on (its CPU affinity: taskset,

@@ -260,6 +260,17 @@ TEST_CASE("CONFIG SET live options take effect") {
         Err("ERR CONFIG SET failed (possibly related to argument 'active-expire-effort') - "
             "argument must be between 1 and 10 inclusive"));
   CHECK(h.store().active_expire_effort() == 7);
+  CHECK(h.Cmd("CONFIG GET hll-sparse-max-bytes") ==
+        Arr({Bulk("hll-sparse-max-bytes"), Bulk("3000")}));
+  CHECK(h.Cmd("CONFIG SET hll-sparse-max-bytes 0") == Ok());
+  for (const char* bad : {"-1", "abc"}) {
+    CHECK(h.Run({"CONFIG", "SET", "hll-sparse-max-bytes", bad}) ==
+          Err("ERR CONFIG SET failed (possibly related to argument 'hll-sparse-max-bytes') - "
+              "argument must be a memory value"));
+  }
+  CHECK(h.Cmd("CONFIG SET hll-sparse-max-bytes 5kb") == Ok());
+  CHECK(h.Cmd("CONFIG GET hll-sparse-max-bytes") ==
+        Arr({Bulk("hll-sparse-max-bytes"), Bulk("5120")}));
   CHECK(h.Cmd("CONFIG SET requirepass pw") == Ok());
   CHECK(h.server().requirepass_set());
   h.client().authenticated = false;

@@ -13,7 +13,7 @@ enum class ValueKind : unsigned char;  // sluice/store.h (which includes this fi
 // Only the member of `kind` is meaningful; the others stay empty. Collections are never empty
 // (an empty collection is no key at all, as in Redis).
 struct WholeValue {
-  ValueKind kind{};  // kString
+  ValueKind kind{};                                         // kString
   std::string string;                                       // kString
   std::vector<std::string> elements;                        // kList (head first), kSet
   std::vector<std::pair<std::string, std::string>> fields;  // kHash (field, value)

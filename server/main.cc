@@ -106,7 +106,8 @@ int Serve(Config config, const char* argv0) {
   }
 
   // A Redis snapshot in an empty data dir moves in (docs/migrating.md).
-  if (sluice::Status rdb = sluice::server::LoadRdbFileIfFresh(*store, config.dir + "/dump.rdb");
+  if (sluice::Status rdb = sluice::server::LoadRdbFileIfFresh(*store, state.scripting().functions,
+                                                              config.dir + "/dump.rdb");
       !rdb.ok()) {
     return Fail("cannot load the Redis snapshot: " + rdb.message());
   }

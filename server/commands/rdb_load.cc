@@ -78,15 +78,22 @@ class KeyWriter {
   std::chrono::steady_clock::time_point last_log_ = std::chrono::steady_clock::now();
 };
 
+Status LoadLibrary(FunctionRegistry& registry, std::string_view code) {
+  std::string name;
+  Status s = registry.Load(code, /*replace=*/false, &name);
+  if (s.ok()) return s;
+  return Status::InvalidArgument("function library in the file refused: " + s.message());
+}
+
 }  // namespace
 
-Status LoadRdbFileIfFresh(Store& store, const std::string& path) {
+Status LoadRdbFileIfFresh(Store& store, FunctionRegistry& functions, const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::Ok();
   Result<bool> empty = StoreIsEmpty(store);
   if (!empty.ok()) return empty.status();
-  if (!*empty) {
-    LogInfo("loading: " + path + " ignored: the data dir already holds keys");
+  if (!*empty || functions.library_count() > 0) {
+    LogInfo("loading: " + path + " ignored: the data dir already holds keys or functions");
     return Status::Ok();
   }
   const auto start = std::chrono::steady_clock::now();
@@ -94,19 +101,27 @@ Status LoadRdbFileIfFresh(Store& store, const std::string& path) {
   if (Status s = ReadWholeFile(path, &file); !s.ok()) return s;
   LogInfo("loading " + path + " (" + std::to_string(file.size()) + " bytes): checking it");
   int64_t total = 0;
-  Status checked = formats::ReadRdbFile(file, [&](formats::RdbKey&) {
+  FunctionRegistry scratch;  // in memory only: compiles the libraries, writes nothing
+  formats::RdbVisitor check;
+  check.key = [&](formats::RdbKey&) {
     ++total;
     return Status::Ok();
-  });
+  };
+  check.function = [&](std::string_view code) { return LoadLibrary(scratch, code); };
+  Status checked = formats::ReadRdbFile(file, check);
   if (!checked.ok()) return Status::InvalidArgument(path + ": " + checked.message());
   KeyWriter writer(store, total);
-  Status s = formats::ReadRdbFile(file, [&](formats::RdbKey& key) { return writer.Add(key); });
+  formats::RdbVisitor load;
+  load.key = [&](formats::RdbKey& key) { return writer.Add(key); };
+  load.function = [&](std::string_view code) { return LoadLibrary(functions, code); };
+  Status s = formats::ReadRdbFile(file, load);
   if (s.ok()) s = writer.Flush();
   if (!s.ok()) return s;
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
-  LogInfo("loaded " + path + ": " + std::to_string(writer.written()) + " keys (" +
+  LogInfo("loaded " + path + ": " + std::to_string(functions.library_count()) +
+          " function libraries, " + std::to_string(writer.written()) + " keys (" +
           std::to_string(writer.expired()) + " already expired, skipped) in " + std::to_string(ms) +
           " ms");
   return Status::Ok();

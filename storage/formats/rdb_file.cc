@@ -89,8 +89,10 @@ Status SkipOrApplyOpcode(uint8_t op, ByteReader& in, RdbKey* pending) {
     case kOpFreq:
       if (!in.ReadByte(&byte)) return Status::Corruption("bad FREQ");
       return Status::Ok();
-    case kOpFunction2:
     case kOpFunctionPreGa:
+      return Status::InvalidArgument(
+          "the RDB file holds function libraries in the pre-release format of Redis 7.0 RCs");
+    case kOpFunction2:
       return Status::InvalidArgument(
           "the RDB file holds function libraries (FUNCTION LOAD), which Sluice does not load "
           "from RDB files yet: FUNCTION DUMP them on Redis and FUNCTION RESTORE them on Sluice, "
@@ -104,7 +106,7 @@ Status SkipOrApplyOpcode(uint8_t op, ByteReader& in, RdbKey* pending) {
 
 }  // namespace
 
-Status ReadRdbFile(std::string_view file, const RdbKeyVisitor& visit) {
+Status ReadRdbFile(std::string_view file, const RdbVisitor& visit) {
   int version = 0;
   if (Status s = CheckHeader(file, &version); !s.ok()) return s;
   if (Status s = CheckChecksum(file, version); !s.ok()) return s;
@@ -125,6 +127,12 @@ Status ReadRdbFile(std::string_view file, const RdbKeyVisitor& visit) {
       db = static_cast<int>(index);
       continue;
     }
+    if (op == kOpFunction2 && visit.function) {
+      std::string code;
+      if (!ReadString(in, &code)) return Status::Corruption("bad FUNCTION2" + At(in));
+      if (Status f = visit.function(code); !f.ok()) return f;
+      continue;
+    }
     if (!IsObjectType(op)) {
       Status s = SkipOrApplyOpcode(op, in, &pending);
       if (!s.ok())
@@ -139,7 +147,7 @@ Status ReadRdbFile(std::string_view file, const RdbKeyVisitor& visit) {
                         ? Status::Corruption(s.message() + " (key '" + pending.key + "')" + At(in))
                         : Status::InvalidArgument(s.message() + " in key '" + pending.key + "'"));
     }
-    if (Status v = visit(pending); !v.ok()) return v;
+    if (Status v = visit.key(pending); !v.ok()) return v;
     pending = RdbKey{};
   }
 }

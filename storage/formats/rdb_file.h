@@ -25,15 +25,22 @@ struct RdbKey {
   int64_t expire_at_ms = 0;  // 0: none
 };
 
-// Called for each key in file order; a non-OK Status stops the walk and is returned.
-using RdbKeyVisitor = std::function<Status(RdbKey&)>;
+// What a walk hands over, in file order; a non-OK Status from either stops the walk and is
+// returned.
+struct RdbVisitor {
+  std::function<Status(RdbKey&)> key;
+  // A function library's code (FUNCTION2, as FUNCTION LOAD takes it; Redis writes them before
+  // the keys). Unset: a file holding libraries is refused.
+  std::function<Status(std::string_view code)> function;
+};
 
 // Walks `file`. The checksum is checked before any key is visited (a file written with
 // rdbchecksum off carries 0 and is not checked). Refused, with a message naming the problem and
 // its byte offset: a bad header or newer version (kInvalidArgument), damaged bytes
 // (kCorruption), a database index of 16 or more, and what Sluice cannot hold (kInvalidArgument):
-// function libraries, module data, streams. Keys are visited as they are read, so a caller that
-// must write nothing of a damaged file walks it once with a visitor that only counts.
-Status ReadRdbFile(std::string_view file, const RdbKeyVisitor& visit);
+// module data, streams, function libraries when visit.function is unset. Keys are visited as they
+// are read, so a caller that must write nothing of a damaged file walks it once with a visitor that
+// only counts.
+Status ReadRdbFile(std::string_view file, const RdbVisitor& visit);
 
 }  // namespace sluice::formats

@@ -3,17 +3,18 @@
 - LoadTest: seeded random data of every type and encoding in databases 0 and 3, with expiry
   times, saved by a reference redis-server 7.0.15 (SAVE); Sluice started on a data dir holding
   that dump.rdb serves every key with Redis's value and expiry time to the ms, logs its
-  progress, and on restart (now holding keys) ignores the file.
-- RefusedTest: a damaged file (one flipped byte), a file holding function libraries, and a
-  file that is not RDB: Sluice refuses to start with the reason in its log and writes nothing.
+  progress, and on restart (now holding keys) ignores the file. Its function library is loaded
+  and FCALL runs it.
+- RefusedTest: a damaged file (one flipped byte), a function library that does not compile,
+  and a file that is not RDB: Sluice refuses to start with the reason in its log and writes nothing.
 """
 import os
 import random
-import shutil
+import struct
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, Server
-from test_dump import populate, read_value
+from test_dump import crc64, populate, read_value
 from test_transactions import RedisReference, redis_server_binary, redis_server_version
 
 
@@ -63,6 +64,8 @@ class LoadTest(RdbFileTestCase):
         self.r.call("SELECT", 3)
         populate(self.r, rng, "b")
         self.r.call("SELECT", 0)
+        self.r.call("FUNCTION", "LOAD", "#!lua name=mylib\n"
+                    "redis.register_function('answer', function() return 42 end)")
         server = self.sluice_with(self.saved_file()).start()
         with Client(server.port) as s:
             for db in (0, 3):
@@ -71,6 +74,8 @@ class LoadTest(RdbFileTestCase):
                 self.assertEqual(keyspace(s, db), expected)
             self.assertEqual(s.call("DBSIZE"), self.r.call("DBSIZE"))
             s.call("SET", "added-after", "1")
+            self.assertEqual(s.call("FCALL", "answer", 0), 42)
+            self.assertEqual(s.call("FUNCTION", "LIST")[0][1], b"mylib")
         self.assertIn("loaded %s/dump.rdb: " % server.datadir, server.log())
         server.restart()
         self.assertIn("ignored: the data dir already holds keys", server.log())
@@ -98,11 +103,11 @@ class RefusedTest(RdbFileTestCase):
         data[len(data) // 2] ^= 0x10
         self.refused(bytes(data), "checksum mismatch")
 
-    def test_function_libraries(self):
-        self.r.call("SET", "k", "v")
-        self.r.call("FUNCTION", "LOAD",
-                    "#!lua name=lib\nredis.register_function('f', function() return 1 end)")
-        self.refused(self.saved_file(), "function libraries")
+    def test_function_library_that_does_not_compile(self):
+        # A FUNCTION2 record written by hand: Redis would refuse it as well.
+        body = b"\xf5" + bytes([len(b"not lua")]) + b"not lua" + b"\xff"
+        data = b"REDIS0010" + body + struct.pack("<Q", crc64(b"REDIS0010" + body))
+        self.refused(data, "function library in the file refused: ERR Missing library metadata")
 
     def test_not_an_rdb_file(self):
         self.refused(b"hello, this is not an RDB file", "no REDIS header")

@@ -37,10 +37,12 @@ std::string SampleBody() {
 
 std::vector<RdbKey> ReadAll(const std::string& file, Status* status) {
   std::vector<RdbKey> keys;
-  *status = ReadRdbFile(file, [&](RdbKey& k) {
+  RdbVisitor visit;
+  visit.key = [&](RdbKey& k) {
     keys.push_back(k);
     return Status::Ok();
-  });
+  };
+  *status = ReadRdbFile(file, visit);
   return keys;
 }
 
@@ -91,12 +93,30 @@ TEST_CASE("RDB files that are refused, with the reason") {
 
 TEST_CASE("a visitor's error stops the walk") {
   int seen = 0;
-  Status s = ReadRdbFile(File(SampleBody()), [&](RdbKey&) {
+  RdbVisitor visit;
+  visit.key = [&](RdbKey&) {
     ++seen;
     return Status::IOError("disk full");
-  });
+  };
+  Status s = ReadRdbFile(File(SampleBody()), visit);
   CHECK(seen == 1);
   CHECK(s.message() == "disk full");
+}
+
+TEST_CASE("function libraries go to the visitor's function, before the keys") {
+  std::vector<std::string> order;
+  RdbVisitor visit;
+  visit.key = [&](RdbKey& k) {
+    order.push_back("key " + k.key);
+    return Status::Ok();
+  };
+  visit.function = [&](std::string_view code) {
+    order.push_back("lib " + std::string(code));
+    return Status::Ok();
+  };
+  Status s = ReadRdbFile(File(Bytes({0xf5, 4}) + "code" + SampleBody()), visit);
+  CHECK(s.ok());
+  CHECK(order == std::vector<std::string>{"lib code", "key k1", "key k2"});
 }
 
 }  // namespace

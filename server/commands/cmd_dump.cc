@@ -123,6 +123,7 @@ void RegisterDumpCommands(CommandTable& table) {
   // cluster mode.
   Add(table, "restore-asking", -4, kWrite | kDenyOom, 1, 1, RestoreCommand,
       "An internal command for migrating keys in a cluster", "3.0.0", restore_hint);
+  RegisterMigrateCommand(table);
 }
 
 }  // namespace sluice::server

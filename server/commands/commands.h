@@ -27,5 +27,7 @@ void RegisterDumpCommands(CommandTable& table);         // cmd_dump.cc: DUMP, RE
 void RegisterAllCommands(CommandTable& table);
 // LIMITS.TAKE (cmd_limits_take.cc); RegisterLimiterCommands calls it.
 void RegisterLimitsTakeCommand(CommandTable& table);
+// MIGRATE (cmd_migrate.cc); RegisterDumpCommands calls it.
+void RegisterMigrateCommand(CommandTable& table);
 
 }  // namespace sluice::server

@@ -10,6 +10,9 @@
   (ABSTTL with PEXPIRETIME). `SLUICE_DUMP_SEED=n` adds a seed.
 - DamagedTest: a flipped byte in every position, every truncation, a newer RDB version and
   damaged objects under a valid checksum: the exact error on both servers, nothing written.
+- MigrateTest: MIGRATE both ways (Sluice -> Redis, Redis -> Sluice) with KEYS, COPY, REPLACE,
+  a destination db and TTLs; its errors (NOKEY, IOERR, the target's BUSYKEY and AUTH errors,
+  KEYS with a key, syntax) compared with Redis's own MIGRATE.
 - LimiterStateTest: a GCRA TAT written by a Lua script on Redis moves with DUMP/RESTORE and
   GCRA.TAKE continues from it; Sluice's own limiter kinds refuse DUMP with a clear error.
 """
@@ -18,7 +21,7 @@ import random
 import struct
 import unittest
 
-from harness import IS_REDIS, BlackboxTestCase, Client, RespError
+from harness import IS_REDIS, BlackboxTestCase, Client, RespError, free_port
 from test_transactions import start_beside_reference
 
 
@@ -245,6 +248,71 @@ class DamagedTest(DumpBesideRedis):
                 self.assertEqual(got_s, got_r, bad)
                 self.assertEqual(self.s.call("EXISTS", "dst"), 0)
             self.assertIn("RESTORE refused a payload", self.sluice.log())
+
+
+class MigrateTest(DumpBesideRedis):
+    def write_sample(self, c):
+        c.call("SET", "s", "value")
+        c.call("SET", "n", "12345")
+        c.call("RPUSH", "l", *["e%d" % i for i in range(200)])
+        c.call("HSET", "h", "a", "1", "b", "2")
+        c.call("SADD", "set", "1", "2", "x")
+        c.call("ZADD", "z", "1.5", "m", "-3", "n")
+        c.call("PEXPIRE", "h", 500000)
+        return ["s", "n", "l", "h", "set", "z"]
+
+    def migrate_between(self, src, dst, dst_port):
+        keys = self.write_sample(src)
+        values = {k: read_value(src, k) for k in keys}
+        self.assertEqual(src.call("MIGRATE", "127.0.0.1", dst_port, "", 2, 5000, "KEYS", *keys),
+                         "OK")
+        self.assertEqual(src.call("EXISTS", *keys), 0)
+        dst.call("SELECT", 2)
+        for k in keys:
+            self.assertEqual(read_value(dst, k), values[k], k)
+        self.assertTrue(0 < dst.call("PTTL", "h") <= 500000)
+        self.assertEqual(dst.call("PTTL", "s"), -1)
+        dst.call("SELECT", 0)
+        # COPY keeps the source; REPLACE overwrites the target's key.
+        src.call("SET", "s", "again")
+        self.assertEqual(src.call("MIGRATE", "127.0.0.1", dst_port, "s", 2, 5000, "COPY",
+                                  "REPLACE"), "OK")
+        self.assertEqual(src.call("GET", "s"), b"again")
+        dst.call("SELECT", 2)
+        self.assertEqual(dst.call("GET", "s"), b"again")
+        dst.call("SELECT", 0)
+
+    def test_sluice_to_redis(self):
+        self.migrate_between(self.s, self.r, self.redis.port)
+
+    def test_redis_to_sluice(self):
+        self.migrate_between(self.r, self.s, self.sluice.port)
+
+    def test_errors_as_redis_gives_them(self):
+        closed = free_port()
+        for c in (self.s, self.r):
+            c.call("SET", "k", "v")
+        # The other server of each pair is the target; both already hold k.
+        cases = [
+            ("MIGRATE", "127.0.0.1", "{other}", "missing", 0, 1000),
+            ("MIGRATE", "127.0.0.1", "{other}", "missing", 0, 1000, "KEYS", "a"),
+            ("MIGRATE", "127.0.0.1", "{other}", "", 0, 1000, "KEYS", "missing"),
+            ("MIGRATE", "127.0.0.1", "{other}", "k", 0, 1000, "BOGUS"),
+            ("MIGRATE", "127.0.0.1", "{other}", "k", "x", 1000),
+            ("MIGRATE", "127.0.0.1", "{other}", "k", 0, "x"),
+            ("MIGRATE", "127.0.0.1", "{other}", "k", 0, 1000, "AUTH"),
+            ("MIGRATE", "127.0.0.1", str(closed), "k", 0, 1000),
+            ("MIGRATE", "127.0.0.1", "{other}", "k", 0, 1000),  # BUSYKEY on the target
+            ("MIGRATE", "127.0.0.1", "{other}", "k", 0, 1000, "AUTH", "pw"),
+            ("MIGRATE", "127.0.0.1", "{other}", "k", 0, 1000, "AUTH2", "u", "pw", "COPY"),
+        ]
+        for case in cases:
+            got = []
+            for c, other in ((self.s, self.redis.port), (self.r, self.sluice.port)):
+                args = [str(other) if a == "{other}" else a for a in case]
+                got.append(c.call(*args))
+            self.assertEqual(got[0], got[1], case)
+        self.assertEqual(self.s.call("GET", "k"), b"v")  # nothing taken by a failed MIGRATE
 
 
 @unittest.skipIf(IS_REDIS, "Sluice's limiters")

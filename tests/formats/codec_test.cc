@@ -164,5 +164,36 @@ TEST_CASE("objects that are well framed but wrong are a bad format") {
   CHECK(ParseDumpPayload(WithFooter(FromHex("000241")), &v, &why) == PayloadCheck::kOk);
 }
 
+TEST_CASE("random and mutated objects under a valid footer never crash the reader") {
+  std::mt19937_64 rng(4141);
+  std::vector<std::string> seeds = {
+      FromHex("1016160000000400826631038276310382663203c12c02ff"),
+      FromHex("0b140400000003000000fdffffff05000000701101"),
+      FromHex("1117170000000400826d3203dffe02826d310383312e3504ff"),
+      FromHex("1201020f0f000000030081610281620201"
+              "01ff"),
+      FromHex("00c3093c016161e02f00016161"),
+  };
+  WholeValue v;
+  Status why;
+  for (int round = 0; round < 20000; ++round) {
+    std::string obj;
+    if (round % 2 == 0) {
+      obj = seeds[rng() % seeds.size()];
+      const int edits = 1 + static_cast<int>(rng() % 4);
+      for (int e = 0; e < edits && !obj.empty(); ++e) {
+        obj[rng() % obj.size()] = static_cast<char>(rng());
+      }
+      if (rng() % 4 == 0) obj.resize(rng() % (obj.size() + 1));
+    } else {
+      obj.resize(rng() % 64);
+      for (char& c : obj) c = static_cast<char>(rng());
+      if (!obj.empty()) obj[0] = static_cast<char>(rng() % 21);  // an object type byte
+    }
+    const PayloadCheck r = ParseDumpPayload(WithFooter(obj), &v, &why);
+    CHECK(r != PayloadCheck::kVersionOrChecksum);
+  }
+}
+
 }  // namespace
 }  // namespace sluice::formats

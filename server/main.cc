@@ -10,6 +10,7 @@
 #include <string>
 
 #include "server/commands/commands.h"
+#include "server/commands/rdb_load.h"
 #include "server/core/command.h"
 #include "server/core/config.h"
 #include "server/core/crash_report.h"
@@ -129,6 +130,13 @@ int Serve(Config config, const char* argv0) {
   state.scripting().functions.set_path(config.dir + "/sluice-functions.bin");
   if (sluice::Status fs = state.scripting().functions.LoadFromDisk(); !fs.ok()) {
     return Fail("cannot load functions: " + fs.message());
+  }
+
+  // A Redis snapshot in an empty data dir moves in (docs/migrating.md).
+  if (sluice::Status rdb = sluice::server::LoadRdbFileIfFresh(*store, state.scripting().functions,
+                                                              config.dir + "/dump.rdb");
+      !rdb.ok()) {
+    return Fail("cannot load the Redis snapshot: " + rdb.message());
   }
 
   {

@@ -31,12 +31,14 @@ ROOMS = {
     "storage/engine/": PUBLIC_STORAGE,
     "storage/types/": ["storage/engine/"] + PUBLIC_STORAGE,
     "storage/api/": ["storage/types/", "storage/engine/"] + PUBLIC_STORAGE,
+    # Redis's data formats: pure bytes <-> values over the public headers only.
+    "storage/formats/": PUBLIC_STORAGE,
     "storage/": ["storage/engine/", "storage/types/", "storage/limiter/"] + PUBLIC_STORAGE,
     "server/core/": ["protocol/"] + PUBLIC_STORAGE,
     "server/scripting/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
     "server/pubsub/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
-    "server/commands/": ["server/scripting/", "server/pubsub/", "server/core/", "protocol/"]
-    + PUBLIC_STORAGE,
+    "server/commands/": ["server/scripting/", "server/pubsub/", "server/core/", "protocol/",
+                         "storage/formats/"] + PUBLIC_STORAGE,
     "server/net/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
     "server/": ["server/net/", "server/commands/", "server/pubsub/", "server/scripting/",
                 "server/core/",

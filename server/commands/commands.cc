@@ -26,6 +26,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterBitmapCommands(table);
   RegisterHyperLogLogCommands(table);
   RegisterLcsCommand(table);
+  RegisterDumpCommands(table);
 }
 
 }  // namespace sluice::server

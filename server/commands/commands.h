@@ -34,6 +34,7 @@ void RegisterSlowlogCommands(CommandTable& table);      // cmd_slowlog.cc: SLOWL
 void RegisterBitmapCommands(CommandTable& table);       // cmd_bitmaps.cc: SETBIT, BITFIELD, ...
 void RegisterHyperLogLogCommands(CommandTable& table);  // cmd_hyperloglog.cc: PFADD, ...
 void RegisterLcsCommand(CommandTable& table);           // cmd_lcs.cc
+void RegisterDumpCommands(CommandTable& table);         // cmd_dump.cc: DUMP, RESTORE
 // All of the above, in that order.
 void RegisterAclCommands(CommandTable& table);  // cmd_acl.cc: ACL and its subcommands
 void RegisterAllCommands(CommandTable& table);
@@ -42,5 +43,7 @@ void RegisterAllCommands(CommandTable& table);
 std::string LoadAclFile(ServerState& server, const std::string& path);
 // LIMITS.TAKE (cmd_limits_take.cc); RegisterLimiterCommands calls it.
 void RegisterLimitsTakeCommand(CommandTable& table);
+// MIGRATE (cmd_migrate.cc); RegisterDumpCommands calls it.
+void RegisterMigrateCommand(CommandTable& table);
 
 }  // namespace sluice::server

@@ -183,6 +183,21 @@ Status LibraryExists(std::string_view name) {
 Status LibraryNotFound() { return Err("ERR Library not found"); }
 Status FunctionNotFound() { return Err("ERR Function not found"); }
 Status BadDumpPayload() { return Err("ERR DUMP payload version or checksum are wrong"); }
+Status BadDataFormat() { return Err("ERR Bad data format"); }
+Status BusyKey() { return Err("BUSYKEY Target key name already exists."); }
+Status InvalidTtlValue() { return Err("ERR Invalid TTL value, must be >= 0"); }
+Status InvalidIdleTime() { return Err("ERR Invalid IDLETIME value, must be >= 0"); }
+Status InvalidFreq() { return Err("ERR Invalid FREQ value, must be >= 0 and <= 255"); }
+Status MigrateKeysNeedEmptyKey() {
+  return Err(
+      "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string");
+}
+Status MigrateIoError(std::string_view what) {
+  return Err("IOERR error or timeout " + std::string(what));
+}
+Status TargetReplied(std::string_view message) {
+  return Err("ERR Target instance replied with error: " + std::string(message));
+}
 Status FunctionFlushOption() { return Err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option"); }
 Status UnknownOptionGiven(std::string_view opt) {
   return Err("ERR Unknown option given: " + std::string(opt));

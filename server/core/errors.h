@@ -226,6 +226,19 @@ Status ScriptFunctionNamedNoCallback();  // "ERR redis.register_function must ge
 std::string NonexistentGlobal(std::string_view name);
 std::string ReadonlyTable();
 
+// RESTORE (Redis 7.0's texts).
+Status BadDataFormat();    // "ERR Bad data format"
+Status BusyKey();          // "BUSYKEY Target key name already exists."
+Status InvalidTtlValue();  // "ERR Invalid TTL value, must be >= 0"
+Status InvalidIdleTime();  // "ERR Invalid IDLETIME value, must be >= 0"
+Status InvalidFreq();      // "ERR Invalid FREQ value, must be >= 0 and <= 255"
+// MIGRATE (Redis 7.0's texts).
+// "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
+Status MigrateKeysNeedEmptyKey();
+Status MigrateIoError(std::string_view what);  // "IOERR error or timeout <what>"
+// "ERR Target instance replied with error: <message>"
+Status TargetReplied(std::string_view message);
+
 // "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config"
 Status ConfigSetFailed(std::string_view name, std::string_view reason);
 Status ConfigSetImmutable(std::string_view name);

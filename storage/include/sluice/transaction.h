@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "sluice/store.h"
+#include "sluice/whole_value.h"
 
 namespace sluice {
 
@@ -187,6 +188,16 @@ class Store::Transaction {
   // SWAPDB: the two databases trade contents in one write (every key read and rewritten: O(n)
   // in both dbs' keys and elements). Needs every stripe, as FlushDb. dbs.cc.
   Status SwapDb(int a, int b);
+
+  // ---- Whole values (whole_values.cc): what DUMP/RESTORE and MIGRATE move.
+  // The key's value as plain data (a collection read whole: O(N)); nullopt when missing.
+  // kInvalidArgument for Sluice's own limiter kinds (leaky, sliding, conc): they have no Redis
+  // form.
+  Result<std::optional<WholeValue>> ReadWhole(int db, std::string_view key);
+  // Replaces whatever the key holds with `value` (a string or a non-empty collection) and its
+  // expiry (`expire_at_ms` ms since the epoch, 0: none). The caller checks the key's absence
+  // when it must not replace (RESTORE without REPLACE).
+  Status WriteWhole(int db, std::string_view key, const WholeValue& value, int64_t expire_at_ms);
 
   // ---- Hashes (Redis 7.0 semantics; every call is kWrongType on a key of another kind). Fields
   // come back in insertion order, as Redis's small (listpack) hashes keep them. hashes.cc.

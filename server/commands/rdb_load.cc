@@ -1,0 +1,130 @@
+#include "server/commands/rdb_load.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "server/core/logging.h"
+#include "sluice/transaction.h"
+#include "storage/formats/rdb_file.h"
+
+namespace sluice::server {
+
+namespace {
+
+constexpr int kDatabases = 16;
+constexpr int kKeysPerUnit = 1000;  // keys written per Store::Transaction (one RocksDB write)
+
+Result<bool> StoreIsEmpty(Store& store) {
+  for (int db = 0; db < kDatabases; ++db) {
+    Result<int64_t> n = store.DbSize(db);
+    if (!n.ok()) return n.status();
+    if (*n > 0) return false;
+  }
+  return true;
+}
+
+Status ReadWholeFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError("cannot open " + path);
+  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (in.bad()) return Status::IOError("cannot read " + path);
+  return Status::Ok();
+}
+
+// Writes the visited keys in units of kKeysPerUnit, logging progress about once a second.
+class KeyWriter {
+ public:
+  KeyWriter(Store& store, int64_t total) : store_(store), total_(total) {}
+
+  Status Add(formats::RdbKey& key) {
+    if (key.expire_at_ms != 0 && key.expire_at_ms <= store_.NowMs()) {
+      ++expired_;
+      return Status::Ok();
+    }
+    batch_.push_back(std::move(key));
+    return batch_.size() >= kKeysPerUnit ? Flush() : Status::Ok();
+  }
+
+  Status Flush() {
+    if (batch_.empty()) return Status::Ok();
+    std::vector<KeyRef> refs;
+    for (const formats::RdbKey& k : batch_) refs.push_back({k.db, k.key});
+    Store::Transaction txn(store_, refs);
+    for (const formats::RdbKey& k : batch_) {
+      if (Status s = txn.WriteWhole(k.db, k.key, k.value, k.expire_at_ms); !s.ok()) return s;
+    }
+    if (Status s = txn.Commit(); !s.ok()) return s;
+    written_ += static_cast<int64_t>(batch_.size());
+    batch_.clear();
+    if (std::chrono::steady_clock::now() - last_log_ > std::chrono::seconds(1)) {
+      last_log_ = std::chrono::steady_clock::now();
+      LogInfo("loading dump.rdb: " + std::to_string(written_ + expired_) + " of " +
+              std::to_string(total_) + " keys");
+    }
+    return Status::Ok();
+  }
+
+  int64_t written() const { return written_; }
+  int64_t expired() const { return expired_; }
+
+ private:
+  Store& store_;
+  int64_t total_;
+  std::vector<formats::RdbKey> batch_;
+  int64_t written_ = 0, expired_ = 0;
+  std::chrono::steady_clock::time_point last_log_ = std::chrono::steady_clock::now();
+};
+
+Status LoadLibrary(FunctionRegistry& registry, std::string_view code) {
+  std::string name;
+  Status s = registry.Load(code, /*replace=*/false, &name);
+  if (s.ok()) return s;
+  return Status::InvalidArgument("function library in the file refused: " + s.message());
+}
+
+}  // namespace
+
+Status LoadRdbFileIfFresh(Store& store, FunctionRegistry& functions, const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::Ok();
+  Result<bool> empty = StoreIsEmpty(store);
+  if (!empty.ok()) return empty.status();
+  if (!*empty || functions.library_count() > 0) {
+    LogInfo("loading: " + path + " ignored: the data dir already holds keys or functions");
+    return Status::Ok();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::string file;
+  if (Status s = ReadWholeFile(path, &file); !s.ok()) return s;
+  LogInfo("loading " + path + " (" + std::to_string(file.size()) + " bytes): checking it");
+  int64_t total = 0;
+  FunctionRegistry scratch;  // in memory only: compiles the libraries, writes nothing
+  formats::RdbVisitor check;
+  check.key = [&](formats::RdbKey&) {
+    ++total;
+    return Status::Ok();
+  };
+  check.function = [&](std::string_view code) { return LoadLibrary(scratch, code); };
+  Status checked = formats::ReadRdbFile(file, check);
+  if (!checked.ok()) return Status::InvalidArgument(path + ": " + checked.message());
+  KeyWriter writer(store, total);
+  formats::RdbVisitor load;
+  load.key = [&](formats::RdbKey& key) { return writer.Add(key); };
+  load.function = [&](std::string_view code) { return LoadLibrary(functions, code); };
+  Status s = formats::ReadRdbFile(file, load);
+  if (s.ok()) s = writer.Flush();
+  if (!s.ok()) return s;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  LogInfo("loaded " + path + ": " + std::to_string(functions.library_count()) +
+          " function libraries, " + std::to_string(writer.written()) + " keys (" +
+          std::to_string(writer.expired()) + " already expired, skipped) in " + std::to_string(ms) +
+          " ms");
+  return Status::Ok();
+}
+
+}  // namespace sluice::server

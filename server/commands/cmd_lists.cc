@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/blocking.h"
@@ -35,8 +36,12 @@ std::optional<ListEnd> ParseEnd(std::string_view s) {
 }
 
 void PushCore(CommandContext& ctx, Args args, ListEnd end, bool only_if_exists) {
-  ReplyInteger(ctx,
-               ctx.txn().ListPush(ctx.client.db, args[1], end, args.subspan(2), only_if_exists));
+  const bool was_missing = MissingForNew(ctx, args[1]);
+  auto r = ctx.txn().ListPush(ctx.client.db, args[1], end, args.subspan(2), only_if_exists);
+  if (r.ok() && *r > 0) {
+    NotifyWrite(ctx, kNotifyList, end == ListEnd::kLeft ? "lpush" : "rpush", args[1], was_missing);
+  }
+  ReplyInteger(ctx, r);
 }
 void LPushCommand(CommandContext& ctx, Args args) { PushCore(ctx, args, ListEnd::kLeft, false); }
 void RPushCommand(CommandContext& ctx, Args args) { PushCore(ctx, args, ListEnd::kRight, false); }
@@ -57,6 +62,11 @@ void PopCore(CommandContext& ctx, Args args, ListEnd end) {
   auto r = ctx.txn().ListPop(ctx.client.db, args[1], end, count);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   if (!r->has_value()) return has_count ? ctx.out.NullArray() : ctx.out.NullBulk();
+  if (!(*r)->empty()) {
+    NotifyKeyspaceEvent(kNotifyList, end == ListEnd::kLeft ? "lpop" : "rpop", ctx.client.db,
+                        args[1]);
+    NotifyIfEmptied(ctx, args[1]);
+  }
   if (has_count) return ReplyElements(ctx.out, **r);
   ctx.out.Bulk((*r)->front());
 }

@@ -60,6 +60,8 @@ struct Config {
   // native-scripts: recognised limiter-library scripts run natively
   // (server/scripting/native/native_scripts.h).
   bool native_scripts = true;
+  // notify-keyspace-events: Redis's NOTIFY_* bits (server/core/notify.h); 0 (""): none.
+  int notify_keyspace_events = 0;
   std::string config_file;  // absolute path of the file read, if any
 
   // threads with 0 resolved to the cores this process may run on (its CPU affinity: taskset,

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "server/core/notify.h"
+
 namespace sluice::server {
 
 void ServerStats::Reset() {
@@ -78,6 +80,7 @@ void ServerState::PublishLocked() {
   query_limit_.store(config_.client_query_buffer_limit, std::memory_order_relaxed);
   busy_threshold_ms_.store(config_.busy_reply_threshold_ms, std::memory_order_relaxed);
   native_scripts_.store(config_.native_scripts, std::memory_order_relaxed);
+  SetNotifyFlags(config_.notify_keyspace_events);
 }
 
 bool ServerState::CheckPassword(std::string_view password) const {

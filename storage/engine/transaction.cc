@@ -188,4 +188,19 @@ void Store::Impl::NotifyCommit(const Txn& txn) {
   }
 }
 
+void Store::Impl::NotifyExpired(const Txn& txn) {
+  const int n = observer_count_.load(std::memory_order_acquire);
+  if (n == 0) return;
+  thread_local std::vector<KeyRef> expired;
+  expired.clear();
+  for (size_t i = 0; i < static_cast<size_t>(txn.expired_found()); ++i) {
+    int db = 0;
+    std::string_view user_key;
+    if (internal::DecodeKey(txn.expired_key(i), &db, &user_key)) {
+      expired.push_back(KeyRef{db, user_key});
+    }
+  }
+  for (int i = 0; i < n; ++i) observers_[i].load(std::memory_order_relaxed)->OnExpired(expired);
+}
+
 }  // namespace sluice

@@ -1,0 +1,140 @@
+"""Keyspace notifications (notify-keyspace-events) on the real sluice-server, side by side with
+the reference redis-server 7.0.x: the raw bytes of every event frame a PSUBSCRIBE '__key*__:*'
+client receives (RESP2 and RESP3 push frames) from a script of writes across families, for each
+class; CONFIG SET/GET parsing, canonical form and errors.
+"""
+import time
+import unittest
+
+from harness import IS_REDIS, Client, encode_command
+from test_pubsub import BesideRedis, frames, send
+from test_transactions import read_raw_reply
+
+# Writes across families; each fires events Redis names (see docs/server.md).
+WRITES = [
+    ("SET", "s", "1"), ("SET", "s", "2", "EX", "100"), ("SETNX", "s", "x"), ("SETNX", "s2", "x"),
+    ("GETSET", "s", "3"), ("MSET", "m1", "a", "m2", "b"), ("MSETNX", "m3", "a", "m4", "b"),
+    ("MSETNX", "m3", "a", "m5", "b"), ("INCR", "n"), ("INCRBY", "n", "5"), ("DECR", "n"),
+    ("DECRBY", "n", "2"), ("INCRBYFLOAT", "f", "1.5"), ("APPEND", "a", "xy"), ("APPEND", "a", "z"),
+    ("SETRANGE", "r", "2", "ab"), ("SETRANGE", "r", "0", ""), ("SETEX", "e", "100", "v"),
+    ("PSETEX", "e2", "100000", "v"), ("GETDEL", "e2"), ("GETDEL", "nosuch"),
+    ("GETEX", "e", "PX", "50000"), ("EXPIRE", "s", "100"), ("PEXPIRE", "m1", "100000"),
+    ("EXPIRE", "nosuch", "10"), ("PERSIST", "s"), ("PERSIST", "s"), ("EXPIRE", "m2", "-1"),
+    ("DEL", "m3", "nosuch", "m4", "m3"), ("UNLINK", "a"), ("RENAME", "n", "n2"),
+    ("RENAMENX", "n2", "f"), ("RENAMENX", "n2", "n3"), ("COPY", "f", "f2"),
+    ("LPUSH", "l", "a", "b"), ("RPUSH", "l", "c"), ("LPUSHX", "nol", "a"), ("RPUSHX", "l", "d"),
+    ("LPOP", "l"), ("RPOP", "l", "2"), ("LPOP", "l", "5"), ("RPOP", "l"),
+    ("HSET", "h", "a", "1", "b", "2"), ("HMSET", "h", "c", "3"), ("HSETNX", "h", "a", "9"),
+    ("HSETNX", "h", "d", "4"), ("HINCRBY", "h", "n", "3"), ("HDEL", "h", "nosuch"),
+    ("HDEL", "h", "a", "b"), ("HDEL", "h", "c", "d", "n"),
+    ("EXPIRE", "s2", "0"),
+]
+
+
+def record(port, classes, resp=2):
+    """Sets `classes`, runs WRITES on one client while another PSUBSCRIBEs '__key*__:*'; returns
+    the raw frames the subscriber got, up to a closing PUBLISH on 'done'."""
+    out = []
+    with Client(port) as admin, Client(port) as sub, Client(port) as w:
+        out.append(admin.call("CONFIG", "SET", "notify-keyspace-events", classes))
+        if resp == 3:
+            send(sub, "HELLO", "3")
+            read_raw_reply(sub)
+        send(sub, "PSUBSCRIBE", "__key*__:*")
+        send(sub, "SUBSCRIBE", "done")
+        out.append(frames(sub, 2))
+        for cmd in WRITES:
+            send(w, *cmd)
+            read_raw_reply(w)
+        out.append(w.call("PUBLISH", "done", "x"))
+        while True:
+            frame = read_raw_reply(sub)
+            if b"$4\r\ndone\r\n" in frame and b"pmessage" not in frame:
+                break
+            out.append(frame)
+        out.append(admin.call("CONFIG", "SET", "notify-keyspace-events", ""))
+    return out
+
+
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class NotifyTest(BesideRedis):
+    def test_config_parsing(self):
+        def scenario(port):
+            out = []
+            with Client(port) as c:
+                for classes in ["KEA", "KEAnm", "g$lshzxetdKE", "g$n", "Kx", "E", "AAK", "",
+                                "KEQ", "kea", "K E"]:
+                    send(c, "CONFIG", "SET", "notify-keyspace-events", classes)
+                    out.append(read_raw_reply(c))
+                    send(c, "CONFIG", "GET", "notify-keyspace-events")
+                    out.append(read_raw_reply(c))
+                c.call("CONFIG", "SET", "notify-keyspace-events", "")
+            return out
+        self.both(scenario)
+
+    def test_every_class(self):
+        for classes in ["KEA", "Kg", "E$", "Kl", "Eh", "KEn", "KEgn", "K", "Ex"]:
+            with self.subTest(classes=classes):
+                self.both(lambda port: record(port, classes))
+
+    def test_resp3_push_frames(self):
+        self.both(lambda port: record(port, "KEA", resp=3))
+
+    def test_multi_exec_and_script(self):
+        def scenario(port):
+            out = []
+            with Client(port) as admin, Client(port) as sub, Client(port) as w:
+                admin.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
+                send(sub, "PSUBSCRIBE", "__keyevent@*")
+                out.append(frames(sub, 1))
+                for cmd in [("MULTI",), ("SET", "a", "1"), ("INCR", "a"), ("LPUSH", "l", "x"),
+                            ("EXEC",),
+                            ("EVAL", "redis.call('set', KEYS[1], 'v'); "
+                             "redis.call('del', KEYS[1]); return 1", "1", "k"),
+                            ("MULTI",), ("SET", "b", "1"), ("INCR", "b"), ("EXEC",)]:
+                    send(w, *cmd)
+                    out.append(read_raw_reply(w))
+                out.append(frames(sub, 6))
+                admin.call("CONFIG", "SET", "notify-keyspace-events", "")
+            return out
+        self.both(scenario)
+
+    def test_expired_by_access_and_by_cycle(self):
+        """'a' expires as GET reads it, 'b' by the active cycle: each fires "expired" (class x),
+        and the read sees nil. Sluice moves its DEBUG CLOCK; Redis waits out a short PX with its
+        active expiry held off until 'a' was read, then waits (bounded) for the cycle."""
+        def scenario(port):
+            out = []
+            on_sluice = port == self.sluice.port
+            with Client(port) as admin, Client(port) as sub, Client(port) as w:
+                admin.call("CONFIG", "SET", "notify-keyspace-events", "KEx")
+                send(sub, "PSUBSCRIBE", "__key*__:*")
+                out.append(frames(sub, 1))
+                if on_sluice:
+                    admin.call("DEBUG", "CLOCK", "SET", "1700000000000")
+                else:
+                    admin.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+                out.append(w.call("SET", "a", "1", "PX", "100"))
+                out.append(w.call("SET", "b", "1", "PX", "100"))
+                if on_sluice:
+                    w.send(encode_command("DEBUG", "CLOCK", "ADVANCE", "200") +
+                           encode_command("GET", "a"))
+                    out.append(w.read())
+                else:
+                    time.sleep(0.2)
+                    w.send(encode_command("GET", "a"))
+                out.append(w.read())
+                out.append(frames(sub, 2))  # "a": keyspace, keyevent
+                if not on_sluice:
+                    admin.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+                out.append(frames(sub, 2))  # "b", from the cycle (the read times out at 30 s)
+                out.append(w.call("EXISTS", "a", "b"))
+                if on_sluice:
+                    admin.call("DEBUG", "CLOCK", "REAL")
+                admin.call("CONFIG", "SET", "notify-keyspace-events", "")
+            return out[:3] + out[4:] if on_sluice else out
+        self.both(scenario)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -132,7 +132,9 @@ void HIncrByCommand(CommandContext& ctx, Args args) {
 void HIncrByFloatCommand(CommandContext& ctx, Args args) {
   std::optional<long double> delta = ParseLongDouble(args[3]);
   if (!delta) return ReplyError(ctx.out, NotAFloat());
+  const bool was_missing = MissingForNew(ctx, args[1]);
   Result<std::string> r = ctx.txn().HIncrByFloat(ctx.client.db, args[1], args[2], *delta);
+  if (r.ok()) NotifyWrite(ctx, kNotifyHash, "hincrbyfloat", args[1], was_missing);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ctx.out.Bulk(*r);
 }

@@ -28,6 +28,23 @@ WRITES = [
     ("HSETNX", "h", "d", "4"), ("HINCRBY", "h", "n", "3"), ("HDEL", "h", "nosuch"),
     ("HDEL", "h", "a", "b"), ("HDEL", "h", "c", "d", "n"),
     ("EXPIRE", "s2", "0"),
+    ("RPUSH", "L", "a", "b", "c", "b", "d"), ("LSET", "L", "0", "A"), ("LINSERT", "L", "BEFORE", "c", "x"),
+    ("LINSERT", "L", "BEFORE", "nosuch", "x"), ("LREM", "L", "0", "b"), ("LREM", "L", "0", "zz"),
+    ("LTRIM", "L", "0", "2"), ("LTRIM", "nolist", "0", "1"), ("LMOVE", "L", "L2", "LEFT", "RIGHT"),
+    ("RPOPLPUSH", "L", "L2"), ("LMPOP", "2", "nol", "L", "LEFT", "COUNT", "5"),
+    ("BLPOP", "L2", "0"), ("BRPOP", "L2", "0"), ("LTRIM", "L", "5", "1"),
+    ("RPUSH", "T", "a"), ("LTRIM", "T", "5", "1"), ("HINCRBYFLOAT", "hf", "x", "1.5"),
+    ("SADD", "S", "a", "b", "c", "d", "e"), ("SADD", "S", "a"), ("SREM", "S", "a", "zz"),
+    ("SREM", "S", "zz"), ("SPOP", "S"), ("SPOP", "S", "0"), ("SPOP", "S", "1"),
+    ("SADD", "S2", "x"), ("SMOVE", "S", "S2", "nosuch"), ("SINTERSTORE", "S3", "S", "S2"),
+    ("SUNIONSTORE", "S3", "S", "S2"), ("SDIFFSTORE", "S3", "S", "S"), ("SPOP", "S", "10"),
+    ("SADD", "S4", "m"), ("SMOVE", "S4", "S5", "m"), ("SADD", "S4", "m"), ("SMOVE", "S4", "S5", "m"),
+    ("SDIFFSTORE", "S6", "nosuch"),
+    ("ZADD", "Z", "1", "a", "2", "b", "3", "c"), ("ZADD", "Z", "1", "a"), ("ZADD", "Z", "5", "a"),
+    ("ZADD", "Z", "CH", "6", "a"), ("ZADD", "Z", "XX", "1", "zz"), ("ZADD", "Z2", "XX", "1", "a"),
+    ("ZADD", "Z", "INCR", "1", "b"), ("ZADD", "Z", "NX", "INCR", "1", "b"), ("ZINCRBY", "Z3", "2", "m"),
+    ("ZREM", "Z", "zz"), ("ZREM", "Z", "a"), ("ZPOPMIN", "Z"), ("ZPOPMAX", "Z", "0"),
+    ("ZPOPMAX", "Z", "5"), ("ZPOPMIN", "nosuch"),
 ]
 
 

@@ -137,16 +137,13 @@ void Algebra(CommandContext& ctx, Args args, SetOp op) {
   ReplyMembers(ctx, ctx.txn().SetAlgebra(ctx.client.db, op, args.subspan(1)), /*as_set=*/true);
 }
 void AlgebraStore(CommandContext& ctx, Args args, SetOp op) {
-  const bool existed = NotifyEnabled(kNotifyGeneric | kNotifyNew) && KeyLive(ctx, args[1]);
+  const bool existed = StoreDestinationExisted(ctx, args[1]);
   Result<int64_t> r = ctx.txn().SetAlgebraStore(ctx.client.db, op, args[1], args.subspan(2));
-  if (r.ok() && *r > 0) {
-    const char* event = op == SetOp::kInter   ? "sinterstore"
-                        : op == SetOp::kUnion ? "sunionstore"
-                                              : "sdiffstore";
-    NotifyWrite(ctx, kNotifySet, event, args[1], NotifyEnabled(kNotifyNew) && !existed);
-  } else if (r.ok() && existed) {
-    NotifyKeyspaceEvent(kNotifyGeneric, "del", ctx.client.db, args[1]);
-  }
+  NotifyStore(ctx, r, kNotifySet,
+              op == SetOp::kInter   ? "sinterstore"
+              : op == SetOp::kUnion ? "sunionstore"
+                                    : "sdiffstore",
+              args[1], existed);
   ReplyInteger(ctx, r);
 }
 void SInterCommand(CommandContext& ctx, Args args) { Algebra(ctx, args, SetOp::kInter); }

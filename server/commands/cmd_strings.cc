@@ -130,7 +130,13 @@ void GetExCommand(CommandContext& ctx, Args args) {
     if (**type != ValueKind::kString) return ReplyError(ctx.out, Status::WrongType());
     return ReplyError(ctx.out, s);
   }
+  bool had_ttl = false;
+  if (change.kind == ExpiryChange::Kind::kPersist && NotifyEnabled(kNotifyGeneric)) {
+    Result<int64_t> ttl = ctx.txn().PTtl(ctx.client.db, args[1]);
+    had_ttl = ttl.ok() && *ttl >= 0;
+  }
   auto r = ctx.txn().GetEx(ctx.client.db, args[1], change);
+  if (r.ok() && had_ttl) NotifyKeyspaceEvent(kNotifyGeneric, "persist", ctx.client.db, args[1]);
   if (r.ok() && r->has_value() && change.kind == ExpiryChange::Kind::kSetAt) {
     // A time in the past deletes the key, as Redis's GETEX does.
     NotifyKeyspaceEvent(kNotifyGeneric, KeyLive(ctx, args[1]) ? "expire" : "del", ctx.client.db,

@@ -177,6 +177,9 @@ void MPopCore(CommandContext& ctx, Args args, size_t first, bool blocking) {
     auto r = ctx.txn().ZMPop(ctx.client.db, candidates, end, count);
     if (!r.ok()) return ReplyError(ctx.out, r.status());
     if (r->has_value()) {
+      NotifyKeyspaceEvent(kNotifyZset, end == ZEnd::kMin ? "zpopmin" : "zpopmax", ctx.client.db,
+                          (*r)->first);
+      NotifyIfEmptied(ctx, (*r)->first);
       ctx.out.Array(2);
       ctx.out.Bulk((*r)->first);
       ctx.out.Array((*r)->second.size());
@@ -207,6 +210,9 @@ void BPopCore(CommandContext& ctx, Args args, ZEnd end) {
     auto r = ctx.txn().ZMPop(ctx.client.db, candidates, end, 1);
     if (!r.ok()) return ReplyError(ctx.out, r.status());
     if (r->has_value()) {
+      NotifyKeyspaceEvent(kNotifyZset, end == ZEnd::kMin ? "zpopmin" : "zpopmax", ctx.client.db,
+                          (*r)->first);
+      NotifyIfEmptied(ctx, (*r)->first);
       ctx.out.Array(3);
       ctx.out.Bulk((*r)->first);
       ctx.out.Bulk((*r)->second.front().first);

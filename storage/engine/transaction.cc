@@ -107,6 +107,7 @@ void Store::Transaction::Rollback() {
   txn_->Rollback();
 }
 bool Store::Transaction::conflicted() const { return txn_->conflicted(); }
+size_t Store::Transaction::staged_writes() const { return txn_->written_count(); }
 
 Status Store::Transaction::ClaimWrite(int db, std::string_view key) {
   return txn_->ClaimWrite(RawKey(db, key));

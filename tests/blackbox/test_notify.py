@@ -45,6 +45,16 @@ WRITES = [
     ("ZADD", "Z", "INCR", "1", "b"), ("ZADD", "Z", "NX", "INCR", "1", "b"), ("ZINCRBY", "Z3", "2", "m"),
     ("ZREM", "Z", "zz"), ("ZREM", "Z", "a"), ("ZPOPMIN", "Z"), ("ZPOPMAX", "Z", "0"),
     ("ZPOPMAX", "Z", "5"), ("ZPOPMIN", "nosuch"),
+    ("ZADD", "Y", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e", "6", "f"),
+    ("ZADD", "W", "1", "a", "9", "z"), ("ZUNIONSTORE", "U", "2", "Y", "W"),
+    ("ZINTERSTORE", "U", "2", "Y", "W"), ("ZDIFFSTORE", "U", "2", "W", "W"),
+    ("ZDIFFSTORE", "U2", "1", "nosuch"), ("ZRANGESTORE", "R", "Y", "0", "1"),
+    ("ZRANGESTORE", "R", "Y", "5", "1"), ("ZREMRANGEBYRANK", "Y", "0", "0"),
+    ("ZREMRANGEBYSCORE", "Y", "2", "3"), ("ZREMRANGEBYSCORE", "Y", "100", "200"),
+    ("ZREMRANGEBYLEX", "W", "-", "+"), ("ZMPOP", "2", "nosuch", "Y", "MIN"),
+    ("BZPOPMAX", "Y", "0"), ("BZMPOP", "0", "1", "Y", "MAX", "COUNT", "9"),
+    ("SET", "g", "v", "EX", "100"), ("GETEX", "g", "PERSIST"), ("GETEX", "g", "PERSIST"),
+    ("GETEX", "g", "EX", "50"),
 ]
 
 

@@ -85,7 +85,10 @@ void ReplyWriter::Push(size_t n) { Header(resp_ >= 3 ? '>' : '*', static_cast<in
 
 void ReplyWriter::Double(double v) {
   char buf[kDoubleMax];
-  const std::string_view text(buf, FormatDouble(v, buf));
+  DoubleText(std::string_view(buf, FormatDouble(v, buf)));
+}
+
+void ReplyWriter::DoubleText(std::string_view text) {
   if (resp_ >= 3) {
     out_->push_back(',');
     out_->append(text);
@@ -93,6 +96,13 @@ void ReplyWriter::Double(double v) {
   } else {
     Bulk(text);
   }
+}
+
+void ReplyWriter::ShortestDouble(double v) {
+  if (!std::isfinite(v)) return Double(v);
+  char buf[64];
+  const auto result = std::to_chars(buf, buf + sizeof buf, v);
+  DoubleText(std::string_view(buf, static_cast<size_t>(result.ptr - buf)));
 }
 
 void ReplyWriter::Boolean(bool v) {

@@ -32,12 +32,16 @@ class ReplyWriter {
   // RESP3 ,1.5  RESP2 bulk "1.5". Text as Redis 7.0's "%.17g" (0.1 -> 0.10000000000000001),
   // with inf, -inf and nan (any NaN) spelled out.
   void Double(double v);
+  // As Double, but the shortest text that reads back as v (0.012, not 0.012000000000000000):
+  // Redis's form for finite doubles such as ACL LOG's age-seconds.
+  void ShortestDouble(double v);
   void Boolean(bool v);  // RESP3 #t/#f  RESP2 :1/:0
   // RESP3 =<len>\r\n<format>:<s> (format is 3 bytes: "txt" or "mkd"), RESP2 bulk of s (INFO).
   void Verbatim(std::string_view format, std::string_view s);
   void Raw(std::string_view bytes);  // already-encoded RESP (tests, pre-rendered replies)
 
  private:
+  void DoubleText(std::string_view text);    // a double already formatted
   void Header(char type, int64_t n);         // <type><n>\r\n
   void Line(char type, std::string_view s);  // <type><s with CR/LF as spaces>\r\n
 

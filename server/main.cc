@@ -59,6 +59,26 @@ bool FitMaxclients(Config& config) {
   return true;
 }
 
+// The ACL users of the config file's `user` lines, or of the aclfile (not both, as in Redis).
+std::string LoadUsers(sluice::server::ServerState& state, const sluice::server::CommandTable& table,
+                      const sluice::server::Config& config) {
+  if (!config.aclfile.empty() && !config.users.empty()) {
+    return "Configuring Redis with users defined in redis.conf and at the same setting an ACL "
+           "file path is invalid. This setup is very likely to lead to configuration errors and "
+           "security holes, please define either an ACL file or declare users directly in your "
+           "redis.conf, but not both.";
+  }
+  state.set_acl_file(config.aclfile);
+  if (!config.aclfile.empty()) return sluice::server::LoadAclFile(state, config.aclfile);
+  for (const std::vector<std::string>& line : config.users) {
+    std::vector<std::string> rules = {"reset"};
+    rules.insert(rules.end(), line.begin() + 1, line.end());
+    std::string error = state.acl().SetUser(line[0], rules, table);
+    if (!error.empty()) return "Error in user declaration '" + line[0] + "': " + error;
+  }
+  return "";
+}
+
 int Serve(Config config, const char* argv0) {
   if (!FitMaxclients(config)) return 1;
   std::error_code ec;
@@ -105,6 +125,9 @@ int Serve(Config config, const char* argv0) {
   sluice::server::CommandTable table;
   sluice::server::RegisterAllCommands(table);
   state.set_commands(&table);
+  if (std::string acl_error = LoadUsers(state, table, config); !acl_error.empty()) {
+    return Fail(acl_error);
+  }
   // FUNCTION LOAD's libraries live in one file next to the engine's (docs/scripting.md).
   state.scripting().functions.set_path(config.dir + "/sluice-functions.bin");
   if (sluice::Status fs = state.scripting().functions.LoadFromDisk(); !fs.ok()) {
@@ -127,7 +150,8 @@ int Serve(Config config, const char* argv0) {
     server.Run();
   }
   sluice::server::LogInfo("connections closed; closing the store");
-  store.reset();  // stops background work and syncs the write-ahead log
+  state.saves().WaitForBackground();  // a BGSAVE still copying the store
+  store.reset();                      // stops background work and syncs the write-ahead log
   sluice::server::LogInfo("Sluice is now ready to exit, bye bye...");
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "server/commands/server_commands.h"
+#include "server/core/acl_categories.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/dispatcher.h"
@@ -41,26 +42,13 @@ std::vector<const char*> FlagNames(uint32_t flags) {
   return names;
 }
 
-// ACL categories as Redis derives them from flags, plus the group's own category.
+// The command's ACL categories (server/core/acl_categories.h), "@read" style, in Redis's order.
 std::vector<std::string> Categories(const CommandSpec& spec) {
   std::vector<std::string> cats;
-  if (spec.flags & kWrite) cats.push_back("@write");
-  if (spec.flags & kReadOnly) cats.push_back("@read");
-  if (spec.group == "string") cats.push_back("@string");
-  if (spec.group == "list") cats.push_back("@list");
-  if (spec.group == "hash") cats.push_back("@hash");
-  if (spec.group == "set") cats.push_back("@set");
-  if (spec.group == "sorted-set") cats.push_back("@sortedset");
-  if (spec.group == "generic") cats.push_back("@keyspace");
-  if (spec.group == "connection") cats.push_back("@connection");
-  if (spec.group == "rate-limit") cats.push_back("@ratelimit");
-  if (spec.flags & kPubSub) cats.push_back("@pubsub");
-  if (spec.flags & kAdmin) {
-    cats.push_back("@admin");
-    cats.push_back("@dangerous");
+  const auto names = AclCategoryNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (spec.acl_categories & (1u << i)) cats.push_back("@" + std::string(names[i]));
   }
-  cats.push_back((spec.flags & kFast) ? "@fast" : "@slow");
-  if (spec.flags & kBlocking) cats.push_back("@blocking");
   return cats;
 }
 

@@ -9,7 +9,9 @@
 #include "server/commands/cmd_multi.h"
 #include "server/commands/cmd_pubsub.h"
 #include "server/commands/commands.h"
+#include "server/core/acl_check.h"
 #include "server/core/args.h"
+#include "server/core/client_info.h"
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
@@ -36,21 +38,28 @@ bool ValidClientName(std::string_view name) {
   return true;
 }
 
-// Redis's check for AUTH/HELLO AUTH. The only user is "default"; with no password configured
-// it is "nopass" and any password works for it.
-bool Authenticate(CommandContext& ctx, std::string_view user, std::string_view password) {
-  if (user != "default") return false;
-  return !ctx.server.requirepass_set() || ctx.server.CheckPassword(password);
+// Redis's ACLAuthenticateUser for AUTH and HELLO AUTH: on success the client is this user;
+// a failure is written to the ACL log (reason "auth").
+bool Authenticate(CommandContext& ctx, std::string_view user, std::string_view password,
+                  std::string_view command) {
+  AclRegistry::UserPtr found = ctx.server.acl().Authenticate(user, password);
+  if (found == nullptr) {
+    LogAuthFailure(ctx, command, user);
+    return false;
+  }
+  Locked(ctx, [&] { ctx.client.user_name.assign(user); });
+  ctx.client.acl_generation = 0;  // the gate re-reads the user
+  ctx.client.authenticated = true;
+  return true;
 }
 
 void Auth(CommandContext& ctx, Args args) {
   if (args.size() > 3) return ReplyError(ctx.out, SyntaxError());
-  if (args.size() == 2 && !ctx.server.requirepass_set()) {
+  if (args.size() == 2 && ctx.server.acl().default_user()->nopass) {
     return ReplyError(ctx.out, AuthWithoutPassword());
   }
   std::string_view user = args.size() == 3 ? args[1] : "default";
-  if (!Authenticate(ctx, user, args.back())) return ReplyError(ctx.out, WrongPass());
-  ctx.client.authenticated = true;
+  if (!Authenticate(ctx, user, args.back(), args[0])) return ReplyError(ctx.out, WrongPass());
   ctx.out.Simple("OK");
 }
 
@@ -97,8 +106,7 @@ void Hello(CommandContext& ctx, Args args) {
     }
   }
   if (user) {
-    if (!Authenticate(ctx, *user, *password)) return ReplyError(ctx.out, WrongPass());
-    ctx.client.authenticated = true;
+    if (!Authenticate(ctx, *user, *password, args[0])) return ReplyError(ctx.out, WrongPass());
   }
   if (!ctx.client.authenticated && ctx.server.requirepass_set()) {
     return ReplyError(ctx.out, HelloNoAuth());
@@ -143,7 +151,9 @@ void Reset(CommandContext& ctx, Args) {
     ctx.client.db = 0;
     ctx.client.resp = 2;
     ctx.client.name.clear();
+    ctx.client.user_name = "default";
   });
+  ctx.client.acl_generation = 0;
   ctx.client.authenticated = !ctx.server.requirepass_set();
   ctx.out.set_resp(2);
   ctx.out.Simple("RESET");
@@ -151,56 +161,11 @@ void Reset(CommandContext& ctx, Args) {
 
 // ---- CLIENT
 
-// One CLIENT LIST line (Redis 7.0's fields plus 7.2's lib-name/lib-ver), ending in '\n'.
-// Needs the registry lock held.
-std::string ClientLine(const ClientState& c, int64_t now_ms) {
-  std::string line;
-  line.reserve(256);
-  auto field = [&](const char* name, std::string_view value) {
-    if (!line.empty()) line += ' ';
-    line += name;
-    line += '=';
-    line += value;
-  };
-  auto num = [&](const char* name, int64_t value) { field(name, std::to_string(value)); };
-  num("id", static_cast<int64_t>(c.id));
-  field("addr", c.addr);
-  field("laddr", c.laddr);
-  num("fd", c.fd);
-  field("name", c.name);
-  num("age", (now_ms - c.created_ms) / 1000);
-  num("idle", (now_ms - c.last_interaction_ms.load(std::memory_order_relaxed)) / 1000);
-  std::string flags;
-  if (c.monitoring.load(std::memory_order_relaxed)) flags += 'O';
-  if (c.subscribed()) flags += 'P';
-  if (c.blocked.load(std::memory_order_relaxed)) flags += 'b';
-  field("flags", flags.empty() ? "N" : flags);
-  num("db", c.db);
-  num("sub", c.sub_channels.load(std::memory_order_relaxed));
-  num("psub", c.sub_patterns.load(std::memory_order_relaxed));
-  num("ssub", c.sub_shard.load(std::memory_order_relaxed));
-  num("multi", -1);
-  for (const char* zero : {"qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl", "oll",
-                           "omem", "tot-mem"}) {
-    num(zero, 0);
-  }
-  field("events", "r");
-  const std::string* cmd = c.last_command.load(std::memory_order_relaxed);
-  field("cmd", cmd == nullptr ? "NULL" : *cmd);
-  field("user", "default");
-  num("redir", -1);
-  num("resp", c.resp);
-  field("lib-name", c.lib_name);
-  field("lib-ver", c.lib_ver);
-  line += '\n';
-  return line;
-}
-
 void ClientId(CommandContext& ctx, Args) { ctx.out.Integer(static_cast<int64_t>(ctx.client.id)); }
 
 void ClientInfo(CommandContext& ctx, Args) {
   std::string line;
-  Locked(ctx, [&] { line = ClientLine(ctx.client, ServerState::RealNowMs()); });
+  Locked(ctx, [&] { line = ClientInfoLine(ctx.client, ServerState::RealNowMs()); });
   ctx.out.Verbatim("txt", line);
 }
 
@@ -255,7 +220,7 @@ void ClientList(CommandContext& ctx, Args args) {
   ctx.server.clients().ForEachLocked([&](ClientRegistry::Entry& e) {
     if (!OfType(*e.client, type)) return;
     if (!ids.empty() && std::find(ids.begin(), ids.end(), e.client->id) == ids.end()) return;
-    text += ClientLine(*e.client, now);
+    text += ClientInfoLine(*e.client, now);
   });
   ctx.out.Verbatim("txt", text);
 }
@@ -263,12 +228,12 @@ void ClientList(CommandContext& ctx, Args args) {
 // CLIENT KILL ip:port | CLIENT KILL <filter> <value> [<filter> <value> ...]
 struct KillFilter {
   std::optional<uint64_t> id;
-  std::optional<std::string_view> addr, laddr;
+  std::optional<std::string_view> addr, laddr, user;
   ClientType type = ClientType::kAny;
   bool skip_me = true;
 };
 
-Status ParseKillFilters(Args args, KillFilter* f) {
+Status ParseKillFilters(const AclRegistry& acl, Args args, KillFilter* f) {
   if ((args.size() - 2) % 2 != 0) return SyntaxError();
   for (size_t i = 2; i + 1 < args.size(); i += 2) {
     std::string_view name = args[i], value = args[i + 1];
@@ -285,7 +250,8 @@ Status ParseKillFilters(Args args, KillFilter* f) {
       if (!type) return UnknownClientType(value);
       f->type = *type;
     } else if (EqualsIgnoreCase(name, "USER")) {
-      if (value != "default") return NoSuchUser(value);
+      if (acl.Find(value) == nullptr) return NoSuchUser(value);
+      f->user = value;
     } else if (EqualsIgnoreCase(name, "SKIPME")) {
       if (EqualsIgnoreCase(value, "yes")) {
         f->skip_me = true;
@@ -311,6 +277,7 @@ int64_t KillMatching(CommandContext& ctx, const KillFilter& f) {
     if (f.id && c.id != *f.id) return;
     if (f.addr && c.addr != *f.addr) return;
     if (f.laddr && c.laddr != *f.laddr) return;
+    if (f.user && c.user_name != *f.user) return;
     if (&c == &ctx.client) {
       if (f.skip_me) return;
       c.close_after_reply = true;
@@ -332,7 +299,7 @@ void ClientKill(CommandContext& ctx, Args args) {
     return ctx.out.Simple("OK");
   }
   KillFilter f;
-  Status s = ParseKillFilters(args, &f);
+  Status s = ParseKillFilters(ctx.server.acl(), args, &f);
   if (!s.ok()) return ReplyError(ctx.out, s);
   ctx.out.Integer(KillMatching(ctx, f));
 }
@@ -371,10 +338,21 @@ void ClientNoEvict(CommandContext& ctx, Args args) {
   ctx.out.Simple("OK");  // Sluice never evicts clients
 }
 
+// CLIENT REPLY ON|OFF|SKIP, as Redis: ON answers OK; OFF and SKIP answer nothing (the connection
+// drops the replies: Connection::RunCommand); SKIP while OFF changes nothing.
 void ClientReply(CommandContext& ctx, Args args) {
-  if (EqualsIgnoreCase(args[2], "on")) return ctx.out.Simple("OK");
-  if (EqualsIgnoreCase(args[2], "off") || EqualsIgnoreCase(args[2], "skip")) {
-    return ReplyError(ctx.out, NotSupported("CLIENT REPLY OFF|SKIP"));
+  if (EqualsIgnoreCase(args[2], "on")) {
+    ctx.client.reply_off = false;
+    ctx.client.reply_skip_next = false;
+    return ctx.out.Simple("OK");
+  }
+  if (EqualsIgnoreCase(args[2], "off")) {
+    ctx.client.reply_off = true;
+    return;
+  }
+  if (EqualsIgnoreCase(args[2], "skip")) {
+    if (!ctx.client.reply_off) ctx.client.reply_skip_next = true;
+    return;
   }
   ReplyError(ctx.out, SyntaxError());
 }

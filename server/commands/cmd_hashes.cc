@@ -1,6 +1,7 @@
 // Hash commands: HSET, HMSET, HSETNX, HGET, HMGET, HGETALL, HKEYS, HVALS, HDEL, HLEN, HSTRLEN,
 // HEXISTS, HINCRBY, HINCRBYFLOAT, HRANDFIELD, HSCAN. Each parses its arguments in Redis 7.0's
 // order (so the same bad input gets the same error), makes one call on ctx.txn() and replies.
+#include <cmath>
 #include <limits>
 #include <string>
 #include <utility>
@@ -132,6 +133,8 @@ void HIncrByCommand(CommandContext& ctx, Args args) {
 void HIncrByFloatCommand(CommandContext& ctx, Args args) {
   std::optional<long double> delta = ParseLongDouble(args[3]);
   if (!delta) return ReplyError(ctx.out, NotAFloat());
+  // Redis refuses an infinite increment before it looks at the key or the field.
+  if (std::isinf(*delta)) return ReplyError(ctx.out, IncrementNaNOrInfinity());
   const bool was_missing = MissingForNew(ctx, args[1]);
   Result<std::string> r = ctx.txn().HIncrByFloat(ctx.client.db, args[1], args[2], *delta);
   if (r.ok()) NotifyWrite(ctx, kNotifyHash, "hincrbyfloat", args[1], was_missing);

@@ -142,9 +142,15 @@ void PersistenceSection(CommandContext& ctx, const Config& config, std::string& 
   out += "# Persistence\r\n";
   Field(out, "loading", 0);
   Field(out, "async_loading", 0);
+  const Saves::Info saves = ctx.server.saves().info();
   Field(out, "rdb_changes_since_last_save", 0);
-  Field(out, "rdb_bgsave_in_progress", 0);
-  Field(out, "rdb_last_bgsave_status", "ok");
+  Field(out, "rdb_bgsave_in_progress", saves.in_progress ? 1 : 0);
+  Field(out, "rdb_last_save_time", ctx.server.last_save_unix());
+  Field(out, "rdb_last_bgsave_status", saves.last_ok ? "ok" : "err");
+  Field(out, "rdb_last_bgsave_time_sec",
+        saves.last_duration_ms < 0 ? -1 : (saves.last_duration_ms + 500) / 1000);
+  // Where SAVE/BGSAVE put the last copy (a RocksDB checkpoint; empty before any).
+  Field(out, "sluice_last_checkpoint", saves.last_checkpoint);
   Field(out, "aof_enabled", 1);
   Field(out, "aof_rewrite_in_progress", 0);
   Field(out, "aof_last_write_status", stats.writes_refused ? "err" : "ok");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/core/acl_check.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/dispatcher.h"
@@ -68,6 +69,12 @@ void RunQueue(CommandContext& ctx, Store::Transaction& unit,
     views.assign(q.args.begin(), q.args.end());
     CommandContext sub{ctx.store, ctx.server, ctx.client, ctx.out};
     sub.unit = &unit;
+    // Redis checks the ACLs again at EXEC: the rules may have changed since the command queued.
+    const AclDenial denial = CheckClientAcl(sub, *q.spec, views, "multi");
+    if (denial != AclDenial::kNone) {
+      ReplyError(ctx.out, ExecNoPerm(denial));
+      continue;
+    }
     dispatcher.RunQueued(sub, *q.spec, views);
   }
 }

@@ -85,9 +85,9 @@ void SPopCommand(CommandContext& ctx, Args args) {
     NotifyIfEmptied(ctx, args[1]);
     return ctx.out.Bulk(r->front());
   }
+  // Redis reads the count as a positive long: a non-integer gets the same error as a negative.
   std::optional<int64_t> count = ParseInt64(args[2]);
-  if (!count) return ReplyError(ctx.out, NotAnInteger());
-  if (*count < 0) return ReplyError(ctx.out, NotPositive());
+  if (!count || *count < 0) return ReplyError(ctx.out, NotPositive());
   Result<Members> r = ctx.txn().SPop(ctx.client.db, args[1], *count);
   if (r.ok() && !r->empty()) {
     NotifyKeyspaceEvent(kNotifySet, "spop", ctx.client.db, args[1]);

@@ -16,6 +16,16 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterListCommands(table);
   RegisterZSetCommands(table);
   RegisterPubSubCommands(table);
+  RegisterAclCommands(table);
+  RegisterKeyspaceCommands(table);
+  RegisterSortCommands(table);
+  RegisterGeoCommands(table);
+  RegisterClientPauseCommands(table);
+  RegisterPersistenceCommands(table);
+  RegisterSlowlogCommands(table);
+  RegisterBitmapCommands(table);
+  RegisterHyperLogLogCommands(table);
+  RegisterLcsCommand(table);
 }
 
 }  // namespace sluice::server

@@ -4,6 +4,8 @@
 // test harnesses call.
 #pragma once
 
+#include <string>
+
 #include "server/core/command.h"
 
 namespace sluice::server {
@@ -23,8 +25,21 @@ void RegisterSetCommands(CommandTable& table);          // cmd_sets.cc
 void RegisterListCommands(CommandTable& table);         // cmd_lists.cc
 void RegisterZSetCommands(CommandTable& table);         // cmd_zsets.cc
 void RegisterPubSubCommands(CommandTable& table);       // cmd_pubsub.cc: SUBSCRIBE, PUBLISH, ...
+void RegisterKeyspaceCommands(CommandTable& table);     // cmd_keyspace.cc: TOUCH, MOVE, SWAPDB, ...
+void RegisterSortCommands(CommandTable& table);         // cmd_sort.cc: SORT, SORT_RO
+void RegisterGeoCommands(CommandTable& table);          // cmd_geo.cc, geo_search.cc: GEO*
+void RegisterClientPauseCommands(CommandTable& table);  // cmd_client_pause.cc
+void RegisterPersistenceCommands(CommandTable& table);  // cmd_persistence.cc: SAVE, BGSAVE
+void RegisterSlowlogCommands(CommandTable& table);      // cmd_slowlog.cc: SLOWLOG
+void RegisterBitmapCommands(CommandTable& table);       // cmd_bitmaps.cc: SETBIT, BITFIELD, ...
+void RegisterHyperLogLogCommands(CommandTable& table);  // cmd_hyperloglog.cc: PFADD, ...
+void RegisterLcsCommand(CommandTable& table);           // cmd_lcs.cc
 // All of the above, in that order.
+void RegisterAclCommands(CommandTable& table);  // cmd_acl.cc: ACL and its subcommands
 void RegisterAllCommands(CommandTable& table);
+// Replaces the ACL users with those of the ACL file at `path` (ACL LOAD, and startup with an
+// aclfile), closing the connections of the users replaced. Returns "" or the error.
+std::string LoadAclFile(ServerState& server, const std::string& path);
 // LIMITS.TAKE (cmd_limits_take.cc); RegisterLimiterCommands calls it.
 void RegisterLimitsTakeCommand(CommandTable& table);
 

@@ -16,16 +16,18 @@ namespace {
 using ScoreBound = Store::Transaction::ScoreBound;
 using LexBound = Store::Transaction::LexBound;
 
+// Redis's zslParseRange: strtod over the C string, so "" and a bare "(" read as 0 and the text
+// ends at its first NUL byte.
 std::optional<ScoreBound> ParseBound(std::string_view s) {
   ScoreBound b;
   if (!s.empty() && s[0] == '(') {
     b.exclusive = true;
     s.remove_prefix(1);
   }
-  const std::string text(s);
+  const std::string text(s.substr(0, s.find('\0')));
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || std::isnan(v)) return std::nullopt;
+  if (end != text.c_str() + text.size() || std::isnan(v)) return std::nullopt;
   b.value = v;
   return b;
 }

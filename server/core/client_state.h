@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 namespace sluice::server {
 
 struct CommandSpec;
+struct AclUser;
 
 // A command queued between MULTI and EXEC: its resolved spec and owned copies of its arguments
 // (the read buffer they came from is reused).
@@ -42,12 +44,19 @@ struct ClientState {
   int db = 0;                  // SELECT; 0..kNumDatabases-1
   int resp = 2;                // HELLO 2|3
   bool authenticated = false;  // true when no password is set
-  std::string name;            // CLIENT SETNAME / HELLO SETNAME
-  std::string lib_name;        // CLIENT SETINFO LIB-NAME
-  std::string lib_ver;         // CLIENT SETINFO LIB-VER
-  std::string addr;            // "ip:port" of the peer
-  std::string laddr;           // "ip:port" of our side
-  int fd = -1;                 // socket descriptor, for CLIENT LIST fd=; -1 when none
+  // The ACL user (server/core/acl_registry.h): its name, and the snapshot the gate checks,
+  // re-read when the registry's generation moves past acl_generation. `user` and `user_name`
+  // change under the client registry's lock (CLIENT LIST reads them from other threads).
+  std::string user_name = "default";
+  std::shared_ptr<const AclUser> user;
+  uint64_t acl_generation = 0;
+  bool acl_unrestricted = false;  // user->Unrestricted(), cached for the gate's fast path
+  std::string name;               // CLIENT SETNAME / HELLO SETNAME
+  std::string lib_name;           // CLIENT SETINFO LIB-NAME
+  std::string lib_ver;            // CLIENT SETINFO LIB-VER
+  std::string addr;               // "ip:port" of the peer
+  std::string laddr;              // "ip:port" of our side
+  int fd = -1;                    // socket descriptor, for CLIENT LIST fd=; -1 when none
   // Real wall-clock ms since the epoch (never the DEBUG CLOCK): age=, idle= and the idle timeout.
   int64_t created_ms = 0;
   // Written by the connection's thread on every command, read by CLIENT LIST and the idle sweep
@@ -60,6 +69,12 @@ struct ClientState {
   std::vector<WatchedKey> watched;  // WATCH; registered in the server's WatchRegistry
   // Set by any thread's commit that touches a watched key (Redis's CLIENT_DIRTY_CAS).
   std::atomic<bool> watch_dirty{false};
+  // CLIENT REPLY (Redis's CLIENT_REPLY_OFF, _SKIP_NEXT, _SKIP): the connection drops the
+  // replies of a command that ran while reply_off or reply_skip was set; SKIP sets
+  // reply_skip_next, which becomes reply_skip for the one command after it.
+  bool reply_off = false;
+  bool reply_skip_next = false;
+  bool reply_skip = false;
   bool close_after_reply = false;           // QUIT, protocol error: close once replies are written
   std::atomic<bool> kill_requested{false};  // CLIENT KILL from another connection
   // Parked by a blocking command (server/core/blocking.h): CLIENT LIST flags=b, exempt from the

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <utility>
 
+#include "server/core/acl_categories.h"
+
 namespace sluice::server {
 
 namespace {
@@ -39,6 +41,9 @@ CommandSpec MakeSpec(std::string group, std::string name, int arity, uint32_t fl
 void CommandTable::Add(CommandSpec spec) {
   std::string key = LowerScratch(spec.name);
   spec.name = key;
+  spec.id = specs_.size();
+  if (spec.acl_categories == 0) spec.acl_categories = AclCategoriesOf(spec);
+  spec.acl_key_perms = AclKeyPermsOf(spec);
   assert(index_.find(key) == index_.end() && "command registered twice");
   index_.emplace(std::move(key), specs_.size());
   specs_.push_back(std::move(spec));

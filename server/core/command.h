@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "protocol/reply_writer.h"
+#include "server/core/acl_key_perms.h"
 #include "sluice/store.h"
 
 namespace sluice::server {
@@ -146,6 +147,11 @@ struct CommandSpec {
   std::string summary;
   std::string since;           // "1.0.0"
   std::string arguments_hint;  // e.g. "key value [NX|XX] [GET] [EX seconds|PX milliseconds]"
+  // Set by CommandTable::Add: the position in the table (indexes the ACL command bitmaps) and
+  // the ACL categories (AclCategoriesOf, server/core/acl_categories.h) unless already set.
+  size_t id = 0;
+  uint32_t acl_categories = 0;
+  AclKeyPerms acl_key_perms;  // AclKeyPermsOf (server/core/acl_key_perms.h)
 };
 
 // Key positions as Redis gives them: first, last (-1: the last argument), step. {} = no keys.

@@ -310,6 +310,14 @@ Error SetNotifyKeyspaceEvents(Config& c, std::string_view v) {
   return std::nullopt;
 }
 
+Error SetSlowlogSlowerThan(Config& c, std::string_view v) {
+  return ParseBounded(v, -1, std::numeric_limits<int64_t>::max(), &c.slowlog_log_slower_than);
+}
+
+Error SetSlowlogMaxLen(Config& c, std::string_view v) {
+  return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.slowlog_max_len);
+}
+
 Error SetActiveExpireEffort(Config& c, std::string_view v) {
   return ParseBounded(v, 1, 10, &c.active_expire_effort);
 }
@@ -347,6 +355,12 @@ const std::vector<ConfigOption>& ConfigOptions() {
        [](const Config& c) -> std::string { return DurabilityName(c.appendfsync); }},
       {"requirepass", "(none)", "Password clients must send with AUTH before other commands.", true,
        false, SetRequirepass, [](const Config& c) { return c.requirepass; }},
+      {"aclfile", "(none)", "File of ACL users (ACL LOAD/SAVE), read at startup.", false, false,
+       [](Config& c, std::string_view v) -> Error {
+         c.aclfile = std::string(v);
+         return std::nullopt;
+       },
+       [](const Config& c) { return c.aclfile; }},
       {"maxclients", "10000", "Maximum number of connected clients.", true, false, SetMaxclients,
        [](const Config& c) { return std::to_string(c.maxclients); }},
       {"timeout", "0", "Close a client after this many idle seconds; 0 means never.", true, false,
@@ -415,6 +429,12 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "-BUSY.",
        true, false, SetBusyReplyThreshold,
        [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
+      {"slowlog-log-slower-than", "10000",
+       "Log commands that take at least this many microseconds in SLOWLOG (-1: none, 0: all).",
+       true, false, SetSlowlogSlowerThan,
+       [](const Config& c) { return std::to_string(c.slowlog_log_slower_than); }},
+      {"slowlog-max-len", "128", "The most entries SLOWLOG keeps (the oldest go first).", true,
+       false, SetSlowlogMaxLen, [](const Config& c) { return std::to_string(c.slowlog_max_len); }},
       {"lua-time-limit", "5000", "Old name of busy-reply-threshold.", true, false,
        SetBusyReplyThreshold,
        [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
@@ -630,6 +650,11 @@ std::string ApplyConfigText(Config& config, std::string_view text, std::string_v
     if (!SplitConfigLine(line, &words)) return where + "unbalanced quotes";
     if (words.empty()) continue;
     std::vector<std::string> values(words.begin() + 1, words.end());
+    if (EqualsIgnoreCase(words[0], "user")) {  // an ACL user: checked when the table exists
+      if (values.empty()) return where + "wrong number of arguments";
+      config.users.push_back(std::move(values));
+      continue;
+    }
     std::string error = ApplyOption(config, words[0], values);
     if (!error.empty()) return where + error;
   }

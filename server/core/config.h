@@ -62,6 +62,13 @@ struct Config {
   bool native_scripts = true;
   // notify-keyspace-events: Redis's NOTIFY_* bits (server/core/notify.h); 0 (""): none.
   int notify_keyspace_events = 0;
+  std::string aclfile;  // ACL users file (ACL LOAD/SAVE); "" when none
+  // `user <name> <rules...>` lines of the config file (name first), applied at startup.
+  std::vector<std::vector<std::string>> users;
+  // SLOWLOG: commands taking at least this many microseconds are logged (-1: none, 0: all),
+  // the newest slowlog_max_len kept.
+  int64_t slowlog_log_slower_than = 10000;
+  int64_t slowlog_max_len = 128;
   std::string config_file;  // absolute path of the file read, if any
 
   // threads with 0 resolved to the cores this process may run on (its CPU affinity: taskset,

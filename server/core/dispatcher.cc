@@ -1,5 +1,6 @@
 #include "server/core/dispatcher.h"
 
+#include "server/core/acl_check.h"
 #include "server/core/client_state.h"
 #include "server/core/crash_report.h"
 #include "server/core/errors.h"
@@ -205,6 +206,11 @@ void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (ctx.client.resp == 2 && ctx.unit == nullptr && ctx.client.subscribed() &&
       !AllowedWhileSubscribed(spec)) {
     return Reject(ctx, &spec, SubscribedModeOnly(spec.name), args);
+  }
+  if (ctx.unit == nullptr) {  // inside EXEC or a script the caller checked (RunQueued)
+    const AclDenial denial =
+        CheckClientAcl(ctx, spec, args, ctx.client.multi.active ? "multi" : "toplevel");
+    if (denial != AclDenial::kNone) return Reject(ctx, &spec, NoPerm(denial, spec.name));
   }
   NoteLastCommand(ctx, spec);
   if (RejectedAsBusy(ctx, spec)) return;

@@ -2,8 +2,10 @@
 #include "server/core/errors.h"
 
 #include <cctype>
+#include <cstdio>
 #include <string>
 
+#include "server/core/acl_user.h"
 #include "sluice/store.h"
 
 namespace sluice::server {
@@ -263,6 +265,51 @@ Status NoAuth() { return Err("NOAUTH Authentication required."); }
 Status WrongPass() { return Err("WRONGPASS invalid username-password pair or user is disabled."); }
 
 Status DbIndexOutOfRange() { return Err("ERR DB index is out of range"); }
+Status IntOutOfRange() {
+  return Err("ERR value is out of range, value must between -2147483648 and 2147483647");
+}
+Status SameObject() { return Err("ERR source and destination objects are the same"); }
+Status InvalidDbIndex(bool first) {
+  return Err(first ? "ERR invalid first DB index" : "ERR invalid second DB index");
+}
+Status GeoBadLonLat(double lon, double lat) {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "ERR invalid longitude,latitude pair %f,%f", lon, lat);
+  return Err(buf);
+}
+Status GeoBadUnit() { return Err("ERR unsupported unit provided. please use M, KM, FT, MI"); }
+Status GeoNeedNumeric(std::string_view what) {
+  return Err("ERR need numeric " + std::string(what));
+}
+Status GeoRadiusNegative() { return Err("ERR radius cannot be negative"); }
+Status GeoBoxNegative() { return Err("ERR height or width cannot be negative"); }
+Status GeoCountNotPositive() { return Err("ERR COUNT must be > 0"); }
+Status GeoNoMember() { return Err("ERR could not decode requested zset member"); }
+Status GeoStoreWith(bool geosearchstore) {
+  return Err(std::string("ERR ") +
+             (geosearchstore ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS") +
+             " is not compatible with WITHDIST, WITHHASH and WITHCOORD options");
+}
+Status GeoNeedFrom(std::string_view command) {
+  return Err("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " +
+             std::string(command));
+}
+Status GeoNeedBy(std::string_view command) {
+  return Err("ERR exactly one of BYRADIUS and BYBOX can be specified for " + std::string(command));
+}
+Status GeoAnyNeedsCount() { return Err("ERR the ANY argument requires COUNT argument"); }
+Status SortNotDouble() { return Err("ERR One or more scores can't be converted into double"); }
+Status BgSaveInProgress() { return Err("ERR Background save already in progress"); }
+Status PauseModeBad() { return Err("ERR CLIENT PAUSE mode must be WRITE or ALL"); }
+Status TimeoutNotInteger() { return Err("ERR timeout is not an integer or out of range"); }
+Status TimeoutOutOfRange() { return Err("ERR timeout is out of range"); }
+Status SlowlogCountBad() { return Err("ERR count should be greater than or equal to -1"); }
+Status LfuNotSelected() {
+  return Err(
+      "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+      "that when switching between policies at runtime LRU and LFU data will take some time to "
+      "adjust.");
+}
 Status NoProto() { return Err("NOPROTO unsupported protocol version"); }
 
 Status AuthWithoutPassword() {
@@ -388,6 +435,29 @@ Status ValueOutOfRange() { return Err("ERR value is out of range"); }
 Status NumkeysNotPositive() { return Err("ERR numkeys should be greater than 0"); }
 Status LimitNegative() { return Err("ERR LIMIT can't be negative"); }
 Status InvalidCursor() { return Err("ERR invalid cursor"); }
+Status IncrementNaNOrInfinity() { return Err("ERR value is NaN or Infinity"); }
+Status BitOffsetInvalid() { return Err("ERR bit offset is not an integer or out of range"); }
+Status BitValueInvalid() { return Err("ERR bit is not an integer or out of range"); }
+Status BitArgumentInvalid() { return Err("ERR The bit argument must be 1 or 0."); }
+Status BitOpNotOneKey() { return Err("ERR BITOP NOT must be called with a single source key."); }
+Status BitfieldTypeInvalid() {
+  return Err(
+      "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but "
+      "i64 is.");
+}
+Status BitfieldOverflowType() { return Err("ERR Invalid OVERFLOW type specified"); }
+Status BitfieldRoOnlyGet() { return Err("ERR BITFIELD_RO only supports the GET subcommand"); }
+Status LcsNeedsStrings() { return Err("ERR The specified keys must contain string values"); }
+Status LcsLenAndIdx() {
+  return Err("ERR If you want both the length and indexes, please just use IDX.");
+}
+Status PfDebugNoKey() { return Err("ERR The specified key does not exist"); }
+Status PfDebugUnknown(std::string_view sub) {
+  return Err("ERR Unknown PFDEBUG subcommand '" + std::string(sub) + "'");
+}
+Status LcsTooMuchMemory() {
+  return Err("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+}
 Status RankZero() {
   return Err(
       "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
@@ -435,6 +505,106 @@ Status SubscribedModeOnly(std::string_view name) {
 
 Status SubscribeDenyBlocking(std::string_view command) {
   return Err("ERR " + std::string(command) + " isn't allowed for a DENY BLOCKING client");
+}
+
+std::string_view AclRuleErrorText(AclRuleError error) {
+  switch (error) {
+    case AclRuleError::kUnknownCommand:
+      return "Unknown command or category name in ACL";
+    case AclRuleError::kSyntax:
+      return "Syntax error";
+    case AclRuleError::kKeysAfterAll:
+      return "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does "
+             "not have any effect. Try 'resetkeys' to start with an empty list of patterns";
+    case AclRuleError::kChannelsAfterAll:
+      return "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and "
+             "does not have any effect. Try 'resetchannels' to start with an empty list of "
+             "channels";
+    case AclRuleError::kNoSuchPassword:
+      return "The password you are trying to remove from the user does not exist";
+    case AclRuleError::kBadHash:
+      return "The password hash must be exactly 64 characters and contain only lowercase "
+             "hexadecimal characters";
+    case AclRuleError::kFirstArgOfSub:
+      return "Allowing first-arg of a subcommand is not supported";
+    default:
+      return "Wrong format";
+  }
+}
+
+Status NoPerm(AclDenial denial, std::string_view command) {
+  switch (denial) {
+    case AclDenial::kCommand:
+      return Err("NOPERM this user has no permissions to run the '" + std::string(command) +
+                 "' command");
+    case AclDenial::kKey:
+      return Err("NOPERM this user has no permissions to access one of the keys used as arguments");
+    case AclDenial::kChannel:
+      return Err(
+          "NOPERM this user has no permissions to access one of the channels used as arguments");
+    default:
+      return Err("ERR no permission");
+  }
+}
+
+Status ExecNoPerm(AclDenial denial) {
+  std::string reason = "no permission";
+  if (denial == AclDenial::kCommand) reason = "no permission to execute the command or subcommand";
+  if (denial == AclDenial::kKey) reason = "no permission to touch the specified keys";
+  if (denial == AclDenial::kChannel) {
+    reason = "no permission to access one of the channels used as arguments";
+  }
+  return Err(
+      "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC "
+      "call. This command is no longer allowed for the following reason: " +
+      reason);
+}
+
+Status ScriptNoPerm(AclDenial denial) {
+  std::string text = "ERR The user executing the script ";
+  if (denial == AclDenial::kCommand) text += "can't run this command or subcommand";
+  if (denial == AclDenial::kKey) {
+    text += "can't access at least one of the keys mentioned in the command arguments";
+  }
+  if (denial == AclDenial::kChannel)
+    text += "can't publish to the channel mentioned in the command";
+  return Err(std::move(text));
+}
+
+std::string DryRunDenial(AclDenial denial, std::string_view command, std::string_view arg) {
+  if (denial == AclDenial::kCommand) {
+    return "This user has no permissions to run the '" + std::string(command) + "' command";
+  }
+  const char* what = denial == AclDenial::kKey ? "' key" : "' channel";
+  return "This user has no permissions to access the '" + std::string(arg) + what;
+}
+
+Status AclUsernameSpaces() { return Err("ERR Usernames can't contain spaces or null characters"); }
+Status AclDefaultUserUndeletable() { return Err("ERR The 'default' user cannot be removed"); }
+Status AclNoAclFile() {
+  return Err(
+      "ERR This Redis instance is not configured to use an ACL file. You may want to specify "
+      "users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a "
+      "Redis configuration file set) in order to store users in the Redis configuration.");
+}
+Status AclSaveFailed() {
+  return Err(
+      "ERR There was an error trying to save the ACLs. Please check the server logs for more "
+      "information");
+}
+Status AclUnknownCategory(std::string_view name) {
+  return Err("ERR Unknown category '" + std::string(name.substr(0, 128)) + "'");
+}
+Status AclGenpassBits() {
+  return Err(
+      "ERR ACL GENPASS argument must be the number of bits for the output password, a positive "
+      "number up to 4096");
+}
+Status AclUserNotFound(std::string_view name) {
+  return Err("ERR User '" + std::string(name) + "' not found");
+}
+Status AclCommandNotFound(std::string_view name) {
+  return Err("ERR Command '" + std::string(name) + "' not found");
 }
 
 }  // namespace sluice::server

@@ -46,8 +46,31 @@ Status NoAuth();                                     // "NOAUTH Authentication r
 Status WrongPass();  // "WRONGPASS invalid username-password pair or user is disabled."
 
 // Server-core errors (connection, server and config commands). Each message carries its code.
-Status DbIndexOutOfRange();    // "ERR DB index is out of range"
-Status NoProto();              // "NOPROTO unsupported protocol version"
+Status DbIndexOutOfRange();  // "ERR DB index is out of range"
+Status IntOutOfRange();      // "ERR value is out of range, value must between -2147483648 and ..."
+Status SameObject();         // "ERR source and destination objects are the same"
+// SWAPDB's "ERR invalid first DB index" / "ERR invalid second DB index".
+Status InvalidDbIndex(bool first);
+// Geo (GEOADD, GEOSEARCH, GEORADIUS, ...).
+Status GeoBadLonLat(double lon, double lat);  // "ERR invalid longitude,latitude pair %f,%f"
+Status GeoBadUnit();  // "ERR unsupported unit provided. please use M, KM, FT, MI"
+Status GeoNeedNumeric(std::string_view what);  // "ERR need numeric radius" (width, height)
+Status GeoRadiusNegative();                    // "ERR radius cannot be negative"
+Status GeoBoxNegative();                       // "ERR height or width cannot be negative"
+Status GeoCountNotPositive();                  // "ERR COUNT must be > 0"
+Status GeoNoMember();                          // "ERR could not decode requested zset member"
+Status GeoStoreWith(bool geosearchstore);  // "ERR STORE option in GEORADIUS is not compatible..."
+Status GeoNeedFrom(std::string_view command);  // "ERR exactly one of FROMMEMBER or FROMLONLAT..."
+Status GeoNeedBy(std::string_view command);    // "ERR exactly one of BYRADIUS and BYBOX ..."
+Status GeoAnyNeedsCount();                     // "ERR the ANY argument requires COUNT argument"
+Status SortNotDouble();      // "ERR One or more scores can't be converted into double"
+Status BgSaveInProgress();   // "ERR Background save already in progress"
+Status PauseModeBad();       // "ERR CLIENT PAUSE mode must be WRITE or ALL"
+Status TimeoutNotInteger();  // "ERR timeout is not an integer or out of range"
+Status TimeoutOutOfRange();  // "ERR timeout is out of range"
+Status SlowlogCountBad();    // "ERR count should be greater than or equal to -1"
+Status LfuNotSelected();     // "ERR An LFU maxmemory policy is not selected, access frequency ..."
+Status NoProto();            // "NOPROTO unsupported protocol version"
 Status AuthWithoutPassword();  // "ERR AUTH <password> called without any password ..."
 Status DebugNotAllowed();      // "ERR DEBUG command not allowed. If the ..."
 // DEBUG KEYSPACE-CHECK found db's maintained counts different from a walk of its keys.
@@ -88,9 +111,23 @@ Status NotPositive();  // "ERR value is out of range, must be positive"
 Status
 CountOutOfLongRange();     // "ERR value is out of range, value must between -LONG_MAX and LONG_MAX"
 Status ValueOutOfRange();  // "ERR value is out of range"
-Status NumkeysNotPositive();  // "ERR numkeys should be greater than 0"
-Status LimitNegative();       // "ERR LIMIT can't be negative"
-Status InvalidCursor();       // "ERR invalid cursor"
+Status NumkeysNotPositive();      // "ERR numkeys should be greater than 0"
+Status LimitNegative();           // "ERR LIMIT can't be negative"
+Status InvalidCursor();           // "ERR invalid cursor"
+Status IncrementNaNOrInfinity();  // "ERR value is NaN or Infinity" (HINCRBYFLOAT)
+// Bitmaps, BITFIELD and LCS (Redis 7.0's texts).
+Status BitOffsetInvalid();      // "ERR bit offset is not an integer or out of range"
+Status BitValueInvalid();       // "ERR bit is not an integer or out of range"
+Status BitArgumentInvalid();    // "ERR The bit argument must be 1 or 0."
+Status BitOpNotOneKey();        // "ERR BITOP NOT must be called with a single source key."
+Status BitfieldTypeInvalid();   // "ERR Invalid bitfield type. Use something like i16 u8. ..."
+Status BitfieldOverflowType();  // "ERR Invalid OVERFLOW type specified"
+Status BitfieldRoOnlyGet();     // "ERR BITFIELD_RO only supports the GET subcommand"
+Status LcsNeedsStrings();       // "ERR The specified keys must contain string values"
+Status LcsLenAndIdx();      // "ERR If you want both the length and indexes, please just use IDX."
+Status LcsTooMuchMemory();  // "ERR Insufficient memory, transient memory for LCS exceeds ..."
+Status PfDebugNoKey();      // "ERR The specified key does not exist"
+Status PfDebugUnknown(std::string_view sub);  // "ERR Unknown PFDEBUG subcommand 'x'"
 // List commands (Redis 7.0's texts).
 Status RankZero();          // "ERR RANK can't be zero: use 1 to start from the first match, ..."
 Status CountNegative();     // "ERR COUNT can't be negative"
@@ -205,5 +242,28 @@ Status MonitorDenyBlocking();
 Status SubscribedModeOnly(std::string_view name);
 // "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client" (`command` in capitals; EXEC).
 Status SubscribeDenyBlocking(std::string_view command);
+// ACLs (server/core/acl_*.h), Redis 7.0.15's texts.
+enum class AclRuleError : int;
+// The reason part of "Error in ACL SETUSER modifier '...': <reason>".
+std::string_view AclRuleErrorText(AclRuleError error);
+// Why the gate refused a command: which permission was missing.
+enum class AclDenial : uint8_t { kNone, kCommand, kKey, kChannel };
+// "NOPERM this user has no permissions to run the 'get' command" / "... access one of the keys
+// used as arguments" / "... one of the channels used as arguments"
+Status NoPerm(AclDenial denial, std::string_view command);
+// At EXEC, for a queued command the user may no longer run: "NOPERM ACLs rules changed ...".
+Status ExecNoPerm(AclDenial denial);
+// redis.call refused: "The user executing the script can't run this command or subcommand" ...
+Status ScriptNoPerm(AclDenial denial);
+// ACL DRYRUN's denial, a bulk reply: "This user has no permissions to run the 'get' command".
+std::string DryRunDenial(AclDenial denial, std::string_view command, std::string_view arg);
+Status AclUsernameSpaces();          // "ERR Usernames can't contain spaces or null characters"
+Status AclDefaultUserUndeletable();  // "ERR The 'default' user cannot be removed"
+Status AclNoAclFile();   // "ERR This Redis instance is not configured to use an ACL file..."
+Status AclSaveFailed();  // "ERR There was an error trying to save the ACLs. ..."
+Status AclUnknownCategory(std::string_view name);  // "ERR Unknown category 'x'"
+Status AclGenpassBits();                           // "ERR ACL GENPASS argument must be ..."
+Status AclUserNotFound(std::string_view name);     // "ERR User 'x' not found"
+Status AclCommandNotFound(std::string_view name);  // "ERR Command 'x' not found"
 
 }  // namespace sluice::server

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "server/core/command.h"
 #include "server/core/notify.h"
 
 namespace sluice::server {
@@ -63,7 +64,11 @@ bool ServerState::UpdateConfig(const std::function<bool(Config&)>& edit) {
 }
 
 void ServerState::PublishLocked() {
-  requirepass_set_.store(!config_.requirepass.empty(), std::memory_order_release);
+  if (config_.requirepass != published_requirepass_) {
+    // Redis's ACLUpdateDefaultUserPassword: requirepass replaces the default user's passwords.
+    acl_.SetDefaultPassword(config_.requirepass);
+    published_requirepass_ = config_.requirepass;
+  }
   maxclients_.store(config_.maxclients, std::memory_order_relaxed);
   timeout_s_.store(config_.timeout, std::memory_order_relaxed);
   max_bulk_len_.store(config_.proto_max_bulk_len, std::memory_order_relaxed);
@@ -81,19 +86,20 @@ void ServerState::PublishLocked() {
   busy_threshold_ms_.store(config_.busy_reply_threshold_ms, std::memory_order_relaxed);
   native_scripts_.store(config_.native_scripts, std::memory_order_relaxed);
   SetNotifyFlags(config_.notify_keyspace_events);
+  slowlog_slower_than_.store(config_.slowlog_log_slower_than, std::memory_order_relaxed);
+  slowlog_max_len_.store(config_.slowlog_max_len, std::memory_order_relaxed);
 }
 
-bool ServerState::CheckPassword(std::string_view password) const {
-  std::lock_guard lock(config_mu_);
-  // Compare every byte regardless of where the first difference is (no early exit), as Redis's
-  // time-independent comparison does.
-  const std::string& want = config_.requirepass;
-  unsigned diff = want.size() != password.size() ? 1u : 0u;
-  for (size_t i = 0; i < password.size(); ++i) {
-    char w = i < want.size() ? want[i] : 0;
-    diff |= static_cast<unsigned>(static_cast<unsigned char>(w ^ password[i]));
-  }
-  return diff == 0 && !want.empty();
+int64_t ServerState::PausedUntil(uint32_t command_flags) const {
+  const int64_t until = pause_until_ms_.load(std::memory_order_acquire);
+  if (until == 0) return 0;
+  // Redis's WRITE pause holds its write and may-replicate commands: EVAL, EVALSHA and FCALL
+  // (not their _RO forms).
+  const bool may_write = (command_flags & kWrite) != 0 ||
+                         ((command_flags & kScriptUnit) != 0 && (command_flags & kReadOnly) == 0);
+  const bool waits = pause_all_.load(std::memory_order_relaxed) || may_write;
+  if (!waits || RealNowMs() >= until) return 0;
+  return until;
 }
 
 int64_t ServerState::uptime_seconds() const {

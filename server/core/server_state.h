@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include "server/core/acl_registry.h"
 #include "server/core/blocking.h"
 #include "server/core/client_state.h"
 #include "server/core/config.h"
@@ -20,6 +21,8 @@
 #include "server/core/monitors.h"
 #include "server/core/pubsub_hub.h"
 #include "server/core/running_scripts.h"
+#include "server/core/saves.h"
+#include "server/core/slowlog.h"
 #include "server/core/stat_counter.h"
 #include "server/core/watch.h"
 #include "sluice/clock.h"
@@ -88,8 +91,9 @@ class ServerState {
   // undo each other. edit must not call back into the configuration methods.
   bool UpdateConfig(const std::function<bool(Config&)>& edit);
   // Lock-free reads of the live values checked on every command or read.
-  bool requirepass_set() const { return requirepass_set_.load(std::memory_order_acquire); }
-  bool CheckPassword(std::string_view password) const;
+  // True while a new connection must authenticate: the default user has a password
+  // (requirepass, or ACL SETUSER default) or is off.
+  bool requirepass_set() const { return acl_.auth_required(); }
   int64_t maxclients() const { return maxclients_.load(std::memory_order_relaxed); }
   int64_t timeout_seconds() const { return timeout_s_.load(std::memory_order_relaxed); }
   int64_t proto_max_bulk_len() const { return max_bulk_len_.load(std::memory_order_relaxed); }
@@ -116,6 +120,11 @@ class ServerState {
   const std::shared_ptr<AdjustableClock>& shared_clock() const { return clock_; }
   ServerStats& stats() { return stats_; }
   ClientRegistry& clients() { return clients_; }
+  // ACL users and log; requirepass is the default user's password.
+  AclRegistry& acl() { return acl_; }
+  // The ACL file (aclfile), "" when none. Set once by main before serving.
+  void set_acl_file(std::string path) { acl_file_ = std::move(path); }
+  const std::string& acl_file() const { return acl_file_; }
   LimiterStats& limiter_stats() { return limiter_stats_; }
   // WATCH: register it with the Store as a commit observer before serving.
   WatchRegistry& watches() { return watches_; }
@@ -148,6 +157,26 @@ class ServerState {
   void set_tcp_port(int port) { tcp_port_.store(port, std::memory_order_relaxed); }
   int tcp_port() const { return tcp_port_.load(std::memory_order_relaxed); }
   int64_t uptime_seconds() const;
+  // LASTSAVE: Unix seconds of the last successful SAVE/BGSAVE, the start time before any (as
+  // Redis).
+  int64_t last_save_unix() const { return last_save_unix_.load(std::memory_order_relaxed); }
+  void set_last_save_unix(int64_t s) { last_save_unix_.store(s, std::memory_order_relaxed); }
+  Saves& saves() { return saves_; }        // SAVE, BGSAVE (server/core/saves.h)
+  SlowLog& slowlog() { return slowlog_; }  // SLOWLOG (server/core/slowlog.h)
+  int64_t slowlog_slower_than_us() const {
+    return slowlog_slower_than_.load(std::memory_order_relaxed);
+  }
+  int64_t slowlog_max_len() const { return slowlog_max_len_.load(std::memory_order_relaxed); }
+
+  // CLIENT PAUSE: until `until_ms` (real ms since the epoch), every command (`all`) or those
+  // that write wait; a new pause replaces the last (as Redis). CLIENT UNPAUSE ends it.
+  void Pause(int64_t until_ms, bool all) {
+    pause_all_.store(all, std::memory_order_relaxed);
+    pause_until_ms_.store(until_ms, std::memory_order_release);
+  }
+  void Unpause() { pause_until_ms_.store(0, std::memory_order_release); }
+  // Real ms until which a command with these flags (CommandFlag) must wait; 0 when it may run.
+  int64_t PausedUntil(uint32_t command_flags) const;
   // Real wall-clock ms since the epoch, never the DEBUG CLOCK: client age/idle and timeouts.
   static int64_t RealNowMs();
 
@@ -166,7 +195,7 @@ class ServerState {
 
   mutable std::mutex config_mu_;
   Config config_;
-  std::atomic<bool> requirepass_set_{false};
+  std::string published_requirepass_;  // the requirepass last given to acl_
   std::atomic<int64_t> maxclients_{0};
   std::atomic<int64_t> timeout_s_{0};
   std::atomic<int64_t> max_bulk_len_{0};
@@ -185,6 +214,8 @@ class ServerState {
   std::shared_ptr<AdjustableClock> clock_;
   ServerStats stats_;
   ClientRegistry clients_;
+  AclRegistry acl_;
+  std::string acl_file_;
   LimiterStats limiter_stats_;
   WatchRegistry watches_;
   BlockingRegistry blocking_;
@@ -196,6 +227,13 @@ class ServerState {
   std::string executable_;
   std::atomic<int> tcp_port_{0};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::atomic<int64_t> last_save_unix_{RealNowMs() / 1000};
+  Saves saves_;
+  SlowLog slowlog_;
+  std::atomic<int64_t> slowlog_slower_than_{10000};
+  std::atomic<int64_t> slowlog_max_len_{128};
+  std::atomic<int64_t> pause_until_ms_{0};
+  std::atomic<bool> pause_all_{false};
 
   std::mutex shutdown_mu_;
   std::function<void()> shutdown_hook_;

@@ -5,6 +5,7 @@
 #include <exception>
 #include <utility>
 
+#include "server/core/args.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
 #include "server/core/server_state.h"
@@ -43,7 +44,8 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
       round_(round),
       blocked_(socket_.get_executor(), server.blocking(), client_),
       in_(kInitialReadBuffer),
-      soft_limit_timer_(socket_.get_executor()) {
+      soft_limit_timer_(socket_.get_executor()),
+      pause_timer_(socket_.get_executor()) {
   std::error_code ec;
   client_.id = server_.clients().NextId();
   auto remote = socket_.remote_endpoint(ec);
@@ -196,7 +198,9 @@ void Connection::Continue() {
     return CloseNow();
   }
   if (blocked_.parked() && blocked_.has_event()) return ResumeBlocked();
-  if (!blocked_.parked() && more_input_) {  // parked: keeps watching for a disconnect only
+  // Parked: keeps watching for a disconnect (and writing pushes) only.
+  if (!blocked_.parked() && paused_until_ms_ != 0) return WaitForPause();
+  if (!blocked_.parked() && more_input_) {
     more_input_ = false;
     ProcessBatch();
     if (closed_) return;
@@ -299,6 +303,10 @@ bool Connection::RunBatchCommands() {
       }
       args = parser_.args();
     }
+    if (!args.empty() && HeldByPause(args)) {
+      more_input_ = true;  // parsed again once the pause ends
+      break;
+    }
     if (!args.empty()) {
       // Messages published before this command ran are written before its reply.
       if (client_.outbox.queued_bytes() > 0) client_.outbox.TakeInto(&out_);
@@ -306,10 +314,11 @@ bool Connection::RunBatchCommands() {
       const size_t reply_start = out_.size();
       RunCommand(out, args);
       if (blocked_.TakePark(args, dispatcher_, out_.size() > reply_start)) {
+        DropSuppressedReply(reply_start);  // moves CLIENT REPLY SKIP on; the wake still answers
         offset += consumed;  // parked: no reply now, nothing more runs until it resumes
         break;
       }
-      ++batch_replies_;
+      if (!DropSuppressedReply(reply_start) && out_.size() > reply_start) ++batch_replies_;
     }
     offset += consumed;
     if (OverOutputLimit()) {
@@ -380,6 +389,7 @@ void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
   CommandContext ctx{store_, server_, client_, out};
   ctx.group = group_;
   ctx.blocking = &blocked_;
+  const auto start = std::chrono::steady_clock::now();
   try {
     dispatcher_.Dispatch(ctx, args);
   } catch (const std::exception& e) {
@@ -388,6 +398,46 @@ void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
     ReplyError(out, InternalError(e.what()));
   }
   client_.outbox.set_resp(client_.resp);  // HELLO: later messages use the new protocol
+  RecordIfSlow(args, start);
+}
+
+void Connection::RecordIfSlow(Args args, std::chrono::steady_clock::time_point start) {
+  const int64_t threshold = server_.slowlog_slower_than_us();
+  if (threshold < 0) return;
+  const int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+  if (micros < threshold) return;
+  // Passwords stay out of the log (Redis redacts them): AUTH and HELLO are not recorded.
+  if (EqualsIgnoreCase(args[0], "auth") || EqualsIgnoreCase(args[0], "hello")) return;
+  server_.slowlog().MaybeRecord(micros, args, client_.addr, client_.name, threshold,
+                                server_.slowlog_max_len());
+}
+
+bool Connection::HeldByPause(Args args) {
+  const CommandSpec* spec = dispatcher_.Resolve(args);
+  paused_until_ms_ = server_.PausedUntil(spec == nullptr ? 0 : spec->flags);
+  return paused_until_ms_ != 0;
+}
+
+void Connection::WaitForPause() {
+  constexpr int64_t kPausePollMs = 10;
+  const int64_t wait =
+      std::clamp<int64_t>(paused_until_ms_ - ServerState::RealNowMs(), 0, kPausePollMs);
+  pause_timer_.expires_after(std::chrono::milliseconds(wait));
+  pause_timer_.async_wait([self = shared_from_this()](const std::error_code& ec) {
+    if (ec || self->closed_) return;
+    self->paused_until_ms_ = 0;
+    if (!self->writing_ && !self->awaiting_durable_) self->Continue();
+  });
+}
+
+bool Connection::DropSuppressedReply(size_t reply_start) {
+  const bool drop = client_.reply_off || client_.reply_skip;
+  client_.reply_skip = client_.reply_skip_next;  // SKIP silences the one command after it
+  client_.reply_skip_next = false;
+  if (drop) out_.resize(reply_start);
+  return drop;
 }
 
 void Connection::CompactReadBuffer() {
@@ -493,6 +543,7 @@ void Connection::CloseNow() {
     registered_ = false;
   }
   soft_limit_timer_.cancel();
+  pause_timer_.cancel();
   blocked_.Forget();
   if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
   server_.monitors().Remove(&client_);

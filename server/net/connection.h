@@ -111,6 +111,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool TakeParsedAhead(size_t offset, Args* args, size_t* consumed);
   // Dispatches one command; its reply goes to `out`.
   void RunCommand(protocol::ReplyWriter& out, Args args);
+  // CLIENT REPLY OFF|SKIP: drops what the command just wrote from reply_start on, when the
+  // client's reply mode says so, and moves SKIP on by one command. True when it dropped.
+  bool DropSuppressedReply(size_t reply_start);
+  // CLIENT PAUSE: true when the command must wait (it stays unread, with what follows it).
+  bool HeldByPause(Args args);
+  // SLOWLOG: records the command that began at `start` when it was slow enough.
+  void RecordIfSlow(Args args, std::chrono::steady_clock::time_point start);
+  void WaitForPause();
   void CompactReadBuffer();
   // Where the connection goes once no write or durability wait is in flight: close, resume a
   // parked command with an event, run input left over, or read.
@@ -172,6 +180,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   CommitGroup* group_ = nullptr;
   bool more_input_ = false;  // commands left in the read buffer (batch bound, read while busy)
   asio::steady_timer soft_limit_timer_;
+  // CLIENT PAUSE: the real ms until which the next command waits (0: none), and the timer that
+  // looks again (at the end, or every kPausePollMs for an earlier CLIENT UNPAUSE).
+  int64_t paused_until_ms_ = 0;
+  asio::steady_timer pause_timer_;
   std::chrono::steady_clock::time_point soft_limit_since_{};  // epoch: not over the soft limit
   bool writing_ = false;
   bool reading_ = false;           // a read is in flight (one at a time)

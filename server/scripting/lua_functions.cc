@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "server/core/args.h"
 #include "server/core/errors.h"
 #include "server/scripting/lua_vm.h"
 
@@ -208,10 +209,11 @@ Status ParseMetadata(std::string_view code, std::string* name, std::string* body
     i = end + 1;
   }
   const std::string_view engine = parts.empty() ? std::string_view{} : parts[0].substr(2);
-  if (engine != "lua") return EngineNotFound(engine);
+  // Redis looks the engine up case-insensitively (`#!LUA`), and the option name too (`NAME=`).
+  if (!EqualsIgnoreCase(engine, "lua")) return EngineNotFound(engine);
   bool named = false;
   for (size_t j = 1; j < parts.size(); ++j) {
-    if (parts[j].substr(0, 5) != "name=") return InvalidMetadata(parts[j]);
+    if (!EqualsIgnoreCase(parts[j].substr(0, 5), "name=")) return InvalidMetadata(parts[j]);
     *name = std::string(parts[j].substr(5));
     named = true;
   }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/core/acl_check.h"
 #include "server/core/dispatcher.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
@@ -86,6 +87,9 @@ int GenericCall(lua_State* L, bool raise) {
   protocol::ReplyWriter out(&reply, exec->resp);
   {
     CommandContext sub{ctx.store, ctx.server, ctx.client, out};
+    // Redis's scriptVerifyACL: the script's caller's user, for every command it calls.
+    const AclDenial denial = CheckClientAcl(sub, *spec, views, "lua");
+    if (denial != AclDenial::kNone) return Fail(L, ScriptNoPerm(denial), raise);
     sub.unit = &ctx.txn();
     sub.from_script = true;
     dispatcher.RunQueued(sub, *spec, views);

@@ -23,10 +23,12 @@ const Clock& Store::clock() const { return impl_->clock(); }
 Durability Store::durability() const { return impl_->durability(); }
 void Store::set_durability(Durability d) { impl_->set_durability(d); }
 void Store::set_max_value_bytes(int64_t bytes) { impl_->set_max_value_bytes(bytes); }
+void Store::set_hll_sparse_max_bytes(int64_t bytes) { impl_->set_hll_sparse_max_bytes(bytes); }
 void Store::set_block_cache_bytes(size_t bytes) { impl_->set_block_cache_bytes(bytes); }
 int Store::active_expire_effort() const { return impl_->expire_effort(); }
 void Store::set_active_expire_effort(int effort) { impl_->set_expire_effort(effort); }
 Status Store::SyncWal() { return impl_->SyncWal(); }
+Status Store::Checkpoint(const std::string& dir) { return impl_->Checkpoint(dir); }
 Store::Stats Store::GetStats() const { return impl_->GetStats(); }
 
 uint64_t Store::DurabilityTicket() const { return impl_->DurabilityTicket(); }

@@ -75,6 +75,10 @@ Status WriteFormat(const std::string& dir, const std::string& format) {
 
 }  // namespace
 
+Status Store::Impl::WriteCurrentFormat(const std::string& dir) {
+  return WriteFormat(dir, std::to_string(kCurrentFormat));
+}
+
 Status Store::Impl::OpenRocks(const rocksdb::Options& rocks) {
   const std::string& dir = options_.path;
   std::string format;

@@ -86,6 +86,12 @@ class Store::Impl final : public internal::EngineHost {
   Store::Impl& unit_engine() override { return *this; }
   int64_t max_value_bytes() const { return max_value_bytes_.load(std::memory_order_relaxed); }
   void set_max_value_bytes(int64_t b) { max_value_bytes_.store(b, std::memory_order_relaxed); }
+  int64_t hll_sparse_max_bytes() const {
+    return hll_sparse_max_bytes_.load(std::memory_order_relaxed);
+  }
+  void set_hll_sparse_max_bytes(int64_t b) {
+    hll_sparse_max_bytes_.store(b, std::memory_order_relaxed);
+  }
   Durability durability() const { return durability_.load(std::memory_order_relaxed); }
   void set_block_cache_bytes(size_t bytes);
   // active-expire-effort (ExpiryCycleParams), read by each expiry cycle. Thread-safe.
@@ -103,7 +109,10 @@ class Store::Impl final : public internal::EngineHost {
   // memtable (visible to readers), which it does even when a later flush or fsync fails.
   Status Write(rocksdb::WriteBatch* batch, bool durable = true, bool defer = false,
                bool* applied = nullptr) override;
-  Status SyncWal();   // flush + fsync now, through everything applied
+  Status SyncWal();                           // flush + fsync now, through everything applied
+  Status Checkpoint(const std::string& dir);  // Store::Checkpoint (checkpoint.cc)
+  // Marks `dir` (a checkpoint) as holding the current on-disk format (format.cc).
+  static Status WriteCurrentFormat(const std::string& dir);
   Status FlushLog();  // hands the WAL's buffered bytes to the OS (no fsync)
   // The same, unless a flush already handed over every record through `ticket` (a sequence
   // number: DurabilityTicket() taken after the writes to cover). Thread-safe.
@@ -215,6 +224,7 @@ class Store::Impl final : public internal::EngineHost {
   internal::CursorTable cursors_;
   std::atomic<Durability> durability_;
   std::atomic<int64_t> max_value_bytes_;
+  std::atomic<int64_t> hll_sparse_max_bytes_;
   std::atomic<int64_t> expired_keys_{0};
   std::atomic<int64_t> last_sync_unix_ms_{0};
   std::atomic<int64_t> wal_syncs_{0};

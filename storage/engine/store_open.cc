@@ -140,7 +140,8 @@ Store::Impl::Impl(Options options)
     : options_(std::move(options)),
       clock_(options_.clock ? options_.clock : std::make_shared<WallClock>()),
       durability_(options_.durability),
-      max_value_bytes_(options_.max_value_bytes) {}
+      max_value_bytes_(options_.max_value_bytes),
+      hll_sparse_max_bytes_(options_.hll_sparse_max_bytes) {}
 
 namespace {
 

@@ -7,6 +7,7 @@
 #include "numeric.h"
 #include "scratch.h"
 #include "store_impl.h"
+#include "string_access.h"
 #include "txn.h"
 
 namespace sluice {
@@ -16,6 +17,7 @@ using internal::Entry;
 using internal::EntryView;
 using internal::kNoExpiry;
 using internal::RawKey;
+using internal::ReadString;
 using internal::Txn;
 
 namespace {
@@ -27,16 +29,6 @@ const char kTooBig[] = "string exceeds maximum allowed size (proto-max-bulk-len)
 // Redis's checkStringLength: a string of `size + append` bytes must fit max_bytes.
 bool FitsMax(int64_t size, int64_t append, int64_t max_bytes) {
   return size <= max_bytes && append <= max_bytes - size;
-}
-
-// The key's current value for a string read-modify-write (the caller holds the key's lock):
-// nullopt when the key is missing or expired, WrongType when it holds another kind.
-Result<std::optional<Entry>> ReadString(Txn& txn, const RawKey& raw) {
-  auto cur = txn.Read(raw);
-  if (cur.ok() && cur->has_value() && (*cur)->kind != ValueKind::kString) {
-    return Status::WrongType();
-  }
-  return cur;
 }
 
 std::vector<std::string> RawKeys(int db, Pairs pairs) {

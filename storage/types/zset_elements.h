@@ -3,8 +3,8 @@
 //
 // Each member has two elements, written and erased together: member -> score (the double's 8
 // bytes LE) in the `zset` column family, and [score][member] -> "" in `zscore`, the score
-// order-preserving (sign-flipped big-endian double), so the zscore range is the set in Redis's
-// order (score, then member bytes).
+// order-preserving (sign-flipped big-endian double, -0 as 0), so the zscore range is the set in
+// Redis's order (score, then member bytes).
 #pragma once
 
 #include <cstdint>
@@ -20,9 +20,13 @@ namespace sluice::internal {
 using ScoredMembers = Store::Transaction::ScoredMembers;
 using ScoreBound = Store::Transaction::ScoreBound;
 
-// The zscore element of (score, member), and the score back from one.
+// The zscore element of (score, member), and the score back from one. -0 and 0 have the same
+// order bytes (Redis orders -0 as 0, then by member); the element's value (ZScoreValue: "-" for
+// -0, else empty) keeps the sign, and ZScoreOfEntry reads both.
 std::string ZScoreKey(double score, std::string_view member);
 double ZScoreOfKey(std::string_view element);
+std::string_view ZScoreValue(double score);
+double ZScoreOfEntry(std::string_view element, std::string_view value);
 // The zset element's value (the score's 8 bytes LE), and back.
 std::string EncodeZScore(double score);
 double DecodeZScore(std::string_view stored);

@@ -93,7 +93,8 @@ Result<ScoredMembers> LexWalk(Collection& z, const LexBound& min, const LexBound
   for (; it->Valid() && count != 0; advance()) {
     const std::string_view m = member();
     if (rev ? !GteMin(m, min) : !LteMax(m, max)) break;
-    out.emplace_back(std::string(m), internal::ZScoreOfKey(z.ElementOf(it->key())));
+    out.emplace_back(std::string(m),
+                     internal::ZScoreOfEntry(z.ElementOf(it->key()), it->value().ToStringView()));
     if (count > 0) --count;
   }
   if (!it->status().ok()) return internal::FromRocks(it->status());

@@ -23,6 +23,9 @@ using ScoreBound = Store::Transaction::ScoreBound;
 namespace internal {
 
 std::string ZScoreKey(double score, std::string_view member) {
+  // -0 orders as 0 (then by member), as Redis's skiplist compares scores; its sign is kept in
+  // the element's value (ZScoreValue).
+  if (score == 0) score = 0;
   uint64_t u = std::bit_cast<uint64_t>(score);
   u = (u >> 63) != 0 ? ~u : u ^ (uint64_t{1} << 63);
   std::string out(8, '\0');
@@ -38,6 +41,13 @@ double ZScoreOfKey(std::string_view element) {
   }
   u = (u >> 63) != 0 ? u ^ (uint64_t{1} << 63) : ~u;
   return std::bit_cast<double>(u);
+}
+
+std::string_view ZScoreValue(double score) { return std::signbit(score) && score == 0 ? "-" : ""; }
+
+double ZScoreOfEntry(std::string_view element, std::string_view value) {
+  const double s = ZScoreOfKey(element);
+  return s == 0 && value == "-" ? -0.0 : s;
 }
 
 std::string EncodeZScore(double score) {
@@ -68,6 +78,20 @@ Result<std::optional<double>> GetZScore(Collection& z, std::string_view member) 
   return std::optional<double>(DecodeZScore(stored));
 }
 
+namespace {
+// Erases the zscore element of (score, member). A -0 written before -0 ordered as 0 sits under
+// -0's own order bytes: erase that one too.
+void EraseZScoreElement(Collection& z, double score, std::string_view member) {
+  z.Erase(ElementCf::kZScore, ZScoreKey(score, member));
+  if (score == 0 && std::signbit(score)) {
+    std::string legacy = ZScoreKey(1.0, member);
+    const uint64_t minus_zero = ~std::bit_cast<uint64_t>(-0.0);
+    for (int i = 0; i < 8; ++i) legacy[i] = static_cast<char>(minus_zero >> (8 * (7 - i)));
+    z.Erase(ElementCf::kZScore, legacy);
+  }
+}
+}  // namespace
+
 void PutZMember(Collection& z, std::string_view member, double score, std::optional<double> old) {
   if (!old) z.meta().count += 1;
   if (member.size() > kZsetMaxListpackValue || z.meta().count > kZsetMaxListpackEntries) {
@@ -75,14 +99,14 @@ void PutZMember(Collection& z, std::string_view member, double score, std::optio
   }
   // Redis's listpack keeps a score as text that reads back -0 as 0; its skiplist keeps -0.
   if (score == 0 && (z.meta().flags & kMetaBigEncoding) == 0) score = 0;
-  if (old) z.Erase(ElementCf::kZScore, ZScoreKey(*old, member));
+  if (old) EraseZScoreElement(z, *old, member);
   z.Put(ElementCf::kZSet, member, EncodeZScore(score));
-  z.Put(ElementCf::kZScore, ZScoreKey(score, member), "");
+  z.Put(ElementCf::kZScore, ZScoreKey(score, member), ZScoreValue(score));
 }
 
 void EraseZMember(Collection& z, std::string_view member, double score) {
   z.Erase(ElementCf::kZSet, member);
-  z.Erase(ElementCf::kZScore, ZScoreKey(score, member));
+  EraseZScoreElement(z, score, member);
   z.meta().count -= 1;
 }
 
@@ -103,7 +127,7 @@ Result<ScoredMembers> ZScoreRange(Collection& z, ScoreBound min, ScoreBound max,
   }
   for (; it->Valid() && count != 0; rev ? it->Prev() : it->Next()) {
     const std::string_view el = z.ElementOf(it->key());
-    const double s = ZScoreOfKey(el);
+    const double s = ZScoreOfEntry(el, it->value().ToStringView());
     if (rev ? !BelowMax(s, max) : !AboveMin(s, min)) continue;
     if (rev ? !AboveMin(s, min) : !BelowMax(s, max)) break;
     if (offset > 0) {

@@ -21,7 +21,7 @@ import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, Server, encode_command
-from test_transactions import read_raw_reply, start_beside_reference
+from test_transactions import BesideReference, read_raw_reply
 
 WAIT = 10.0  # seconds: an upper bound no healthy server comes near
 
@@ -45,18 +45,7 @@ def wait_blocked(admin, n):
 
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class DifferentialTest(BlackboxTestCase):
-    maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
-
+class DifferentialTest(BesideReference):
     def both(self, scenario):
         """Runs scenario(port) on Sluice and on Redis after FLUSHALL; its results must match."""
         results = []

@@ -21,7 +21,7 @@ import random
 import unittest
 
 from harness import IS_REDIS, Client, Server, sluice_only  # noqa: F401
-from test_transactions import read_raw_reply, start_beside_reference
+from test_transactions import BesideReference, read_raw_reply, start_beside_reference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED_KEYS = ["k1", "k2"]  # every generator uses these too: cross-type WRONGTYPE
@@ -92,18 +92,7 @@ def normalize(raw, mode):
 
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class DifferentialTest(unittest.TestCase):
-    maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
-
+class DifferentialTest(BesideReference):
     def run_mix(self, seed, resp, gens):
         rng = random.Random(seed)
         with Client(self.sluice.port) as s, Client(self.redis.port) as r:

@@ -21,7 +21,7 @@ import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, RespError, Server, encode_command
-from test_transactions import read_raw_reply, start_beside_reference
+from test_transactions import BesideReference, read_raw_reply
 
 # Replies nested 8000 deep (a table that contains itself) are read recursively.
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 40000))
@@ -160,18 +160,8 @@ CASES = [
 
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class DifferentialTest(BlackboxTestCase):
-    maxDiff = None
+class DifferentialTest(BesideReference):
     cases = CASES  # subclasses compare other scenarios (test_script_security.py)
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
 
     def play(self, port, commands, proto):
         with Client(port) as c:

@@ -136,10 +136,9 @@ def start_beside_reference(**server_args):
         raise
     return sluice, redis
 
-@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class DifferentialTest(BlackboxTestCase):
-    """Each scenario runs on both servers, on fresh connections after FLUSHALL; every reply
-    (raw bytes) must be Redis's."""
+class BesideReference(BlackboxTestCase):
+    """A test class with a Sluice server and the reference redis-server for all its tests
+    (cls.sluice, cls.redis)."""
 
     maxDiff = None
 
@@ -151,6 +150,12 @@ class DifferentialTest(BlackboxTestCase):
     def tearDownClass(cls):
         cls.redis.stop()
         cls.sluice.stop()
+
+
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class DifferentialTest(BesideReference):
+    """Each scenario runs on both servers, on fresh connections after FLUSHALL; every reply
+    (raw bytes) must be Redis's."""
 
     def play(self, steps, port, is_sluice, proto):
         """Runs `steps` on one server; returns [(step text, raw reply)] for compared steps."""

@@ -224,7 +224,7 @@ TEST_CASE("CLIENT KILL by address and filters") {
   h.server().clients().Remove(&other);
 }
 
-TEST_CASE("CLIENT NO-EVICT, REPLY, HELP and unknown subcommands") {
+TEST_CASE("CLIENT NO-EVICT, REPLY, PAUSE, HELP and unknown subcommands") {
   Harness h;
   CHECK(h.Cmd("CLIENT NO-EVICT on") == Ok());
   CHECK(h.Cmd("CLIENT NO-EVICT off") == Ok());
@@ -232,10 +232,18 @@ TEST_CASE("CLIENT NO-EVICT, REPLY, HELP and unknown subcommands") {
   CHECK(h.Cmd("CLIENT NO-EVICT") ==
         Err("ERR wrong number of arguments for 'client|no-evict' command"));
   CHECK(h.Cmd("CLIENT REPLY ON") == Ok());
-  CHECK(h.Cmd("CLIENT REPLY OFF") == Err("ERR CLIENT REPLY OFF|SKIP is not supported by Sluice"));
+  CHECK(h.Cmd("CLIENT REPLY OFF").empty());  // no reply: the connection drops what follows
+  CHECK(h.client().reply_off);
+  CHECK(h.Cmd("CLIENT REPLY ON") == Ok());
+  CHECK_FALSE(h.client().reply_off);
+  CHECK(h.Cmd("CLIENT REPLY SKIP").empty());
+  CHECK(h.client().reply_skip_next);
   CHECK(h.Cmd("CLIENT REPLY foo") == Err("ERR syntax error"));
   CHECK(h.Cmd("CLIENT HELP").rfind("*25\r\n+CLIENT <subcommand>", 0) == 0);
-  CHECK(h.Cmd("CLIENT PAUSE 1") == Err("ERR unknown subcommand 'PAUSE'. Try CLIENT HELP."));
+  CHECK(h.Cmd("CLIENT PAUSE 0") == Ok());
+  CHECK(h.Cmd("CLIENT PAUSE 1 BOTH") == Err("ERR CLIENT PAUSE mode must be WRITE or ALL"));
+  CHECK(h.Cmd("CLIENT UNPAUSE") == Ok());
+  CHECK(h.Cmd("CLIENT BOGUS 1") == Err("ERR unknown subcommand 'BOGUS'. Try CLIENT HELP."));
 }
 
 }  // namespace sluice::server::testing

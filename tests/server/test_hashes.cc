@@ -67,7 +67,12 @@ TEST_CASE("HINCRBY and HINCRBYFLOAT") {
   CHECK(h.Cmd("HINCRBYFLOAT h n x") == NotFloatErr());
   CHECK(h.Cmd("HSET h big 9223372036854775807") == Int(1));
   CHECK(h.Cmd("HINCRBY h big 1") == Err("ERR increment or decrement would overflow"));
-  CHECK(h.Cmd("HINCRBYFLOAT h f inf") == Err("ERR increment would produce NaN or Infinity"));
+  // An infinite increment is refused before the key or the field is looked at.
+  CHECK(h.Cmd("HINCRBYFLOAT h f inf") == Err("ERR value is NaN or Infinity"));
+  CHECK(h.Cmd("HINCRBYFLOAT nokey f -inf") == Err("ERR value is NaN or Infinity"));
+  CHECK(h.Cmd("SET str x") == Simple("OK"));
+  CHECK(h.Cmd("HINCRBYFLOAT str f +inf") == Err("ERR value is NaN or Infinity"));
+  CHECK(h.Cmd("EXISTS nokey") == Int(0));
   CHECK(h.Cmd("HGET h big") == Bulk("9223372036854775807"));
 }
 

@@ -286,7 +286,7 @@ TEST_CASE("COMMAND INFO / GETKEYS / DOCS describe LIMITS.TAKE's keys and syntax"
         Arr({Arr({Bulk("limits.take"), Int(-6),
                   Arr({Simple("write"), Simple("denyoom"), Simple("fast"), Simple("movablekeys")}),
                   Int(0), Int(0), Int(0),
-                  Arr({Simple("@write"), Simple("@ratelimit"), Simple("@fast")}), Arr({}),
+                  Arr({Simple("@write"), Simple("@fast"), Simple("@ratelimit")}), Arr({}),
                   Arr({key_spec}), Arr({})})}));
   CHECK(h.Cmd("COMMAND GETKEYS LIMITS.TAKE COST 2 LIMIT a GCRA 1 1s BURST 2 LIMIT b WINDOW 1 1s") ==
         Arr({Bulk("a"), Bulk("b")}));

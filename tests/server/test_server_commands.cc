@@ -244,7 +244,7 @@ TEST_CASE("COMMAND INFO in Redis 7's shape") {
   Harness h;
   CHECK(h.Cmd("COMMAND INFO ping nosuch") ==
         Arr({Arr({Bulk("ping"), Int(-1), Arr({Simple("fast")}), Int(0), Int(0), Int(0),
-                  Arr({Simple("@connection"), Simple("@fast")}), Arr({}), Arr({}), Arr({})}),
+                  Arr({Simple("@fast"), Simple("@connection")}), Arr({}), Arr({}), Arr({})}),
              NilArray()}));
   std::string config = h.Cmd("COMMAND INFO config");
   CHECK(config.rfind("*1\r\n*10\r\n$6\r\nconfig\r\n:-2\r\n", 0) == 0);
@@ -252,7 +252,7 @@ TEST_CASE("COMMAND INFO in Redis 7's shape") {
   h.Resp3();
   CHECK(h.Cmd("COMMAND INFO ping") ==
         Arr({Arr({Bulk("ping"), Int(-1), "~1\r\n+fast\r\n", Int(0), Int(0), Int(0),
-                  "~2\r\n+@connection\r\n+@fast\r\n", "~0\r\n", Arr({}), Arr({})})}));
+                  "~2\r\n+@fast\r\n+@connection\r\n", "~0\r\n", Arr({}), Arr({})})}));
 }
 
 TEST_CASE("COMMAND DOCS and COMMAND LIST") {

@@ -93,3 +93,42 @@ TEST_CASE("sorted set commands on another kind are WRONGTYPE") {
 }
 
 }  // namespace sluice::server::testing
+
+namespace sluice::server::testing {
+
+// Redis parses score bounds with strtod over the C string: "" is 0 and "(" is exclusive 0.
+TEST_CASE("score bounds: an empty string and a bare ( are 0") {
+  Harness h;
+  CHECK(h.Cmd("ZADD z -1 a 0 b 1 c") == Int(3));
+  CHECK(h.Run({"ZRANGEBYSCORE", "z", "", "+inf"}) == Arr({Bulk("b"), Bulk("c")}));
+  CHECK(h.Run({"ZRANGEBYSCORE", "z", "(", "+inf"}) == Arr({Bulk("c")}));
+  CHECK(h.Run({"ZREVRANGEBYSCORE", "z", "(", "-inf"}) == Arr({Bulk("a")}));
+  CHECK(h.Run({"ZRANGE", "z", "-inf", "", "BYSCORE"}) == Arr({Bulk("a"), Bulk("b")}));
+  CHECK(h.Run({"ZCOUNT", "z", "", ""}) == Int(1));
+  CHECK(h.Run({"ZRANGESTORE", "d", "z", "(", "+inf", "BYSCORE"}) == Int(1));
+  CHECK(h.Run({"ZCOUNT", "z", "((", "1"}) == Err("ERR min or max is not a float"));
+}
+
+// -0 orders as 0 (then by member) in small and big sorted sets alike; a big one keeps the sign.
+TEST_CASE("a -0 score orders as 0 in small and big sorted sets") {
+  Harness h;
+  CHECK(h.Cmd("ZADD s 0 b -0 a 0 c") == Int(3));
+  CHECK(h.Cmd("ZRANGE s 0 -1") == Arr({Bulk("a"), Bulk("b"), Bulk("c")}));
+  std::vector<std::string> add = {"ZADD", "big"};
+  for (int i = 0; i < 140; ++i) {
+    add.push_back(std::to_string(i + 1));
+    add.push_back("m" + std::to_string(i));
+  }
+  CHECK(h.Run(add) == Int(140));
+  CHECK(h.Cmd("ZADD big 0 b -0 a -0 c") == Int(3));
+  CHECK(h.Cmd("ZRANGEBYSCORE big -1 0 WITHSCORES") ==
+        Arr({Bulk("a"), Bulk("-0"), Bulk("b"), Bulk("0"), Bulk("c"), Bulk("-0")}));
+  CHECK(h.Cmd("ZRANK big c") == Int(2));
+  CHECK(h.Cmd("ZSCORE big c") == Bulk("-0"));
+  CHECK(h.Cmd("ZADD big 0 c") == Int(0));  // 0 == -0: no change, the score stays -0
+  CHECK(h.Cmd("ZREM big a") == Int(1));
+  CHECK(h.Cmd("ZRANGE big 0 1 WITHSCORES") == Arr({Bulk("b"), Bulk("0"), Bulk("c"), Bulk("-0")}));
+  CHECK(h.Cmd("ZCARD big") == Int(142));
+}
+
+}  // namespace sluice::server::testing

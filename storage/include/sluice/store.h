@@ -75,6 +75,9 @@ struct Options {
   // stored (and on disk) for more CPU (docs/engine.md, "Expiry").
   int active_expire_effort = 1;
   int64_t max_value_bytes = 512LL << 20;  // APPEND/SETRANGE beyond this fail (Redis: 512 MB)
+  // A sparse HyperLogLog that would grow past this many bytes turns dense (Redis's
+  // hll-sparse-max-bytes; the stored bytes equal Redis's under the same setting).
+  int64_t hll_sparse_max_bytes = 3000;
   // RocksDB's block cache: data blocks, and the index and filter partitions (pinned while their
   // table file is open, ~1.6 bytes per key; the cache exceeds this size when they need more).
   // Should hold the live keys' blocks; more only helps reads of cold keys.
@@ -309,9 +312,10 @@ class Store {
   const Clock& clock() const;
   int64_t NowMs() const { return clock().NowMs(); }
   Durability durability() const;
-  void set_durability(Durability d);         // CONFIG SET appendfsync
-  void set_max_value_bytes(int64_t bytes);   // CONFIG SET proto-max-bulk-len
-  void set_block_cache_bytes(size_t bytes);  // CONFIG SET block-cache-size (live resize)
+  void set_durability(Durability d);             // CONFIG SET appendfsync
+  void set_max_value_bytes(int64_t bytes);       // CONFIG SET proto-max-bulk-len
+  void set_hll_sparse_max_bytes(int64_t bytes);  // CONFIG SET hll-sparse-max-bytes
+  void set_block_cache_bytes(size_t bytes);      // CONFIG SET block-cache-size (live resize)
   int active_expire_effort() const;
   void set_active_expire_effort(int effort);  // CONFIG SET active-expire-effort (1..10)
 
@@ -340,6 +344,11 @@ class Store {
   // WhenDurable's blocking form.
   Status AwaitDurable(uint64_t ticket);
   Status SyncWal();  // hands buffered WAL bytes to the OS and fsyncs the write-ahead log now
+  // A consistent point-in-time copy of the whole store in `dir` (which must not exist; its
+  // parent must): a RocksDB checkpoint (table files hard-linked where the filesystem allows,
+  // the memtables flushed first), a data dir that Store::Open (and sluice-server --dir) can
+  // start from. Thread-safe; writers go on meanwhile (SAVE, BGSAVE).
+  Status Checkpoint(const std::string& dir);
 
   // A hint that point lookups of these keys of db follow soon (a pipelined batch's keys): warms the
   // CPU caches for their newest memtable entries, so that the lookups' cache misses overlap.

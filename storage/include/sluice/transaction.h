@@ -80,6 +80,83 @@ class Store::Transaction {
   Result<std::string> GetRange(int db, std::string_view key, int64_t start, int64_t end);
   Result<int64_t> SetRange(int db, std::string_view key, int64_t offset, std::string_view value);
 
+  // ---- Bitmaps on strings (bitmap_ops.cc; the bit math in types/bitmaps.h). The value stays a
+  // plain string; bit 0 is the most significant bit of byte 0. kWrongType on other kinds. The
+  // caller has checked offsets against the size limit.
+  // SETBIT: the bit's old value; the string grows with zero bytes to reach `offset`.
+  Result<int64_t> SetBit(int db, std::string_view key, uint64_t offset, bool value);
+  Result<int64_t> GetBit(int db, std::string_view key, uint64_t offset);
+  // A BITCOUNT/BITPOS range: byte (or, with in_bits, bit) indices, negative from the end.
+  struct BitRange {
+    int64_t start = 0;
+    int64_t end = -1;
+    bool in_bits = false;
+    bool end_given = false;  // BITPOS: without an end, a 0 is found past the string's end
+  };
+  // nullopt range: the whole string. 0 for a missing key.
+  Result<int64_t> BitCount(int db, std::string_view key, const std::optional<BitRange>& range);
+  // The first bit equal to `bit` (Redis's BITPOS replies, a missing key included).
+  Result<int64_t> BitPos(int db, std::string_view key, bool bit,
+                         const std::optional<BitRange>& range);
+  enum class BitOpKind : uint8_t { kAnd, kOr, kXor, kNot };
+  // BITOP: dst becomes the result (no TTL), or is deleted when every source is empty or missing.
+  // Returns the result's length. NOT takes one source (the caller checks).
+  Result<int64_t> BitOp(int db, BitOpKind op, std::string_view dst,
+                        std::span<const std::string_view> sources);
+  struct BitFieldOp {
+    enum class Kind : uint8_t { kGet, kSet, kIncrBy };
+    enum class Overflow : uint8_t { kWrap, kSat, kFail };
+    Kind kind = Kind::kGet;
+    bool is_signed = false;
+    int bits = 1;         // 1..64 signed, 1..63 unsigned
+    uint64_t offset = 0;  // in bits
+    int64_t value = 0;    // kSet: the value; kIncrBy: the increment
+    Overflow overflow = Overflow::kWrap;
+  };
+  // BITFIELD: one reply per op (nullopt: a FAIL overflow, not written). With a write op the key
+  // is created or grown (zero bytes) to the farthest write, as Redis does, even when every
+  // write fails; with GETs only nothing is written.
+  Result<std::vector<std::optional<int64_t>>> BitField(int db, std::string_view key,
+                                                       std::span<const BitFieldOp> ops);
+
+  // ---- HyperLogLog (hyperloglog_ops.cc; the format in types/hyperloglog.h): strings in
+  // Redis's exact HLL representation. A string that is not one is kInvalidArgument
+  // "WRONGTYPE Key is not a valid HyperLogLog string value."; a corrupt sparse one
+  // "INVALIDOBJ Corrupted HLL object detected".
+  // PFADD: true when a register changed or the key was created.
+  Result<bool> PfAdd(int db, std::string_view key, std::span<const std::string_view> elements);
+  // PFCOUNT: one key's count (cached in the string, which it may write: it claims the key for
+  // writing), or the count of the union of several keys. Missing keys are empty.
+  Result<int64_t> PfCount(int db, std::span<const std::string_view> keys);
+  // PFMERGE: dst (itself a source) becomes the union of dst and the sources.
+  Status PfMerge(int db, std::string_view dst, std::span<const std::string_view> sources);
+  // PFDEBUG: kGetReg the 16384 registers (a sparse HLL is converted to dense and stored first,
+  // as Redis does), kDecode the sparse opcodes as Redis prints them ("Z:16384", "v:3,1", ...;
+  // kInvalidArgument "HLL encoding is not sparse" for a dense one), kEncoding, kToDense
+  // (converted: whether it was sparse), kCheck only the checks every subcommand makes first.
+  // kNoSuchKey when the key is missing.
+  enum class PfDebugOp : uint8_t { kCheck, kGetReg, kDecode, kEncoding, kToDense };
+  struct PfDebugReply {
+    std::vector<int64_t> registers;  // kGetReg
+    std::string text;                // kDecode; kEncoding: "dense" or "sparse"
+    bool converted = false;          // kToDense
+  };
+  Result<PfDebugReply> PfDebug(int db, std::string_view key, PfDebugOp op);
+
+  // ---- LCS (lcs_ops.cc; the table in types/lcs.h): the longest common subsequence of two
+  // strings (a missing key is empty). kWrongType when either key holds another kind;
+  // kInvalidArgument when the O(len(a) * len(b)) table would exceed max_value_bytes, as Redis
+  // bounds it by proto-max-bulk-len.
+  struct LcsMatch {
+    int64_t a_start = 0, a_end = 0, b_start = 0, b_end = 0;
+  };
+  struct LcsReply {
+    std::string lcs;                // the subsequence itself
+    std::vector<LcsMatch> matches;  // Redis's IDX ranges, from the strings' ends backwards,
+                                    // those of at least min_match_len bytes
+  };
+  Result<LcsReply> Lcs(int db, std::string_view a, std::string_view b, int64_t min_match_len);
+
   // ---- Keys
   Result<int64_t> Del(int db, std::span<const std::string_view> keys);
   Result<int64_t> Exists(int db, std::span<const std::string_view> keys);
@@ -108,6 +185,12 @@ class Store::Transaction {
   Result<KeyspaceCheckReport> KeyspaceCheck(int db);
   Status FlushDb(int db);
   Status FlushAll();
+  // MOVE: the key (value, elements and TTL) from src_db to dst_db; false when it is missing or
+  // dst_db already holds the key. dbs.cc.
+  Result<bool> Move(int src_db, int dst_db, std::string_view key);
+  // SWAPDB: the two databases trade contents in one write (every key read and rewritten: O(n)
+  // in both dbs' keys and elements). Needs every stripe, as FlushDb. dbs.cc.
+  Status SwapDb(int a, int b);
 
   // ---- Hashes (Redis 7.0 semantics; every call is kWrongType on a key of another kind). Fields
   // come back in insertion order, as Redis's small (listpack) hashes keep them. hashes.cc.

@@ -1,0 +1,50 @@
+#include "server/core/client_info.h"
+
+#include <string_view>
+
+namespace sluice::server {
+
+std::string ClientInfoLine(const ClientState& c, int64_t now_ms) {
+  std::string line;
+  line.reserve(256);
+  auto field = [&](const char* name, std::string_view value) {
+    if (!line.empty()) line += ' ';
+    line += name;
+    line += '=';
+    line += value;
+  };
+  auto num = [&](const char* name, int64_t value) { field(name, std::to_string(value)); };
+  num("id", static_cast<int64_t>(c.id));
+  field("addr", c.addr);
+  field("laddr", c.laddr);
+  num("fd", c.fd);
+  field("name", c.name);
+  num("age", (now_ms - c.created_ms) / 1000);
+  num("idle", (now_ms - c.last_interaction_ms.load(std::memory_order_relaxed)) / 1000);
+  std::string flags;
+  if (c.monitoring.load(std::memory_order_relaxed)) flags += 'O';
+  if (c.subscribed()) flags += 'P';
+  if (c.blocked.load(std::memory_order_relaxed)) flags += 'b';
+  field("flags", flags.empty() ? "N" : flags);
+  num("db", c.db);
+  num("sub", c.sub_channels.load(std::memory_order_relaxed));
+  num("psub", c.sub_patterns.load(std::memory_order_relaxed));
+  num("ssub", c.sub_shard.load(std::memory_order_relaxed));
+  num("multi", -1);
+  for (const char* zero : {"qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl", "oll",
+                           "omem", "tot-mem"}) {
+    num(zero, 0);
+  }
+  field("events", "r");
+  const std::string* cmd = c.last_command.load(std::memory_order_relaxed);
+  field("cmd", cmd == nullptr ? "NULL" : *cmd);
+  field("user", c.user_name);
+  num("redir", -1);
+  num("resp", c.resp);
+  field("lib-name", c.lib_name);
+  field("lib-ver", c.lib_ver);
+  line += '\n';
+  return line;
+}
+
+}  // namespace sluice::server

@@ -55,6 +55,10 @@ WRITES = [
     ("BZPOPMAX", "Y", "0"), ("BZMPOP", "0", "1", "Y", "MAX", "COUNT", "9"),
     ("SET", "g", "v", "EX", "100"), ("GETEX", "g", "PERSIST"), ("GETEX", "g", "PERSIST"),
     ("GETEX", "g", "EX", "50"),
+    ("SET", "mv", "1"), ("MOVE", "mv", "3"), ("MOVE", "mv", "3"), ("SETBIT", "bits", "7", "1"),
+    ("SETBIT", "bits", "7", "1"), ("SETBIT", "bits0", "3", "0"),
+    ("SETBIT", "bits0", "30", "0"), ("SETBIT", "bits0", "30", "0"),
+    ("SETBIT", "L2", "1", "1"),
 ]
 
 

@@ -15,6 +15,7 @@
 #include "server/core/config.h"
 #include "server/core/crash_report.h"
 #include "server/core/logging.h"
+#include "server/core/notify.h"
 #include "server/core/open_files.h"
 #include "server/core/server_state.h"
 #include "server/net/server.h"
@@ -108,6 +109,8 @@ int Serve(Config config, const char* argv0) {
   options.on_error = [](const std::string& line) { sluice::server::LogError(line); };
   options.wal_recovery = config.wal_recovery;
   sluice::server::LogInfo("loading: opening data dir " + config.dir);
+  // Declared before the Store, so it outlives the Store's threads.
+  sluice::server::ExpiredEventsObserver expired_events(state);
   auto opened = sluice::Store::Open(options);
   if (!opened.ok()) {
     const std::string why = opened.status().ToString();
@@ -118,6 +121,7 @@ int Serve(Config config, const char* argv0) {
   std::unique_ptr<sluice::Store> store = std::move(opened).value();
   store->AddCommitObserver(&state.watches());
   store->AddCommitObserver(&state.blocking());
+  store->AddCommitObserver(&expired_events);  // keyspace notifications' "expired"
 
   state.set_executable(ExecutablePath(argv0));
   sluice::server::CommandTable table;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -58,7 +59,23 @@ void SetBitCommand(CommandContext& ctx, Args args) {
   if (!offset) return ReplyError(ctx.out, BitOffsetInvalid());
   std::optional<int64_t> value = ParseInt64(args[3]);
   if (!value || (*value & ~int64_t{1}) != 0) return ReplyError(ctx.out, BitValueInvalid());
-  ReplyInteger(ctx, ctx.txn().SetBit(ctx.client.db, args[1], *offset, *value == 1));
+  const bool on = NotifyEnabled(kNotifyString | kNotifyNew);
+  const bool was_missing = on && !KeyLive(ctx, args[1]);
+  auto str_len = [&] {
+    Result<int64_t> n = ctx.txn().StrLen(ctx.client.db, args[1]);
+    return n.ok() ? *n : int64_t{-1};  // WRONGTYPE: SetBit reports it
+  };
+  const int64_t len_before = on && !was_missing ? str_len() : 0;
+  Result<int64_t> r = ctx.txn().SetBit(ctx.client.db, args[1], *offset, *value == 1);
+  if (r.ok()) {
+    // As Redis: "new" when created; "setbit" when the key was created, grew, or the bit changed.
+    if (was_missing) NotifyKeyspaceEvent(kNotifyNew, "new", ctx.client.db, args[1]);
+    const bool grew = on && !was_missing && str_len() != len_before;
+    if (was_missing || grew || *r != (*value == 1 ? 1 : 0)) {
+      NotifyKeyspaceEvent(kNotifyString, "setbit", ctx.client.db, args[1]);
+    }
+  }
+  ReplyInteger(ctx, r);
 }
 
 // GETBIT key offset

@@ -9,6 +9,7 @@
 
 #include "server/commands/commands.h"
 #include "server/commands/element_scan.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -43,20 +44,28 @@ bool ParsePairs(CommandContext& ctx, Args args, Pairs* pairs) {
 void HSetCommand(CommandContext& ctx, Args args) {
   Pairs pairs;
   if (!ParsePairs(ctx, args, &pairs)) return;
-  ReplyInteger(ctx, ctx.txn().HSet(ctx.client.db, args[1], pairs));
+  const bool was_missing = MissingForNew(ctx, args[1]);
+  Result<int64_t> r = ctx.txn().HSet(ctx.client.db, args[1], pairs);
+  if (r.ok()) NotifyWrite(ctx, kNotifyHash, "hset", args[1], was_missing);
+  ReplyInteger(ctx, r);
 }
 
 // HMSET key field value [field value ...] -> OK.
 void HMSetCommand(CommandContext& ctx, Args args) {
   Pairs pairs;
   if (!ParsePairs(ctx, args, &pairs)) return;
+  const bool was_missing = MissingForNew(ctx, args[1]);
   Result<int64_t> r = ctx.txn().HSet(ctx.client.db, args[1], pairs);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  NotifyWrite(ctx, kNotifyHash, "hset", args[1], was_missing);
   ctx.out.Simple("OK");
 }
 
 void HSetNxCommand(CommandContext& ctx, Args args) {
-  ReplyBool(ctx, ctx.txn().HSetNx(ctx.client.db, args[1], args[2], args[3]));
+  const bool was_missing = MissingForNew(ctx, args[1]);
+  Result<bool> r = ctx.txn().HSetNx(ctx.client.db, args[1], args[2], args[3]);
+  if (r.ok() && *r) NotifyWrite(ctx, kNotifyHash, "hset", args[1], was_missing);
+  ReplyBool(ctx, r);
 }
 
 void HGetCommand(CommandContext& ctx, Args args) {
@@ -92,7 +101,12 @@ void HKeysCommand(CommandContext& ctx, Args args) { HGetAllCore(ctx, args, Part:
 void HValsCommand(CommandContext& ctx, Args args) { HGetAllCore(ctx, args, Part::kValues); }
 
 void HDelCommand(CommandContext& ctx, Args args) {
-  ReplyInteger(ctx, ctx.txn().HDel(ctx.client.db, args[1], args.subspan(2)));
+  Result<int64_t> r = ctx.txn().HDel(ctx.client.db, args[1], args.subspan(2));
+  if (r.ok() && *r > 0) {
+    NotifyKeyspaceEvent(kNotifyHash, "hdel", ctx.client.db, args[1]);
+    NotifyIfEmptied(ctx, args[1]);
+  }
+  ReplyInteger(ctx, r);
 }
 
 void HLenCommand(CommandContext& ctx, Args args) {
@@ -110,7 +124,10 @@ void HExistsCommand(CommandContext& ctx, Args args) {
 void HIncrByCommand(CommandContext& ctx, Args args) {
   std::optional<int64_t> delta = ParseInt64(args[3]);
   if (!delta) return ReplyError(ctx.out, NotAnInteger());
-  ReplyInteger(ctx, ctx.txn().HIncrBy(ctx.client.db, args[1], args[2], *delta));
+  const bool was_missing = MissingForNew(ctx, args[1]);
+  Result<int64_t> r = ctx.txn().HIncrBy(ctx.client.db, args[1], args[2], *delta);
+  if (r.ok()) NotifyWrite(ctx, kNotifyHash, "hincrby", args[1], was_missing);
+  ReplyInteger(ctx, r);
 }
 
 void HIncrByFloatCommand(CommandContext& ctx, Args args) {
@@ -118,7 +135,9 @@ void HIncrByFloatCommand(CommandContext& ctx, Args args) {
   if (!delta) return ReplyError(ctx.out, NotAFloat());
   // Redis refuses an infinite increment before it looks at the key or the field.
   if (std::isinf(*delta)) return ReplyError(ctx.out, IncrementNaNOrInfinity());
+  const bool was_missing = MissingForNew(ctx, args[1]);
   Result<std::string> r = ctx.txn().HIncrByFloat(ctx.client.db, args[1], args[2], *delta);
+  if (r.ok()) NotifyWrite(ctx, kNotifyHash, "hincrbyfloat", args[1], was_missing);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ctx.out.Bulk(*r);
 }

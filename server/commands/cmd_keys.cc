@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -31,7 +32,18 @@ void ReplyKeys(CommandContext& ctx, const std::vector<std::string>& keys) {
 
 // DEL and UNLINK (the engine frees nothing lazily, so they are the same).
 void DelCommand(CommandContext& ctx, Args args) {
-  ReplyInteger(ctx, ctx.txn().Del(ctx.client.db, args.subspan(1)));
+  if (!NotifyEnabled(kNotifyGeneric)) {
+    return ReplyInteger(ctx, ctx.txn().Del(ctx.client.db, args.subspan(1)));
+  }
+  // One key at a time, so each deleted key fires its "del" (in argument order, as Redis).
+  int64_t deleted = 0;
+  for (std::string_view key : args.subspan(1)) {
+    Result<int64_t> r = ctx.txn().Del(ctx.client.db, std::span<const std::string_view>(&key, 1));
+    if (!r.ok()) return ReplyError(ctx.out, r.status());
+    if (*r > 0) NotifyKeyspaceEvent(kNotifyGeneric, "del", ctx.client.db, key);
+    deleted += *r;
+  }
+  ctx.out.Integer(deleted);
 }
 
 void ExistsCommand(CommandContext& ctx, Args args) {
@@ -50,7 +62,13 @@ void ExpireCore(CommandContext& ctx, Args args, bool seconds, bool relative,
   int64_t at_ms = 0;
   s = ParseExpireTime(args[2], seconds, relative ? ctx.txn().NowMs() : 0, command, &at_ms);
   if (!s.ok()) return ReplyError(ctx.out, s);
-  ReplyBool(ctx, ctx.txn().ExpireAt(ctx.client.db, args[1], at_ms, cond));
+  Result<bool> r = ctx.txn().ExpireAt(ctx.client.db, args[1], at_ms, cond);
+  if (r.ok() && *r) {
+    // A time in the past deletes the key: Redis reports "del" then.
+    NotifyKeyspaceEvent(kNotifyGeneric, KeyLive(ctx, args[1]) ? "expire" : "del", ctx.client.db,
+                        args[1]);
+  }
+  ReplyBool(ctx, r);
 }
 void ExpireCommand(CommandContext& ctx, Args args) {
   ExpireCore(ctx, args, /*seconds=*/true, /*relative=*/true, "expire");
@@ -84,7 +102,9 @@ void ExpireTimeCommand(CommandContext& ctx, Args args) { TtlCore(ctx, args, true
 void PExpireTimeCommand(CommandContext& ctx, Args args) { TtlCore(ctx, args, true, true); }
 
 void PersistCommand(CommandContext& ctx, Args args) {
-  ReplyBool(ctx, ctx.txn().Persist(ctx.client.db, args[1]));
+  Result<bool> r = ctx.txn().Persist(ctx.client.db, args[1]);
+  if (r.ok() && *r) NotifyKeyspaceEvent(kNotifyGeneric, "persist", ctx.client.db, args[1]);
+  ReplyBool(ctx, r);
 }
 
 // TYPE key: a simple string, "none" when the key is missing.
@@ -110,6 +130,12 @@ void ObjectEncodingCommand(CommandContext& ctx, Args args) {
 void RenameCore(CommandContext& ctx, Args args, bool nx) {
   Result<bool> r = ctx.txn().Rename(ctx.client.db, args[1], args[2], nx);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (*r && args[1] != args[2]) {
+    // Redis adds the destination anew (class n), then reports both names.
+    NotifyKeyspaceEvent(kNotifyNew, "new", ctx.client.db, args[2]);
+    NotifyKeyspaceEvent(kNotifyGeneric, "rename_from", ctx.client.db, args[1]);
+    NotifyKeyspaceEvent(kNotifyGeneric, "rename_to", ctx.client.db, args[2]);
+  }
   if (!nx) return ctx.out.Simple("OK");
   ctx.out.Integer(*r && args[1] != args[2] ? 1 : 0);
 }
@@ -142,7 +168,12 @@ void CopyCommand(CommandContext& ctx, Args args) {
     return ReplyError(ctx.out,
                       Status::InvalidArgument("source and destination objects are the same"));
   }
-  ReplyBool(ctx, ctx.txn().Copy(ctx.client.db, args[1], dst_db, args[2], replace));
+  Result<bool> r = ctx.txn().Copy(ctx.client.db, args[1], dst_db, args[2], replace);
+  if (r.ok() && *r) {
+    NotifyKeyspaceEvent(kNotifyNew, "new", dst_db, args[2]);
+    NotifyKeyspaceEvent(kNotifyGeneric, "copy_to", dst_db, args[2]);
+  }
+  ReplyBool(ctx, r);
 }
 
 void KeysCommand(CommandContext& ctx, Args args) {

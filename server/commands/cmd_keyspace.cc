@@ -4,6 +4,7 @@
 #include <string>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -39,7 +40,14 @@ void Move(CommandContext& ctx, Args args) {
   if (Status s = ParseIntArg(args[2], &db); !s.ok()) return ReplyError(ctx.out, s);
   if (!ValidDb(db)) return ReplyError(ctx.out, DbIndexOutOfRange());
   if (db == ctx.client.db) return ReplyError(ctx.out, SameObject());
-  ReplyBool(ctx, ctx.txn().Move(ctx.client.db, db, args[1]));
+  Result<bool> r = ctx.txn().Move(ctx.client.db, db, args[1]);
+  if (r.ok() && *r) {
+    // Redis adds the key to the target first (class n), then reports both sides.
+    NotifyKeyspaceEvent(kNotifyNew, "new", db, args[1]);
+    NotifyKeyspaceEvent(kNotifyGeneric, "move_from", ctx.client.db, args[1]);
+    NotifyKeyspaceEvent(kNotifyGeneric, "move_to", db, args[1]);
+  }
+  ReplyBool(ctx, r);
 }
 
 // SWAPDB index1 index2: atomic (one write); clients keep their selected db and see the other's

@@ -13,6 +13,7 @@
 #include "server/commands/commands.h"
 #include "server/commands/limiter_args.h"
 #include "server/commands/limiter_headers.h"
+#include "server/commands/notify_events.h"
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
 #include "server/core/limiter_stats.h"
@@ -67,10 +68,12 @@ void TakeCommand(CommandContext& ctx, Args args, LimitAlgo algo, LimiterCommand 
   if (s.ok() && la.opts.has(kOptPolicy) && !la.opts.has(kOptHeaders)) s = PolicyWithoutHeaders();
   if (!s.ok()) return ReplyError(ctx.out, s);
   const bool refund = la.opts.has(kOptRefund);
+  const LimiterWriteWatch watch(ctx, args[1]);
   Result<limiter::Decision> result =
       refund ? ctx.txn().LimitRefund(ctx.client.db, args[1], la.params, la.opts.refund)
              : TakeOne(ctx.txn(), ctx.client.db, args[1], la.params, la.opts.cost);
   if (!result.ok()) return ReplyError(ctx.out, result.status());
+  watch.Fire(ctx, args[1]);
   if (refund) {
     ctx.server.limiter_stats().RecordRefund(cmd);
   } else {
@@ -121,8 +124,10 @@ void ClThrottleCommand(CommandContext& ctx, Args args) {
   int64_t quantity = 1;
   Status s = ClThrottleArgs(args, &params, &quantity);
   if (!s.ok()) return ReplyError(ctx.out, s);
+  const LimiterWriteWatch watch(ctx, args[1]);
   Result<limiter::Decision> result = ctx.txn().GcraTake(ctx.client.db, args[1], params, quantity);
   if (!result.ok()) return ReplyError(ctx.out, result.status());
+  watch.Fire(ctx, args[1]);
   ctx.server.limiter_stats().Record(LimiterCommand::kClThrottle, result->allowed);
   WriteCellReply(ctx.out, *result);
 }
@@ -137,8 +142,10 @@ void ConcAcquireCommand(CommandContext& ctx, Args args) {
   if (s.ok()) s = ParseLimiterOptions(args, 4, kOptId, &opts);
   if (s.ok()) s = FromLimiterMessage(limiter::MakeConcParams(limit, lease_ns, &params));
   if (!s.ok()) return ReplyError(ctx.out, s);
+  const LimiterWriteWatch watch(ctx, args[1]);
   Result<ConcAcquireReply> result = ctx.txn().ConcAcquire(ctx.client.db, args[1], params, opts.id);
   if (!result.ok()) return ReplyError(ctx.out, result.status());
+  watch.Fire(ctx, args[1]);
   const limiter::Decision& d = result->decision;
   ctx.server.limiter_stats().Record(LimiterCommand::kConcAcquire, d.allowed);
   std::optional<std::string_view> token;
@@ -149,8 +156,10 @@ void ConcAcquireCommand(CommandContext& ctx, Args args) {
 
 // CONC.RELEASE key token
 void ConcReleaseCommand(CommandContext& ctx, Args args) {
+  const LimiterWriteWatch watch(ctx, args[1]);
   Result<bool> released = ctx.txn().ConcRelease(ctx.client.db, args[1], args[2]);
   if (!released.ok()) return ReplyError(ctx.out, released.status());
+  watch.Fire(ctx, args[1]);
   ctx.server.limiter_stats().Record(LimiterCommand::kConcRelease, *released);
   ctx.out.Integer(*released ? 1 : 0);
 }

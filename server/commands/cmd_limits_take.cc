@@ -9,6 +9,7 @@
 #include "server/commands/commands.h"
 #include "server/commands/limiter_args.h"
 #include "server/commands/limiter_headers.h"
+#include "server/commands/notify_events.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
@@ -141,9 +142,20 @@ void LimitsTakeCommand(CommandContext& ctx, Args args) {
   refs.reserve(groups.size());
   for (const Group& g : groups) refs.push_back({g.key, g.args.params});
   const bool refund = top.has(kOptRefund);
+  // Keyspace notifications: when the operation wrote, each group's key (once, in order) as a
+  // limiter write (NotifyLimiterWrite).
+  std::vector<LimiterWriteWatch> watches;
+  if (NotifyEnabled(kNotifyString | kNotifyGeneric | kNotifyNew)) {
+    for (const Group& g : groups) watches.emplace_back(ctx, g.key);
+  }
   Result<LimitsReply> r = refund ? ctx.txn().LimitsRefund(ctx.client.db, refs, top.refund)
                                  : ctx.txn().LimitsTake(ctx.client.db, refs, top.cost);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  for (size_t i = 0; i < watches.size(); ++i) {
+    bool repeat = false;
+    for (size_t j = 0; j < i; ++j) repeat = repeat || groups[j].key == groups[i].key;
+    if (!repeat) watches[i].Fire(ctx, groups[i].key);
+  }
   if (refund) {
     ctx.server.limiter_stats().RecordRefund(LimiterCommand::kLimitsTake);
   } else {

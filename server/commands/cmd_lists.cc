@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/blocking.h"
@@ -35,8 +36,12 @@ std::optional<ListEnd> ParseEnd(std::string_view s) {
 }
 
 void PushCore(CommandContext& ctx, Args args, ListEnd end, bool only_if_exists) {
-  ReplyInteger(ctx,
-               ctx.txn().ListPush(ctx.client.db, args[1], end, args.subspan(2), only_if_exists));
+  const bool was_missing = MissingForNew(ctx, args[1]);
+  auto r = ctx.txn().ListPush(ctx.client.db, args[1], end, args.subspan(2), only_if_exists);
+  if (r.ok() && *r > 0) {
+    NotifyWrite(ctx, kNotifyList, end == ListEnd::kLeft ? "lpush" : "rpush", args[1], was_missing);
+  }
+  ReplyInteger(ctx, r);
 }
 void LPushCommand(CommandContext& ctx, Args args) { PushCore(ctx, args, ListEnd::kLeft, false); }
 void RPushCommand(CommandContext& ctx, Args args) { PushCore(ctx, args, ListEnd::kRight, false); }
@@ -57,6 +62,11 @@ void PopCore(CommandContext& ctx, Args args, ListEnd end) {
   auto r = ctx.txn().ListPop(ctx.client.db, args[1], end, count);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   if (!r->has_value()) return has_count ? ctx.out.NullArray() : ctx.out.NullBulk();
+  if (!(*r)->empty()) {
+    NotifyKeyspaceEvent(kNotifyList, end == ListEnd::kLeft ? "lpop" : "rpop", ctx.client.db,
+                        args[1]);
+    NotifyIfEmptied(ctx, args[1]);
+  }
   if (has_count) return ReplyElements(ctx.out, **r);
   ctx.out.Bulk((*r)->front());
 }
@@ -88,6 +98,7 @@ void LSetCommand(CommandContext& ctx, Args args) {
   if (!index) return ReplyError(ctx.out, NotAnInteger());
   Status s = ctx.txn().LSet(ctx.client.db, args[1], *index, args[3]);
   if (!s.ok()) return ReplyError(ctx.out, s);
+  NotifyKeyspaceEvent(kNotifyList, "lset", ctx.client.db, args[1]);
   ctx.out.Simple("OK");
 }
 
@@ -117,15 +128,25 @@ void LTrimCommand(CommandContext& ctx, Args args) {
   int64_t start = 0;
   int64_t stop = 0;
   if (!ParseTwo(ctx, args, 2, &start, &stop)) return;
+  const bool existed = NotifyEnabled(kNotifyList | kNotifyGeneric) && KeyLive(ctx, args[1]);
   Status s = ctx.txn().LTrim(ctx.client.db, args[1], start, stop);
   if (!s.ok()) return ReplyError(ctx.out, s);
+  if (existed) {
+    NotifyKeyspaceEvent(kNotifyList, "ltrim", ctx.client.db, args[1]);
+    NotifyIfEmptied(ctx, args[1]);
+  }
   ctx.out.Simple("OK");
 }
 
 void LRemCommand(CommandContext& ctx, Args args) {
   std::optional<int64_t> count = ParseInt64(args[2]);
   if (!count) return ReplyError(ctx.out, NotAnInteger());
-  ReplyInteger(ctx, ctx.txn().LRem(ctx.client.db, args[1], *count, args[3]));
+  Result<int64_t> r = ctx.txn().LRem(ctx.client.db, args[1], *count, args[3]);
+  if (r.ok() && *r > 0) {
+    NotifyKeyspaceEvent(kNotifyList, "lrem", ctx.client.db, args[1]);
+    NotifyIfEmptied(ctx, args[1]);
+  }
+  ReplyInteger(ctx, r);
 }
 
 // LINSERT key BEFORE|AFTER pivot element.
@@ -136,7 +157,9 @@ void LInsertCommand(CommandContext& ctx, Args args) {
   } else if (!EqualsIgnoreCase(args[2], "before")) {
     return ReplyError(ctx.out, SyntaxError());
   }
-  ReplyInteger(ctx, ctx.txn().LInsert(ctx.client.db, args[1], after, args[3], args[4]));
+  Result<int64_t> r = ctx.txn().LInsert(ctx.client.db, args[1], after, args[3], args[4]);
+  if (r.ok() && *r > 0) NotifyKeyspaceEvent(kNotifyList, "linsert", ctx.client.db, args[1]);
+  ReplyInteger(ctx, r);
 }
 
 // LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]: without COUNT the first
@@ -174,9 +197,20 @@ void LPosCommand(CommandContext& ctx, Args args) {
   for (int64_t i : *r) ctx.out.Integer(i);
 }
 
+// LMOVE's events as Redis fires them: the push on the destination ("new" first when created),
+// then the pop on the source, then "del" when the source is gone.
+void NotifyMove(CommandContext& ctx, Args args, ListEnd from, ListEnd to, bool dst_missing) {
+  NotifyWrite(ctx, kNotifyList, to == ListEnd::kLeft ? "lpush" : "rpush", args[2], dst_missing);
+  NotifyKeyspaceEvent(kNotifyList, from == ListEnd::kLeft ? "lpop" : "rpop", ctx.client.db,
+                      args[1]);
+  NotifyIfEmptied(ctx, args[1]);
+}
+
 void MoveCore(CommandContext& ctx, Args args, ListEnd from, ListEnd to) {
+  const bool dst_missing = MissingForNew(ctx, args[2]);
   auto r = ctx.txn().LMove(ctx.client.db, args[1], args[2], from, to);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (r->has_value()) NotifyMove(ctx, args, from, to, dst_missing);
   ReplyOptional(ctx.out, *r);
 }
 
@@ -214,6 +248,9 @@ void MPopCore(CommandContext& ctx, Args args, size_t first, bool blocking) {
     auto r = ctx.txn().LMPop(ctx.client.db, candidates, end, count);
     if (!r.ok()) return ReplyError(ctx.out, r.status());
     if (r->has_value()) {
+      NotifyKeyspaceEvent(kNotifyList, end == ListEnd::kLeft ? "lpop" : "rpop", ctx.client.db,
+                          (*r)->first);
+      NotifyIfEmptied(ctx, (*r)->first);
       ctx.out.Array(2);
       ctx.out.Bulk((*r)->first);
       return ReplyElements(ctx.out, (*r)->second);
@@ -238,6 +275,9 @@ void BPopCore(CommandContext& ctx, Args args, ListEnd end) {
     auto r = ctx.txn().LMPop(ctx.client.db, candidates, end, 1);
     if (!r.ok()) return ReplyError(ctx.out, r.status());
     if (r->has_value()) {
+      NotifyKeyspaceEvent(kNotifyList, end == ListEnd::kLeft ? "lpop" : "rpop", ctx.client.db,
+                          (*r)->first);
+      NotifyIfEmptied(ctx, (*r)->first);
       ctx.out.Array(2);
       ctx.out.Bulk((*r)->first);
       return ctx.out.Bulk((*r)->second.front());
@@ -259,9 +299,13 @@ void BMoveCore(CommandContext& ctx, Args args, ListEnd from, ListEnd to, std::st
   std::vector<std::string_view> candidates;
   if (!CandidateKeys(ctx, args.subspan(1, 1), &candidates)) return;
   if (!candidates.empty()) {
+    const bool dst_missing = MissingForNew(ctx, args[2]);
     auto r = ctx.txn().LMove(ctx.client.db, args[1], args[2], from, to);
     if (!r.ok()) return ReplyError(ctx.out, r.status());
-    if (r->has_value()) return ctx.out.Bulk(**r);
+    if (r->has_value()) {
+      NotifyMove(ctx, args, from, to, dst_missing);
+      return ctx.out.Bulk(**r);
+    }
   }
   if (BlockClient(ctx, args.subspan(1, 1), *timeout)) return;
   ctx.out.NullBulk();

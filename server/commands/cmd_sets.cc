@@ -8,6 +8,7 @@
 
 #include "server/commands/commands.h"
 #include "server/commands/element_scan.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -39,11 +40,19 @@ void ReplyMembers(CommandContext& ctx, const Result<Members>& r, bool as_set) {
 }
 
 void SAddCommand(CommandContext& ctx, Args args) {
-  ReplyInteger(ctx, ctx.txn().SAdd(ctx.client.db, args[1], args.subspan(2)));
+  const bool was_missing = MissingForNew(ctx, args[1]);
+  Result<int64_t> r = ctx.txn().SAdd(ctx.client.db, args[1], args.subspan(2));
+  if (r.ok() && *r > 0) NotifyWrite(ctx, kNotifySet, "sadd", args[1], was_missing);
+  ReplyInteger(ctx, r);
 }
 
 void SRemCommand(CommandContext& ctx, Args args) {
-  ReplyInteger(ctx, ctx.txn().SRem(ctx.client.db, args[1], args.subspan(2)));
+  Result<int64_t> r = ctx.txn().SRem(ctx.client.db, args[1], args.subspan(2));
+  if (r.ok() && *r > 0) {
+    NotifyKeyspaceEvent(kNotifySet, "srem", ctx.client.db, args[1]);
+    NotifyIfEmptied(ctx, args[1]);
+  }
+  ReplyInteger(ctx, r);
 }
 
 void SIsMemberCommand(CommandContext& ctx, Args args) {
@@ -72,12 +81,19 @@ void SPopCommand(CommandContext& ctx, Args args) {
     Result<Members> r = ctx.txn().SPop(ctx.client.db, args[1], 1);
     if (!r.ok()) return ReplyError(ctx.out, r.status());
     if (r->empty()) return ctx.out.NullBulk();
+    NotifyKeyspaceEvent(kNotifySet, "spop", ctx.client.db, args[1]);
+    NotifyIfEmptied(ctx, args[1]);
     return ctx.out.Bulk(r->front());
   }
   // Redis reads the count as a positive long: a non-integer gets the same error as a negative.
   std::optional<int64_t> count = ParseInt64(args[2]);
   if (!count || *count < 0) return ReplyError(ctx.out, NotPositive());
-  ReplyMembers(ctx, ctx.txn().SPop(ctx.client.db, args[1], *count), /*as_set=*/true);
+  Result<Members> r = ctx.txn().SPop(ctx.client.db, args[1], *count);
+  if (r.ok() && !r->empty()) {
+    NotifyKeyspaceEvent(kNotifySet, "spop", ctx.client.db, args[1]);
+    NotifyIfEmptied(ctx, args[1]);
+  }
+  ReplyMembers(ctx, r, /*as_set=*/true);
 }
 
 // SRANDMEMBER key [count]: without count one member or nil; with count an array.
@@ -99,14 +115,36 @@ void SRandMemberCommand(CommandContext& ctx, Args args) {
 }
 
 void SMoveCommand(CommandContext& ctx, Args args) {
-  ReplyBool(ctx, ctx.txn().SMove(ctx.client.db, args[1], args[2], args[3]));
+  const bool dst_missing = MissingForNew(ctx, args[2]);
+  bool dst_had = false;
+  if (NotifyEnabled(kNotifySet) && args[1] != args[2]) {
+    Result<bool> had = ctx.txn().SIsMember(ctx.client.db, args[2], args[3]);
+    dst_had = had.ok() && *had;
+  }
+  Result<bool> r = ctx.txn().SMove(ctx.client.db, args[1], args[2], args[3]);
+  if (r.ok() && *r && args[1] != args[2]) {
+    NotifyKeyspaceEvent(kNotifySet, "srem", ctx.client.db, args[1]);
+    NotifyIfEmptied(ctx, args[1]);
+    if (dst_missing && KeyLive(ctx, args[2])) {
+      NotifyKeyspaceEvent(kNotifyNew, "new", ctx.client.db, args[2]);
+    }
+    if (!dst_had) NotifyKeyspaceEvent(kNotifySet, "sadd", ctx.client.db, args[2]);
+  }
+  ReplyBool(ctx, r);
 }
 
 void Algebra(CommandContext& ctx, Args args, SetOp op) {
   ReplyMembers(ctx, ctx.txn().SetAlgebra(ctx.client.db, op, args.subspan(1)), /*as_set=*/true);
 }
 void AlgebraStore(CommandContext& ctx, Args args, SetOp op) {
-  ReplyInteger(ctx, ctx.txn().SetAlgebraStore(ctx.client.db, op, args[1], args.subspan(2)));
+  const bool existed = StoreDestinationExisted(ctx, args[1]);
+  Result<int64_t> r = ctx.txn().SetAlgebraStore(ctx.client.db, op, args[1], args.subspan(2));
+  NotifyStore(ctx, r, kNotifySet,
+              op == SetOp::kInter   ? "sinterstore"
+              : op == SetOp::kUnion ? "sunionstore"
+                                    : "sdiffstore",
+              args[1], existed);
+  ReplyInteger(ctx, r);
 }
 void SInterCommand(CommandContext& ctx, Args args) { Algebra(ctx, args, SetOp::kInter); }
 void SUnionCommand(CommandContext& ctx, Args args) { Algebra(ctx, args, SetOp::kUnion); }

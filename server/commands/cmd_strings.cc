@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -29,8 +30,15 @@ using Pairs = std::vector<std::pair<std::string_view, std::string_view>>;
 // old value with GET) when written and nil when the NX/XX condition failed.
 void SetCore(CommandContext& ctx, std::string_view key, std::string_view value,
              const SetOptions& options) {
+  const bool was_missing = MissingForNew(ctx, key);
   Result<SetReply> r = ctx.txn().Set(ctx.client.db, key, value, options);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (r->written) {
+    NotifyWrite(ctx, kNotifyString, "set", key, was_missing);
+    if (options.expiry.kind == ExpiryChange::Kind::kSetAt) {
+      NotifyKeyspaceEvent(kNotifyGeneric, "expire", ctx.client.db, key);
+    }
+  }
   if (options.return_old) return ReplyOptional(ctx.out, r->old_value);
   if (r->written) {
     ctx.out.Simple("OK");
@@ -57,8 +65,10 @@ void SetCommand(CommandContext& ctx, Args args) {
 void SetNxCommand(CommandContext& ctx, Args args) {
   SetOptions options;
   options.condition = SetCondition::kIfAbsent;
+  const bool was_missing = MissingForNew(ctx, args[1]);
   Result<SetReply> r = ctx.txn().Set(ctx.client.db, args[1], args[2], options);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (r->written) NotifyWrite(ctx, kNotifyString, "set", args[1], was_missing);
   ctx.out.Integer(r->written ? 1 : 0);
 }
 
@@ -99,7 +109,9 @@ void GetCommand(CommandContext& ctx, Args args) {
 }
 
 void GetDelCommand(CommandContext& ctx, Args args) {
-  ReplyOptional(ctx, ctx.txn().GetDel(ctx.client.db, args[1]));
+  auto r = ctx.txn().GetDel(ctx.client.db, args[1]);
+  if (r.ok() && r->has_value()) NotifyKeyspaceEvent(kNotifyGeneric, "del", ctx.client.db, args[1]);
+  ReplyOptional(ctx, std::move(r));
 }
 
 // GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST]. Redis reports a syntax error first, then a
@@ -118,7 +130,19 @@ void GetExCommand(CommandContext& ctx, Args args) {
     if (**type != ValueKind::kString) return ReplyError(ctx.out, Status::WrongType());
     return ReplyError(ctx.out, s);
   }
-  ReplyOptional(ctx, ctx.txn().GetEx(ctx.client.db, args[1], change));
+  bool had_ttl = false;
+  if (change.kind == ExpiryChange::Kind::kPersist && NotifyEnabled(kNotifyGeneric)) {
+    Result<int64_t> ttl = ctx.txn().PTtl(ctx.client.db, args[1]);
+    had_ttl = ttl.ok() && *ttl >= 0;
+  }
+  auto r = ctx.txn().GetEx(ctx.client.db, args[1], change);
+  if (r.ok() && had_ttl) NotifyKeyspaceEvent(kNotifyGeneric, "persist", ctx.client.db, args[1]);
+  if (r.ok() && r->has_value() && change.kind == ExpiryChange::Kind::kSetAt) {
+    // A time in the past deletes the key, as Redis's GETEX does.
+    NotifyKeyspaceEvent(kNotifyGeneric, KeyLive(ctx, args[1]) ? "expire" : "del", ctx.client.db,
+                        args[1]);
+  }
+  ReplyOptional(ctx, std::move(r));
 }
 
 // MGET key [key ...]: nil for missing and non-string keys.
@@ -143,20 +167,34 @@ bool CollectPairs(CommandContext& ctx, Args args, std::string_view command, Pair
 void MSetCommand(CommandContext& ctx, Args args) {
   Pairs pairs;
   if (!CollectPairs(ctx, args, "mset", &pairs)) return;
+  std::vector<bool> missing;
+  if (NotifyEnabled(kNotifyNew)) {
+    for (const auto& [k, v] : pairs) missing.push_back(!KeyLive(ctx, k));
+  }
   Status s = ctx.txn().MSet(ctx.client.db, pairs);
   if (!s.ok()) return ReplyError(ctx.out, s);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    NotifyWrite(ctx, kNotifyString, "set", pairs[i].first, !missing.empty() && missing[i]);
+  }
   ctx.out.Simple("OK");
 }
 
 void MSetNxCommand(CommandContext& ctx, Args args) {
   Pairs pairs;
   if (!CollectPairs(ctx, args, "msetnx", &pairs)) return;
-  ReplyBool(ctx, ctx.txn().MSetNx(ctx.client.db, pairs));
+  auto r = ctx.txn().MSetNx(ctx.client.db, pairs);
+  if (r.ok() && *r) {
+    for (const auto& [k, v] : pairs) NotifyWrite(ctx, kNotifyString, "set", k, true);
+  }
+  ReplyBool(ctx, std::move(r));
 }
 
 // The shared core of INCR, DECR, INCRBY and DECRBY.
 void IncrCore(CommandContext& ctx, std::string_view key, int64_t delta) {
-  ReplyInteger(ctx, ctx.txn().IncrBy(ctx.client.db, key, delta));
+  const bool was_missing = MissingForNew(ctx, key);
+  auto r = ctx.txn().IncrBy(ctx.client.db, key, delta);
+  if (r.ok()) NotifyWrite(ctx, kNotifyString, "incrby", key, was_missing);
+  ReplyInteger(ctx, std::move(r));
 }
 void IncrCommand(CommandContext& ctx, Args args) { IncrCore(ctx, args[1], 1); }
 void DecrCommand(CommandContext& ctx, Args args) { IncrCore(ctx, args[1], -1); }
@@ -188,13 +226,18 @@ void IncrByFloatCommand(CommandContext& ctx, Args args) {
     }
     return ReplyError(ctx.out, NotAFloat());
   }
+  const bool was_missing = MissingForNew(ctx, args[1]);
   Result<std::string> r = ctx.txn().IncrByFloat(ctx.client.db, args[1], *delta);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  NotifyWrite(ctx, kNotifyString, "incrbyfloat", args[1], was_missing);
   ctx.out.Bulk(*r);
 }
 
 void AppendCommand(CommandContext& ctx, Args args) {
-  ReplyInteger(ctx, ctx.txn().Append(ctx.client.db, args[1], args[2]));
+  const bool was_missing = MissingForNew(ctx, args[1]);
+  auto r = ctx.txn().Append(ctx.client.db, args[1], args[2]);
+  if (r.ok()) NotifyWrite(ctx, kNotifyString, "append", args[1], was_missing);
+  ReplyInteger(ctx, std::move(r));
 }
 
 void StrLenCommand(CommandContext& ctx, Args args) {
@@ -216,7 +259,10 @@ void SetRangeCommand(CommandContext& ctx, Args args) {
   std::optional<int64_t> offset = ParseInt64(args[2]);
   if (!offset) return ReplyError(ctx.out, NotAnInteger());
   if (*offset < 0) return ReplyError(ctx.out, Status::InvalidArgument("offset is out of range"));
-  ReplyInteger(ctx, ctx.txn().SetRange(ctx.client.db, args[1], *offset, args[3]));
+  const bool was_missing = MissingForNew(ctx, args[1]);
+  auto r = ctx.txn().SetRange(ctx.client.db, args[1], *offset, args[3]);
+  if (r.ok() && !args[3].empty()) NotifyWrite(ctx, kNotifyString, "setrange", args[1], was_missing);
+  ReplyInteger(ctx, std::move(r));
 }
 
 void Add(CommandTable& table, std::string name, int arity, uint32_t flags, int first_key,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/commands/zset_args.h"
 #include "server/core/args.h"
@@ -133,7 +134,14 @@ void AlgebraCommand(CommandContext& ctx, Args args, SetOp op, Form form) {
     return ReplyInteger(ctx, ctx.txn().ZInterCard(ctx.client.db, call.args.keys, call.limit));
   }
   if (form == Form::kStore) {
-    return ReplyInteger(ctx, ctx.txn().ZSetAlgebraStore(ctx.client.db, args[1], call.args));
+    const bool existed = StoreDestinationExisted(ctx, args[1]);
+    Result<int64_t> r = ctx.txn().ZSetAlgebraStore(ctx.client.db, args[1], call.args);
+    NotifyStore(ctx, r, kNotifyZset,
+                op == SetOp::kInter   ? "zinterstore"
+                : op == SetOp::kUnion ? "zunionstore"
+                                      : "zdiffstore",
+                args[1], existed);
+    return ReplyInteger(ctx, r);
   }
   auto r = ctx.txn().ZSetAlgebra(ctx.client.db, call.args);
   if (!r.ok()) return ReplyError(ctx.out, r.status());

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/commands/zset_args.h"
 #include "server/core/args.h"
@@ -27,6 +28,16 @@ enum class Direction { kAuto, kForward, kReverse };
 
 // Redis 7.0's zrangeGenericCommand. `at` is the source key's position (ZRANGESTORE: 2); `store`
 // refuses WITHSCORES and stores the range at args[1] instead of replying it.
+// ZREMRANGEBY*: the event when members went (then "del" when the key did), and the reply.
+void NotifyRemRange(CommandContext& ctx, const Result<int64_t>& r, std::string_view event,
+                    std::string_view key) {
+  if (r.ok() && *r > 0) {
+    NotifyKeyspaceEvent(kNotifyZset, event, ctx.client.db, key);
+    NotifyIfEmptied(ctx, key);
+  }
+  ReplyInteger(ctx, r);
+}
+
 void ZRangeCore(CommandContext& ctx, Args args, size_t at, bool store, RangeType type,
                 Direction dir) {
   bool with_scores = false;
@@ -74,7 +85,12 @@ void ZRangeCore(CommandContext& ctx, Args args, size_t at, bool store, RangeType
     q.by = Query::By::kLex;
     if (!ParseLexRange(ctx, min, max, &q.lex_min, &q.lex_max)) return;
   }
-  if (store) return ReplyInteger(ctx, ctx.txn().ZRangeStore(ctx.client.db, args[1], args[2], q));
+  if (store) {
+    const bool existed = StoreDestinationExisted(ctx, args[1]);
+    Result<int64_t> r = ctx.txn().ZRangeStore(ctx.client.db, args[1], args[2], q);
+    NotifyStore(ctx, r, kNotifyZset, "zrangestore", args[1], existed);
+    return ReplyInteger(ctx, r);
+  }
   auto r = ctx.txn().ZRange(ctx.client.db, args[at], q);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ReplyScoredMembers(ctx, *r, with_scores);
@@ -118,19 +134,22 @@ void ZRemRangeByRankCommand(CommandContext& ctx, Args args) {
   std::optional<int64_t> start = ParseInt64(args[2]);
   std::optional<int64_t> stop = ParseInt64(args[3]);
   if (!start || !stop) return ReplyError(ctx.out, NotAnInteger());
-  ReplyInteger(ctx, ctx.txn().ZRemRangeByRank(ctx.client.db, args[1], *start, *stop));
+  NotifyRemRange(ctx, ctx.txn().ZRemRangeByRank(ctx.client.db, args[1], *start, *stop),
+                 "zremrangebyrank", args[1]);
 }
 
 void ZRemRangeByScoreCommand(CommandContext& ctx, Args args) {
   ScoreBound lo, hi;
   if (!ParseScoreRange(ctx, args[2], args[3], &lo, &hi)) return;
-  ReplyInteger(ctx, ctx.txn().ZRemRangeByScore(ctx.client.db, args[1], lo, hi));
+  NotifyRemRange(ctx, ctx.txn().ZRemRangeByScore(ctx.client.db, args[1], lo, hi),
+                 "zremrangebyscore", args[1]);
 }
 
 void ZRemRangeByLexCommand(CommandContext& ctx, Args args) {
   LexBound lo, hi;
   if (!ParseLexRange(ctx, args[2], args[3], &lo, &hi)) return;
-  ReplyInteger(ctx, ctx.txn().ZRemRangeByLex(ctx.client.db, args[1], lo, hi));
+  NotifyRemRange(ctx, ctx.txn().ZRemRangeByLex(ctx.client.db, args[1], lo, hi), "zremrangebylex",
+                 args[1]);
 }
 
 void Add(CommandTable& table, std::string name, int arity, uint32_t flags, KeyRange keys,

@@ -11,6 +11,7 @@
 
 #include "server/commands/commands.h"
 #include "server/commands/element_scan.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/commands/zset_args.h"
 #include "server/core/args.h"
@@ -63,10 +64,28 @@ void ZAddCommand(CommandContext& ctx, Args args) {
     if (!score) return ReplyError(ctx.out, NotAFloat());
     pairs.emplace_back(*score, args[j + 1]);
   }
-  auto r = ctx.txn().ZAdd(ctx.client.db, args[1], f, pairs);
+  if (!NotifyEnabled(kNotifyZset | kNotifyNew)) {
+    auto r = ctx.txn().ZAdd(ctx.client.db, args[1], f, pairs);
+    if (!r.ok()) return ReplyError(ctx.out, r.status());
+    if (f.incr) return ReplyScore(ctx, r->score);
+    return ctx.out.Integer(r->count);
+  }
+  // Redis fires "zadd" (or "zincr") when a member was added or its score changed: run it with
+  // CH, and count the added members by the cardinality when the client did not ask for CH.
+  Txn::ZAddFlags changed = f;
+  changed.ch = true;
+  Result<int64_t> before = ctx.txn().ZCard(ctx.client.db, args[1]);
+  if (!before.ok()) return ReplyError(ctx.out, before.status());
+  auto r = ctx.txn().ZAdd(ctx.client.db, args[1], changed, pairs);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  Result<int64_t> after = ctx.txn().ZCard(ctx.client.db, args[1]);
+  if (!after.ok()) return ReplyError(ctx.out, after.status());
+  if (f.incr ? r->score.has_value() && r->count > 0 : r->count > 0) {
+    if (*before == 0 && *after > 0) NotifyKeyspaceEvent(kNotifyNew, "new", ctx.client.db, args[1]);
+    NotifyKeyspaceEvent(kNotifyZset, f.incr ? "zincr" : "zadd", ctx.client.db, args[1]);
+  }
   if (f.incr) return ReplyScore(ctx, r->score);
-  ctx.out.Integer(r->count);
+  ctx.out.Integer(f.ch ? r->count : *after - *before);
 }
 
 void ZIncrByCommand(CommandContext& ctx, Args args) {
@@ -75,13 +94,20 @@ void ZIncrByCommand(CommandContext& ctx, Args args) {
   Txn::ZAddFlags f;
   f.incr = true;
   const std::pair<double, std::string_view> pair[] = {{*by, args[3]}};
+  const bool was_missing = MissingForNew(ctx, args[1]);
   auto r = ctx.txn().ZAdd(ctx.client.db, args[1], f, pair);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  NotifyWrite(ctx, kNotifyZset, "zincr", args[1], was_missing);
   ReplyScore(ctx, r->score);
 }
 
 void ZRemCommand(CommandContext& ctx, Args args) {
-  ReplyInteger(ctx, ctx.txn().ZRem(ctx.client.db, args[1], args.subspan(2)));
+  Result<int64_t> r = ctx.txn().ZRem(ctx.client.db, args[1], args.subspan(2));
+  if (r.ok() && *r > 0) {
+    NotifyKeyspaceEvent(kNotifyZset, "zrem", ctx.client.db, args[1]);
+    NotifyIfEmptied(ctx, args[1]);
+  }
+  ReplyInteger(ctx, r);
 }
 
 void ZCardCommand(CommandContext& ctx, Args args) {
@@ -122,6 +148,11 @@ void PopCore(CommandContext& ctx, Args args, ZEnd end) {
   }
   auto r = ctx.txn().ZPop(ctx.client.db, args[1], end, count);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (!r->empty()) {
+    NotifyKeyspaceEvent(kNotifyZset, end == ZEnd::kMin ? "zpopmin" : "zpopmax", ctx.client.db,
+                        args[1]);
+    NotifyIfEmptied(ctx, args[1]);
+  }
   ReplyScoredMembers(ctx, *r, /*with_scores=*/true, /*flat=*/args.size() == 2);
 }
 void ZPopMinCommand(CommandContext& ctx, Args args) { PopCore(ctx, args, ZEnd::kMin); }
@@ -146,6 +177,9 @@ void MPopCore(CommandContext& ctx, Args args, size_t first, bool blocking) {
     auto r = ctx.txn().ZMPop(ctx.client.db, candidates, end, count);
     if (!r.ok()) return ReplyError(ctx.out, r.status());
     if (r->has_value()) {
+      NotifyKeyspaceEvent(kNotifyZset, end == ZEnd::kMin ? "zpopmin" : "zpopmax", ctx.client.db,
+                          (*r)->first);
+      NotifyIfEmptied(ctx, (*r)->first);
       ctx.out.Array(2);
       ctx.out.Bulk((*r)->first);
       ctx.out.Array((*r)->second.size());
@@ -176,6 +210,9 @@ void BPopCore(CommandContext& ctx, Args args, ZEnd end) {
     auto r = ctx.txn().ZMPop(ctx.client.db, candidates, end, 1);
     if (!r.ok()) return ReplyError(ctx.out, r.status());
     if (r->has_value()) {
+      NotifyKeyspaceEvent(kNotifyZset, end == ZEnd::kMin ? "zpopmin" : "zpopmax", ctx.client.db,
+                          (*r)->first);
+      NotifyIfEmptied(ctx, (*r)->first);
       ctx.out.Array(3);
       ctx.out.Bulk((*r)->first);
       ctx.out.Bulk((*r)->second.front().first);

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "server/core/args.h"
+#include "server/core/notify.h"
 
 namespace sluice::server {
 
@@ -302,6 +303,13 @@ Error SetBusyReplyThreshold(Config& c, std::string_view v) {
 
 Error SetNativeScripts(Config& c, std::string_view v) { return ParseYesNo(v, &c.native_scripts); }
 
+Error SetNotifyKeyspaceEvents(Config& c, std::string_view v) {
+  std::optional<int> flags = ParseNotifyClasses(v);
+  if (!flags) return std::string("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+  c.notify_keyspace_events = *flags;
+  return std::nullopt;
+}
+
 Error SetSlowlogSlowerThan(Config& c, std::string_view v) {
   return ParseBounded(v, -1, std::numeric_limits<int64_t>::max(), &c.slowlog_log_slower_than);
 }
@@ -447,6 +455,12 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "a warning) and refuses damage elsewhere; absolute refuses both; point-in-time (load up "
        "to the damage) and skip-damaged (load every intact record) accept losing data.",
        false, false, SetWalRecovery, GetWalRecovery},
+      {"notify-keyspace-events", "",
+       "Keyspace notifications, Redis's classes: K keyspace, E keyevent, g generic, $ string, l "
+       "list, s set, h hash, z zset, x expired, e evicted, t stream, m key miss, d module, n new "
+       "key, A alias for g$lshzxetd (\"\": none). See docs/server.md.",
+       true, false, SetNotifyKeyspaceEvents,
+       [](const Config& c) { return FormatNotifyClasses(c.notify_keyspace_events); }},
       {"native-scripts", "yes",
        "yes runs the known limiter-library scripts (rate-limiter-flexible, limits, "
        "rate-limit-redis, @fastify/rate-limit, go-redis/redis_rate, ulule/limiter) natively on "
@@ -475,7 +489,6 @@ const std::vector<std::pair<const char*, const char*>>& CompatConfigValues() {
       {"maxmemory", "0"},
       {"maxmemory-policy", "noeviction"},
       {"cluster-enabled", "no"},
-      {"notify-keyspace-events", ""},
       {"io-threads", "1"},
       {"slave-read-only", "yes"},
       {"replica-read-only", "yes"},

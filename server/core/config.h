@@ -60,6 +60,8 @@ struct Config {
   // native-scripts: recognised limiter-library scripts run natively
   // (server/scripting/native/native_scripts.h).
   bool native_scripts = true;
+  // notify-keyspace-events: Redis's NOTIFY_* bits (server/core/notify.h); 0 (""): none.
+  int notify_keyspace_events = 0;
   std::string aclfile;  // ACL users file (ACL LOAD/SAVE); "" when none
   // `user <name> <rules...>` lines of the config file (name first), applied at startup.
   std::vector<std::vector<std::string>> users;

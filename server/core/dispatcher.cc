@@ -4,6 +4,7 @@
 #include "server/core/client_state.h"
 #include "server/core/crash_report.h"
 #include "server/core/errors.h"
+#include "server/core/notify.h"
 #include "server/core/server_state.h"
 
 namespace sluice::server {
@@ -65,13 +66,14 @@ void Queue(CommandContext& ctx, const CommandSpec& spec, Args args) {
 
 // Commits the unit the command ran in; on failure its reply becomes the error (nothing it did
 // was written, so nothing of it may be acknowledged).
-void FinishOwnUnit(CommandContext& ctx, size_t reply_start) {
+bool FinishOwnUnit(CommandContext& ctx, size_t reply_start) {
   Status s = ctx.own_unit->Commit();
   ctx.own_unit.reset();
   ctx.unit = nullptr;
-  if (s.ok()) return;
+  if (s.ok()) return true;
   ctx.out.buffer()->resize(reply_start);
   ReplyError(ctx.out, s);
+  return false;
 }
 
 // Plain data commands (reads and writes of declared keys, and script calls that keep to their
@@ -147,7 +149,17 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
                                      UnitOptions(/*all_keys=*/true, /*isolate_reads=*/false));
     spec.handler(ctx, args);
   }
-  if (top && ctx.own_unit) FinishOwnUnit(ctx, reply_start);
+  bool committed = true;
+  if (top && ctx.own_unit) committed = FinishOwnUnit(ctx, reply_start);
+  // Keyspace notifications fire once the top-level unit (command, EXEC, script) committed, in
+  // the order its commands fired them; a failed commit wrote nothing to report.
+  if (top && g_notify_flags.load(std::memory_order_relaxed) != 0 && HasQueuedEvents()) {
+    if (committed) {
+      PublishQueuedEvents(ctx.server.pubsub());
+    } else {
+      DropQueuedEvents();
+    }
+  }
   if (monitored && !(spec.flags & kScriptUnit)) FeedMonitors(ctx, args);
   if (buffer->size() > reply_start && (*buffer)[reply_start] == '-') {
     ctx.server.stats().total_error_replies.fetch_add(1, std::memory_order_relaxed);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "server/core/command.h"
+#include "server/core/notify.h"
 
 namespace sluice::server {
 
@@ -84,6 +85,7 @@ void ServerState::PublishLocked() {
   query_limit_.store(config_.client_query_buffer_limit, std::memory_order_relaxed);
   busy_threshold_ms_.store(config_.busy_reply_threshold_ms, std::memory_order_relaxed);
   native_scripts_.store(config_.native_scripts, std::memory_order_relaxed);
+  SetNotifyFlags(config_.notify_keyspace_events);
   slowlog_slower_than_.store(config_.slowlog_log_slower_than, std::memory_order_relaxed);
   slowlog_max_len_.store(config_.slowlog_max_len, std::memory_order_relaxed);
 }

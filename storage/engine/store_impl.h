@@ -126,6 +126,8 @@ class Store::Impl final : public internal::EngineHost {
   // by Txn::Commit after a successful write, on the committing thread, with its locks held.
   Status AddCommitObserver(CommitObserver* observer);
   void NotifyCommit(const internal::Txn& txn);
+  // Tells each observer the keys whose expired values `txn` removed (CommitObserver::OnExpired).
+  void NotifyExpired(const internal::Txn& txn);
 
   // Lock-free point reads. ReadEntry returns whatever is stored (expired or not);
   // ReadLive only a value live at now_ms. nullopt when missing; corrupt bytes: kCorruption.

@@ -107,6 +107,7 @@ void Store::Transaction::Rollback() {
   txn_->Rollback();
 }
 bool Store::Transaction::conflicted() const { return txn_->conflicted(); }
+size_t Store::Transaction::staged_writes() const { return txn_->written_count(); }
 
 Status Store::Transaction::ClaimWrite(int db, std::string_view key) {
   return txn_->ClaimWrite(RawKey(db, key));
@@ -186,6 +187,21 @@ void Store::Impl::NotifyCommit(const Txn& txn) {
   for (int i = 0; i < n; ++i) {
     observers_[i].load(std::memory_order_relaxed)->OnCommit(written, txn.flushed_dbs());
   }
+}
+
+void Store::Impl::NotifyExpired(const Txn& txn) {
+  const int n = observer_count_.load(std::memory_order_acquire);
+  if (n == 0) return;
+  thread_local std::vector<KeyRef> expired;
+  expired.clear();
+  for (size_t i = 0; i < static_cast<size_t>(txn.expired_found()); ++i) {
+    int db = 0;
+    std::string_view user_key;
+    if (internal::DecodeKey(txn.expired_key(i), &db, &user_key)) {
+      expired.push_back(KeyRef{db, user_key});
+    }
+  }
+  for (int i = 0; i < n; ++i) observers_[i].load(std::memory_order_relaxed)->OnExpired(expired);
 }
 
 }  // namespace sluice

@@ -357,6 +357,7 @@ std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle*
 int64_t Txn::expired_found() const { return static_cast<int64_t>(s_->expired.n); }
 size_t Txn::written_count() const { return s_->written.n; }
 std::string_view Txn::written_key(size_t i) const { return s_->written.slots[i]; }
+std::string_view Txn::expired_key(size_t i) const { return s_->expired.slots[i]; }
 uint32_t Txn::flushed_dbs() const { return s_->flushed; }
 
 }  // namespace sluice::internal

@@ -217,7 +217,10 @@ Status Txn::Commit(bool durable, bool defer_durability) {
   }
   if (!s.ok() && only_removals) s = Status::Ok();
   if (s.ok()) {
-    if (s_->expired.n > 0) impl_.AddExpired(static_cast<int64_t>(s_->expired.n));
+    if (s_->expired.n > 0) {
+      impl_.AddExpired(static_cast<int64_t>(s_->expired.n));
+      impl_.NotifyExpired(*this);
+    }
     if (s_->written.n > 0 || s_->flushed != 0) impl_.NotifyCommit(*this);
   }
   s_->Reset();

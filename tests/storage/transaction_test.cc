@@ -30,9 +30,15 @@ class RecordingObserver : public CommitObserver {
     commits.push_back(keys);
     flushed.push_back(flushed_dbs);
   }
+  void OnExpired(std::span<const KeyRef> removed) override {
+    std::lock_guard<std::mutex> l(mu);
+    for (const KeyRef& k : removed)
+      expired.push_back(std::to_string(k.db) + ":" + std::string(k.key));
+  }
   std::mutex mu;
   std::vector<std::vector<std::string>> commits;
   std::vector<uint32_t> flushed;
+  std::vector<std::string> expired;  // OnExpired's keys, in order
 };
 
 limiter::GcraParams Gcra(int64_t quota, int64_t period_ms) {
@@ -305,6 +311,32 @@ TEST_CASE("commit observers hear every committed write, and nothing rolled back"
   CHECK(obs.commits[1] == std::vector<std::string>{"2:y"});
   CHECK(obs.commits[2].empty());
   CHECK(obs.flushed[2] == (1u << 3));
+}
+
+TEST_CASE("commit observers hear the expired keys a read removed (OnExpired), once") {
+  Fixture f;
+  RecordingObserver obs;
+  REQUIRE(f.store->AddCommitObserver(&obs).ok());
+  SetOptions ttl = SetPlain();
+  ttl.expiry.kind = ExpiryChange::Kind::kSetAt;
+  ttl.expiry.at_ms = f.clock->NowMs() + 100;
+  REQUIRE(f.store->Set(1, "e", "v", ttl).ok());
+  REQUIRE(f.store->Set(1, "live", "v", SetPlain()).ok());
+  {
+    std::lock_guard<std::mutex> l(obs.mu);
+    CHECK(obs.expired.empty());
+  }
+  f.AdvanceMs(200);
+  {
+    const KeyRef keys[] = {{1, "e"}, {1, "live"}};
+    Txn t(*f.store, keys);
+    CHECK(!t.Get(1, "e")->has_value());
+    CHECK(t.Get(1, "live")->has_value());
+    REQUIRE(t.Commit().ok());
+  }
+  CHECK(!f.store->Get(1, "e")->has_value());  // already removed: not reported again
+  std::lock_guard<std::mutex> l(obs.mu);
+  CHECK(obs.expired == std::vector<std::string>{"1:e"});
 }
 
 TEST_CASE("many threads, overlapping multi-key units: no deadlock, sums exact") {

@@ -259,6 +259,11 @@ class CommitObserver {
   // `written`: the keys the unit put, deleted or touched (repeats possible; the views are valid
   // only during the call). `flushed_dbs`: bit d set when the unit emptied database d.
   virtual void OnCommit(std::span<const KeyRef> written, uint32_t flushed_dbs) = 0;
+  // `expired`: the keys whose expired values a unit removed (the active expiry cycle's units, or
+  // a read that found the value expired), once that removal is written; called on the removing
+  // thread (the expiry thread for the cycle), after OnCommit when the unit also wrote. The
+  // server's keyspace notifications ("expired") hang here. Default: nothing.
+  virtual void OnExpired(std::span<const KeyRef> expired) { static_cast<void>(expired); }
 };
 
 namespace internal {

@@ -58,6 +58,10 @@ class Store::Transaction {
   // True when an operation failed with kLockConflict since the start or the last Rollback: roll
   // back and run the work again in a unit that declares the missing keys or all_keys.
   bool conflicted() const;
+  // How many writes (puts, deletes, touches) the unit has staged since the last
+  // Commit/Rollback: compared around an operation, it tells whether the operation wrote (the
+  // server's keyspace notifications for limiter takes).
+  size_t staged_writes() const;
 
   // ---- Strings
   Result<std::optional<std::string>> Get(int db, std::string_view key);

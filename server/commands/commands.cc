@@ -15,6 +15,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterSetCommands(table);
   RegisterListCommands(table);
   RegisterZSetCommands(table);
+  RegisterStreamCommands(table);
 }
 
 }  // namespace sluice::server

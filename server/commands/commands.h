@@ -22,6 +22,7 @@ void RegisterHashCommands(CommandTable& table);         // cmd_hashes.cc
 void RegisterSetCommands(CommandTable& table);          // cmd_sets.cc
 void RegisterListCommands(CommandTable& table);         // cmd_lists.cc
 void RegisterZSetCommands(CommandTable& table);         // cmd_zsets.cc
+void RegisterStreamCommands(CommandTable& table);       // cmd_streams.cc, cmd_stream_read.cc
 // All of the above, in that order.
 void RegisterAllCommands(CommandTable& table);
 // LIMITS.TAKE (cmd_limits_take.cc); RegisterLimiterCommands calls it.

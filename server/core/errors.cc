@@ -398,6 +398,7 @@ Status MaxlenNegative() { return Err("ERR MAXLEN can't be negative"); }
 Status CountNotPositive() { return Err("ERR count should be greater than 0"); }
 Status TimeoutNotFloat() { return Err("ERR timeout is not a float or out of range"); }
 Status TimeoutNegative() { return Err("ERR timeout is negative"); }
+Status TimeoutNotInteger() { return Err("ERR timeout is not an integer or out of range"); }
 Status UnblockReason() { return Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"); }
 Status UnblockedByClient() { return Err("UNBLOCKED client unblocked via CLIENT UNBLOCK"); }
 Status SubcommandSyntax(std::string_view command, std::string_view sub) {
@@ -423,6 +424,56 @@ Status LexRangeNotValid() { return Err("ERR min or max not valid string range it
 Status WeightNotAFloat() { return Err("ERR weight value is not a float"); }
 Status ZAtLeastOneKey(std::string_view command) {
   return Err("ERR at least 1 input key is needed for '" + std::string(command) + "' command");
+}
+
+// Stream commands.
+Status StreamBadId() { return Err("ERR Invalid stream ID specified as stream command argument"); }
+Status StreamIdZero() { return Err("ERR The ID specified in XADD must be greater than 0-0"); }
+Status StreamIdTooSmall() {
+  return Err("ERR The ID specified in XADD is equal or smaller than the target stream top item");
+}
+Status StreamExhausted() {
+  return Err("ERR The stream has exhausted the last possible ID, unable to add more items");
+}
+Status StreamMaxlenAndMinid() {
+  return Err("ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
+}
+Status StreamMaxlenNegative() { return Err("ERR The MAXLEN argument must be >= 0."); }
+Status StreamLimitNegative() { return Err("ERR The LIMIT argument must be >= 0."); }
+Status StreamLimitNoStrategy() {
+  return Err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
+}
+Status StreamTrimNoStrategy() {
+  return Err("ERR syntax error, XTRIM must be called with a trimming strategy");
+}
+Status StreamLimitNoApprox() {
+  return Err("ERR syntax error, LIMIT cannot be used without the special ~ option");
+}
+Status StreamBadStart() { return Err("ERR invalid start ID for the interval"); }
+Status StreamBadEnd() { return Err("ERR invalid end ID for the interval"); }
+Status XReadUnbalanced() {
+  return Err(
+      "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
+      "specified.");
+}
+Status XReadOnlyGroupOption(std::string_view option) {
+  return Err("ERR The " + std::string(option) +
+             " option is only supported by XREADGROUP. You called XREAD instead.");
+}
+Status XReadGreaterThanId() {
+  return Err(
+      "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+      "<consumer> option.");
+}
+Status XSetIdEntriesNegative() { return Err("ERR entries_added must be positive"); }
+Status XSetIdBelowMaxDeleted() {
+  return Err("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+}
+Status XSetIdBelowTop() {
+  return Err("ERR The ID specified in XSETID is smaller than the target stream top item");
+}
+Status XSetIdEntriesBelowLength() {
+  return Err("ERR The entries_added specified in XSETID is smaller than the target stream length");
 }
 
 }  // namespace sluice::server

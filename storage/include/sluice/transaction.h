@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "sluice/store.h"
+#include "sluice/stream.h"
 
 namespace sluice {
 
@@ -164,6 +165,22 @@ class Store::Transaction {
   // A small set (intset) comes back whole with cursor 0, as in Redis; a big one in pages.
   Result<ElementScanReply> SScan(int db, std::string_view key, uint64_t cursor,
                                  std::optional<std::string_view> match, int64_t count);
+
+  // ---- Streams (Redis 7.0 semantics; kWrongType on a key of another kind). stream*.cc.
+  // Entries in ID order; trims and deletes cost what they remove (docs/engine.md "Streams").
+  // XADD: the entry appended (then the trim applied), or the outcome that refused it.
+  Result<StreamAddReply> XAdd(int db, std::string_view key, const StreamAddOptions& options,
+                              std::span<const std::string_view> fields);
+  // Entries with start <= id <= end, ascending (descending when rev), at most count (0: all).
+  Result<std::vector<StreamEntry>> XRange(int db, std::string_view key, StreamId start,
+                                          StreamId end, bool rev, int64_t count);
+  Result<int64_t> XLen(int db, std::string_view key);
+  Result<int64_t> XDel(int db, std::string_view key, std::span<const StreamId> ids);
+  Result<int64_t> XTrim(int db, std::string_view key, const StreamTrim& trim);
+  // kNoKey, kSetIdSmallerThanTop, kSetIdEntriesAdded, or kNone (done).
+  Result<StreamError> XSetId(int db, std::string_view key, const StreamSetIdOptions& options);
+  // The stream's metadata; nullopt when the key is missing.
+  Result<std::optional<StreamInfo>> XInfoStream(int db, std::string_view key);
 
   // ---- Lists (Redis 7.0 semantics; kWrongType on a key of another kind). lists.cc.
   // Elements sit at consecutive positions, so pushes and pops at either end are O(1) element

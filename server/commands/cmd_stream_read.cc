@@ -1,6 +1,8 @@
 // XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]: entries after the
 // given IDs, from every stream that has some; with BLOCK, parks the client until an XADD to one
 // of the keys (server/core/blocking.h), "$" standing for each stream's last ID when it blocked.
+// XREADGROUP GROUP group consumer [COUNT count] [BLOCK ms] [NOACK] STREAMS key ... id ...: the
+// same through a consumer group, ">" for new entries, an ID for the consumer's history.
 #include <string>
 #include <vector>
 
@@ -42,6 +44,10 @@ void XReadKeys(Args args, std::vector<int>* positions) {
 }
 
 struct XReadArgs {
+  bool xreadgroup = false;
+  std::string_view group, consumer;  // XREADGROUP's GROUP
+  bool has_group = false;
+  bool noack = false;
   int64_t timeout_ms = -1;  // -1: no BLOCK
   int64_t count = 0;
   size_t streams_at = 0;  // first key's position
@@ -70,25 +76,59 @@ bool ParseXReadOptions(CommandContext& ctx, Args args, XReadArgs* out) {
       out->n = (args.size() - out->streams_at) / 2;
       break;
     } else if (EqualsIgnoreCase(o, "group") && more >= 2) {
-      return ReplyError(ctx.out, XReadOnlyGroupOption("GROUP")), false;
+      if (!out->xreadgroup) return ReplyError(ctx.out, XReadOnlyGroupOption("GROUP")), false;
+      out->group = args[i + 1];
+      out->consumer = args[i + 2];
+      out->has_group = true;
+      i += 2;
     } else if (EqualsIgnoreCase(o, "noack")) {
-      return ReplyError(ctx.out, XReadOnlyGroupOption("NOACK")), false;
+      if (!out->xreadgroup) return ReplyError(ctx.out, XReadOnlyGroupOption("NOACK")), false;
+      out->noack = true;
     } else {
       return ReplyError(ctx.out, SyntaxError()), false;
     }
   }
   if (out->streams_at == 0) return ReplyError(ctx.out, SyntaxError()), false;
+  if (out->xreadgroup && !out->has_group) {
+    return ReplyError(ctx.out, XReadGroupNeedsGroup()), false;
+  }
   return true;
 }
 
-void XReadCommand(CommandContext& ctx, Args args) {
+// XREADGROUP's per-key checks, in Redis's order: the key's type, the group, then the ID (">"
+// is nullopt). False after replying an error.
+bool CheckGroupStream(CommandContext& ctx, const XReadArgs& a, std::string_view key,
+                      std::string_view arg, std::optional<StreamId>* history) {
+  auto probe = ctx.txn().XGroupProbe(ctx.client.db, key, a.group);
+  if (!probe.ok()) return ReplyError(ctx.out, probe.status()), false;
+  if (*probe != StreamGroupProbe::kFound) {
+    return ReplyError(ctx.out, NoKeyOrGroup(key, a.group, /*xreadgroup=*/true)), false;
+  }
+  if (arg == "$") return ReplyError(ctx.out, XReadGroupDollar()), false;
+  if (arg == ">") {
+    history->reset();
+    return true;
+  }
+  auto id = ParseStreamId(arg, 0, true);
+  if (!id.ok()) return ReplyError(ctx.out, id.status()), false;
+  *history = *id;
+  return true;
+}
+
+void XReadCore(CommandContext& ctx, Args args, bool xreadgroup) {
   XReadArgs a;
+  a.xreadgroup = xreadgroup;
   if (!ParseXReadOptions(ctx, args, &a)) return;
   Args keys = args.subspan(a.streams_at, a.n);
   std::vector<StreamId> after(a.n);
   std::vector<size_t> dollars;
+  std::vector<std::optional<StreamId>> history(a.n);
   for (size_t i = 0; i < a.n; ++i) {
     std::string_view arg = args[a.streams_at + a.n + i];
+    if (xreadgroup) {
+      if (!CheckGroupStream(ctx, a, keys[i], arg, &history[i])) return;
+      continue;
+    }
     auto info = ctx.txn().XInfoStream(ctx.client.db, keys[i]);
     if (!info.ok()) return ReplyError(ctx.out, info.status());
     if (arg == "$") {
@@ -103,7 +143,13 @@ void XReadCommand(CommandContext& ctx, Args args) {
   }
   const int64_t count = a.count == 0 && BlockRetrying(ctx) ? kBlockedDefaultCount : a.count;
   std::vector<std::pair<size_t, std::vector<StreamEntry>>> served;
-  for (size_t i = 0; i < a.n; ++i) {
+  for (size_t i = 0; i < a.n && xreadgroup; ++i) {
+    auto r = ctx.txn().XReadGroup(ctx.client.db, keys[i], a.group, a.consumer, history[i], count,
+                                  a.noack);
+    if (!r.ok()) return ReplyError(ctx.out, r.status());
+    if (r->has_value()) served.emplace_back(i, std::move(**r));
+  }
+  for (size_t i = 0; i < a.n && !xreadgroup; ++i) {
     StreamId start = after[i];
     if (!start.Increment()) continue;
     auto r = ctx.txn().XRange(ctx.client.db, keys[i], start, StreamId::Max(), false, count);
@@ -135,6 +181,9 @@ void XReadCommand(CommandContext& ctx, Args args) {
 
 }  // namespace
 
+void XReadCommand(CommandContext& ctx, Args args) { XReadCore(ctx, args, false); }
+void XReadGroupCommand(CommandContext& ctx, Args args) { XReadCore(ctx, args, true); }
+
 void RegisterStreamReadCommands(CommandTable& table) {
   CommandSpec spec = MakeSpec(
       "stream", "xread", -4, kReadOnly | kBlocking, KeyRange{}, XReadCommand,
@@ -143,6 +192,15 @@ void RegisterStreamReadCommands(CommandTable& table) {
       "5.0.0", "[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]");
   spec.find_keys = XReadKeys;
   table.Add(std::move(spec));
+  CommandSpec group = MakeSpec(
+      "stream", "xreadgroup", -7, kWrite | kBlocking, KeyRange{}, XReadGroupCommand,
+      "Return new entries from a stream using a consumer group, or access the history of the "
+      "pending entries for a given consumer. Can block.",
+      "5.0.0",
+      "GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key ...] id "
+      "[id ...]");
+  group.find_keys = XReadKeys;
+  table.Add(std::move(group));
 }
 
 }  // namespace sluice::server

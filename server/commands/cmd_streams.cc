@@ -145,7 +145,8 @@ void Add(CommandTable& table, std::string name, int arity, uint32_t flags, KeyRa
 
 }  // namespace
 
-void RegisterStreamReadCommands(CommandTable& table);  // cmd_stream_read.cc
+void RegisterStreamReadCommands(CommandTable& table);   // cmd_stream_read.cc
+void RegisterStreamGroupCommands(CommandTable& table);  // cmd_stream_groups.cc
 
 void RegisterStreamCommands(CommandTable& table) {
   constexpr KeyRange kOne{1, 1, 1};
@@ -175,6 +176,7 @@ void RegisterStreamCommands(CommandTable& table) {
       "An internal command for replicating stream values", "5.0.0",
       "key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]");
   RegisterStreamReadCommands(table);
+  RegisterStreamGroupCommands(table);
 }
 
 }  // namespace sluice::server

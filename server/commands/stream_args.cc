@@ -150,6 +150,10 @@ void ReplyStreamEntries(protocol::ReplyWriter& out, const std::vector<StreamEntr
   for (const auto& e : entries) {
     out.Array(2);
     out.Bulk(e.id.ToString());
+    if (e.missing) {
+      out.NullArray();
+      continue;
+    }
     out.Array(e.fields.size());
     for (const auto& f : e.fields) out.Bulk(f);
   }

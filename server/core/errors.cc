@@ -476,4 +476,35 @@ Status XSetIdEntriesBelowLength() {
   return Err("ERR The entries_added specified in XSETID is smaller than the target stream length");
 }
 
+// Stream consumer groups.
+Status XGroupNeedsKey() {
+  return Err(
+      "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want "
+      "to use the MKSTREAM option to create an empty stream automatically.");
+}
+Status NoGroupForKey(std::string_view group, std::string_view key) {
+  return Err("NOGROUP No such consumer group '" + std::string(group) + "' for key name '" +
+             std::string(key) + "'");
+}
+Status BusyGroup() { return Err("BUSYGROUP Consumer Group name already exists"); }
+Status EntriesReadNegative() { return Err("ERR value for ENTRIESREAD must be positive or -1"); }
+Status NoKeyOrGroup(std::string_view key, std::string_view group, bool xreadgroup) {
+  return Err("NOGROUP No such key '" + std::string(key) + "' or consumer group '" +
+             std::string(group) + "'" + (xreadgroup ? " in XREADGROUP with GROUP option" : ""));
+}
+Status XReadGroupDollar() {
+  return Err(
+      "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history "
+      "of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ "
+      "ID would just return an empty result set.");
+}
+Status XReadGroupNeedsGroup() { return Err("ERR Missing GROUP option for XREADGROUP"); }
+Status XClaimInvalid(std::string_view what, std::string_view command) {
+  return Err("ERR Invalid " + std::string(what) + " argument for " + std::string(command));
+}
+Status XClaimUnrecognized(std::string_view option) {
+  return Err("ERR Unrecognized XCLAIM option '" + std::string(option) + "'");
+}
+Status XAutoClaimCount() { return Err("ERR COUNT must be > 0"); }
+
 }  // namespace sluice::server

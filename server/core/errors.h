@@ -136,6 +136,20 @@ Status
 XSetIdBelowMaxDeleted();  // "ERR The ID specified in XSETID is smaller than the provided ..."
 Status XSetIdBelowTop();  // "ERR The ID specified in XSETID is smaller than the target ..."
 Status XSetIdEntriesBelowLength();  // "ERR The entries_added specified in XSETID is smaller ..."
+// Stream consumer groups (Redis 7.0's texts).
+Status XGroupNeedsKey();  // "ERR The XGROUP subcommand requires the key to exist. Note that ..."
+// "NOGROUP No such consumer group 'g' for key name 'k'"
+Status NoGroupForKey(std::string_view group, std::string_view key);
+Status BusyGroup();            // "BUSYGROUP Consumer Group name already exists"
+Status EntriesReadNegative();  // "ERR value for ENTRIESREAD must be positive or -1"
+// "NOGROUP No such key 'k' or consumer group 'g'" (+ " in XREADGROUP with GROUP option")
+Status NoKeyOrGroup(std::string_view key, std::string_view group, bool xreadgroup);
+Status XReadGroupDollar();      // "ERR The $ ID is meaningless in the context of XREADGROUP: ..."
+Status XReadGroupNeedsGroup();  // "ERR Missing GROUP option for XREADGROUP"
+// "ERR Invalid <what> argument for <command>" (XCLAIM's and XAUTOCLAIM's numbers)
+Status XClaimInvalid(std::string_view what, std::string_view command);
+Status XClaimUnrecognized(std::string_view option);  // "ERR Unrecognized XCLAIM option 'x'"
+Status XAutoClaimCount();                            // "ERR COUNT must be > 0"
 // The full error line ReplyError writes for `status` ("ERR ...", "WRONGTYPE ...").
 std::string ErrorText(const Status& status);
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -110,8 +111,10 @@ class Stream {
   void PutConsumer(std::string_view group, std::string_view name, const StreamConsumer& c);
   Status ListConsumers(std::string_view group,
                        std::vector<std::pair<std::string, StreamConsumer>>* out);
-  // Removes the consumer and its pending entries; the number it had pending.
-  Result<int64_t> DeleteConsumer(std::string_view group, std::string_view name);
+  // Removes the consumer and its pending entries (counted off *g); the number it had pending.
+  Result<int64_t> DeleteConsumer(std::string_view group, std::string_view name, StreamGroup* g);
+  // The group's first and last pending IDs (unchanged when the PEL is empty).
+  Status PendingEdges(std::string_view group, StreamId* first, StreamId* last);
 
   // Redis's streamEstimateDistanceFromFirstEverEntry: the logical read counter of `id`, or -1
   // when it cannot be known.
@@ -120,6 +123,9 @@ class Stream {
   bool HasTombstonesFrom(StreamId start) const;
   // XINFO's lag of a group; nullopt when Redis replies null.
   std::optional<int64_t> Lag(const StreamGroup& g) const;
+  // A group delivered `id` (streamReplyWithRange): its last ID and entries-read move on.
+  void NoteDelivered(StreamGroup* g, StreamId id) const;
+  const StreamState& state() const { return st_; }
 
  private:
   explicit Stream(Collection c) : c_(std::move(c)) {}
@@ -131,6 +137,9 @@ class Stream {
   Status FirstNode(StreamNode* out, bool* found);
   Status RefreshTail();
   Status EraseEntriesOf(const StreamNode& n);
+  Status Scan(std::string_view prefix, std::string_view from, bool rev,
+              const std::function<bool(std::string_view, std::string_view)>& visit);
+  Status ErasePrefix(std::string_view prefix);
   void UpdateFirstId();
 
   Collection c_;

@@ -103,4 +103,44 @@ TEST_CASE("A stream survives RENAME, COPY and keeps its metadata") {
   CHECK(h.Cmd("XLEN t") == Int(0));
 }
 
+TEST_CASE("Consumer groups: read, pending with idle times on the test clock, ack, claim") {
+  Harness h;
+  CHECK(h.Cmd("XADD s 1-0 f 1") == Bulk("1-0"));
+  CHECK(h.Cmd("XADD s 2-0 f 2") == Bulk("2-0"));
+  CHECK(h.Cmd("XGROUP CREATE s g 0") == Ok());
+  CHECK(h.Cmd("XGROUP CREATE s g 0") == "-BUSYGROUP Consumer Group name already exists\r\n");
+  CHECK(h.Cmd("XREADGROUP GROUP g alice COUNT 1 STREAMS s >") ==
+        Arr({Arr({Bulk("s"), Arr({Entry("1-0", {"f", "1"})})})}));
+  h.AdvanceMs(100);
+  CHECK(h.Cmd("XREADGROUP GROUP g bob STREAMS s >") ==
+        Arr({Arr({Bulk("s"), Arr({Entry("2-0", {"f", "2"})})})}));
+  CHECK(h.Cmd("XREADGROUP GROUP g bob STREAMS s >") == NilArray());
+  h.AdvanceMs(50);
+  CHECK(h.Cmd("XPENDING s g") ==
+        Arr({Int(2), Bulk("1-0"), Bulk("2-0"),
+             Arr({Arr({Bulk("alice"), Bulk("1")}), Arr({Bulk("bob"), Bulk("1")})})}));
+  CHECK(h.Cmd("XPENDING s g IDLE 100 - + 10") ==
+        Arr({Arr({Bulk("1-0"), Bulk("alice"), Int(150), Int(1)})}));
+  CHECK(h.Cmd("XCLAIM s g bob 120 1-0 JUSTID") == Arr({Bulk("1-0")}));
+  CHECK(h.Cmd("XPENDING s g - + 10 bob") ==
+        Arr({Arr({Bulk("1-0"), Bulk("bob"), Int(0), Int(1)}),
+             Arr({Bulk("2-0"), Bulk("bob"), Int(50), Int(1)})}));
+  CHECK(h.Cmd("XDEL s 2-0") == Int(1));
+  CHECK(h.Cmd("XREADGROUP GROUP g bob STREAMS s 0") ==
+        Arr({Arr({Bulk("s"), Arr({Entry("1-0", {"f", "1"}), Arr({Bulk("2-0"), NilArray()})})})}));
+  CHECK(h.Cmd("XAUTOCLAIM s g carol 0 0") ==
+        Arr({Bulk("0-0"), Arr({Entry("1-0", {"f", "1"})}), Arr({Bulk("2-0")})}));
+  CHECK(h.Cmd("XACK s g 1-0 1-0") == Int(1));
+  CHECK(h.Cmd("XPENDING s g") == Arr({Int(0), Nil(), Nil(), NilArray()}));
+  CHECK(h.Cmd("XINFO GROUPS s") ==
+        Arr({Arr({Bulk("name"), Bulk("g"), Bulk("consumers"), Int(3), Bulk("pending"), Int(0),
+                  Bulk("last-delivered-id"), Bulk("2-0"), Bulk("entries-read"), Int(2), Bulk("lag"),
+                  Int(0)})}));
+  CHECK(h.Cmd("XGROUP DELCONSUMER s g alice") == Int(0));
+  CHECK(h.Cmd("XREADGROUP GROUP nog c STREAMS s >") ==
+        "-NOGROUP No such key 's' or consumer group 'nog' in XREADGROUP with GROUP option\r\n");
+  CHECK(h.Cmd("XGROUP DESTROY s g") == Int(1));
+  CHECK(h.Cmd("XINFO GROUPS s") == Arr({}));
+}
+
 }  // namespace sluice::server::testing

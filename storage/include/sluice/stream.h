@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sluice {
@@ -30,6 +31,7 @@ struct StreamId {
 struct StreamEntry {
   StreamId id;
   std::vector<std::string> fields;
+  bool missing = false;  // a pending ID whose entry was deleted (XREADGROUP's history: nil)
 };
 
 // XADD's and XTRIM's trimming. `approx` (the `~` form) removes only whole nodes, as Redis does
@@ -84,6 +86,56 @@ enum class StreamError : uint8_t {
   kGroupExists,          // XGROUP CREATE of an existing group (BUSYGROUP)
   kSetIdSmallerThanTop,  // XSETID below the last entry
   kSetIdEntriesAdded,    // XSETID's ENTRIESADDED below the length
+};
+
+// Whether a stream key and one of its groups exist (checked before a group command runs).
+enum class StreamGroupProbe : uint8_t { kFound, kNoKey, kNoGroup };
+
+struct StreamGroupInfo {
+  std::string name;
+  int64_t consumers = 0;
+  int64_t pending = 0;
+  StreamId last_delivered;
+  int64_t entries_read = -1;   // -1: unknown (null)
+  std::optional<int64_t> lag;  // nullopt: unknown (null)
+};
+
+struct StreamConsumerInfo {
+  std::string name;
+  int64_t pending = 0;
+  int64_t seen_ms = 0;  // when it last read or claimed (absolute ms)
+};
+
+struct StreamPendingEntry {
+  StreamId id;
+  std::string consumer;
+  int64_t delivery_ms = 0;  // absolute
+  int64_t delivery_count = 0;
+};
+
+struct StreamPendingSummary {
+  int64_t count = 0;
+  StreamId first, last;
+  std::vector<std::pair<std::string, int64_t>> consumers;  // with pending > 0, by name
+};
+
+// XCLAIM's options: `delivery_ms` the new delivery time (absolute; IDLE and TIME resolved by
+// the caller), retry_count -1: incremented unless JUSTID.
+struct StreamClaimOptions {
+  int64_t min_idle_ms = 0;
+  std::optional<int64_t> delivery_ms;
+  int64_t retry_count = -1;
+  bool force = false;
+  bool justid = false;
+  StreamId last_id;
+};
+
+// Claimed entries (JUSTID: no fields), and for XAUTOCLAIM the next cursor and the pending IDs
+// it dropped because their entries were gone.
+struct StreamClaimReply {
+  std::vector<StreamEntry> claimed;
+  StreamId next;
+  std::vector<StreamId> deleted;
 };
 
 }  // namespace sluice

@@ -182,6 +182,45 @@ class Store::Transaction {
   // The stream's metadata; nullopt when the key is missing.
   Result<std::optional<StreamInfo>> XInfoStream(int db, std::string_view key);
 
+  // Consumer groups (stream_groups.cc, stream_claims.cc). A group command first probes the key
+  // and group (XGroupProbe: kWrongType on another kind); the others expect them to exist.
+  Result<StreamGroupProbe> XGroupProbe(int db, std::string_view key, std::string_view group);
+  // id nullopt: "$" (the stream's last ID). kNoKey without mkstream, kGroupExists.
+  Result<StreamError> XGroupCreate(int db, std::string_view key, std::string_view group,
+                                   std::optional<StreamId> id, bool mkstream, int64_t entries_read);
+  Status XGroupSetId(int db, std::string_view key, std::string_view group,
+                     std::optional<StreamId> id, int64_t entries_read);
+  Result<int64_t> XGroupDestroy(int db, std::string_view key, std::string_view group);
+  Result<int64_t> XGroupCreateConsumer(int db, std::string_view key, std::string_view group,
+                                       std::string_view consumer);
+  // The number of entries the consumer had pending.
+  Result<int64_t> XGroupDelConsumer(int db, std::string_view key, std::string_view group,
+                                    std::string_view consumer);
+  // XREADGROUP on one stream: new entries (history_from nullopt: ">") or the consumer's pending
+  // history from an ID; nullopt when ">" finds nothing new (the stream is not in the reply).
+  Result<std::optional<std::vector<StreamEntry>>> XReadGroup(int db, std::string_view key,
+                                                             std::string_view group,
+                                                             std::string_view consumer,
+                                                             std::optional<StreamId> history_from,
+                                                             int64_t count, bool noack);
+  Result<int64_t> XAck(int db, std::string_view key, std::string_view group,
+                       std::span<const StreamId> ids);
+  Result<StreamPendingSummary> XPendingSummary(int db, std::string_view key,
+                                               std::string_view group);
+  Result<std::vector<StreamPendingEntry>> XPendingRange(int db, std::string_view key,
+                                                        std::string_view group, int64_t min_idle_ms,
+                                                        StreamId start, StreamId end, int64_t count,
+                                                        std::optional<std::string_view> consumer);
+  Result<StreamClaimReply> XClaim(int db, std::string_view key, std::string_view group,
+                                  std::string_view consumer, std::span<const StreamId> ids,
+                                  const StreamClaimOptions& options);
+  Result<StreamClaimReply> XAutoClaim(int db, std::string_view key, std::string_view group,
+                                      std::string_view consumer, int64_t min_idle_ms,
+                                      StreamId start, int64_t count, bool justid);
+  Result<std::vector<StreamGroupInfo>> XInfoGroups(int db, std::string_view key);
+  Result<std::vector<StreamConsumerInfo>> XInfoConsumers(int db, std::string_view key,
+                                                         std::string_view group);
+
   // ---- Lists (Redis 7.0 semantics; kWrongType on a key of another kind). lists.cc.
   // Elements sit at consecutive positions, so pushes and pops at either end are O(1) element
   // writes; an index is O(1) (LINDEX, LSET), a range O(its length); LREM and LINSERT rewrite

@@ -27,6 +27,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterHyperLogLogCommands(table);
   RegisterLcsCommand(table);
   RegisterDumpCommands(table);
+  RegisterStreamCommands(table);
 }
 
 }  // namespace sluice::server

@@ -35,6 +35,7 @@ void RegisterBitmapCommands(CommandTable& table);       // cmd_bitmaps.cc: SETBI
 void RegisterHyperLogLogCommands(CommandTable& table);  // cmd_hyperloglog.cc: PFADD, ...
 void RegisterLcsCommand(CommandTable& table);           // cmd_lcs.cc
 void RegisterDumpCommands(CommandTable& table);         // cmd_dump.cc: DUMP, RESTORE
+void RegisterStreamCommands(CommandTable& table);       // cmd_streams.cc, cmd_stream_read.cc
 // All of the above, in that order.
 void RegisterAclCommands(CommandTable& table);  // cmd_acl.cc: ACL and its subcommands
 void RegisterAllCommands(CommandTable& table);

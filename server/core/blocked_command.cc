@@ -30,6 +30,8 @@ bool BlockedCommand::Park(int db, std::span<const std::string_view> keys, BlockT
 }
 
 bool BlockedCommand::TakePark(Args args, const Dispatcher& dispatcher, bool replied) {
+  auto rewrites = std::move(rewrites_);
+  rewrites_.clear();
   if (!requested_) return false;
   requested_ = false;
   const CommandSpec* spec = dispatcher.Resolve(args);
@@ -40,6 +42,9 @@ bool BlockedCommand::TakePark(Args args, const Dispatcher& dispatcher, bool repl
   parked_ = true;
   spec_ = spec;
   args_.assign(args.begin(), args.end());
+  for (auto& [index, value] : rewrites) {
+    if (index < args_.size()) args_[index] = std::move(value);
+  }
   client_.blocked.store(true, std::memory_order_relaxed);
   if (timeout_ms_ > 0) {
     timer_.expires_after(std::chrono::milliseconds(timeout_ms_));

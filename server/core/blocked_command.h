@@ -38,6 +38,11 @@ class BlockedCommand {
   // Called by BlockClient (the handler, under its keys' locks).
   bool Park(int db, std::span<const std::string_view> keys, BlockTimeout timeout);
   bool retrying() const { return retrying_; }
+  // Called before Park: the kept copy of the arguments gets `value` at `index` (XREAD's "$"
+  // becomes the ID it stood for when the client first blocked, so a retry reads after it).
+  void RewriteArg(size_t index, std::string value) {
+    rewrites_.emplace_back(index, std::move(value));
+  }
 
   // After a top-level command ran: true when it parked the client (no reply was written:
   // `replied` false); keeps a copy of its arguments and arms its timer. A command that parked
@@ -68,7 +73,8 @@ class BlockedCommand {
   int64_t timeout_ms_ = 0;           // of the command that just asked to park
   std::optional<BlockEvent> event_;  // what will resume the parked command
   const CommandSpec* spec_ = nullptr;
-  std::vector<std::string> args_;  // the parked command's arguments
+  std::vector<std::string> args_;                         // the parked command's arguments
+  std::vector<std::pair<size_t, std::string>> rewrites_;  // RewriteArg's, for TakePark
 };
 
 }  // namespace sluice::server

@@ -129,6 +129,10 @@ bool BlockClient(CommandContext& ctx, std::span<const std::string_view> keys,
   return ctx.blocking != nullptr && ctx.blocking->Park(ctx.client.db, keys, timeout);
 }
 
+void BlockRewriteArg(CommandContext& ctx, size_t index, std::string value) {
+  if (ctx.blocking != nullptr) ctx.blocking->RewriteArg(index, std::move(value));
+}
+
 bool BlockRetrying(const CommandContext& ctx) {
   return ctx.blocking != nullptr && ctx.blocking->retrying();
 }

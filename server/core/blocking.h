@@ -129,6 +129,8 @@ Result<BlockTimeout> ParseBlockTimeout(std::string_view arg);
 // The handler side (see the contract above). BlockClient parks the client when it may block
 // here; false: answer as on a timeout.
 bool BlockClient(CommandContext& ctx, std::span<const std::string_view> keys, BlockTimeout timeout);
+// Before BlockClient: the parked copy of the command's arguments gets `value` at `index`.
+void BlockRewriteArg(CommandContext& ctx, size_t index, std::string value);
 // True while the command runs again after a wake (skip keys of another type).
 bool BlockRetrying(const CommandContext& ctx);
 // The keys among `keys` that are missing or hold `kind` (a woken command's candidates).

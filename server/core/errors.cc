@@ -483,6 +483,7 @@ Status MaxlenNegative() { return Err("ERR MAXLEN can't be negative"); }
 Status CountNotPositive() { return Err("ERR count should be greater than 0"); }
 Status TimeoutNotFloat() { return Err("ERR timeout is not a float or out of range"); }
 Status TimeoutNegative() { return Err("ERR timeout is negative"); }
+Status TimeoutNotInteger() { return Err("ERR timeout is not an integer or out of range"); }
 Status UnblockReason() { return Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"); }
 Status UnblockedByClient() { return Err("UNBLOCKED client unblocked via CLIENT UNBLOCK"); }
 Status SubcommandSyntax(std::string_view command, std::string_view sub) {
@@ -621,5 +622,86 @@ Status AclUserNotFound(std::string_view name) {
 Status AclCommandNotFound(std::string_view name) {
   return Err("ERR Command '" + std::string(name) + "' not found");
 }
+
+// Stream commands.
+Status StreamBadId() { return Err("ERR Invalid stream ID specified as stream command argument"); }
+Status StreamIdZero() { return Err("ERR The ID specified in XADD must be greater than 0-0"); }
+Status StreamIdTooSmall() {
+  return Err("ERR The ID specified in XADD is equal or smaller than the target stream top item");
+}
+Status StreamExhausted() {
+  return Err("ERR The stream has exhausted the last possible ID, unable to add more items");
+}
+Status StreamMaxlenAndMinid() {
+  return Err("ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
+}
+Status StreamMaxlenNegative() { return Err("ERR The MAXLEN argument must be >= 0."); }
+Status StreamLimitNegative() { return Err("ERR The LIMIT argument must be >= 0."); }
+Status StreamLimitNoStrategy() {
+  return Err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
+}
+Status StreamTrimNoStrategy() {
+  return Err("ERR syntax error, XTRIM must be called with a trimming strategy");
+}
+Status StreamLimitNoApprox() {
+  return Err("ERR syntax error, LIMIT cannot be used without the special ~ option");
+}
+Status StreamBadStart() { return Err("ERR invalid start ID for the interval"); }
+Status StreamBadEnd() { return Err("ERR invalid end ID for the interval"); }
+Status XReadUnbalanced() {
+  return Err(
+      "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
+      "specified.");
+}
+Status XReadOnlyGroupOption(std::string_view option) {
+  return Err("ERR The " + std::string(option) +
+             " option is only supported by XREADGROUP. You called XREAD instead.");
+}
+Status XReadGreaterThanId() {
+  return Err(
+      "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+      "<consumer> option.");
+}
+Status XSetIdEntriesNegative() { return Err("ERR entries_added must be positive"); }
+Status XSetIdBelowMaxDeleted() {
+  return Err("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+}
+Status XSetIdBelowTop() {
+  return Err("ERR The ID specified in XSETID is smaller than the target stream top item");
+}
+Status XSetIdEntriesBelowLength() {
+  return Err("ERR The entries_added specified in XSETID is smaller than the target stream length");
+}
+
+// Stream consumer groups.
+Status XGroupNeedsKey() {
+  return Err(
+      "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want "
+      "to use the MKSTREAM option to create an empty stream automatically.");
+}
+Status NoGroupForKey(std::string_view group, std::string_view key) {
+  return Err("NOGROUP No such consumer group '" + std::string(group) + "' for key name '" +
+             std::string(key) + "'");
+}
+Status BusyGroup() { return Err("BUSYGROUP Consumer Group name already exists"); }
+Status EntriesReadNegative() { return Err("ERR value for ENTRIESREAD must be positive or -1"); }
+Status NoKeyOrGroup(std::string_view key, std::string_view group, bool xreadgroup) {
+  return Err("NOGROUP No such key '" + std::string(key) + "' or consumer group '" +
+             std::string(group) + "'" + (xreadgroup ? " in XREADGROUP with GROUP option" : ""));
+}
+Status XReadGroupDollar() {
+  return Err(
+      "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history "
+      "of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ "
+      "ID would just return an empty result set.");
+}
+Status XReadGroupNeedsGroup() { return Err("ERR Missing GROUP option for XREADGROUP"); }
+Status XClaimInvalid(std::string_view what, std::string_view command) {
+  return Err("ERR Invalid " + std::string(what) + " argument for " + std::string(command));
+}
+Status XClaimUnrecognized(std::string_view option) {
+  return Err("ERR Unrecognized XCLAIM option '" + std::string(option) + "'");
+}
+Status XAutoClaimCount() { return Err("ERR COUNT must be > 0"); }
 
 }  // namespace sluice::server

@@ -136,6 +136,7 @@ Status CountNotPositive();  // "ERR count should be greater than 0"
 // Blocking commands (server/core/blocking.h) and CLIENT UNBLOCK.
 Status TimeoutNotFloat();    // "ERR timeout is not a float or out of range"
 Status TimeoutNegative();    // "ERR timeout is negative"
+Status TimeoutNotInteger();  // "ERR timeout is not an integer or out of range"
 Status UnblockReason();      // "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
 Status UnblockedByClient();  // "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 // "ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP."
@@ -151,6 +152,41 @@ Status LexRangeNotValid();     // "ERR min or max not valid string range item"
 Status WeightNotAFloat();      // "ERR weight value is not a float"
 // "ERR at least 1 input key is needed for 'zunionstore' command"
 Status ZAtLeastOneKey(std::string_view command);
+// Stream commands (Redis 7.0's texts).
+Status StreamBadId();            // "ERR Invalid stream ID specified as stream command argument"
+Status StreamIdZero();           // "ERR The ID specified in XADD must be greater than 0-0"
+Status StreamIdTooSmall();       // "ERR The ID specified in XADD is equal or smaller than ..."
+Status StreamExhausted();        // "ERR The stream has exhausted the last possible ID, ..."
+Status StreamMaxlenAndMinid();   // "ERR syntax error, MAXLEN and MINID options at the same ..."
+Status StreamMaxlenNegative();   // "ERR The MAXLEN argument must be >= 0."
+Status StreamLimitNegative();    // "ERR The LIMIT argument must be >= 0."
+Status StreamLimitNoStrategy();  // "ERR syntax error, LIMIT cannot be used without specifying ..."
+Status StreamTrimNoStrategy();   // "ERR syntax error, XTRIM must be called with a trimming ..."
+Status StreamLimitNoApprox();    // "ERR syntax error, LIMIT cannot be used without the special ~"
+Status StreamBadStart();         // "ERR invalid start ID for the interval"
+Status StreamBadEnd();           // "ERR invalid end ID for the interval"
+Status XReadUnbalanced();        // "ERR Unbalanced XREAD list of streams: for each stream key ..."
+Status XReadOnlyGroupOption(std::string_view option);  // "ERR The GROUP option is only ..."
+Status XReadGreaterThanId();     // "ERR The > ID can be specified only when calling XREADGROUP ..."
+Status XSetIdEntriesNegative();  // "ERR entries_added must be positive"
+Status
+XSetIdBelowMaxDeleted();  // "ERR The ID specified in XSETID is smaller than the provided ..."
+Status XSetIdBelowTop();  // "ERR The ID specified in XSETID is smaller than the target ..."
+Status XSetIdEntriesBelowLength();  // "ERR The entries_added specified in XSETID is smaller ..."
+// Stream consumer groups (Redis 7.0's texts).
+Status XGroupNeedsKey();  // "ERR The XGROUP subcommand requires the key to exist. Note that ..."
+// "NOGROUP No such consumer group 'g' for key name 'k'"
+Status NoGroupForKey(std::string_view group, std::string_view key);
+Status BusyGroup();            // "BUSYGROUP Consumer Group name already exists"
+Status EntriesReadNegative();  // "ERR value for ENTRIESREAD must be positive or -1"
+// "NOGROUP No such key 'k' or consumer group 'g'" (+ " in XREADGROUP with GROUP option")
+Status NoKeyOrGroup(std::string_view key, std::string_view group, bool xreadgroup);
+Status XReadGroupDollar();      // "ERR The $ ID is meaningless in the context of XREADGROUP: ..."
+Status XReadGroupNeedsGroup();  // "ERR Missing GROUP option for XREADGROUP"
+// "ERR Invalid <what> argument for <command>" (XCLAIM's and XAUTOCLAIM's numbers)
+Status XClaimInvalid(std::string_view what, std::string_view command);
+Status XClaimUnrecognized(std::string_view option);  // "ERR Unrecognized XCLAIM option 'x'"
+Status XAutoClaimCount();                            // "ERR COUNT must be > 0"
 // The full error line ReplyError writes for `status` ("ERR ...", "WRONGTYPE ...").
 std::string ErrorText(const Status& status);
 

@@ -85,6 +85,8 @@ uint32_t ElementCfsOf(ValueKind kind) {
       return bit(ElementCf::kList);
     case ValueKind::kZSet:
       return bit(ElementCf::kZSet) | bit(ElementCf::kZScore);
+    case ValueKind::kStream:
+      return bit(ElementCf::kStream);
     default:
       return 0;
   }

@@ -12,7 +12,7 @@ constexpr unsigned char kVersionMask = 0x70;
 constexpr unsigned char kHasExpiry = 0x80;
 constexpr size_t kExpiryBytes = 8;
 
-bool ValidKind(unsigned char k) { return k <= static_cast<unsigned char>(ValueKind::kZSet); }
+bool ValidKind(unsigned char k) { return k <= static_cast<unsigned char>(ValueKind::kStream); }
 
 // CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), the checksum Redis Cluster uses.
 constexpr auto kCrc16Table = [] {
@@ -53,6 +53,8 @@ const char* ElementCfName(ElementCf cf) {
       return "zset";
     case ElementCf::kZScore:
       return "zscore";
+    case ElementCf::kStream:
+      return "stream";
   }
   return "?";
 }

@@ -6,7 +6,7 @@
 //   range [db slot, db slot+1): a cluster mode can walk or move one slot's keys without a scan.
 //
 // RocksDB value: [tag: 1 byte][expire_at_ms: 8 bytes little-endian, only if tag bit 7][payload]
-//   tag bits 0-3: ValueKind (kString, kLeaky, kSliding, kConc, kHash, kList, kSet, kZSet)
+//   tag bits 0-3: ValueKind (kString, kLeaky, kSliding, kConc, kHash, kList, kSet, kZSet, kStream)
 //   tag bits 4-6: format version, 0 (anything else is rejected as corrupt)
 //   tag bit  7:   the value has an absolute expiry (ms since the Unix epoch) after the tag
 // A persistent value costs 1 byte of header, an expiring one 9.
@@ -26,9 +26,10 @@ inline constexpr int64_t kNoExpiry = -1;
 
 // The column families holding collection elements (collection_layout.h), one per element kind,
 // opened in this order after the default one (the keys) by Store::Impl::Open.
-enum class ElementCf : int { kHash = 0, kSet = 1, kList = 2, kZSet = 3, kZScore = 4 };
-inline constexpr int kNumElementCfs = 5;
-const char* ElementCfName(ElementCf cf);  // "hash", "set", "list", "zset", "zscore"
+enum class ElementCf : int { kHash = 0, kSet = 1, kList = 2, kZSet = 3, kZScore = 4, kStream = 5 };
+inline constexpr int kNumElementCfs = 6;
+// "hash", "set", "list", "zset", "zscore", "stream"
+const char* ElementCfName(ElementCf cf);
 
 // A decoded value. expire_at_ms is kNoExpiry or an absolute time in ms since the epoch.
 struct Entry {

@@ -20,6 +20,8 @@ const char* CollectionEncodingName(ValueKind kind, const CollectionMeta& meta) {
       return big ? "hashtable" : "intset";
     case ValueKind::kZSet:
       return big ? "skiplist" : "listpack";
+    case ValueKind::kStream:
+      return "stream";
     default:
       return "raw";
   }

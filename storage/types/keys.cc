@@ -35,6 +35,8 @@ const char* TypeName(ValueKind kind) {
       return "set";
     case ValueKind::kZSet:
       return "zset";
+    case ValueKind::kStream:
+      return "stream";
   }
   return "none";
 }

@@ -103,7 +103,7 @@ TEST_CASE("values round-trip with and without expiry") {
 
 TEST_CASE("undecodable values are rejected") {
   CHECK_FALSE(DecodeValue("").has_value());
-  CHECK_FALSE(DecodeValue("\x08").has_value());  // unknown kind (kinds end at kZSet, 7)
+  CHECK_FALSE(DecodeValue("\x09").has_value());  // unknown kind (kinds end at kStream, 8)
   CHECK_FALSE(DecodeValue("\x10"
                           "abc")
                   .has_value());  // unknown format version

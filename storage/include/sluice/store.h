@@ -151,13 +151,14 @@ enum class ValueKind : unsigned char {
   kList = 5,
   kSet = 6,
   kZSet = 7,
+  kStream = 8,
 };
-// "string", "leaky", "sliding", "conc", "hash", "list", "set", "zset"
+// "string", "leaky", "sliding", "conc", "hash", "list", "set", "zset", "stream"
 const char* TypeName(ValueKind kind);
-// True for the collection kinds (hash, list, set, zset): a metadata record at the key and one
-// RocksDB entry per element (docs/engine.md).
+// True for the collection kinds (hash, list, set, zset, stream): a metadata record at the key and
+// one RocksDB entry per element (docs/engine.md).
 constexpr bool IsCollection(ValueKind kind) {
-  return kind >= ValueKind::kHash && kind <= ValueKind::kZSet;
+  return kind >= ValueKind::kHash && kind <= ValueKind::kStream;
 }
 
 // How a write treats the key's existing TTL.

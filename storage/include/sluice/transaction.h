@@ -35,6 +35,7 @@
 
 #include "sluice/store.h"
 #include "sluice/whole_value.h"
+#include "sluice/stream.h"
 
 namespace sluice {
 
@@ -262,6 +263,61 @@ class Store::Transaction {
   // A small set (intset) comes back whole with cursor 0, as in Redis; a big one in pages.
   Result<ElementScanReply> SScan(int db, std::string_view key, uint64_t cursor,
                                  std::optional<std::string_view> match, int64_t count);
+
+  // ---- Streams (Redis 7.0 semantics; kWrongType on a key of another kind). stream*.cc.
+  // Entries in ID order; trims and deletes cost what they remove (docs/engine.md "Streams").
+  // XADD: the entry appended (then the trim applied), or the outcome that refused it.
+  Result<StreamAddReply> XAdd(int db, std::string_view key, const StreamAddOptions& options,
+                              std::span<const std::string_view> fields);
+  // Entries with start <= id <= end, ascending (descending when rev), at most count (0: all).
+  Result<std::vector<StreamEntry>> XRange(int db, std::string_view key, StreamId start,
+                                          StreamId end, bool rev, int64_t count);
+  Result<int64_t> XLen(int db, std::string_view key);
+  Result<int64_t> XDel(int db, std::string_view key, std::span<const StreamId> ids);
+  Result<int64_t> XTrim(int db, std::string_view key, const StreamTrim& trim);
+  // kNoKey, kSetIdSmallerThanTop, kSetIdEntriesAdded, or kNone (done).
+  Result<StreamError> XSetId(int db, std::string_view key, const StreamSetIdOptions& options);
+  // The stream's metadata; nullopt when the key is missing.
+  Result<std::optional<StreamInfo>> XInfoStream(int db, std::string_view key);
+
+  // Consumer groups (stream_groups.cc, stream_claims.cc). A group command first probes the key
+  // and group (XGroupProbe: kWrongType on another kind); the others expect them to exist.
+  Result<StreamGroupProbe> XGroupProbe(int db, std::string_view key, std::string_view group);
+  // id nullopt: "$" (the stream's last ID). kNoKey without mkstream, kGroupExists.
+  Result<StreamError> XGroupCreate(int db, std::string_view key, std::string_view group,
+                                   std::optional<StreamId> id, bool mkstream, int64_t entries_read);
+  Status XGroupSetId(int db, std::string_view key, std::string_view group,
+                     std::optional<StreamId> id, int64_t entries_read);
+  Result<int64_t> XGroupDestroy(int db, std::string_view key, std::string_view group);
+  Result<int64_t> XGroupCreateConsumer(int db, std::string_view key, std::string_view group,
+                                       std::string_view consumer);
+  // The number of entries the consumer had pending.
+  Result<int64_t> XGroupDelConsumer(int db, std::string_view key, std::string_view group,
+                                    std::string_view consumer);
+  // XREADGROUP on one stream: new entries (history_from nullopt: ">") or the consumer's pending
+  // history from an ID; nullopt when ">" finds nothing new (the stream is not in the reply).
+  Result<std::optional<std::vector<StreamEntry>>> XReadGroup(int db, std::string_view key,
+                                                             std::string_view group,
+                                                             std::string_view consumer,
+                                                             std::optional<StreamId> history_from,
+                                                             int64_t count, bool noack);
+  Result<int64_t> XAck(int db, std::string_view key, std::string_view group,
+                       std::span<const StreamId> ids);
+  Result<StreamPendingSummary> XPendingSummary(int db, std::string_view key,
+                                               std::string_view group);
+  Result<std::vector<StreamPendingEntry>> XPendingRange(int db, std::string_view key,
+                                                        std::string_view group, int64_t min_idle_ms,
+                                                        StreamId start, StreamId end, int64_t count,
+                                                        std::optional<std::string_view> consumer);
+  Result<StreamClaimReply> XClaim(int db, std::string_view key, std::string_view group,
+                                  std::string_view consumer, std::span<const StreamId> ids,
+                                  const StreamClaimOptions& options);
+  Result<StreamClaimReply> XAutoClaim(int db, std::string_view key, std::string_view group,
+                                      std::string_view consumer, int64_t min_idle_ms,
+                                      StreamId start, int64_t count, bool justid);
+  Result<std::vector<StreamGroupInfo>> XInfoGroups(int db, std::string_view key);
+  Result<std::vector<StreamConsumerInfo>> XInfoConsumers(int db, std::string_view key,
+                                                         std::string_view group);
 
   // ---- Lists (Redis 7.0 semantics; kWrongType on a key of another kind). lists.cc.
   // Elements sit at consecutive positions, so pushes and pops at either end are O(1) element

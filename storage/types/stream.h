@@ -1,0 +1,150 @@
+// One stream key inside a unit, over the collection layout (collection.h): the metadata record
+// at the key carries the stream's state (StreamState, in the metadata's `extra`), and every
+// entry, node, group, pending entry and consumer is a sub-key in the `stream` element column
+// family. Internal header; docs/engine.md "Streams" has the picture.
+//
+// Sub-keys (element bytes after the collection's version prefix):
+//   'e' [id: 16 BE]                           -> entry: [varint pairs]([varint len][bytes])*
+//   'n' [first id: 16 BE]                     -> node (Redis's listpack node, emulated)
+//   'g' [group]                               -> group: last delivered ID, entries-read, counts
+//   'p' [group len: 4 BE][group][id: 16 BE]   -> pending entry: delivery time, count, consumer
+//   'c' [group len: 4 BE][group][consumer]    -> consumer: seen time, pending count
+//   'q' [group len][group][consumer len: 4 BE][consumer][id] -> "" (the consumer's own PEL)
+// so entries, a group's PEL and its consumers each are one ordered range: a range read seeks,
+// an acknowledgement is point writes, and a trim or delete touches only what it removes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "collection.h"
+#include "sluice/stream.h"
+
+namespace sluice::internal {
+
+// The stream's own metadata (collection meta's extra). The collection's count is always 1 (an
+// empty stream stays a key, as in Redis).
+struct StreamState {
+  StreamId last_id;
+  StreamId max_deleted_id;
+  StreamId first_id;
+  uint64_t entries_added = 0;
+  int64_t length = 0;
+  int64_t groups = 0;
+  int64_t nodes = 0;
+  bool has_tail = false;  // tail_first names the last node
+  StreamId tail_first;
+};
+
+// Redis's listpack node, as much as trimming and XINFO need: its first ID (the key), last ID,
+// live and deleted entries, the listpack's byte size, and its master entry's fields.
+struct StreamNode {
+  StreamId first;
+  StreamId last;
+  int64_t live = 0;
+  int64_t deleted = 0;
+  int64_t bytes = 0;
+  std::vector<std::string> master_fields;
+};
+
+struct StreamGroup {
+  StreamId last_id;
+  int64_t entries_read = -1;  // -1: unknown (Redis's SCG_INVALID_ENTRIES_READ)
+  int64_t pending = 0;
+  int64_t consumers = 0;
+};
+
+struct StreamPending {
+  int64_t delivery_ms = 0;
+  int64_t delivery_count = 0;
+  std::string consumer;
+};
+
+struct StreamConsumer {
+  int64_t seen_ms = 0;
+  int64_t pending = 0;
+};
+
+void AppendStreamId(std::string* out, StreamId id);  // 16 bytes big-endian
+StreamId ReadStreamId(std::string_view bytes);       // the first 16 bytes
+
+class Stream {
+ public:
+  // kWrongType when the key holds another kind; exists() false for a missing key.
+  static Result<Stream> Open(Txn& txn, int db, std::string_view key, bool write);
+
+  bool exists() const { return c_.exists(); }
+  void Create();  // an empty stream (no-op when it exists)
+  void Save();    // stages the metadata
+  StreamState& state() { return st_; }
+  Collection& collection() { return c_; }
+
+  // Entries.
+  Status Range(StreamId start, StreamId end, bool rev, int64_t count,
+               std::vector<StreamEntry>* out);
+  Status GetEntry(StreamId id, StreamEntry* out, bool* found);
+  Status Append(StreamId id, std::span<const std::string_view> fields);
+  Status Delete(StreamId id, bool* deleted);
+  Result<int64_t> Trim(const StreamTrim& trim);
+
+  // Groups, their pending entries and consumers.
+  Status GetGroup(std::string_view name, StreamGroup* out, bool* found);
+  void PutGroup(std::string_view name, const StreamGroup& g);
+  Status ListGroups(std::vector<std::pair<std::string, StreamGroup>>* out);
+  Status DestroyGroup(std::string_view name);
+  Status GetPending(std::string_view group, StreamId id, StreamPending* out, bool* found);
+  void PutPending(std::string_view group, StreamId id, const StreamPending& p);
+  void ErasePending(std::string_view group, StreamId id, std::string_view consumer);
+  // Pending entries of the group (or of one consumer) with start <= id <= end, at most count
+  // (0: all), in ID order.
+  Status ListPending(std::string_view group, const std::string* consumer, StreamId start,
+                     StreamId end, int64_t count,
+                     std::vector<std::pair<StreamId, StreamPending>>* out);
+  Status GetConsumer(std::string_view group, std::string_view name, StreamConsumer* out,
+                     bool* found);
+  void PutConsumer(std::string_view group, std::string_view name, const StreamConsumer& c);
+  Status ListConsumers(std::string_view group,
+                       std::vector<std::pair<std::string, StreamConsumer>>* out);
+  // Removes the consumer and its pending entries (counted off *g); the number it had pending.
+  Result<int64_t> DeleteConsumer(std::string_view group, std::string_view name, StreamGroup* g);
+  // The group's first and last pending IDs (unchanged when the PEL is empty).
+  Status PendingEdges(std::string_view group, StreamId* first, StreamId* last);
+
+  // Redis's streamEstimateDistanceFromFirstEverEntry: the logical read counter of `id`, or -1
+  // when it cannot be known.
+  int64_t EstimateEntriesRead(StreamId id) const;
+  // streamRangeHasTombstones from `start` to the end.
+  bool HasTombstonesFrom(StreamId start) const;
+  // XINFO's lag of a group; nullopt when Redis replies null.
+  std::optional<int64_t> Lag(const StreamGroup& g) const;
+  // A group delivered `id` (streamReplyWithRange): its last ID and entries-read move on.
+  void NoteDelivered(StreamGroup* g, StreamId id) const;
+  const StreamState& state() const { return st_; }
+
+ private:
+  explicit Stream(Collection c) : c_(std::move(c)) {}
+  Status LoadNode(StreamId first, StreamNode* out);
+  void SaveNode(const StreamNode& n);
+  void EraseNode(const StreamNode& n);
+  // The node holding `id` (the last node whose first ID is <= id); found false when none.
+  Status NodeOf(StreamId id, StreamNode* out, bool* found);
+  Status FirstNode(StreamNode* out, bool* found);
+  Status RefreshTail();
+  Status EraseEntriesOf(const StreamNode& n);
+  Status Scan(std::string_view prefix, std::string_view from, bool rev,
+              const std::function<bool(std::string_view, std::string_view)>& visit);
+  Status ErasePrefix(std::string_view prefix);
+  void UpdateFirstId();
+
+  Collection c_;
+  StreamState st_;
+  std::string key_;
+};
+
+}  // namespace sluice::internal

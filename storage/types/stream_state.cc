@@ -1,0 +1,458 @@
+// The stream layout (stream.h): the codecs of its metadata and sub-keys, opening a stream, and
+// its entries: append with Redis's node boundaries, range reads, deletes and trims.
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <utility>
+
+#include "store_impl.h"
+#include "stream.h"
+#include "txn.h"
+
+namespace sluice {
+
+bool StreamId::Increment() {
+  if (seq != std::numeric_limits<uint64_t>::max()) {
+    ++seq;
+    return true;
+  }
+  if (ms == std::numeric_limits<uint64_t>::max()) return false;
+  ++ms;
+  seq = 0;
+  return true;
+}
+
+bool StreamId::Decrement() {
+  if (seq != 0) {
+    --seq;
+    return true;
+  }
+  if (ms == 0) return false;
+  --ms;
+  seq = std::numeric_limits<uint64_t>::max();
+  return true;
+}
+
+std::string StreamId::ToString() const { return std::to_string(ms) + "-" + std::to_string(seq); }
+
+}  // namespace sluice
+
+namespace sluice::internal {
+
+namespace {
+
+// Redis's defaults: stream-node-max-entries and stream-node-max-bytes.
+constexpr int64_t kNodeMaxEntries = 100;
+constexpr int64_t kNodeMaxBytes = 4096;
+constexpr int kItemSameFields = 2;  // STREAM_ITEM_FLAG_SAMEFIELDS
+
+void AppendBE64(std::string* out, uint64_t v) {
+  for (int i = 7; i >= 0; --i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+uint64_t ReadBE64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+void AppendString(std::string* out, std::string_view s) {
+  AppendVarint(out, s.size());
+  out->append(s);
+}
+bool ReadString(std::string_view in, size_t* at, std::string* out) {
+  uint64_t n = 0;
+  if (!ReadVarint(in, at, &n) || in.size() - *at < n) return false;
+  out->assign(in.substr(*at, n));
+  *at += n;
+  return true;
+}
+
+std::string EncodeStrings(std::span<const std::string_view> items) {
+  std::string out;
+  AppendVarint(&out, items.size());
+  for (auto s : items) AppendString(&out, s);
+  return out;
+}
+bool DecodeStrings(std::string_view in, size_t at, std::vector<std::string>* out) {
+  uint64_t n = 0;
+  if (!ReadVarint(in, &at, &n) || n > in.size()) return false;
+  out->resize(n);
+  for (auto& s : *out) {
+    if (!ReadString(in, &at, &s)) return false;
+  }
+  return true;
+}
+
+std::string EntryKey(StreamId id) {
+  std::string k(1, 'e');
+  AppendStreamId(&k, id);
+  return k;
+}
+std::string NodeKey(StreamId first) {
+  std::string k(1, 'n');
+  AppendStreamId(&k, first);
+  return k;
+}
+
+// Listpack sizes (Redis's listpack.c encodings), to place node boundaries where Redis does.
+size_t LpIntSize(int64_t v) {
+  if (v >= 0 && v <= 127) return 2;  // 7-bit uint + 1 byte backlen
+  if (v >= -4096 && v <= 4095) return 3;
+  if (v >= -32768 && v <= 32767) return 4;
+  if (v >= -8388608 && v <= 8388607) return 5;
+  if (v >= INT32_MIN && v <= INT32_MAX) return 6;
+  return 10;
+}
+size_t LpBacklen(size_t l) {
+  if (l < 128) return 1;
+  if (l < 16384) return 2;
+  if (l < 2097152) return 3;
+  if (l < 268435456) return 4;
+  return 5;
+}
+// A string Redis stores as an integer: lpStringToInt64's rule (no sign but '-', no leading
+// zeros, fits int64).
+bool LpAsInt(std::string_view s, int64_t* v) {
+  if (s.empty() || s.size() > 20) return false;
+  if (s == "0") {
+    *v = 0;
+    return true;
+  }
+  size_t i = s[0] == '-' ? 1 : 0;
+  if (i == s.size() || s[i] < '1' || s[i] > '9') return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+size_t LpStrSize(std::string_view s) {
+  int64_t v = 0;
+  if (LpAsInt(s, &v)) return LpIntSize(v);
+  size_t enc = s.size() < 64 ? 1 + s.size() : s.size() < 4096 ? 2 + s.size() : 5 + s.size();
+  return enc + LpBacklen(enc);
+}
+
+}  // namespace
+
+void AppendStreamId(std::string* out, StreamId id) {
+  AppendBE64(out, id.ms);
+  AppendBE64(out, id.seq);
+}
+StreamId ReadStreamId(std::string_view bytes) {
+  return {ReadBE64(bytes.data()), ReadBE64(bytes.data() + 8)};
+}
+
+namespace {
+
+std::string EncodeState(const StreamState& s) {
+  std::string out;
+  AppendStreamId(&out, s.last_id);
+  AppendStreamId(&out, s.max_deleted_id);
+  AppendStreamId(&out, s.first_id);
+  AppendFixed64(&out, s.entries_added);
+  AppendFixed64(&out, static_cast<uint64_t>(s.length));
+  AppendFixed64(&out, static_cast<uint64_t>(s.groups));
+  AppendFixed64(&out, static_cast<uint64_t>(s.nodes));
+  out.push_back(s.has_tail ? 1 : 0);
+  AppendStreamId(&out, s.tail_first);
+  return out;
+}
+constexpr size_t kStateBytes = 16 * 3 + 8 * 4 + 1 + 16;
+
+bool DecodeState(std::string_view in, StreamState* s) {
+  if (in.size() < kStateBytes) return false;
+  const char* p = in.data();
+  s->last_id = ReadStreamId({p, 16});
+  s->max_deleted_id = ReadStreamId({p + 16, 16});
+  s->first_id = ReadStreamId({p + 32, 16});
+  s->entries_added = DecodeFixed64(p + 48);
+  s->length = static_cast<int64_t>(DecodeFixed64(p + 56));
+  s->groups = static_cast<int64_t>(DecodeFixed64(p + 64));
+  s->nodes = static_cast<int64_t>(DecodeFixed64(p + 72));
+  s->has_tail = p[80] != 0;
+  s->tail_first = ReadStreamId({p + 81, 16});
+  return true;
+}
+
+}  // namespace
+
+Result<Stream> Stream::Open(Txn& txn, int db, std::string_view key, bool write) {
+  auto c = Collection::Open(txn, db, key, ValueKind::kStream, write);
+  if (!c.ok()) return c.status();
+  Stream s(std::move(*c));
+  if (s.exists() && !DecodeState(s.c_.meta().extra, &s.st_)) {
+    return Status::Corruption("invalid stream metadata");
+  }
+  return s;
+}
+
+void Stream::Create() {
+  if (exists()) return;
+  c_.Create();
+  c_.meta().count = 1;
+  st_ = StreamState{};
+}
+
+void Stream::Save() {
+  c_.meta().count = 1;
+  c_.meta().extra = EncodeState(st_);
+  c_.Save();
+}
+
+Status Stream::GetEntry(StreamId id, StreamEntry* out, bool* found) {
+  std::string v;
+  if (Status s = c_.Get(ElementCf::kStream, EntryKey(id), &v, found); !s.ok() || !*found) return s;
+  out->id = id;
+  if (!DecodeStrings(v, 0, &out->fields)) return Status::Corruption("invalid stream entry");
+  return Status::Ok();
+}
+
+Status Stream::Range(StreamId start, StreamId end, bool rev, int64_t count,
+                     std::vector<StreamEntry>* out) {
+  if (start > end || !exists()) return Status::Ok();
+  auto it = c_.NewIterator(ElementCf::kStream);
+  const std::string lo = c_.SubKey(EntryKey(start));
+  const std::string hi = c_.SubKey(EntryKey(end));
+  if (rev) {
+    it->SeekForPrev(hi);
+  } else {
+    it->Seek(lo);
+  }
+  while (it->Valid() && (count == 0 || static_cast<int64_t>(out->size()) < count)) {
+    std::string_view k = it->key().ToStringView();
+    if (rev ? k < lo : k > hi) break;
+    std::string_view el = c_.ElementOf(it->key());
+    if (el.size() != 17 || el[0] != 'e') break;
+    StreamEntry e;
+    e.id = ReadStreamId(el.substr(1));
+    if (!DecodeStrings(it->value().ToStringView(), 0, &e.fields)) {
+      return Status::Corruption("invalid stream entry");
+    }
+    out->push_back(std::move(e));
+    if (rev) {
+      it->Prev();
+    } else {
+      it->Next();
+    }
+  }
+  return it->status().ok() ? Status::Ok() : Status::IOError(it->status().ToString());
+}
+
+// ---- Nodes
+
+Status Stream::LoadNode(StreamId first, StreamNode* out) {
+  std::string v;
+  bool found = false;
+  if (Status s = c_.Get(ElementCf::kStream, NodeKey(first), &v, &found); !s.ok()) return s;
+  if (!found || v.size() < 40) return Status::Corruption("stream node missing");
+  out->first = first;
+  out->last = ReadStreamId(v);
+  out->live = static_cast<int64_t>(DecodeFixed64(v.data() + 16));
+  out->deleted = static_cast<int64_t>(DecodeFixed64(v.data() + 24));
+  out->bytes = static_cast<int64_t>(DecodeFixed64(v.data() + 32));
+  if (!DecodeStrings(v, 40, &out->master_fields)) return Status::Corruption("bad stream node");
+  return Status::Ok();
+}
+
+void Stream::SaveNode(const StreamNode& n) {
+  std::string v;
+  AppendStreamId(&v, n.last);
+  AppendFixed64(&v, static_cast<uint64_t>(n.live));
+  AppendFixed64(&v, static_cast<uint64_t>(n.deleted));
+  AppendFixed64(&v, static_cast<uint64_t>(n.bytes));
+  std::vector<std::string_view> fields(n.master_fields.begin(), n.master_fields.end());
+  v.append(EncodeStrings(fields));
+  c_.Put(ElementCf::kStream, NodeKey(n.first), v);
+}
+
+void Stream::EraseNode(const StreamNode& n) {
+  c_.Erase(ElementCf::kStream, NodeKey(n.first));
+  st_.nodes -= 1;
+  if (st_.has_tail && st_.tail_first == n.first) st_.has_tail = false;
+}
+
+Status Stream::NodeOf(StreamId id, StreamNode* out, bool* found) {
+  *found = false;
+  StreamId first;
+  {
+    auto it = c_.NewIterator(ElementCf::kStream);
+    it->SeekForPrev(c_.SubKey(NodeKey(id)));
+    if (!it->Valid()) return Status::Ok();
+    std::string_view el = c_.ElementOf(it->key());
+    if (el.size() != 17 || el[0] != 'n') return Status::Ok();
+    first = ReadStreamId(el.substr(1));
+  }
+  *found = true;
+  return LoadNode(first, out);
+}
+
+Status Stream::FirstNode(StreamNode* out, bool* found) {
+  *found = false;
+  StreamId first;
+  {
+    auto it = c_.NewIterator(ElementCf::kStream);
+    it->Seek(c_.SubKey("n"));
+    if (!it->Valid()) return Status::Ok();
+    std::string_view el = c_.ElementOf(it->key());
+    if (el.size() != 17 || el[0] != 'n') return Status::Ok();
+    first = ReadStreamId(el.substr(1));
+  }
+  *found = true;
+  return LoadNode(first, out);
+}
+
+// After the tail node went: the last node left, if any, is the new tail.
+Status Stream::RefreshTail() {
+  if (st_.has_tail) return Status::Ok();
+  StreamNode n;
+  bool found = false;
+  if (Status s = NodeOf(StreamId::Max(), &n, &found); !s.ok()) return s;
+  st_.has_tail = found;
+  if (found) st_.tail_first = n.first;
+  return Status::Ok();
+}
+
+// Redis's streamAppendItem: a new node when the tail's listpack would reach 4 KB or holds 100
+// entries (live and deleted), else the entry joins the tail, compressed when its fields are
+// the node's master fields.
+Status Stream::Append(StreamId id, std::span<const std::string_view> fields) {
+  size_t raw_bytes = 0;
+  for (auto f : fields) raw_bytes += f.size();
+  const int64_t pairs = static_cast<int64_t>(fields.size() / 2);
+  StreamNode node;
+  bool join = st_.has_tail;
+  if (join) {
+    if (Status s = LoadNode(st_.tail_first, &node); !s.ok()) return s;
+    join = node.bytes + static_cast<int64_t>(raw_bytes) < kNodeMaxBytes &&
+           node.live + node.deleted < kNodeMaxEntries;
+  }
+  bool same = true;
+  if (!join) {
+    node = StreamNode{.first = id, .last = id};
+    node.bytes = 7 + LpIntSize(1) + LpIntSize(0) + LpIntSize(pairs) + LpIntSize(0);
+    for (int64_t i = 0; i < pairs; ++i) {
+      node.master_fields.emplace_back(fields[2 * i]);
+      node.bytes += static_cast<int64_t>(LpStrSize(fields[2 * i]));
+    }
+    st_.nodes += 1;
+    st_.has_tail = true;
+    st_.tail_first = id;
+  } else {
+    same = static_cast<int64_t>(node.master_fields.size()) == pairs;
+    for (int64_t i = 0; same && i < pairs; ++i) same = node.master_fields[i] == fields[2 * i];
+  }
+  size_t bytes = LpIntSize(same ? kItemSameFields : 0) +
+                 LpIntSize(static_cast<int64_t>(id.ms - node.first.ms)) +
+                 LpIntSize(static_cast<int64_t>(id.seq - node.first.seq));
+  if (!same) bytes += LpIntSize(pairs);
+  for (int64_t i = 0; i < pairs; ++i) {
+    if (!same) bytes += LpStrSize(fields[2 * i]);
+    bytes += LpStrSize(fields[2 * i + 1]);
+  }
+  bytes += LpIntSize(pairs + 3 + (same ? 0 : pairs + 1));
+  node.bytes += static_cast<int64_t>(bytes);
+  node.live += 1;
+  node.last = id;
+  SaveNode(node);
+  c_.Put(ElementCf::kStream, EntryKey(id), EncodeStrings(fields));
+  st_.length += 1;
+  st_.entries_added += 1;
+  st_.last_id = id;
+  if (st_.length == 1) st_.first_id = id;
+  return Status::Ok();
+}
+
+// The first live entry becomes first_id (0-0 when none), as streamGetEdgeID does.
+void Stream::UpdateFirstId() {
+  st_.first_id = StreamId{};
+  if (st_.length == 0) return;
+  auto it = c_.NewIterator(ElementCf::kStream);
+  it->Seek(c_.SubKey("e"));
+  if (!it->Valid()) return;
+  std::string_view el = c_.ElementOf(it->key());
+  if (el.size() == 17 && el[0] == 'e') st_.first_id = ReadStreamId(el.substr(1));
+}
+
+Status Stream::Delete(StreamId id, bool* deleted) {
+  *deleted = false;
+  std::string v;
+  bool found = false;
+  if (Status s = c_.Get(ElementCf::kStream, EntryKey(id), &v, &found); !s.ok() || !found) {
+    return s;
+  }
+  StreamNode node;
+  bool have = false;
+  if (Status s = NodeOf(id, &node, &have); !s.ok()) return s;
+  if (!have) return Status::Corruption("stream entry without a node");
+  c_.Erase(ElementCf::kStream, EntryKey(id));
+  node.live -= 1;
+  node.deleted += 1;
+  if (node.live == 0) {
+    EraseNode(node);
+    if (Status s = RefreshTail(); !s.ok()) return s;
+  } else {
+    SaveNode(node);
+  }
+  st_.length -= 1;
+  *deleted = true;
+  return Status::Ok();
+}
+
+Status Stream::EraseEntriesOf(const StreamNode& n) {
+  std::vector<std::string> keys;
+  {
+    auto it = c_.NewIterator(ElementCf::kStream);
+    const std::string hi = c_.SubKey(EntryKey(n.last));
+    for (it->Seek(c_.SubKey(EntryKey(n.first))); it->Valid(); it->Next()) {
+      if (it->key().ToStringView() > hi) break;
+      keys.emplace_back(c_.ElementOf(it->key()));
+    }
+    if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  }
+  for (const auto& k : keys) c_.Erase(ElementCf::kStream, k);
+  return Status::Ok();
+}
+
+// Redis's streamTrim over the emulated nodes: whole nodes from the head while the rule allows,
+// then (exact trims only) entries of the first node that cannot go whole.
+Result<int64_t> Stream::Trim(const StreamTrim& t) {
+  if (t.by == StreamTrim::By::kNone || !exists()) return int64_t{0};
+  const bool by_len = t.by == StreamTrim::By::kMaxLen;
+  int64_t removed = 0;
+  while (st_.nodes > 0) {
+    if (by_len && st_.length <= t.max_len) break;
+    StreamNode node;
+    bool have = false;
+    if (Status s = FirstNode(&node, &have); !s.ok()) return s;
+    if (!have) break;
+    if (t.limit != 0 && removed + node.live > t.limit) break;
+    const bool whole = by_len ? st_.length - node.live >= t.max_len : node.last < t.min_id;
+    if (whole) {
+      if (Status s = EraseEntriesOf(node); !s.ok()) return s;
+      EraseNode(node);
+      st_.length -= node.live;
+      removed += node.live;
+      continue;
+    }
+    if (t.approx) break;
+    std::vector<StreamEntry> entries;
+    if (Status s = Range(node.first, node.last, false, 0, &entries); !s.ok()) return s;
+    for (const auto& e : entries) {
+      if (by_len ? st_.length <= t.max_len : e.id >= t.min_id) break;
+      c_.Erase(ElementCf::kStream, EntryKey(e.id));
+      node.live -= 1;
+      node.deleted += 1;
+      st_.length -= 1;
+      removed += 1;
+    }
+    SaveNode(node);
+    break;
+  }
+  if (Status s = RefreshTail(); !s.ok()) return s;
+  if (st_.length == 0) {
+    st_.first_id = StreamId{};
+  } else if (removed > 0) {
+    UpdateFirstId();
+  }
+  return removed;
+}
+
+}  // namespace sluice::internal

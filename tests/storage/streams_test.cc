@@ -1,0 +1,107 @@
+// Stream operations on Store::Transaction (storage/types/stream*.cc): IDs and metadata, node
+// boundaries behind approximate trims, groups and their pending entries, and that all of it
+// survives a reopen of the store.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "sluice/transaction.h"
+#include "test_util.h"
+
+namespace sluice::testing {
+
+namespace {
+using SV = std::string_view;
+using Txn = Store::Transaction;
+
+StreamAddOptions At(uint64_t ms, uint64_t seq) {
+  StreamAddOptions o;
+  o.mode = StreamAddOptions::IdMode::kExplicit;
+  o.id = {ms, seq};
+  return o;
+}
+
+std::vector<StreamId> Ids(const std::vector<StreamEntry>& entries) {
+  std::vector<StreamId> out;
+  for (const auto& e : entries) out.push_back(e.id);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("stream: append, refuse a smaller ID, range both ways, delete, metadata") {
+  Fixture f;
+  {
+    Txn t(*f.store, {});
+    const SV fields[] = {"f", "v"};
+    for (uint64_t ms = 1; ms <= 5; ++ms) {
+      auto r = t.XAdd(0, "s", At(ms, 0), fields);
+      REQUIRE(r.ok());
+      CHECK(r->outcome == StreamAddReply::Outcome::kAdded);
+    }
+    CHECK(t.XAdd(0, "s", At(5, 0), fields)->outcome == StreamAddReply::Outcome::kIdTooSmall);
+    CHECK(Ids(*t.XRange(0, "s", {2, 0}, {4, 0}, false, 0)) ==
+          std::vector<StreamId>{{2, 0}, {3, 0}, {4, 0}});
+    CHECK(Ids(*t.XRange(0, "s", {0, 0}, StreamId::Max(), true, 2)) ==
+          std::vector<StreamId>{{5, 0}, {4, 0}});
+    const StreamId gone[] = {{1, 0}, {3, 0}, {9, 0}};
+    CHECK(*t.XDel(0, "s", gone) == 2);
+    auto info = t.XInfoStream(0, "s");
+    REQUIRE(info->has_value());
+    CHECK((*info)->length == 3);
+    CHECK((*info)->first_id == StreamId{2, 0});
+    CHECK((*info)->max_deleted_id == StreamId{3, 0});
+    CHECK((*info)->entries_added == 5);
+    REQUIRE(t.Commit().ok());
+  }  // the unit lets its locks go before the store closes
+  f.Reopen();
+  Txn again(*f.store, {});
+  CHECK(*again.XLen(0, "s") == 3);
+  CHECK((*again.XInfoStream(0, "s"))->last_id == StreamId{5, 0});
+}
+
+TEST_CASE("stream: ~ trims whole nodes of 100 entries, = trims exactly, LIMIT caps the work") {
+  Fixture f;
+  Txn t(*f.store, {});
+  const SV fields[] = {"f", "v"};
+  for (uint64_t ms = 1; ms <= 350; ++ms) REQUIRE(t.XAdd(0, "s", At(ms, 0), fields).ok());
+  CHECK((*t.XInfoStream(0, "s"))->nodes == 4);
+  StreamTrim approx{.by = StreamTrim::By::kMaxLen, .approx = true, .max_len = 120, .limit = 100};
+  CHECK(*t.XTrim(0, "s", approx) == 100);  // the LIMIT stops before the second node
+  approx.limit = 0;
+  CHECK(*t.XTrim(0, "s", approx) == 100);
+  StreamTrim exact{.by = StreamTrim::By::kMinId, .min_id = {260, 0}};
+  CHECK(*t.XTrim(0, "s", exact) == 59);
+  CHECK((*t.XInfoStream(0, "s"))->first_id == StreamId{260, 0});
+}
+
+TEST_CASE("stream groups: deliver, pending, claim, ack; entries-read and lag") {
+  Fixture f;
+  Txn t(*f.store, {});
+  const SV fields[] = {"f", "v"};
+  for (uint64_t ms = 1; ms <= 3; ++ms) REQUIRE(t.XAdd(0, "s", At(ms, 0), fields).ok());
+  CHECK(*t.XGroupCreate(0, "s", "g", StreamId{}, false, -1) == StreamError::kNone);
+  CHECK(*t.XGroupCreate(0, "s", "g", StreamId{}, false, -1) == StreamError::kGroupExists);
+  auto read = t.XReadGroup(0, "s", "g", "alice", std::nullopt, 2, false);
+  REQUIRE(read.ok());
+  REQUIRE(read->has_value());
+  CHECK(Ids(**read) == std::vector<StreamId>{{1, 0}, {2, 0}});
+  StreamClaimOptions o{.justid = true};  // a unit's time is fixed: no idle time passes
+  const StreamId claim[] = {{2, 0}};
+  CHECK(Ids(t.XClaim(0, "s", "g", "bob", claim, o)->claimed) == std::vector<StreamId>{{2, 0}});
+  auto summary = t.XPendingSummary(0, "s", "g");
+  CHECK(summary->count == 2);
+  CHECK(summary->consumers ==
+        std::vector<std::pair<std::string, int64_t>>{{"alice", 1}, {"bob", 1}});
+  const StreamId ack[] = {{1, 0}, {2, 0}, {2, 0}};
+  CHECK(*t.XAck(0, "s", "g", ack) == 2);
+  auto groups = t.XInfoGroups(0, "s");
+  REQUIRE(groups->size() == 1);
+  CHECK((*groups)[0].entries_read == 2);
+  CHECK((*groups)[0].lag == std::optional<int64_t>(1));
+  CHECK((*groups)[0].pending == 0);
+  CHECK(*t.XGroupDestroy(0, "s", "g") == 1);
+  CHECK(t.XInfoGroups(0, "s")->empty());
+}
+
+}  // namespace sluice::testing

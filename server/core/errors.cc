@@ -483,7 +483,6 @@ Status MaxlenNegative() { return Err("ERR MAXLEN can't be negative"); }
 Status CountNotPositive() { return Err("ERR count should be greater than 0"); }
 Status TimeoutNotFloat() { return Err("ERR timeout is not a float or out of range"); }
 Status TimeoutNegative() { return Err("ERR timeout is negative"); }
-Status TimeoutNotInteger() { return Err("ERR timeout is not an integer or out of range"); }
 Status UnblockReason() { return Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"); }
 Status UnblockedByClient() { return Err("UNBLOCKED client unblocked via CLIENT UNBLOCK"); }
 Status SubcommandSyntax(std::string_view command, std::string_view sub) {

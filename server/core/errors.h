@@ -136,7 +136,6 @@ Status CountNotPositive();  // "ERR count should be greater than 0"
 // Blocking commands (server/core/blocking.h) and CLIENT UNBLOCK.
 Status TimeoutNotFloat();    // "ERR timeout is not a float or out of range"
 Status TimeoutNegative();    // "ERR timeout is negative"
-Status TimeoutNotInteger();  // "ERR timeout is not an integer or out of range"
 Status UnblockReason();      // "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
 Status UnblockedByClient();  // "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 // "ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try CLIENT HELP."

@@ -131,7 +131,14 @@ def normalize(raw, args):
     if cmd.startswith("XPENDING") and len(args) > 3 and isinstance(value, tuple):
         return [[e[1][0], e[1][1], e[1][3]] for e in value[1]]
     if cmd == "XINFO CONSUMERS" and isinstance(value, tuple):
-        return [[kv for kv in (c[1] if isinstance(c, tuple) else c)][:4] for c in value[1]]
+        # name and pending only: RESP2 gives a flat list (4 items), RESP3 a map (2 pairs).
+        out = []
+        for c in value[1]:
+            items = list(c[1] if isinstance(c, tuple) else c)
+            pairs = bool(items) and isinstance(items[0], tuple) and len(items[0]) == 2 and \
+                isinstance(items[0][0], bytes)
+            out.append(items[:2] if pairs else items[:4])
+        return out
     if cmd == "XINFO STREAM" and isinstance(value, tuple):
         items = value[1]
         if items and isinstance(items[0], tuple):  # RESP3 map: (key, value) pairs

@@ -73,6 +73,19 @@ Status WriteFormat(const std::string& dir, const std::string& format) {
   return SyncPath(dir, O_RDONLY | O_DIRECTORY);
 }
 
+// Whether a data dir's column families are the current format's (format 0 had only the default
+// family): such a dir that lost its SLUICE-FORMAT file (a raw copy of the files, say) is the
+// current format, and migrating its keys as format 0 would garble every one of them.
+bool HasCurrentFamilies(const std::vector<std::string>& existing) {
+  return std::any_of(existing.begin(), existing.end(), [](const std::string& name) {
+    if (name == kMetaCf) return true;
+    for (int i = 0; i < internal::kNumElementCfs; ++i) {
+      if (name == internal::ElementCfName(static_cast<internal::ElementCf>(i))) return true;
+    }
+    return false;
+  });
+}
+
 }  // namespace
 
 Status Store::Impl::WriteCurrentFormat(const std::string& dir) {
@@ -136,7 +149,7 @@ Status Store::Impl::OpenRocks(const rocksdb::Options& rocks) {
   meta_cf_ = cf_handles_[1 + internal::kNumElementCfs];
 
   if (format == std::to_string(kCurrentFormat)) return Status::Ok();
-  if (existed) {
+  if (existed && !(format.empty() && HasCurrentFamilies(existing))) {
     if (Status m = MigrateFromFormat0(format == kStagedFormat0); !m.ok()) return m;
   }
   return WriteFormat(dir, std::to_string(kCurrentFormat));

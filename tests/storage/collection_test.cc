@@ -220,6 +220,25 @@ TEST_CASE("the data dir records its format; an unknown format is refused") {
   CHECK(r.status().message().find("on-disk format 7") != std::string::npos);
 }
 
+TEST_CASE("a current data dir that lost its format file is not migrated as format 0") {
+  TempDir dir;
+  {
+    auto s = OpenStore(dir.path());
+    REQUIRE(s->Set(0, "plain", "v", SetPlain()).ok());
+  }
+  // A raw copy of the files without SLUICE-FORMAT: the column families say format 1.
+  REQUIRE(std::remove(dir.sub("SLUICE-FORMAT").c_str()) == 0);
+  {
+    auto s = OpenStore(dir.path());
+    CHECK(s->Get(0, "plain").value() == std::optional<std::string>("v"));
+    CHECK(s->DbSize(0).value() == 1);
+  }
+  std::ifstream in(dir.sub("SLUICE-FORMAT"));
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "sluice-format 1");  // written back
+}
+
 TEST_CASE("a format-0 data dir (keys without a slot) is migrated on open") {
   TempDir dir;
   auto clock = ManualClock();

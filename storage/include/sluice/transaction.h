@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "sluice/store.h"
-#include "sluice/whole_value.h"
 #include "sluice/stream.h"
+#include "sluice/whole_value.h"
 
 namespace sluice {
 

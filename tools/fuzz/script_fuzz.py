@@ -19,6 +19,8 @@ and UBSan).
 import argparse
 import os
 import random
+import shutil
+import subprocess
 import sys
 import time
 
@@ -169,6 +171,30 @@ def args_for(rng):
     return [rng.choice(pool) for _ in range(rng.randint(0, 3))]
 
 
+def thread_stacks(pid):
+    """Every thread's stack of the server (a hang's evidence): gdb when installed (tools/setup.sh
+    installs it), else each thread's state and kernel wait channel from /proc."""
+    if shutil.which("gdb"):
+        try:
+            out = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex",
+                                  "thread apply all bt"], capture_output=True, text=True,
+                                 timeout=60)
+            return out.stdout[-20000:]
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return "gdb failed: %s" % e
+    lines = []
+    for tid in sorted(os.listdir("/proc/%d/task" % pid)):
+        base = "/proc/%d/task/%s/" % (pid, tid)
+        try:
+            comm = open(base + "comm").read().strip()
+            state = open(base + "stat").read().split(")")[-1].split()[0]
+            wchan = open(base + "wchan").read().strip()
+        except OSError:
+            continue
+        lines.append("thread %s %s state %s wchan %s" % (tid, comm, state, wchan))
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", required=True)
@@ -201,6 +227,8 @@ def main():
                 failure = "PING after the run did not answer PONG"
     except (OSError, ConnectionClosed) as e:
         failure = "the server stopped answering (%s)" % e
+        if server.proc.poll() is None:
+            failure += "\nthe server's threads:\n" + thread_stacks(server.proc.pid)
     if server.proc.poll() is not None:
         failure = "the server exited with %s" % server.proc.returncode
     report = sanitizer_report(server.stderr())

@@ -151,17 +151,20 @@ void InstallCrashHandler() {
   // backtrace() loads libgcc on its first call, which allocates: do it now, not in the handler.
   void* warmup[1];
   backtrace(warmup, 1);
-  // An alternate stack for this thread, so that a stack overflow here still gets its report.
-  static char alt_stack[1 << 16];
-  stack_t ss{};
-  ss.ss_sp = alt_stack;
-  ss.ss_size = sizeof alt_stack;
-  sigaltstack(&ss, nullptr);
+  InstallCrashAltStackForThisThread();
   struct sigaction sa {};
   sa.sa_sigaction = OnCrash;
   sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   for (int sig : kSignals) sigaction(sig, &sa, nullptr);
+}
+
+void InstallCrashAltStackForThisThread() {
+  thread_local char alt_stack[1 << 16];
+  stack_t ss{};
+  ss.ss_sp = alt_stack;
+  ss.ss_size = sizeof alt_stack;
+  sigaltstack(&ss, nullptr);
 }
 
 RunningCommandScope::RunningCommandScope(const ClientState& client, Args args)

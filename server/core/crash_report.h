@@ -14,6 +14,11 @@ struct ClientState;
 // it early in main, before the I/O threads start.
 void InstallCrashHandler();
 
+// Gives the calling thread its own alternate signal stack (64 KB, kept for the thread's life),
+// so that a stack overflow on it still gets its report: call it first in every thread that
+// runs commands (the I/O threads). InstallCrashHandler does it for the main thread.
+void InstallCrashAltStackForThisThread();
+
 // Marks the command the calling thread runs, for the report, for this object's scope. Scopes
 // nest (a script's redis.call shadows its EVAL, then restores it). Cost: two thread-local
 // stores; no allocation. `client` and `args` must outlive the scope (the dispatcher's own).

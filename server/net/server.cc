@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "protocol/reply_writer.h"
+#include "server/core/crash_report.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
 #include "server/core/server_state.h"
@@ -141,7 +142,10 @@ void Server::Run() {
   std::vector<std::thread> threads;
   context_threads_.push_back(std::this_thread::get_id());
   for (size_t i = 1; i < contexts_.size(); ++i) {
-    threads.emplace_back([context = contexts_[i].get()] { context->run(); });
+    threads.emplace_back([context = contexts_[i].get()] {
+      InstallCrashAltStackForThisThread();
+      context->run();
+    });
     context_threads_.push_back(threads.back().get_id());
   }
   threads.emplace_back([this] { control_.run(); });  // last: it reads context_threads_

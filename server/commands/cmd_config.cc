@@ -7,6 +7,7 @@
 #include "server/commands/server_commands.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
+#include "server/core/command_stats.h"
 #include "server/core/config.h"
 #include "server/core/errors.h"
 #include "server/core/open_files.h"
@@ -128,6 +129,7 @@ void ConfigResetStat(CommandContext& ctx, Args) {
   ctx.server.stats().Reset();
   ctx.server.limiter_stats().Reset();
   ctx.server.scripting().native_stats.Reset();
+  ResetCommandStats();
   ctx.out.Simple("OK");
 }
 

@@ -1,7 +1,8 @@
 // INFO [section ...]: Redis's "# Section\r\nfield:value\r\n" text. Sections: server, clients,
-// memory, persistence, stats, keyspace, limiters, native_scripts; "default", "all" and
-// "everything" give them all. Unknown sections are skipped (an empty reply when nothing
-// matched), as Redis does.
+// memory, persistence, stats, cpu, commandstats, errorstats, keyspace, limiters, native_scripts;
+// "default" gives all but commandstats (as Redis), "all" and "everything" give them all. Unknown
+// sections are skipped (an empty reply when nothing matched), as Redis does.
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "server/commands/server_commands.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
+#include "server/core/command_stats.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
 #include "server/pubsub/pubsub_registry.h"
@@ -192,6 +194,56 @@ void StatsSection(CommandContext& ctx, std::string& out) {
         get(st.client_output_buffer_limit_disconnections));
 }
 
+std::string Seconds(const timeval& t) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%ld.%06ld", static_cast<long>(t.tv_sec),
+                static_cast<long>(t.tv_usec));
+  return buf;
+}
+
+// The process's CPU time; "main thread": the I/O thread answering (Sluice has no single main
+// thread).
+void CpuSection(std::string& out) {
+  rusage self{}, children{}, thread{};
+  getrusage(RUSAGE_SELF, &self);
+  getrusage(RUSAGE_CHILDREN, &children);
+  getrusage(RUSAGE_THREAD, &thread);
+  out += "# CPU\r\n";
+  Field(out, "used_cpu_sys", Seconds(self.ru_stime));
+  Field(out, "used_cpu_user", Seconds(self.ru_utime));
+  Field(out, "used_cpu_sys_children", Seconds(children.ru_stime));
+  Field(out, "used_cpu_user_children", Seconds(children.ru_utime));
+  Field(out, "used_cpu_sys_main_thread", Seconds(thread.ru_stime));
+  Field(out, "used_cpu_user_main_thread", Seconds(thread.ru_utime));
+}
+
+// Every command and subcommand called or refused since the start (or CONFIG RESETSTAT), in the
+// command table's order.
+void CommandStatsSection(CommandContext& ctx, std::string& out) {
+  out += "# Commandstats\r\n";
+  const std::vector<CommandTotals> totals = SumCommandStats();
+  for (const CommandSpec& spec : ctx.server.commands().all()) {
+    if (spec.id >= totals.size()) continue;
+    const CommandTotals& t = totals[spec.id];
+    if (t.calls == 0 && t.rejected == 0 && t.failed == 0) continue;
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu",
+                  static_cast<unsigned long long>(t.calls), static_cast<unsigned long long>(t.usec),
+                  t.calls == 0 ? 0.0 : static_cast<double>(t.usec) / static_cast<double>(t.calls),
+                  static_cast<unsigned long long>(t.rejected),
+                  static_cast<unsigned long long>(t.failed));
+    Field(out, "cmdstat_" + spec.name, buf);
+  }
+}
+
+void ErrorStatsSection(std::string& out) {
+  out += "# Errorstats\r\n";
+  for (const auto& [code, n] : SumErrorStats()) {
+    Field(out, "errorstat_" + code, "count=" + std::to_string(n));
+  }
+}
+
 void KeyspaceSection(CommandContext& ctx, std::string& out) {
   out += "# Keyspace\r\n";
   for (int db = 0; db < kNumDatabases; ++db) {
@@ -221,16 +273,28 @@ enum Section : unsigned {
   kKeyspace = 1u << 5,
   kLimiters = 1u << 6,
   kNativeScripts = 1u << 7,
-  kAll = (1u << 8) - 1,
+  kCpu = 1u << 8,
+  kCommandStats = 1u << 9,
+  kErrorStats = 1u << 10,
+  kAll = (1u << 11) - 1,
+  kDefault = kAll & ~kCommandStats,
 };
 
 unsigned SectionBit(std::string_view name) {
   static constexpr std::pair<const char*, unsigned> kNames[] = {
-      {"server", kServer},     {"clients", kClients},
-      {"memory", kMemory},     {"persistence", kPersistence},
-      {"stats", kStats},       {"keyspace", kKeyspace},
-      {"limiters", kLimiters}, {"native_scripts", kNativeScripts},
-      {"default", kAll},       {"all", kAll},
+      {"server", kServer},
+      {"clients", kClients},
+      {"memory", kMemory},
+      {"persistence", kPersistence},
+      {"stats", kStats},
+      {"keyspace", kKeyspace},
+      {"limiters", kLimiters},
+      {"native_scripts", kNativeScripts},
+      {"cpu", kCpu},
+      {"commandstats", kCommandStats},
+      {"errorstats", kErrorStats},
+      {"default", kDefault},
+      {"all", kAll},
       {"everything", kAll},
   };
   for (const auto& [n, bit] : kNames) {
@@ -240,7 +304,7 @@ unsigned SectionBit(std::string_view name) {
 }
 
 void Info(CommandContext& ctx, Args args) {
-  unsigned wanted = args.size() == 1 ? static_cast<unsigned>(kAll) : 0u;
+  unsigned wanted = args.size() == 1 ? static_cast<unsigned>(kDefault) : 0u;
   for (size_t i = 1; i < args.size(); ++i) wanted |= SectionBit(args[i]);
   Config config = ctx.server.config();
   std::string out;
@@ -255,6 +319,9 @@ void Info(CommandContext& ctx, Args args) {
   section(kMemory, [&] { MemorySection(ctx, out); });
   section(kPersistence, [&] { PersistenceSection(ctx, config, out); });
   section(kStats, [&] { StatsSection(ctx, out); });
+  section(kCpu, [&] { CpuSection(out); });
+  section(kCommandStats, [&] { CommandStatsSection(ctx, out); });
+  section(kErrorStats, [&] { ErrorStatsSection(out); });
   section(kKeyspace, [&] { KeyspaceSection(ctx, out); });
   section(kLimiters, [&] { LimitersSection(ctx, out); });
   section(kNativeScripts, [&] { NativeScriptsSection(ctx, out); });

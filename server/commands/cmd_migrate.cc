@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/migrate_cache.h"
 #include "server/commands/migrate_link.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -94,12 +95,14 @@ Status CollectKeys(CommandContext& ctx, Args args, const MigrateArgs& m,
   return Status::Ok();
 }
 
-std::string BuildCommands(const MigrateArgs& m, const std::vector<Outgoing>& keys) {
+// The commands of one attempt: AUTH when given (every time, as Redis), SELECT only when the
+// connection's selected database differs, then a RESTORE per key.
+std::string BuildCommands(const MigrateArgs& m, bool select, const std::vector<Outgoing>& keys) {
   std::string out;
   if (m.password && m.user) AppendCommand({"AUTH", *m.user, *m.password}, &out);
   if (m.password && !m.user) AppendCommand({"AUTH", *m.password}, &out);
   const std::string db = std::to_string(m.db);
-  AppendCommand({"SELECT", db}, &out);
+  if (select) AppendCommand({"SELECT", db}, &out);
   for (const Outgoing& k : keys) {
     const std::string ttl = std::to_string(k.ttl_ms);
     std::vector<std::string_view> restore = {"RESTORE", k.key, ttl, k.payload};
@@ -109,30 +112,35 @@ std::string BuildCommands(const MigrateArgs& m, const std::vector<Outgoing>& key
   return out;
 }
 
-void MigrateCommand(CommandContext& ctx, Args args) {
-  MigrateArgs m;
-  if (Status s = ParseMigrate(args, &m); !s.ok()) return ReplyError(ctx.out, s);
-  std::vector<Outgoing> keys;
-  if (Status s = CollectKeys(ctx, args, m, &keys); !s.ok()) return ReplyError(ctx.out, s);
-  if (keys.empty()) return ctx.out.Simple("NOKEY");
-  MigrateLink link;
+// One attempt over one connection. A socket error before the target answered anything about a
+// key sets *retry (when the step did not time out): the cached connection may have been closed
+// by the target since, and Redis then tries once more on a fresh one.
+void MigrateOnce(CommandContext& ctx, const MigrateArgs& m, const std::vector<Outgoing>& keys,
+                 MigrateCache::Lease& lease, bool* retry) {
+  *retry = false;
   const int timeout = static_cast<int>(m.timeout_ms);
-  if (!link.Connect(std::string(args[1]), std::string(args[2]), timeout)) {
-    return ReplyError(ctx.out, MigrateIoError("connecting to the client"));
-  }
-  if (!link.WriteAll(BuildCommands(m, keys), timeout)) {
+  const bool select = lease.last_db != m.db;
+  MigrateLink& link = lease.link;
+  if (!link.WriteAll(BuildCommands(m, select, keys), timeout)) {
+    *retry = !link.timed_out();
+    link.Close();
     return ReplyError(ctx.out, MigrateIoError("writing to target instance"));
   }
   std::string auth_reply, select_reply, reply;
   if ((m.password && !link.ReadLine(&auth_reply, timeout)) ||
-      !link.ReadLine(&select_reply, timeout)) {
+      (select && !link.ReadLine(&select_reply, timeout))) {
+    *retry = !link.timed_out();
+    link.Close();
     return ReplyError(ctx.out, MigrateIoError("reading to target instance"));
   }
+  if (select && !select_reply.starts_with('-')) lease.last_db = m.db;
   // As Redis: the first error (AUTH's, SELECT's, then a key's) is the reply; keys the target
   // took are deleted here (without COPY) whatever happened to the others.
   std::optional<std::string> target_error;
-  for (const Outgoing& k : keys) {
+  for (size_t i = 0; i < keys.size(); ++i) {
     if (!link.ReadLine(&reply, timeout)) {
+      *retry = i == 0 && !target_error && !link.timed_out();
+      link.Close();
       if (target_error) break;
       return ReplyError(ctx.out, MigrateIoError("reading to target instance"));
     }
@@ -145,7 +153,7 @@ void MigrateCommand(CommandContext& ctx, Args args) {
       target_error = e.substr(1);
     }
     if (!failed && !m.copy) {
-      const std::string_view one[] = {k.key};
+      const std::string_view one[] = {keys[i].key};
       if (Result<int64_t> d = ctx.txn().Del(ctx.client.db, one); !d.ok()) {
         return ReplyError(ctx.out, d.status());
       }
@@ -153,6 +161,31 @@ void MigrateCommand(CommandContext& ctx, Args args) {
   }
   if (target_error) return ReplyError(ctx.out, TargetReplied(*target_error));
   ctx.out.Simple("OK");
+}
+
+void MigrateCommand(CommandContext& ctx, Args args) {
+  MigrateArgs m;
+  if (Status s = ParseMigrate(args, &m); !s.ok()) return ReplyError(ctx.out, s);
+  std::vector<Outgoing> keys;
+  if (Status s = CollectKeys(ctx, args, m, &keys); !s.ok()) return ReplyError(ctx.out, s);
+  if (keys.empty()) return ctx.out.Simple("NOKEY");
+  const std::string host(args[1]), port(args[2]);
+  for (bool may_retry = true;; may_retry = false) {
+    MigrateCache::Lease lease;
+    if (!TheMigrateCache().Take(host, port, static_cast<int>(m.timeout_ms), &lease)) {
+      return ReplyError(ctx.out, MigrateIoError("connecting to the client"));
+    }
+    // A retried attempt's error reply is taken back.
+    const size_t mark = ctx.out.buffer()->size();
+    bool retry = false;
+    MigrateOnce(ctx, m, keys, lease, &retry);
+    if (retry && may_retry) {
+      ctx.out.buffer()->resize(mark);
+      continue;
+    }
+    TheMigrateCache().Return(std::move(lease));
+    return;
+  }
 }
 
 }  // namespace

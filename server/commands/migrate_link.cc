@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <utility>
 
 namespace sluice::server {
 
@@ -45,8 +46,27 @@ int ConnectOne(const addrinfo* ai, std::chrono::steady_clock::time_point deadlin
 
 }  // namespace
 
-MigrateLink::~MigrateLink() {
+MigrateLink::~MigrateLink() { Close(); }
+
+MigrateLink::MigrateLink(MigrateLink&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      timed_out_(other.timed_out_),
+      pending_(std::move(other.pending_)) {}
+
+MigrateLink& MigrateLink::operator=(MigrateLink&& other) noexcept {
+  if (this != &other) {
+    Close();
+    fd_ = std::exchange(other.fd_, -1);
+    timed_out_ = other.timed_out_;
+    pending_ = std::move(other.pending_);
+  }
+  return *this;
+}
+
+void MigrateLink::Close() {
   if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  pending_.clear();
 }
 
 bool MigrateLink::Connect(const std::string& host, const std::string& port, int timeout_ms) {
@@ -54,6 +74,7 @@ bool MigrateLink::Connect(const std::string& host, const std::string& port, int 
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
+  timed_out_ = false;
   if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0) return false;
   const auto deadline = DeadlineIn(timeout_ms);
   for (const addrinfo* ai = found; ai != nullptr && fd_ < 0; ai = ai->ai_next) {
@@ -64,6 +85,7 @@ bool MigrateLink::Connect(const std::string& host, const std::string& port, int 
 }
 
 bool MigrateLink::WriteAll(std::string_view bytes, int timeout_ms) {
+  timed_out_ = false;
   const auto deadline = DeadlineIn(timeout_ms);
   while (!bytes.empty()) {
     const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -72,6 +94,7 @@ bool MigrateLink::WriteAll(std::string_view bytes, int timeout_ms) {
     } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
       return false;
     } else if (!WaitFor(fd_, POLLOUT, deadline)) {
+      timed_out_ = std::chrono::steady_clock::now() >= deadline;
       return false;
     }
   }
@@ -79,6 +102,7 @@ bool MigrateLink::WriteAll(std::string_view bytes, int timeout_ms) {
 }
 
 bool MigrateLink::ReadLine(std::string* line, int timeout_ms) {
+  timed_out_ = false;
   const auto deadline = DeadlineIn(timeout_ms);
   for (;;) {
     const size_t end = pending_.find("\r\n");
@@ -94,6 +118,7 @@ bool MigrateLink::ReadLine(std::string* line, int timeout_ms) {
     } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
       return false;
     } else if (!WaitFor(fd_, POLLIN, deadline)) {
+      timed_out_ = std::chrono::steady_clock::now() >= deadline;
       return false;
     }
   }

@@ -13,8 +13,16 @@ class MigrateLink {
  public:
   MigrateLink() = default;
   ~MigrateLink();
+  MigrateLink(MigrateLink&& other) noexcept;
+  MigrateLink& operator=(MigrateLink&& other) noexcept;
   MigrateLink(const MigrateLink&) = delete;
   MigrateLink& operator=(const MigrateLink&) = delete;
+
+  bool connected() const { return fd_ >= 0; }
+  // The last failed step ran out of time (rather than failing at once): Redis's MIGRATE does
+  // not retry on a fresh connection then.
+  bool timed_out() const { return timed_out_; }
+  void Close();
 
   // False when no connection was made within timeout_ms.
   bool Connect(const std::string& host, const std::string& port, int timeout_ms);
@@ -25,6 +33,7 @@ class MigrateLink {
 
  private:
   int fd_ = -1;
+  bool timed_out_ = false;
   std::string pending_;  // bytes read past the last line
 };
 

@@ -1,7 +1,10 @@
 #include "server/core/dispatcher.h"
 
+#include <chrono>
+
 #include "server/core/acl_check.h"
 #include "server/core/client_state.h"
+#include "server/core/command_stats.h"
 #include "server/core/crash_report.h"
 #include "server/core/errors.h"
 #include "server/core/notify.h"
@@ -36,8 +39,14 @@ void NoteLastCommand(CommandContext& ctx, const CommandSpec& spec) {
 // A command refused at the gate. Inside MULTI it also dooms the transaction (EXEC will reply
 // EXECABORT); an EXEC refused at the gate discards the transaction at once, as Redis's
 // execCommandAbort does.
-void Reject(CommandContext& ctx, const CommandSpec* spec, const Status& error, Args args = {}) {
-  ctx.server.stats().total_error_replies.fetch_add(1, std::memory_order_relaxed);
+// INFO errorstats: the code of the error reply that starts at `start` ("-ERR ...\r\n").
+void RecordErrorReplyAt(const std::string& buffer, size_t start) {
+  const std::string_view reply(buffer);
+  const size_t end = reply.find('\r', start);
+  if (start + 1 < reply.size()) RecordErrorReply(reply.substr(start + 1, end - start - 1));
+}
+
+void RejectReply(CommandContext& ctx, const CommandSpec* spec, const Status& error, Args args) {
   if (spec != nullptr && spec->name == "exec") {
     // Monitors saw MULTI: they see the EXEC that ends it, as from Redis.
     if (!args.empty() && !ctx.server.monitors().empty()) {
@@ -50,6 +59,14 @@ void Reject(CommandContext& ctx, const CommandSpec* spec, const Status& error, A
   }
   if (ctx.client.multi.active) ctx.client.multi.aborted = true;
   ReplyError(ctx.out, error);
+}
+
+void Reject(CommandContext& ctx, const CommandSpec* spec, const Status& error, Args args = {}) {
+  ctx.server.stats().total_error_replies.fetch_add(1, std::memory_order_relaxed);
+  if (spec != nullptr) RecordCommandRejected(spec->id);
+  const size_t start = ctx.out.buffer()->size();
+  RejectReply(ctx, spec, error, args);
+  RecordErrorReplyAt(*ctx.out.buffer(), start);
 }
 
 void Queue(CommandContext& ctx, const CommandSpec& spec, Args args) {
@@ -118,6 +135,7 @@ void FeedMonitors(CommandContext& ctx, Args args) {
 // table cannot name, e.g. COPY's DB destination) runs once more holding every stripe.
 void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (count) ctx.server.stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
+  const auto start = std::chrono::steady_clock::now();
   // Monitors see a command once it ran; a script before it runs, so that its commands follow
   // it. A parked command run again (count false) is not shown again.
   const bool monitored = count && !ctx.server.monitors().empty() && !(spec.flags & kAdmin);
@@ -161,8 +179,19 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     }
   }
   if (monitored && !(spec.flags & kScriptUnit)) FeedMonitors(ctx, args);
-  if (buffer->size() > reply_start && (*buffer)[reply_start] == '-') {
+  const bool failed = buffer->size() > reply_start && (*buffer)[reply_start] == '-';
+  // A script's command's error is counted once, as the script's own error reply when it
+  // returns it (Redis counts it once too; an error the script swallows with redis.pcall is
+  // the one Redis counts and Sluice does not).
+  if (failed && !ctx.from_script) {
     ctx.server.stats().total_error_replies.fetch_add(1, std::memory_order_relaxed);
+    RecordErrorReplyAt(*buffer, reply_start);
+  }
+  if (count) {
+    const auto usec = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+    RecordCommandCall(spec.id, usec, failed);
   }
 }
 
@@ -263,7 +292,8 @@ void Dispatcher::Dispatch(CommandContext& ctx, Args args) const {
   if (!IsContainer(*spec)) return Gate(ctx, *spec, args, true);
   if (args.size() < 2) return Reject(ctx, spec, WrongArity(spec->name));
   const CommandSpec* sub = table_.Find(SubcommandName(spec->name, args[1]));
-  if (sub == nullptr) return Reject(ctx, spec, UnknownSubcommand(spec->name, args[1]));
+  // As Redis, an unknown subcommand is no command's call: not counted as rejected.
+  if (sub == nullptr) return Reject(ctx, nullptr, UnknownSubcommand(spec->name, args[1]));
   Gate(ctx, *sub, args, true);
 }
 
@@ -278,7 +308,7 @@ void Dispatcher::RunAgain(CommandContext& ctx, const CommandSpec& spec, Args arg
 void DispatchSubcommand(CommandContext& ctx, const CommandTable& table,
                         const CommandSpec& container, Args args) {
   const CommandSpec* sub = table.Find(SubcommandName(container.name, args[1]));
-  if (sub == nullptr) return Reject(ctx, &container, UnknownSubcommand(container.name, args[1]));
+  if (sub == nullptr) return Reject(ctx, nullptr, UnknownSubcommand(container.name, args[1]));
   Gate(ctx, *sub, args, false);
 }
 

@@ -12,13 +12,16 @@
   damaged objects under a valid checksum: the exact error on both servers, nothing written.
 - MigrateTest: MIGRATE both ways (Sluice -> Redis, Redis -> Sluice) with KEYS, COPY, REPLACE,
   a destination db and TTLs; its errors (NOKEY, IOERR, the target's BUSYKEY and AUTH errors,
-  KEYS with a key, syntax) compared with Redis's own MIGRATE.
+  KEYS with a key, syntax) compared with Redis's own MIGRATE; the cached connection (one
+  connection and one SELECT for repeated MIGRATEs, one retry when the target closed it, closed
+  after 10 s idle), both ways.
 - LimiterStateTest: a GCRA TAT written by a Lua script on Redis moves with DUMP/RESTORE and
   GCRA.TAKE continues from it; Sluice's own limiter kinds refuse DUMP with a clear error.
 """
 import os
 import random
 import struct
+import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, RespError, free_port
@@ -313,6 +316,41 @@ class MigrateTest(DumpBesideRedis):
                 got.append(c.call(*args))
             self.assertEqual(got[0], got[1], case)
         self.assertEqual(self.s.call("GET", "k"), b"v")  # nothing taken by a failed MIGRATE
+
+    def target_counters(self, target):
+        info = target.call("INFO", "all").decode()
+        fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+        select = fields.get("cmdstat_select", "calls=0").split(",")[0].split("=")[1]
+        return int(fields["total_connections_received"]), int(select)
+
+    def migrate_client_ids(self, target):
+        lines = target.call("CLIENT", "LIST").decode().splitlines()
+        return [line.split()[0].split("=")[1] for line in lines if "cmd=restore" in line]
+
+    def cached_connection(self, src, dst, dst_port):
+        """Three MIGRATEs to one target share one connection and one SELECT; a connection the
+        target closed is replaced by one retry; an idle one is closed within ~10 s."""
+        conns0, selects0 = self.target_counters(dst)
+        for i in range(3):
+            src.call("SET", "m%d" % i, "v")
+            self.assertEqual(src.call("MIGRATE", "127.0.0.1", dst_port, "m%d" % i, 3, 5000), "OK")
+        self.assertEqual(self.target_counters(dst), (conns0 + 1, selects0 + 1))
+        ids = self.migrate_client_ids(dst)
+        self.assertEqual(len(ids), 1)
+        self.assertEqual(dst.call("CLIENT", "KILL", "ID", ids[0]), 1)
+        src.call("SET", "m9", "v")
+        self.assertEqual(src.call("MIGRATE", "127.0.0.1", dst_port, "m9", 3, 5000), "OK")
+        self.assertEqual(self.target_counters(dst), (conns0 + 2, selects0 + 2))
+        deadline = time.monotonic() + 30
+        while self.migrate_client_ids(dst) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        self.assertEqual(self.migrate_client_ids(dst), [])
+
+    def test_cached_connection_sluice_to_redis(self):
+        self.cached_connection(self.s, self.r, self.redis.port)
+
+    def test_cached_connection_redis_to_sluice(self):
+        self.cached_connection(self.r, self.s, self.sluice.port)
 
 
 @unittest.skipIf(IS_REDIS, "Sluice's limiters")

@@ -2,7 +2,8 @@
 
 - redis-py 4.3 (Debian python3-redis): pipeline(transaction=True) as a fixed-window limiter,
   register_script (EVALSHA, and its NOSCRIPT fallback to SCRIPT LOAD), scripts in pipelines,
-  script errors, and Lock (SET NX PX to acquire; Lua to release, extend and reacquire).
+  script errors, a stream consumer group (xadd, xreadgroup, xack, xpending, xclaim,
+  xinfo_groups, xtrim), and Lock (SET NX PX to acquire; Lua to release, extend and reacquire).
 - limits 2.8 (Debian python3-limits) with its redis storage: fixed window (a Lua INCRBY +
   EXPIRE script), elastic expiry, and moving window (Lua over LPUSH/LTRIM/LINDEX/LRANGE).
 
@@ -190,6 +191,37 @@ class RedisPyTest(ClientsTestCase):
             return got
 
         self.on_each_server(scenario, SCRIPT_ERRORS)
+
+    def test_streams_consumer_group_round_trip(self):
+        def scenario(port):
+            r = self.client(port, decode_responses=True)
+            ids = [r.xadd("rp:s", {"job": "j%d" % i}, id="9-%d" % i) for i in range(1, 5)]
+            got = {"ids": ids, "len": r.xlen("rp:s"),
+                   "range": r.xrange("rp:s", "9-2", "9-3"),
+                   "created": r.xgroup_create("rp:s", "g", id="0"),
+                   "read": r.xreadgroup("g", "c1", {"rp:s": ">"}, count=3),
+                   "ack": r.xack("rp:s", "g", "9-1", "9-2")}
+            pending = r.xpending("rp:s", "g")
+            got["pending"] = (pending["pending"], pending["min"], pending["max"],
+                              pending["consumers"])
+            got["claimed"] = r.xclaim("rp:s", "g", "c2", 0, ["9-3"], justid=True)
+            got["groups"] = [(g["name"], g["consumers"], g["pending"], g["last-delivered-id"])
+                             for g in r.xinfo_groups("rp:s")]
+            got["trim"] = r.xtrim("rp:s", maxlen=2, approximate=False)
+            got["after"] = [e[0] for e in r.xrange("rp:s")]
+            return got
+
+        self.on_each_server(scenario, {
+            "ids": ["9-1", "9-2", "9-3", "9-4"], "len": 4,
+            "range": [("9-2", {"job": "j2"}), ("9-3", {"job": "j3"})],
+            "created": True,
+            "read": [["rp:s", [("9-1", {"job": "j1"}), ("9-2", {"job": "j2"}),
+                                ("9-3", {"job": "j3"})]]],
+            "ack": 2,
+            "pending": (1, "9-3", "9-3", [{"name": "c1", "pending": 1}]),
+            "claimed": ["9-3"],
+            "groups": [("g", 2, 1, "9-3")],
+            "trim": 2, "after": ["9-3", "9-4"]})
 
 
 def _sha1(text):

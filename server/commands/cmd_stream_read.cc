@@ -100,8 +100,19 @@ bool ParseXReadOptions(CommandContext& ctx, Args args, XReadArgs* out) {
 bool CheckGroupStream(CommandContext& ctx, const XReadArgs& a, std::string_view key,
                       std::string_view arg, std::optional<StreamId>* history) {
   auto probe = ctx.txn().XGroupProbe(ctx.client.db, key, a.group);
-  if (!probe.ok()) return ReplyError(ctx.out, probe.status()), false;
+  // Woken while parked: as Redis, a stream deleted (or replaced by another type) and a group
+  // destroyed since the client blocked have their own errors.
+  const bool woken = BlockRetrying(ctx);
+  if (!probe.ok()) {
+    const bool replaced = probe.status().code() == Code::kWrongType && woken;
+    return ReplyError(ctx.out, replaced ? BlockedStreamDeleted() : probe.status()), false;
+  }
   if (*probe != StreamGroupProbe::kFound) {
+    if (woken) {
+      return ReplyError(ctx.out, *probe == StreamGroupProbe::kNoKey ? BlockedStreamDeleted()
+                                                                    : BlockedGroupDestroyed()),
+             false;
+    }
     return ReplyError(ctx.out, NoKeyOrGroup(key, a.group, /*xreadgroup=*/true)), false;
   }
   if (arg == "$") return ReplyError(ctx.out, XReadGroupDollar()), false;

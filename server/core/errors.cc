@@ -684,6 +684,10 @@ Status NoGroupForKey(std::string_view group, std::string_view key) {
 }
 Status BusyGroup() { return Err("BUSYGROUP Consumer Group name already exists"); }
 Status EntriesReadNegative() { return Err("ERR value for ENTRIESREAD must be positive or -1"); }
+Status BlockedGroupDestroyed() {
+  return Err("NOGROUP the consumer group this client was blocked on no longer exists");
+}
+Status BlockedStreamDeleted() { return Err("UNBLOCKED the stream key no longer exists"); }
 Status NoKeyOrGroup(std::string_view key, std::string_view group, bool xreadgroup) {
   return Err("NOGROUP No such key '" + std::string(key) + "' or consumer group '" +
              std::string(group) + "'" + (xreadgroup ? " in XREADGROUP with GROUP option" : ""));

@@ -180,6 +180,9 @@ Status BusyGroup();            // "BUSYGROUP Consumer Group name already exists"
 Status EntriesReadNegative();  // "ERR value for ENTRIESREAD must be positive or -1"
 // "NOGROUP No such key 'k' or consumer group 'g'" (+ " in XREADGROUP with GROUP option")
 Status NoKeyOrGroup(std::string_view key, std::string_view group, bool xreadgroup);
+// A parked XREADGROUP woken because its group was destroyed / its stream key deleted.
+Status BlockedGroupDestroyed();
+Status BlockedStreamDeleted();
 Status XReadGroupDollar();      // "ERR The $ ID is meaningless in the context of XREADGROUP: ..."
 Status XReadGroupNeedsGroup();  // "ERR Missing GROUP option for XREADGROUP"
 // "ERR Invalid <what> argument for <command>" (XCLAIM's and XAUTOCLAIM's numbers)

@@ -312,6 +312,25 @@ class BlockingTest(unittest.TestCase):
         sluice, redis = self.both(run)
         self.assertEqual(sluice, redis)
 
+    def test_xreadgroup_woken_by_group_destroyed_or_stream_deleted(self):
+        def run(port):
+            out = []
+            for ending in (["XGROUP", "DESTROY", "s", "g"], ["DEL", "s"],
+                           ["SET", "s", "now a string"]):
+                with Client(port) as w, Client(port) as b:
+                    w.call("DEL", "s")
+                    w.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+                    send(b, ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"])
+                    self.wait_blocked(port, 1)
+                    out.append(w.call(*ending))
+                    out.append(read_raw_reply(b))
+            return out
+        sluice, redis = self.both(run)
+        self.assertEqual(sluice, redis)
+        self.assertEqual(sluice[1], b"-NOGROUP the consumer group this client was blocked on no "
+                                    b"longer exists\r\n")
+        self.assertEqual(sluice[3], b"-UNBLOCKED the stream key no longer exists\r\n")
+
 
 class KillNineTest(unittest.TestCase):
     N = 6000

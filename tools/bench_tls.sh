@@ -6,8 +6,9 @@
 #
 #   tools/bench_tls.sh [--requests N] [--clients N] [--pipeline N] [--repeat N]
 #
-# Prints one line per row (the median of --repeat runs, interleaved) and the ratios. Needs
-# redis-benchmark built with TLS (Debian's is).
+# Prints one line per row (the median of --repeat runs, interleaved): calls/s, and the server's
+# CPU time per call (from /proc, so less sensitive than calls/s to what else runs on a shared
+# machine), then the ratios. Needs redis-benchmark built with TLS (Debian's is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,37 +71,61 @@ for port in "$s_port" "$r_port"; do
 done
 sha=$("$cli" -p "$r_port" SCRIPT LOAD "$(cat tools/bench/gcra.lua)")
 
-bench() {  # port [tls] -- command...   -> calls/s
-  local port=$1; shift
-  local extra=()
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # the process's CPU time, clock ticks
+hz=$(getconf CLK_TCK)
+bench() {  # pid port [tls] command...   -> "calls/s server-CPU-us-per-call"
+  local pid=$1 port=$2; shift 2
+  local extra=() before after rps
   if [ "$1" = tls ]; then extra=("${client_tls[@]}"); shift; fi
-  "$benchmark" -h 127.0.0.1 -p "$port" "${extra[@]}" -c "$clients" -n "$n" -P "$pipeline" \
-    -r 100000 --csv "$@" | tail -n 1 | tr -d '"' | cut -d, -f2
+  before=$(ticks "$pid")
+  rps=$("$benchmark" -h 127.0.0.1 -p "$port" "${extra[@]}" -c "$clients" -n "$n" -P "$pipeline" \
+    -r 100000 --csv "$@" | tail -n 1 | tr -d '"' | cut -d, -f2)
+  after=$(ticks "$pid")
+  echo "$rps $(python3 -c "print('%.2f' % (($after - $before) * 1e6 / $hz / $n))")"
 }
 median() { printf '%s\n' "$@" | sort -n | sed -n "$((($# + 1) / 2))p"; }
 
-declare -A runs
+s_pid=${pids[0]}
+r_pid=${pids[1]}
+declare -A rps cpu
 labels=("sluice plain GCRA.TAKE" "sluice TLS GCRA.TAKE" "redis TLS EVALSHA gcra.lua"
-        "redis plain EVALSHA gcra.lua" "sluice TLS SET" "redis TLS SET")
+        "redis plain EVALSHA gcra.lua" "sluice plain SET" "sluice TLS SET" "redis TLS SET")
+record() {  # index pid port [tls] command...
+  local i=$1 out; shift
+  out=$(bench "$@")
+  rps[$i]+=" ${out% *}"
+  cpu[$i]+=" ${out#* }"
+}
 for ((i = 0; i < repeat; i++)); do
-  runs[0]+=" $(bench "$s_port" GCRA.TAKE rl:__rand_int__ 100 1s)"
-  runs[1]+=" $(bench "$s_tls" tls GCRA.TAKE rl:__rand_int__ 100 1s)"
-  runs[2]+=" $(bench "$r_tls" tls EVALSHA "$sha" 1 rl:__rand_int__ 100 1000 100 1)"
-  runs[3]+=" $(bench "$r_port" EVALSHA "$sha" 1 rl:__rand_int__ 100 1000 100 1)"
-  runs[4]+=" $(bench "$s_tls" tls SET key:__rand_int__ xxx)"
-  runs[5]+=" $(bench "$r_tls" tls SET key:__rand_int__ xxx)"
+  record 0 "$s_pid" "$s_port" GCRA.TAKE rl:__rand_int__ 100 1s
+  record 1 "$s_pid" "$s_tls" tls GCRA.TAKE rl:__rand_int__ 100 1s
+  record 2 "$r_pid" "$r_tls" tls EVALSHA "$sha" 1 rl:__rand_int__ 100 1000 100 1
+  record 3 "$r_pid" "$r_port" EVALSHA "$sha" 1 rl:__rand_int__ 100 1000 100 1
+  record 4 "$s_pid" "$s_port" SET key:__rand_int__ xxx
+  record 5 "$s_pid" "$s_tls" tls SET key:__rand_int__ xxx
+  record 6 "$r_pid" "$r_tls" tls SET key:__rand_int__ xxx
 done
-declare -a med
+declare -a med_rps med_cpu
+printf '%-30s %12s %16s\n' "" "calls/s" "server CPU/call"
 for i in "${!labels[@]}"; do
   # shellcheck disable=SC2086  # the runs are split on spaces
-  med[i]=$(median ${runs[$i]})
-  printf '%-30s %10s calls/s   (runs:%s)\n' "${labels[$i]}" "${med[$i]}" "${runs[$i]}"
+  med_rps[i]=$(median ${rps[$i]})
+  # shellcheck disable=SC2086
+  med_cpu[i]=$(median ${cpu[$i]})
+  printf '%-30s %12s %13s us   (runs:%s |%s)\n' "${labels[$i]}" "${med_rps[$i]}" "${med_cpu[$i]}" \
+    "${rps[$i]}" "${cpu[$i]}"
 done
-python3 - "${med[@]}" <<'EOF'
+python3 - "${med_rps[@]}" "${med_cpu[@]}" <<'EOF'
 import sys
-s_plain, s_tls, r_tls, r_plain, s_set, r_set = map(float, sys.argv[1:])
-print("GCRA.TAKE over TLS / plain on sluice:        %.2f (goal >= 0.7)" % (s_tls / s_plain))
-print("sluice TLS GCRA.TAKE / redis TLS gcra.lua:    %.2f (goal >= 1)" % (s_tls / r_tls))
-print("SET over TLS, sluice / redis:                 %.2f" % (s_set / r_set))
+v = list(map(float, sys.argv[1:]))
+r, c = v[:7], v[7:]
+ratio = lambda a, b: a / b if b else float("nan")
+print("GCRA.TAKE TLS / plain on sluice: %.2f calls/s, %.2f by server CPU per call (goal >= 0.7)"
+      % (ratio(r[1], r[0]), ratio(c[0], c[1])))
+print("sluice TLS GCRA.TAKE / redis TLS gcra.lua: %.2f calls/s, %.2f by CPU per call (goal >= 1)"
+      % (ratio(r[1], r[2]), ratio(c[2], c[1])))
+print("SET TLS / plain on sluice: %.2f calls/s, %.2f by CPU; sluice / redis SET over TLS: %.2f "
+      "calls/s, %.2f by CPU" % (ratio(r[5], r[4]), ratio(c[4], c[5]), ratio(r[5], r[6]),
+                                ratio(c[6], c[5])))
 EOF
 echo "clients $clients, pipeline $pipeline, $n requests per run, load average: $(cut -d' ' -f1-3 /proc/loadavg)"

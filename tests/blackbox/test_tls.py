@@ -279,6 +279,21 @@ class TrafficTest(TlsServerCase):
         self.assertLess(time.monotonic() - t0, 15)
         wait_for_log(self.server, "handshake timed out after 10 s")
 
+    def test_blocking_and_pubsub_over_tls(self):
+        # A parked TLS client keeps a read in flight while its reply (or a message) is written.
+        with TlsClient(self.tls_port) as blocked, TlsClient(self.tls_port) as sub, \
+                self.server.client() as plain:
+            blocked.send(b"*3\r\n$5\r\nBLPOP\r\n$5\r\nqueue\r\n$1\r\n0\r\n")
+            self.assertEqual(sub.call("SUBSCRIBE", "news"), [b"subscribe", b"news", 1])
+            time.sleep(0.2)
+            self.assertEqual(plain.call("RPUSH", "queue", "job"), 1)
+            self.assertEqual(blocked.read(), [b"queue", b"job"])
+            self.assertEqual(blocked.call("PING"), "PONG")
+            for i in range(100):
+                self.assertEqual(plain.call("PUBLISH", "news", "m%d" % i), 1)
+            for i in range(100):
+                self.assertEqual(sub.read(), [b"message", b"news", b"m%d" % i])
+
     def test_client_list_and_kill(self):
         with TlsClient(self.tls_port) as c:
             c.call("CLIENT", "SETNAME", "tls-one")

@@ -219,9 +219,9 @@ void Server::OnAccepted(Listener& listener, const std::error_code& ec,
   if (ec) {
     // The peer gave up before we accepted it: nothing to serve.
   } else if (Refused(socket)) {
-    Reject(std::move(socket), ProtectedModeDenied());
+    Reject(std::move(socket), ProtectedModeDenied(), listener.tls);
   } else if (static_cast<int64_t>(state_.clients().size()) >= state_.maxclients()) {
-    Reject(std::move(socket), MaxClientsReached());
+    Reject(std::move(socket), MaxClientsReached(), listener.tls);
   } else {
     // Accepted on the control thread; served by an I/O thread's io_context from now on.
     const size_t context = NextContext();
@@ -261,13 +261,15 @@ bool Server::Refused(const asio::ip::tcp::socket& socket) const {
   return !ec && !IsLoopback(remote.address());
 }
 
-void Server::Reject(asio::ip::tcp::socket socket, const Status& why) {
+void Server::Reject(asio::ip::tcp::socket socket, const Status& why, bool tls) {
   state_.stats().rejected_connections.fetch_add(1, std::memory_order_relaxed);
-  std::string reply;
-  protocol::ReplyWriter out(&reply);
-  ReplyError(out, why);
   std::error_code ec;
-  asio::write(socket, asio::buffer(reply), ec);  // a few bytes into a fresh socket buffer
+  if (!tls) {
+    std::string reply;
+    protocol::ReplyWriter out(&reply);
+    ReplyError(out, why);
+    asio::write(socket, asio::buffer(reply), ec);  // a few bytes into a fresh socket buffer
+  }
   socket.close(ec);
 }
 

@@ -90,7 +90,9 @@ class Server {
   // Protected mode: no requirepass and the peer is not a loopback address.
   bool Refused(const asio::ip::tcp::socket& socket) const;
   // Writes `why` (an error reply) to a fresh socket and closes it; counts rejected_connections.
-  void Reject(asio::ip::tcp::socket socket, const Status& why);
+  // On the tls-port nothing is written (no handshake was made: as Redis, the connection just
+  // drops).
+  void Reject(asio::ip::tcp::socket socket, const Status& why, bool tls);
   // Logs a warning for each non-loopback listener when no requirepass is set.
   void WarnIfExposed() const;
   void ScheduleSweep();

@@ -363,6 +363,16 @@ class StartupTest(BlackboxTestCase):
                 time.sleep(0.05)
         self.assertIn("(TLS)", server.stderr())
 
+    def test_maxclients_on_the_tls_port_drops_the_connection(self):
+        tls_port = free_port()
+        server = Server(options=tls_options(tls_port, maxclients="1"))
+        self.addCleanup(server.stop)
+        server.start()
+        with server.only_client() as c:
+            # As Redis: no handshake was made, so no error is written; the connection drops.
+            self.assertTrue(refused(tls_port, "client"))
+            self.assertIn(b"rejected_connections:1\r\n", c.call("INFO", "stats"))
+
     def test_bad_certificate_exits_1(self):
         for options, reason in (
                 ({"tls-cert-file": cert("missing.crt")}, "Failed to load certificate"),

@@ -19,6 +19,7 @@
 #include "server/core/open_files.h"
 #include "server/core/server_state.h"
 #include "server/net/server.h"
+#include "server/net/tls_context.h"
 #include "server/pubsub/pubsub_registry.h"
 #include "server/scripting/scripting_state.h"
 #include "sluice/store.h"
@@ -82,6 +83,13 @@ std::string LoadUsers(sluice::server::ServerState& state, const sluice::server::
 
 int Serve(Config config, const char* argv0) {
   if (!FitMaxclients(config)) return 1;
+  if (config.tls.needed()) {  // checked before the data dir opens (and again by Listen)
+    std::string why;
+    if (sluice::server::TlsContexts::Build(config.tls, &why) == nullptr) {
+      sluice::server::LogError(why);
+      return Fail("Failed to configure TLS. Check logs for more info.");
+    }
+  }
   std::error_code ec;
   std::filesystem::create_directories(config.dir, ec);
   if (ec) return Fail("cannot use data directory '" + config.dir + "': " + ec.message());

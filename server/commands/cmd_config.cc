@@ -10,6 +10,7 @@
 #include "server/core/command_stats.h"
 #include "server/core/config.h"
 #include "server/core/errors.h"
+#include "server/core/logging.h"
 #include "server/core/open_files.h"
 #include "server/core/server_state.h"
 #include "server/scripting/scripting_state.h"
@@ -117,6 +118,24 @@ void ConfigSet(CommandContext& ctx, Args args) {
         failed = ConfigSetFailed("maxclients", MaxclientsOverOsLimit(fits));
         return false;
       }
+    }
+    // tls-*: a file or context option builds a new TLS context (Redis's applyTlsCfg), named
+    // by the first such option in the error when it cannot be built.
+    const char* tls_option = nullptr;
+    bool tls_reload = false;
+    for (const ConfigOption* option : options) {
+      if (!EqualsIgnoreCase(std::string_view(option->name).substr(0, 4), "tls-")) continue;
+      if (tls_option == nullptr) tls_option = option->name;
+      if (IsTlsContextOption(option->name) && !tls_reload) {
+        tls_reload = true;
+        tls_option = option->name;
+      }
+    }
+    if (tls_option != nullptr && !ctx.server.ApplyTls(config.tls, tls_reload)) {
+      LogError(std::string("Failed applying new configuration. Possibly related to new ") +
+               tls_option + " setting. Restoring previous settings.");
+      failed = TlsConfigureFailed(tls_option);
+      return false;
     }
     ApplyToStore(ctx, config);
     return true;

@@ -471,7 +471,13 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "yes allows DEBUG (e.g. DEBUG CLOCK SET/ADVANCE/REAL, for tests).", false, false, SetDebug,
        [](const Config& c) -> std::string { return c.enable_debug_command ? "yes" : "no"; }},
   };
-  return options;
+  // The tls-* options (server/core/tls_config.cc) follow the others.
+  static const std::vector<ConfigOption> all = [] {
+    std::vector<ConfigOption> v = options;
+    AppendTlsConfigOptions(&v);
+    return v;
+  }();
+  return all;
 }
 
 const ConfigOption* FindConfigOption(std::string_view name) {

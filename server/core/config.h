@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/core/tls_config.h"
 #include "sluice/store.h"
 
 namespace sluice::server {
@@ -72,6 +73,7 @@ struct Config {
   // HyperLogLog: a sparse representation growing past this many bytes turns dense (as Redis).
   int64_t hll_sparse_max_bytes = 3000;
   std::string config_file;  // absolute path of the file read, if any
+  TlsConfig tls;            // tls-* options (server/core/tls_config.h)
 
   // threads with 0 resolved to the cores this process may run on (its CPU affinity: taskset,
   // a cpuset), at least 1.

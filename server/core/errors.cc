@@ -440,6 +440,10 @@ Status ConfigSetUnknown(std::string_view name) {
              "'");
 }
 
+Status TlsConfigureFailed(std::string_view name) {
+  return ConfigSetFailed(name, "Unable to update TLS configuration. Check server logs.");
+}
+
 Status NotPositive() { return Err("ERR value is out of range, must be positive"); }
 Status CountOutOfLongRange() {
   return Err(

@@ -285,6 +285,10 @@ Status ConfigSetImmutable(std::string_view name);
 std::string MaxclientsOverOsLimit(int64_t fits);
 // "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'"
 Status ConfigSetUnknown(std::string_view name);
+// CONFIG SET of a tls-* option whose new TLS context cannot be built: "ERR CONFIG SET failed
+// (possibly related to argument 'tls-cert-file') - Unable to update TLS configuration. Check
+// server logs."
+Status TlsConfigureFailed(std::string_view name);
 
 // "ERR MONITOR isn't allowed for DENY BLOCKING client" (MONITOR inside EXEC).
 Status MonitorDenyBlocking();

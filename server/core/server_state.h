@@ -147,6 +147,16 @@ class ServerState {
   PubSubHub* pubsub() const { return pubsub_.get(); }
   void attach_pubsub(std::shared_ptr<PubSubHub> hub) { pubsub_ = std::move(hub); }
 
+  // TLS (server/net/tls_context.h), set once by the Server before serving: checks `tls` and,
+  // when it needs a TLS context and `reload` is set (CONFIG SET of a file or context option),
+  // builds one from the files for new TLS connections (existing ones keep theirs); false (the
+  // reason logged, the old context kept) when it cannot. Without a hook every value is taken.
+  using TlsApplyFn = std::function<bool(const TlsConfig& tls, bool reload)>;
+  void set_tls_apply(TlsApplyFn fn) { tls_apply_ = std::move(fn); }
+  bool ApplyTls(const TlsConfig& tls, bool reload) const {
+    return !tls_apply_ || tls_apply_(tls, reload);
+  }
+
   // The full command table (for COMMAND). Not owned; set once before serving.
   void set_commands(const CommandTable* table) { commands_ = table; }
   const CommandTable& commands() const { return *commands_; }
@@ -223,6 +233,7 @@ class ServerState {
   RunningScripts running_scripts_;
   std::shared_ptr<ScriptingState> scripting_;
   std::shared_ptr<PubSubHub> pubsub_;
+  TlsApplyFn tls_apply_;
   const CommandTable* commands_ = nullptr;
   std::string executable_;
   std::atomic<int> tcp_port_{0};

@@ -10,6 +10,7 @@
 #include "server/core/logging.h"
 #include "server/core/server_state.h"
 #include "server/net/io_round.h"
+#include "server/net/tls_stream.h"
 #include "sluice/store.h"
 #include "sluice/transaction.h"
 
@@ -66,6 +67,28 @@ Connection::~Connection() {
   server_.watches().UnwatchAll(&client_);
 }
 
+void Connection::EnableTls(std::shared_ptr<asio::ssl::context> context, TlsAuthClients auth) {
+  tls_ = std::make_unique<TlsStream>(socket_, std::move(context), auth);
+}
+
+template <typename Handler>
+void Connection::ReadSome(asio::mutable_buffer buffer, Handler&& handler) {
+  if (tls_ != nullptr) {
+    tls_->stream().async_read_some(buffer, std::forward<Handler>(handler));
+  } else {
+    socket_.async_read_some(buffer, std::forward<Handler>(handler));
+  }
+}
+
+template <typename Handler>
+void Connection::WriteSome(asio::const_buffer buffer, Handler&& handler) {
+  if (tls_ != nullptr) {
+    tls_->stream().async_write_some(buffer, std::forward<Handler>(handler));
+  } else {
+    socket_.async_write_some(buffer, std::forward<Handler>(handler));
+  }
+}
+
 void Connection::Start() {
   std::weak_ptr<Connection> weak = weak_from_this();
   server_.clients().Add(&client_, [weak] {
@@ -88,7 +111,23 @@ void Connection::Start() {
     }
   });
   server_.stats().total_connections_received.fetch_add(1, std::memory_order_relaxed);
+  if (tls_ != nullptr) {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (self->closed_) return;
+      self->tls_->Handshake(self, [self](const std::string& error) { self->OnHandshake(error); });
+    });
+    return;
+  }
   asio::post(socket_.get_executor(), [self = shared_from_this()] { self->Read(); });
+}
+
+void Connection::OnHandshake(const std::string& error) {
+  if (closed_) return;  // closed meanwhile (CLIENT KILL, shutdown)
+  if (!error.empty()) {
+    LogError("Error accepting a TLS client connection from " + client_.addr + ": " + error);
+    return CloseNow();
+  }
+  Continue();
 }
 
 void Connection::RequestClose() {
@@ -116,7 +155,7 @@ void Connection::Read() {
     in_.resize(std::min(in_.size() * 2, limit));
   }
   reading_ = true;
-  socket_.async_read_some(
+  ReadSome(
       asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
       [self = shared_from_this()](const std::error_code& ec, size_t n) { self->OnRead(ec, n); });
 }
@@ -138,10 +177,10 @@ void Connection::OnRead(const std::error_code& ec, size_t n) {
 void Connection::ReadWhileParked() {
   reading_ = true;
   parked_in_.resize(kParkedReadBuffer);
-  socket_.async_read_some(asio::buffer(parked_in_),
-                          [self = shared_from_this()](const std::error_code& ec, size_t n) {
-                            self->OnReadWhileParked(ec, n);
-                          });
+  ReadSome(asio::buffer(parked_in_),
+           [self = shared_from_this()](const std::error_code& ec, size_t n) {
+             self->OnReadWhileParked(ec, n);
+           });
 }
 
 void Connection::OnReadWhileParked(const std::error_code& ec, size_t n) {
@@ -448,7 +487,7 @@ void Connection::CompactReadBuffer() {
 
 void Connection::Write() {
   writing_ = true;
-  socket_.async_write_some(
+  WriteSome(
       asio::buffer(out_.data() + out_sent_, out_.size() - out_sent_),
       [self = shared_from_this()](const std::error_code& ec, size_t n) { self->OnWrite(ec, n); });
 }

@@ -28,6 +28,9 @@
 // seconds: closed by a timer). Both are logged and counted
 // in INFO stats.
 //
+// TLS (EnableTls): the same connection over server/net/tls_stream.h's stream; the plain path
+// stays a direct socket read or write (one test of a pointer).
+//
 // Threading: a Connection lives on one io_context (one I/O thread); every method except
 // RequestClose() must run on that thread. Owned by shared_ptr: pending asio handlers keep it
 // alive.
@@ -49,6 +52,10 @@
 #include "server/core/stat_counter.h"
 #include "sluice/status.h"
 
+namespace asio::ssl {
+class context;
+}  // namespace asio::ssl
+
 namespace sluice {
 class CommitGroup;
 class Store;
@@ -58,6 +65,7 @@ namespace sluice::server {
 
 class IoRound;
 class ServerState;
+class TlsStream;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -71,8 +79,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
+  // Makes this a TLS connection (server/net/tls_stream.h): Start() runs the handshake (on the
+  // connection's thread, bounded by a timer) before the first read, and every read and write
+  // goes through TLS. Call before Start().
+  void EnableTls(std::shared_ptr<asio::ssl::context> context, TlsAuthClients auth);
+
   // Registers the client (CLIENT LIST/KILL, counted for maxclients at once) and starts reading
-  // on the connection's own thread. Call once, from any thread, before anything else.
+  // on the connection's own thread (after the TLS handshake, for a TLS connection). Call once,
+  // from any thread, before anything else.
   void Start();
 
   // Thread-safe. Closes the connection on its own thread once the write in flight (if any) has
@@ -87,6 +101,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void RoundDone(const Status& status, bool write_failed);
 
  private:
+  // The TLS handshake's end: reads on, or logs `error` and closes.
+  void OnHandshake(const std::string& error);
+  // One read or write on the socket, or through TLS when enabled.
+  template <typename Handler>
+  void ReadSome(asio::mutable_buffer buffer, Handler&& handler);
+  template <typename Handler>
+  void WriteSome(asio::const_buffer buffer, Handler&& handler);
   void Read();
   void OnRead(const std::error_code& ec, size_t n);
   // While parked: reads into parked_in_ (never into in_, which resuming compacts), then appends
@@ -143,6 +164,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void CloseNow();
 
   asio::ip::tcp::socket socket_;
+  std::unique_ptr<TlsStream> tls_;  // over socket_ when a TLS connection; else nullptr
   Store& store_;
   ServerState& server_;
   const Dispatcher& dispatcher_;

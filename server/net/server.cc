@@ -61,14 +61,33 @@ Server::Server(Store& store, ServerState& state, const CommandTable& table)
     guards_.push_back(asio::make_work_guard(*context));
     rounds_.push_back(std::make_unique<IoRound>(*context, store_));
   }
+  state_.set_tls_apply(
+      [this](const TlsConfig& tls, bool reload) { return tls_.Apply(tls, reload); });
 }
 
 // Members go in reverse order: timers and acceptors before the io_contexts they use; the
 // io_contexts last, destroying the connections their pending handlers still hold.
-Server::~Server() = default;
+Server::~Server() { state_.set_tls_apply(nullptr); }
 
 Status Server::Listen() {
   Config config = state_.config();
+  // As Redis: the TLS context is built (and checked) whenever TLS is configured.
+  if (!tls_.Apply(config.tls, /*reload=*/false)) {
+    return Status::IOError("Failed to configure TLS. Check logs for more info.");
+  }
+  if (config.port != 0 || config.tls.port == 0) {
+    if (Status s = ListenOn(config, config.port, false, &bound_port_); !s.ok()) return s;
+  }
+  if (config.tls.port != 0) {
+    if (Status s = ListenOn(config, config.tls.port, true, &tls_bound_port_); !s.ok()) return s;
+  }
+  if (listeners_.empty()) return Status::IOError("no address to listen on");
+  state_.set_tcp_port(bound_port_ != 0 ? bound_port_ : tls_bound_port_);
+  WarnIfExposed();
+  return Status::Ok();
+}
+
+Status Server::ListenOn(const Config& config, int port, bool tls, int* bound) {
   for (const std::string& configured : config.bind) {
     bool optional = !configured.empty() && configured[0] == '-';
     std::string address = NormalizeAddress(optional ? configured.substr(1) : configured);
@@ -78,9 +97,8 @@ Status Server::Listen() {
       if (optional) continue;
       return Status::IOError("invalid bind address '" + configured + "'");
     }
-    asio::ip::tcp::endpoint endpoint(
-        ip, static_cast<uint16_t>(bound_port_ != 0 ? bound_port_ : config.port));
-    auto listener = std::make_unique<Listener>(control_);
+    asio::ip::tcp::endpoint endpoint(ip, static_cast<uint16_t>(*bound != 0 ? *bound : port));
+    auto listener = std::make_unique<Listener>(control_, tls);
     asio::ip::tcp::acceptor* acceptor = &listener->acceptor;
     acceptor->open(endpoint.protocol(), ec);
     if (!ec) acceptor->set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
@@ -92,12 +110,9 @@ Status Server::Listen() {
       return Status::IOError("cannot listen on " + EndpointText(endpoint) + ": " + ec.message());
     }
     // With port 0 the first listener picks a free port; the others use the same one.
-    bound_port_ = acceptor->local_endpoint().port();
+    *bound = acceptor->local_endpoint().port();
     listeners_.push_back(std::move(listener));
   }
-  if (listeners_.empty()) return Status::IOError("no address to listen on");
-  state_.set_tcp_port(bound_port_);
-  WarnIfExposed();
   return Status::Ok();
 }
 
@@ -121,7 +136,7 @@ std::vector<std::string> Server::ListeningAddresses() const {
   for (const auto& listener : listeners_) {
     std::error_code ec;
     auto ep = listener->acceptor.local_endpoint(ec);
-    if (!ec) out.push_back(EndpointText(ep));
+    if (!ec) out.push_back(EndpointText(ep) + (listener->tls ? " (TLS)" : ""));
   }
   return out;
 }
@@ -208,15 +223,16 @@ void Server::OnAccepted(Listener& listener, const std::error_code& ec,
   if (ec) {
     // The peer gave up before we accepted it: nothing to serve.
   } else if (Refused(socket)) {
-    Reject(std::move(socket), ProtectedModeDenied());
+    Reject(std::move(socket), ProtectedModeDenied(), listener.tls);
   } else if (static_cast<int64_t>(state_.clients().size()) >= state_.maxclients()) {
-    Reject(std::move(socket), MaxClientsReached());
+    Reject(std::move(socket), MaxClientsReached(), listener.tls);
   } else {
     // Accepted on the control thread; served by an I/O thread's io_context from now on.
     const size_t context = NextContext();
     if (auto served = MoveToContext(std::move(socket), *contexts_[context])) {
       auto connection = std::make_shared<Connection>(std::move(*served), store_, state_,
                                                      dispatcher_, *rounds_[context]);
+      if (listener.tls) connection->EnableTls(tls_.Current(), tls_.auth_clients());
       connection->Start();
     }
   }
@@ -249,13 +265,15 @@ bool Server::Refused(const asio::ip::tcp::socket& socket) const {
   return !ec && !IsLoopback(remote.address());
 }
 
-void Server::Reject(asio::ip::tcp::socket socket, const Status& why) {
+void Server::Reject(asio::ip::tcp::socket socket, const Status& why, bool tls) {
   state_.stats().rejected_connections.fetch_add(1, std::memory_order_relaxed);
-  std::string reply;
-  protocol::ReplyWriter out(&reply);
-  ReplyError(out, why);
   std::error_code ec;
-  asio::write(socket, asio::buffer(reply), ec);  // a few bytes into a fresh socket buffer
+  if (!tls) {
+    std::string reply;
+    protocol::ReplyWriter out(&reply);
+    ReplyError(out, why);
+    asio::write(socket, asio::buffer(reply), ec);  // a few bytes into a fresh socket buffer
+  }
   socket.close(ec);
 }
 

@@ -26,7 +26,9 @@
 #include <thread>
 #include <vector>
 
+#include "server/core/config.h"
 #include "server/core/dispatcher.h"
+#include "server/net/tls_context.h"
 #include "sluice/status.h"
 
 namespace sluice {
@@ -49,11 +51,14 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Binds every address of the configuration (a "-" prefix marks an address as optional, as
-  // in redis.conf). On failure returns kIOError with a message naming the address.
+  // in redis.conf) on `port`, and on `tls-port` for TLS (with port 0 and a tls-port, TLS only).
+  // On failure returns kIOError with a message naming the address; a TLS context that cannot
+  // be built (its reason logged) fails it too.
   Status Listen();
-  // The addresses actually bound ("127.0.0.1:6379"), after Listen().
+  // The addresses actually bound ("127.0.0.1:6379", "127.0.0.1:6380 (TLS)"), after Listen().
   std::vector<std::string> ListeningAddresses() const;
-  int bound_port() const { return bound_port_; }
+  int bound_port() const { return bound_port_; }          // plain TCP; 0 when TLS only
+  int tls_bound_port() const { return tls_bound_port_; }  // 0 when no TLS listener
 
   // Serves until stopped; uses the calling thread as I/O thread 0 and starts the others and the
   // control thread. Installs SIGINT/SIGTERM handlers.
@@ -64,13 +69,17 @@ class Server {
  private:
   // One listening socket and its accept back-off. Used on the control thread only.
   struct Listener {
-    explicit Listener(asio::io_context& io) : acceptor(io), pause(io) {}
+    Listener(asio::io_context& io, bool tls_port) : acceptor(io), pause(io), tls(tls_port) {}
     asio::ip::tcp::acceptor acceptor;
     asio::steady_timer pause;              // accepting resumes when it fires
+    bool tls;                              // the tls-port: connections speak TLS
     int64_t failures = 0;                  // failed accepts since the last success
     std::chrono::milliseconds backoff{0};  // the current pause
   };
 
+  // Binds every configured address on `port` (0: a free port, the same for every address);
+  // sets *bound to the port bound.
+  Status ListenOn(const Config& config, int port, bool tls, int* bound);
   void Accept(Listener& listener);
   // `socket` was accepted onto the control context; a served one moves to NextContext()'s.
   void OnAccepted(Listener& listener, const std::error_code& ec, asio::ip::tcp::socket socket);
@@ -81,7 +90,9 @@ class Server {
   // Protected mode: no requirepass and the peer is not a loopback address.
   bool Refused(const asio::ip::tcp::socket& socket) const;
   // Writes `why` (an error reply) to a fresh socket and closes it; counts rejected_connections.
-  void Reject(asio::ip::tcp::socket socket, const Status& why);
+  // On the tls-port nothing is written (no handshake was made: as Redis, the connection just
+  // drops).
+  void Reject(asio::ip::tcp::socket socket, const Status& why, bool tls);
   // Logs a warning for each non-loopback listener when no requirepass is set.
   void WarnIfExposed() const;
   void ScheduleSweep();
@@ -108,6 +119,8 @@ class Server {
   asio::steady_timer shutdown_timer_;
   size_t next_context_ = 0;
   int bound_port_ = 0;
+  int tls_bound_port_ = 0;
+  TlsContexts tls_;  // the context of new TLS connections (CONFIG SET reloads it)
   std::atomic<bool> stopping_{false};
   bool unkillable_logged_ = false;  // the shutdown's wait for a script that wrote: logged once
 };

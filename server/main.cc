@@ -129,6 +129,7 @@ int Serve(Config config, const char* argv0) {
   std::unique_ptr<sluice::Store> store = std::move(opened).value();
   store->AddCommitObserver(&state.watches());
   store->AddCommitObserver(&state.blocking());
+  store->AddCommitObserver(&state.dirty());   // INFO rdb_changes_since_last_save
   store->AddCommitObserver(&expired_events);  // keyspace notifications' "expired"
 
   state.set_executable(ExecutablePath(argv0));

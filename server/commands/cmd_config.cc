@@ -1,5 +1,6 @@
 // CONFIG GET / SET / RESETSTAT / HELP over the option table in config.h, with Redis 7.0's
 // replies: GET is a map (RESP3) or flat array (RESP2); SET is all-or-nothing.
+#include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,8 @@
 #include "server/core/client_state.h"
 #include "server/core/command_stats.h"
 #include "server/core/config.h"
+#include "server/core/config_compat.h"
+#include "server/core/config_rewrite.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
 #include "server/core/open_files.h"
@@ -27,29 +30,35 @@ bool HasGlobChars(std::string_view pattern) {
 
 // CONFIG GET pattern [pattern ...]. A pattern without glob characters is an exact (case-
 // insensitive) name and is echoed as given, as Redis 7.0 does; glob matches reply with the
-// canonical names. Each option appears once, in table order.
+// table's names, an alias (slave-read-only, hash-max-ziplist-entries) as well as its option, and
+// skip hidden parameters. Each name appears once: Sluice's options in table order, then Redis's.
 void ConfigGet(CommandContext& ctx, Args args) {
   Config config = ctx.server.config();
   std::vector<std::pair<std::string, std::string>> found;
-  std::vector<std::string> seen;
-  auto add = [&](std::string_view shown, const char* canonical, std::string value) {
-    for (const std::string& s : seen) {
-      if (s == canonical) return;
+  auto add = [&](std::string_view shown, std::string value) {
+    for (const auto& [name, v] : found) {
+      if (EqualsIgnoreCase(name, shown)) return;
     }
-    seen.emplace_back(canonical);
     found.emplace_back(std::string(shown), std::move(value));
   };
   for (size_t i = 2; i < args.size(); ++i) {
     std::string_view pattern = args[i];
-    bool glob = HasGlobChars(pattern);
-    for (const ConfigOption& o : ConfigOptions()) {
-      if (glob ? GlobMatch(pattern, o.name, true) : EqualsIgnoreCase(pattern, o.name)) {
-        add(glob ? std::string_view(o.name) : pattern, o.name, o.get(config));
+    if (!HasGlobChars(pattern)) {
+      if (const ConfigOption* o = FindConfigOption(pattern)) {
+        add(pattern, o->get(config));
+      } else if (const CompatOption* c = FindCompatOption(pattern)) {
+        add(pattern, GetCompatValue(config, *c));
       }
+      continue;
     }
-    for (const auto& [name, value] : CompatConfigValues()) {
-      if (glob ? GlobMatch(pattern, name, true) : EqualsIgnoreCase(pattern, name)) {
-        add(glob ? std::string_view(name) : pattern, name, value);
+    for (const ConfigOption& o : ConfigOptions()) {
+      if (GlobMatch(pattern, o.name, true)) add(o.name, o.get(config));
+    }
+    for (const CompatOption& c : CompatOptions()) {
+      if (c.flags & CompatOption::kHidden) continue;
+      if (GlobMatch(pattern, c.name, true)) add(c.name, GetCompatValue(config, c));
+      if (c.alias != nullptr && GlobMatch(pattern, c.alias, true)) {
+        add(c.alias, GetCompatValue(config, c));
       }
     }
   }
@@ -58,15 +67,6 @@ void ConfigGet(CommandContext& ctx, Args args) {
     ctx.out.Bulk(name);
     ctx.out.Bulk(value);
   }
-}
-
-// Known to CONFIG GET but not settable: Sluice's read-only options and the Redis options it
-// only reports.
-bool IsCompatName(std::string_view name) {
-  for (const auto& [compat, value] : CompatConfigValues()) {
-    if (EqualsIgnoreCase(name, compat)) return true;
-  }
-  return false;
 }
 
 // Applies the Store-side effects of a new configuration: durability, value limit, cache size,
@@ -80,24 +80,48 @@ void ApplyToStore(CommandContext& ctx, const Config& config) {
   ctx.store.set_hll_sparse_max_bytes(config.hll_sparse_max_bytes);
 }
 
-// CONFIG SET name value [name value ...], validated completely before anything changes.
+// One parameter of a CONFIG SET: Sluice's option or Redis's stored-only parameter.
+struct SetTarget {
+  const ConfigOption* option = nullptr;
+  const CompatOption* compat = nullptr;
+  bool operator==(const SetTarget&) const = default;
+};
+
+// CONFIG SET name value [name value ...], validated completely before anything changes, with
+// Redis 7.0's checks in its order: unknown names first, then immutable/protected ones and
+// duplicates, then the values.
 void ConfigSet(CommandContext& ctx, Args args) {
   if (args.size() % 2 != 0) return ReplyError(ctx.out, SyntaxError());
-  std::vector<const ConfigOption*> options;
+  std::vector<SetTarget> targets;
   for (size_t i = 2; i < args.size(); i += 2) {
     std::string_view name = args[i];
-    const ConfigOption* option = FindConfigOption(name);
-    if (option == nullptr && !IsCompatName(name)) {
+    SetTarget t{FindConfigOption(name), nullptr};
+    if (t.option == nullptr) t.compat = FindCompatOption(name);
+    if (t.option == nullptr && t.compat == nullptr) {
       return ReplyError(ctx.out, ConfigSetUnknown(name));
     }
-    if (option == nullptr || !option->mutable_at_runtime) {
+    targets.push_back(t);
+  }
+  const Config current = ctx.server.config();
+  bool protected_ok = false;
+  if (const CompatOption* p = FindCompatOption("enable-protected-configs")) {
+    protected_ok = GetCompatValue(current, *p) != "no";
+  }
+  for (size_t i = 2; i < args.size(); i += 2) {
+    std::string_view name = args[i];
+    const SetTarget& t = targets[(i - 2) / 2];
+    bool is_protected = (t.compat != nullptr && (t.compat->flags & CompatOption::kProtected)) ||
+                        (t.option != nullptr && EqualsIgnoreCase(t.option->name, "dir"));
+    if (is_protected && !protected_ok) return ReplyError(ctx.out, ConfigSetProtected(name));
+    if ((t.option != nullptr && !t.option->mutable_at_runtime) ||
+        (t.compat != nullptr && (t.compat->flags & CompatOption::kImmutable))) {
       return ReplyError(ctx.out, ConfigSetImmutable(name));
     }
-    for (const ConfigOption* earlier : options) {
-      if (earlier == option)
+    for (size_t j = 0; j < (i - 2) / 2; ++j) {
+      if (targets[j] == t) {
         return ReplyError(ctx.out, ConfigSetFailed(name, "duplicate parameter"));
+      }
     }
-    options.push_back(option);
   }
   // One atomic read-modify-write: a CONFIG SET of another option on another connection can
   // neither be undone by this one nor reorder the Store's settings against CONFIG GET.
@@ -105,9 +129,14 @@ void ConfigSet(CommandContext& ctx, Args args) {
   bool applied = ctx.server.UpdateConfig([&](Config& config) {
     const int64_t maxclients_before = config.maxclients;
     for (size_t i = 2; i < args.size(); i += 2) {
-      const ConfigOption* option = options[(i - 2) / 2];
-      if (std::optional<std::string> error = option->set(config, args[i + 1])) {
-        failed = ConfigSetFailed(args[i], *error);
+      const SetTarget& t = targets[(i - 2) / 2];
+      std::optional<std::string> error = t.option != nullptr
+                                             ? t.option->set(config, args[i + 1])
+                                             : SetCompatValue(config, *t.compat, args[i + 1]);
+      if (error) {
+        std::string shown(args[i]);
+        for (char& c : shown) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        failed = ConfigSetFailed(shown, *error);
         return false;
       }
     }
@@ -144,6 +173,19 @@ void ConfigSet(CommandContext& ctx, Args args) {
   ctx.out.Simple("OK");
 }
 
+// CONFIG REWRITE: the running configuration into the file the server started with.
+void ConfigRewriteCommand(CommandContext& ctx, Args) {
+  Config config = ctx.server.config();
+  if (config.config_file.empty()) return ReplyError(ctx.out, NoConfigFile());
+  std::string error = RewriteConfigFile(config);
+  if (!error.empty()) {
+    LogError("CONFIG REWRITE failed: " + error);
+    return ReplyError(ctx.out, ConfigRewriteFailed(error));
+  }
+  LogInfo("CONFIG REWRITE executed with success.");
+  ctx.out.Simple("OK");
+}
+
 void ConfigResetStat(CommandContext& ctx, Args) {
   ctx.server.stats().Reset();
   ctx.server.limiter_stats().Reset();
@@ -161,6 +203,8 @@ void ConfigHelp(CommandContext& ctx, Args) {
       "    Set the configuration <directive> to <value>.",
       "RESETSTAT",
       "    Reset statistics reported by the INFO command.",
+      "REWRITE",
+      "    Rewrite the configuration file.",
       "HELP",
       "    Prints this help.",
   };
@@ -182,6 +226,8 @@ void RegisterConfigCommands(CommandTable& table) {
                        "parameter value [parameter value ...]"));
   table.Add(ServerSpec("config|resetstat", 2, kFlags, ConfigResetStat,
                        "Resets the server's statistics.", "2.0.0", ""));
+  table.Add(ServerSpec("config|rewrite", 2, kFlags, ConfigRewriteCommand,
+                       "Persists the effective configuration to file.", "2.8.0", ""));
   table.Add(ServerSpec("config|help", 2, kLoading | kStale, ConfigHelp,
                        "Returns helpful text about the different subcommands.", "5.0.0", ""));
 }

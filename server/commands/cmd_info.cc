@@ -145,7 +145,7 @@ void PersistenceSection(CommandContext& ctx, const Config& config, std::string& 
   Field(out, "loading", 0);
   Field(out, "async_loading", 0);
   const Saves::Info saves = ctx.server.saves().info();
-  Field(out, "rdb_changes_since_last_save", 0);
+  Field(out, "rdb_changes_since_last_save", ctx.server.dirty().load());
   Field(out, "rdb_bgsave_in_progress", saves.in_progress ? 1 : 0);
   Field(out, "rdb_last_save_time", ctx.server.last_save_unix());
   Field(out, "rdb_last_bgsave_status", saves.last_ok ? "ok" : "err");

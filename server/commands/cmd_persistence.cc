@@ -37,6 +37,7 @@ Result<std::string> MakeCheckpoint(Store& store, const std::string& data_dir) {
 // Runs one save (the caller holds the save slot) and records how it went.
 Status RunSave(Store& store, ServerState& server, const std::string& data_dir) {
   const int64_t start = ServerState::RealNowMs();
+  const int64_t dirty_at_start = server.dirty().load();
   Result<std::string> dir = MakeCheckpoint(store, data_dir);
   const int64_t end = ServerState::RealNowMs();
   server.saves().End(dir.ok(), end / 1000, end - start, dir.ok() ? *dir : std::string());
@@ -45,6 +46,7 @@ Status RunSave(Store& store, ServerState& server, const std::string& data_dir) {
     return dir.status();
   }
   server.set_last_save_unix(end / 1000);
+  server.dirty().Saved(dirty_at_start);
   LogInfo("DB saved on disk: checkpoint " + *dir + " (" + std::to_string(end - start) + " ms)");
   return Status::Ok();
 }

@@ -262,11 +262,13 @@ void SortGeneric(CommandContext& ctx, Args args, bool readonly) {
 void Sort(CommandContext& ctx, Args args) { SortGeneric(ctx, args, /*readonly=*/false); }
 void SortRo(CommandContext& ctx, Args args) { SortGeneric(ctx, args, /*readonly=*/true); }
 
-// SORT's keys: the sorted key, and STORE's destination when given.
+// SORT's keys: the sorted key, and STORE's destination when given (the last STORE's, the one
+// SORT writes, as Redis's sortGetKeys).
 void SortKeys(Args args, std::vector<int>* positions) {
   positions->push_back(1);
+  int store = 0;
   for (size_t j = 2; j + 1 < args.size(); ++j) {
-    if (EqualsIgnoreCase(args[j], "store")) positions->push_back(static_cast<int>(j + 1));
+    if (EqualsIgnoreCase(args[j], "store")) store = static_cast<int>(j + 1);
     if (EqualsIgnoreCase(args[j], "limit")) {
       j += 2;
     } else if (EqualsIgnoreCase(args[j], "by") || EqualsIgnoreCase(args[j], "get") ||
@@ -274,6 +276,7 @@ void SortKeys(Args args, std::vector<int>* positions) {
       ++j;
     }
   }
+  if (store != 0) positions->push_back(store);
 }
 
 }  // namespace

@@ -292,6 +292,30 @@ void Add(CommandTable& table, std::string name, int arity, uint32_t flags, KeyRa
                      std::move(since), std::move(hint)));
 }
 
+void XGroupHelpCommand(CommandContext& ctx, Args) {
+  static constexpr const char* kLines[] = {
+      "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CREATE <key> <groupname> <id|$> [option]",
+      "    Create a new consumer group. Options are:",
+      "    * MKSTREAM",
+      "      Create the empty stream if it does not exist.",
+      "    * ENTRIESREAD entries_read",
+      "      Set the group's entries_read counter (internal use).",
+      "CREATECONSUMER <key> <groupname> <consumer>",
+      "    Create a new consumer in the specified group.",
+      "DELCONSUMER <key> <groupname> <consumer>",
+      "    Remove the specified consumer.",
+      "DESTROY <key> <groupname>",
+      "    Remove the specified group.",
+      "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+      "    Set the current group ID and entries_read counter.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.out.Array(std::size(kLines));
+  for (const char* line : kLines) ctx.out.Simple(line);
+}
+
 }  // namespace
 
 void RegisterStreamInfoCommands(CommandTable& table);  // cmd_stream_info.cc
@@ -313,6 +337,8 @@ void RegisterStreamGroupCommands(CommandTable& table) {
       "Create a consumer in a consumer group.", "6.2.0", "key group consumer");
   Add(table, "xgroup|delconsumer", 5, kWrite, kSecond, XGroupDelConsumerCommand,
       "Delete a consumer from a consumer group.", "5.0.0", "key group consumer");
+  Add(table, "xgroup|help", 2, kLoading | kStale, KeyRange{}, XGroupHelpCommand,
+      "Show helpful text about the different subcommands", "5.0.0", "");
   Add(table, "xack", -4, kWrite | kFast, kOne, XAckCommand,
       "Marks a pending message as correctly processed, effectively removing it from the pending "
       "entries list of the consumer group. Return value of the command is the number of "

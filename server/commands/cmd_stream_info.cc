@@ -1,6 +1,8 @@
 // XINFO STREAM | GROUPS | CONSUMERS: a stream's metadata, its groups (with Redis 7.0's
 // entries-read and lag) and a group's consumers, as Redis 7.0 replies them.
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,16 +28,117 @@ void ReplyEdgeEntry(CommandContext& ctx, std::string_view key, bool last) {
   for (const auto& f : (*r)[0].fields) ctx.out.Bulk(f);
 }
 
-// XINFO STREAM key. FULL is refused rather than answered partly.
+// The group's (or one consumer's) pending entries, at most `count` (0: all), in ID order.
+std::vector<StreamPendingEntry> Pending(CommandContext& ctx, std::string_view key,
+                                        std::string_view group, int64_t count,
+                                        std::optional<std::string_view> consumer) {
+  auto r = ctx.txn().XPendingRange(ctx.client.db, key, group, 0, StreamId{}, StreamId::Max(),
+                                   count == 0 ? INT64_MAX : count, consumer);
+  return r.ok() ? std::move(*r) : std::vector<StreamPendingEntry>{};
+}
+
+// XINFO STREAM key FULL [COUNT count]: the entries (COUNT, default 10, 0: all) and every group
+// with its PEL and consumers, each PEL cut at COUNT, as Redis 7.0.
+void ReplyStreamFull(CommandContext& ctx, std::string_view key, const StreamInfo& s,
+                     int64_t count) {
+  ctx.out.Map(9);
+  ctx.out.Bulk("length");
+  ctx.out.Integer(s.length);
+  ctx.out.Bulk("radix-tree-keys");
+  ctx.out.Integer(s.nodes);
+  ctx.out.Bulk("radix-tree-nodes");
+  ctx.out.Integer(s.nodes + 1);
+  ctx.out.Bulk("last-generated-id");
+  ctx.out.Bulk(s.last_id.ToString());
+  ctx.out.Bulk("max-deleted-entry-id");
+  ctx.out.Bulk(s.max_deleted_id.ToString());
+  ctx.out.Bulk("entries-added");
+  ctx.out.Integer(static_cast<int64_t>(s.entries_added));
+  ctx.out.Bulk("recorded-first-entry-id");
+  ctx.out.Bulk(s.first_id.ToString());
+  ctx.out.Bulk("entries");
+  auto entries = ctx.txn().XRange(ctx.client.db, key, StreamId{}, StreamId::Max(), false, count);
+  ReplyStreamEntries(ctx.out, entries.ok() ? *entries : std::vector<StreamEntry>{});
+  ctx.out.Bulk("groups");
+  auto groups = ctx.txn().XInfoGroups(ctx.client.db, key);
+  if (!groups.ok()) return ctx.out.Array(0);
+  ctx.out.Array(groups->size());
+  for (const StreamGroupInfo& g : *groups) {
+    ctx.out.Map(7);
+    ctx.out.Bulk("name");
+    ctx.out.Bulk(g.name);
+    ctx.out.Bulk("last-delivered-id");
+    ctx.out.Bulk(g.last_delivered.ToString());
+    ctx.out.Bulk("entries-read");
+    if (g.entries_read == -1) {
+      ctx.out.NullBulk();
+    } else {
+      ctx.out.Integer(g.entries_read);
+    }
+    ctx.out.Bulk("lag");
+    if (g.lag) {
+      ctx.out.Integer(*g.lag);
+    } else {
+      ctx.out.NullBulk();
+    }
+    ctx.out.Bulk("pel-count");
+    ctx.out.Integer(g.pending);
+    ctx.out.Bulk("pending");
+    const std::vector<StreamPendingEntry> pel = Pending(ctx, key, g.name, count, std::nullopt);
+    ctx.out.Array(pel.size());
+    for (const StreamPendingEntry& p : pel) {
+      ctx.out.Array(4);
+      ctx.out.Bulk(p.id.ToString());
+      ctx.out.Bulk(p.consumer);
+      ctx.out.Integer(p.delivery_ms);
+      ctx.out.Integer(p.delivery_count);
+    }
+    ctx.out.Bulk("consumers");
+    auto consumers = ctx.txn().XInfoConsumers(ctx.client.db, key, g.name);
+    if (!consumers.ok()) {
+      ctx.out.Array(0);
+      continue;
+    }
+    ctx.out.Array(consumers->size());
+    for (const StreamConsumerInfo& c : *consumers) {
+      ctx.out.Map(4);
+      ctx.out.Bulk("name");
+      ctx.out.Bulk(c.name);
+      ctx.out.Bulk("seen-time");
+      ctx.out.Integer(c.seen_ms);
+      ctx.out.Bulk("pel-count");
+      ctx.out.Integer(c.pending);
+      ctx.out.Bulk("pending");
+      const std::vector<StreamPendingEntry> own =
+          Pending(ctx, key, g.name, count, std::string_view(c.name));
+      ctx.out.Array(own.size());
+      for (const StreamPendingEntry& p : own) {
+        ctx.out.Array(3);
+        ctx.out.Bulk(p.id.ToString());
+        ctx.out.Integer(p.delivery_ms);
+        ctx.out.Integer(p.delivery_count);
+      }
+    }
+  }
+}
+
+// XINFO STREAM key [FULL [COUNT count]]: the key is looked up before the options, as Redis.
 void XInfoStreamCommand(CommandContext& ctx, Args args) {
   auto info = ctx.txn().XInfoStream(ctx.client.db, args[2]);
   if (!info.ok()) return ReplyError(ctx.out, info.status());
   if (!info->has_value()) return ReplyError(ctx.out, Status::NoSuchKey());
   if (args.size() > 3) {
-    if (!EqualsIgnoreCase(args[3], "full") || (args.size() != 4 && args.size() != 6)) {
+    if (!EqualsIgnoreCase(args[3], "full") || (args.size() != 4 && args.size() != 6) ||
+        (args.size() == 6 && !EqualsIgnoreCase(args[4], "count"))) {
       return ReplyError(ctx.out, SubcommandSyntax("xinfo", args[1]));
     }
-    return ReplyError(ctx.out, NotSupported("XINFO STREAM FULL"));
+    int64_t count = 10;
+    if (args.size() == 6) {
+      std::optional<int64_t> n = ParseInt64(args[5]);
+      if (!n) return ReplyError(ctx.out, NotAnInteger());
+      count = *n < 0 ? 10 : *n;
+    }
+    return ReplyStreamFull(ctx, args[2], **info, count);
   }
   const StreamInfo& s = **info;
   ctx.out.Map(10);
@@ -118,6 +221,22 @@ void XInfoConsumersCommand(CommandContext& ctx, Args args) {
   }
 }
 
+void XInfoHelpCommand(CommandContext& ctx, Args) {
+  static constexpr const char* kLines[] = {
+      "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CONSUMERS <key> <groupname>",
+      "    Show consumers of <groupname>.",
+      "GROUPS <key>",
+      "    Show the stream consumer groups.",
+      "STREAM <key> [FULL [COUNT <count>]",
+      "    Show information about the stream.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.out.Array(std::size(kLines));
+  for (const char* line : kLines) ctx.out.Simple(line);
+}
+
 void Add(CommandTable& table, std::string name, int arity, uint32_t flags, KeyRange keys,
          Handler handler, std::string summary, std::string hint) {
   table.Add(MakeSpec("stream", std::move(name), arity, flags, keys, handler, std::move(summary),
@@ -134,6 +253,8 @@ void RegisterStreamInfoCommands(CommandTable& table) {
       "Get information about a stream", "key [FULL [COUNT count]]");
   Add(table, "xinfo|groups", 3, kReadOnly, kSecond, XInfoGroupsCommand,
       "List the consumer groups of a stream", "key");
+  Add(table, "xinfo|help", 2, kLoading | kStale, KeyRange{}, XInfoHelpCommand,
+      "Show helpful text about the different subcommands", "");
   Add(table, "xinfo|consumers", 4, kReadOnly, kSecond, XInfoConsumersCommand,
       "List the consumers in a consumer group", "key group");
 }

@@ -60,6 +60,8 @@ bool ParseXReadOptions(CommandContext& ctx, Args args, XReadArgs* out) {
     const size_t more = args.size() - i - 1;
     std::string_view o = args[i];
     if (EqualsIgnoreCase(o, "block") && more > 0) {
+      // Redis refuses BLOCK in a script as soon as it sees it (in MULTI it answers at once).
+      if (ctx.from_script) return ReplyError(ctx.out, BlockFromScript(args[0])), false;
       auto ms = ParseInt64(args[++i]);
       if (!ms) return ReplyError(ctx.out, TimeoutNotInteger()), false;
       if (*ms < 0) return ReplyError(ctx.out, TimeoutNegative()), false;
@@ -141,9 +143,12 @@ void XReadCore(CommandContext& ctx, Args args, bool xreadgroup) {
       continue;
     }
     auto info = ctx.txn().XInfoStream(ctx.client.db, keys[i]);
-    if (!info.ok()) return ReplyError(ctx.out, info.status());
+    // A woken XREAD whose key now holds another type keeps waiting (as Redis): skipped below.
+    const bool other_type =
+        !info.ok() && info.status().code() == Code::kWrongType && BlockRetrying(ctx);
+    if (!info.ok() && !other_type) return ReplyError(ctx.out, info.status());
     if (arg == "$") {
-      after[i] = info->has_value() ? (*info)->last_id : StreamId{};
+      after[i] = !other_type && info->has_value() ? (*info)->last_id : StreamId{};
       dollars.push_back(i);
       continue;
     }

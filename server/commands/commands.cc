@@ -23,6 +23,8 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterClientPauseCommands(table);
   RegisterPersistenceCommands(table);
   RegisterSlowlogCommands(table);
+  RegisterLatencyCommands(table);
+  RegisterMemoryCommands(table);
   RegisterBitmapCommands(table);
   RegisterHyperLogLogCommands(table);
   RegisterLcsCommand(table);

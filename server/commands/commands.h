@@ -31,6 +31,8 @@ void RegisterGeoCommands(CommandTable& table);          // cmd_geo.cc, geo_searc
 void RegisterClientPauseCommands(CommandTable& table);  // cmd_client_pause.cc
 void RegisterPersistenceCommands(CommandTable& table);  // cmd_persistence.cc: SAVE, BGSAVE
 void RegisterSlowlogCommands(CommandTable& table);      // cmd_slowlog.cc: SLOWLOG
+void RegisterLatencyCommands(CommandTable& table);      // cmd_latency.cc: LATENCY
+void RegisterMemoryCommands(CommandTable& table);       // cmd_memory.cc: MEMORY
 void RegisterBitmapCommands(CommandTable& table);       // cmd_bitmaps.cc: SETBIT, BITFIELD, ...
 void RegisterHyperLogLogCommands(CommandTable& table);  // cmd_hyperloglog.cc: PFADD, ...
 void RegisterLcsCommand(CommandTable& table);           // cmd_lcs.cc

@@ -6,6 +6,7 @@
 
 #include "server/core/args.h"
 #include "server/core/errors.h"
+#include "server/core/server_state.h"
 
 namespace sluice::server {
 
@@ -137,7 +138,9 @@ std::optional<StreamAddArgs> ParseAddOrTrimArgs(CommandContext& ctx, Args args, 
   if (limit_given) {
     if (!trim.approx) return fail(StreamLimitNoApprox());
   } else if (trim.approx) {
-    trim.limit = 100 * 100;  // 100 nodes of stream-node-max-entries (100), as Redis
+    // 100 nodes of stream-node-max-entries, as Redis (10000 when that is 0, at most 1000000).
+    const int64_t entries = ctx.server.stream_node_max_entries();
+    trim.limit = entries > 0 && entries <= 10000 ? 100 * entries : entries > 0 ? 1000000 : 10000;
   } else {
     trim.limit = 0;
   }

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "server/core/args.h"
+#include "server/core/config_compat.h"
 #include "server/core/notify.h"
 
 namespace sluice::server {
@@ -318,6 +319,10 @@ Error SetSlowlogMaxLen(Config& c, std::string_view v) {
   return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.slowlog_max_len);
 }
 
+Error SetLatencyMonitorThreshold(Config& c, std::string_view v) {
+  return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.latency_monitor_threshold);
+}
+
 Error SetHllSparseMaxBytes(Config& c, std::string_view v) {
   std::optional<int64_t> bytes = ParseMemory(v);
   // Redis refuses a negative value as it refuses text: not a memory value.
@@ -447,6 +452,11 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "A HyperLogLog's sparse form past this many bytes turns dense (memory units), as Redis.",
        true, false, SetHllSparseMaxBytes,
        [](const Config& c) { return std::to_string(c.hll_sparse_max_bytes); }},
+      {"latency-monitor-threshold", "0",
+       "LATENCY records events (commands, expiry cycles) taking at least this many "
+       "milliseconds; 0 records none.",
+       true, false, SetLatencyMonitorThreshold,
+       [](const Config& c) { return std::to_string(c.latency_monitor_threshold); }},
       {"lua-time-limit", "5000", "Old name of busy-reply-threshold.", true, false,
        SetBusyReplyThreshold,
        [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
@@ -485,22 +495,6 @@ const ConfigOption* FindConfigOption(std::string_view name) {
     if (EqualsIgnoreCase(option.name, name)) return &option;
   }
   return nullptr;
-}
-
-const std::vector<std::pair<const char*, const char*>>& CompatConfigValues() {
-  static const std::vector<std::pair<const char*, const char*>> values = {
-      {"save", ""},
-      {"appendonly", "yes"},
-      {"databases", "16"},
-      {"maxmemory", "0"},
-      {"maxmemory-policy", "noeviction"},
-      {"cluster-enabled", "no"},
-      {"io-threads", "1"},
-      {"slave-read-only", "yes"},
-      {"replica-read-only", "yes"},
-      {"daemonize", "no"},
-  };
-  return values;
 }
 
 std::optional<int64_t> ParseMemory(std::string_view text) {
@@ -639,7 +633,16 @@ bool SplitConfigLine(std::string_view line, std::vector<std::string>* words) {
 std::string ApplyOption(Config& config, std::string_view name,
                         const std::vector<std::string>& values) {
   const ConfigOption* option = FindConfigOption(name);
-  if (option == nullptr) return "unknown option '" + std::string(name) + "'";
+  if (option == nullptr) {
+    const CompatOption* compat = FindCompatOption(name);
+    if (compat == nullptr) return "unknown option '" + std::string(name) + "'";
+    std::string joined;
+    for (size_t i = 0; i < values.size(); ++i) joined += (i == 0 ? "" : " ") + values[i];
+    if (Error e = SetCompatValue(config, *compat, joined)) {
+      return "bad value '" + joined + "' for '" + compat->name + "': " + *e;
+    }
+    return {};
+  }
   if (values.empty() || (values.size() > 1 && !option->multi_arg)) {
     return "wrong number of arguments for '" + std::string(option->name) + "'";
   }
@@ -656,6 +659,8 @@ std::string ApplyOption(Config& config, std::string_view name,
 
 std::string ApplyConfigText(Config& config, std::string_view text, std::string_view source) {
   size_t line_no = 0;
+  // `save` lines add up, as in Redis: the first replaces the default, each adds its pairs.
+  std::optional<std::string> saves;
   while (!text.empty()) {
     size_t eol = text.find('\n');
     std::string_view line = text.substr(0, eol);
@@ -673,8 +678,15 @@ std::string ApplyConfigText(Config& config, std::string_view text, std::string_v
       config.users.push_back(std::move(values));
       continue;
     }
+    if (EqualsIgnoreCase(words[0], "save") && saves && !(values.size() == 1 && values[0].empty())) {
+      values.insert(values.begin(), *saves);
+    }
     std::string error = ApplyOption(config, words[0], values);
     if (!error.empty()) return where + error;
+    if (EqualsIgnoreCase(words[0], "save")) {
+      saves = GetCompatValue(config, *FindCompatOption("save"));
+      if (saves->empty()) saves.reset();
+    }
   }
   return {};
 }
@@ -711,13 +723,17 @@ CommandLineResult ParseCommandLine(int argc, const char* const* argv) {
     }
     std::string_view name = flag.substr(2);
     const ConfigOption* option = FindConfigOption(name);
-    if (option == nullptr) return {std::nullopt, "unknown option '" + std::string(flag) + "'"};
+    const CompatOption* compat = option == nullptr ? FindCompatOption(name) : nullptr;
+    if (option == nullptr && compat == nullptr) {
+      return {std::nullopt, "unknown option '" + std::string(flag) + "'"};
+    }
+    bool multi_arg = option != nullptr ? option->multi_arg : true;
     std::vector<std::string> values;
-    while (i < argc && (values.empty() || option->multi_arg) &&
+    while (i < argc && (values.empty() || multi_arg) &&
            std::string_view(argv[i]).substr(0, 2) != "--") {
       values.emplace_back(argv[i++]);
     }
-    if (values.empty() && i < argc && !option->multi_arg) values.emplace_back(argv[i++]);
+    if (values.empty() && i < argc && !multi_arg) values.emplace_back(argv[i++]);
     if (values.empty()) {
       return {std::nullopt, "option '" + std::string(flag) + "' needs a value"};
     }

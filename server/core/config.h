@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,6 +74,11 @@ struct Config {
   int64_t slowlog_max_len = 128;
   // HyperLogLog: a sparse representation growing past this many bytes turns dense (as Redis).
   int64_t hll_sparse_max_bytes = 3000;
+  // LATENCY: events taking at least this many milliseconds are recorded (0: none).
+  int64_t latency_monitor_threshold = 0;
+  // Redis parameters Sluice accepts and shows but does not act on (server/core/config_compat.h):
+  // canonical name -> value as CONFIG GET shows it; a name not here has Redis's default.
+  std::map<std::string, std::string, std::less<>> compat;
   std::string config_file;  // absolute path of the file read, if any
   TlsConfig tls;            // tls-* options (server/core/tls_config.h)
 
@@ -97,9 +104,7 @@ struct ConfigOption {
 const std::vector<ConfigOption>& ConfigOptions();
 const ConfigOption* FindConfigOption(std::string_view name);  // case-insensitive
 
-// Values CONFIG GET shows for Redis options Sluice does not implement but clients ask about
-// ("save" -> "", "appendonly" -> "yes", "databases" -> "16", ...). name -> value.
-const std::vector<std::pair<const char*, const char*>>& CompatConfigValues();
+// Redis's parameters that Sluice only stores: server/core/config_compat.h.
 
 // Redis memory units: "512mb", "1gb", "100k", "42" (bytes). nullopt when malformed.
 std::optional<int64_t> ParseMemory(std::string_view text);

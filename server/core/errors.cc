@@ -444,6 +444,25 @@ Status TlsConfigureFailed(std::string_view name) {
   return ConfigSetFailed(name, "Unable to update TLS configuration. Check server logs.");
 }
 
+Status ConfigSetProtected(std::string_view name) {
+  return ConfigSetFailed(name, "can't set protected config");
+}
+
+Status NoConfigFile() { return Err("ERR The server is running without a config file"); }
+
+Status ConfigRewriteFailed(std::string_view reason) {
+  return Err("ERR Rewriting config file: " + std::string(reason));
+}
+
+Status BlockFromScript(std::string_view command) {
+  return Err("ERR " + std::string(command) +
+             " command is not allowed with BLOCK option from scripts");
+}
+
+Status LatencyNoSamples(std::string_view event) {
+  return Err("ERR No samples available for event '" + std::string(event) + "'");
+}
+
 Status NotPositive() { return Err("ERR value is out of range, must be positive"); }
 Status CountOutOfLongRange() {
   return Err(

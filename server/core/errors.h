@@ -289,6 +289,15 @@ Status ConfigSetUnknown(std::string_view name);
 // (possibly related to argument 'tls-cert-file') - Unable to update TLS configuration. Check
 // server logs."
 Status TlsConfigureFailed(std::string_view name);
+// "... - can't set protected config" (dir, dbfilename without enable-protected-configs).
+Status ConfigSetProtected(std::string_view name);
+Status NoConfigFile();  // "ERR The server is running without a config file" (CONFIG REWRITE)
+// "ERR Rewriting config file: <strerror text>"
+Status ConfigRewriteFailed(std::string_view reason);
+// "ERR xread command is not allowed with BLOCK option from scripts" (`command` as given).
+Status BlockFromScript(std::string_view command);
+// "ERR No samples available for event '<event>'" (LATENCY GRAPH)
+Status LatencyNoSamples(std::string_view event);
 
 // "ERR MONITOR isn't allowed for DENY BLOCKING client" (MONITOR inside EXEC).
 Status MonitorDenyBlocking();

@@ -1,5 +1,6 @@
 #include "server/core/server_state.h"
 
+#include <cstdlib>
 #include <utility>
 
 #include "server/core/command.h"
@@ -88,6 +89,12 @@ void ServerState::PublishLocked() {
   SetNotifyFlags(config_.notify_keyspace_events);
   slowlog_slower_than_.store(config_.slowlog_log_slower_than, std::memory_order_relaxed);
   slowlog_max_len_.store(config_.slowlog_max_len, std::memory_order_relaxed);
+  latency_threshold_ms_.store(config_.latency_monitor_threshold, std::memory_order_relaxed);
+  auto compat = [&](const char* name, int64_t fallback) {
+    auto it = config_.compat.find(name);
+    return it == config_.compat.end() ? fallback : std::strtoll(it->second.c_str(), nullptr, 10);
+  };
+  stream_node_max_entries_.store(compat("stream-node-max-entries", 100), std::memory_order_relaxed);
 }
 
 int64_t ServerState::PausedUntil(uint32_t command_flags) const {

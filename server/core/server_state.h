@@ -17,6 +17,8 @@
 #include "server/core/blocking.h"
 #include "server/core/client_state.h"
 #include "server/core/config.h"
+#include "server/core/dirty_counter.h"
+#include "server/core/latency.h"
 #include "server/core/limiter_stats.h"
 #include "server/core/monitors.h"
 #include "server/core/pubsub_hub.h"
@@ -171,7 +173,18 @@ class ServerState {
   // Redis).
   int64_t last_save_unix() const { return last_save_unix_.load(std::memory_order_relaxed); }
   void set_last_save_unix(int64_t s) { last_save_unix_.store(s, std::memory_order_relaxed); }
-  Saves& saves() { return saves_; }        // SAVE, BGSAVE (server/core/saves.h)
+  Saves& saves() { return saves_; }  // SAVE, BGSAVE (server/core/saves.h)
+  // Writes since the last save: register it with the Store as a commit observer before serving.
+  DirtyCounter& dirty() { return dirty_; }
+  LatencyMonitor& latency() { return latency_; }  // LATENCY (server/core/latency.h)
+  // stream-node-max-entries: XADD/XTRIM's default LIMIT for `~` is 100 nodes of it, as Redis
+  // (Sluice's nodes themselves keep Redis's default size).
+  int64_t stream_node_max_entries() const {
+    return stream_node_max_entries_.load(std::memory_order_relaxed);
+  }
+  int64_t latency_threshold_ms() const {
+    return latency_threshold_ms_.load(std::memory_order_relaxed);
+  }
   SlowLog& slowlog() { return slowlog_; }  // SLOWLOG (server/core/slowlog.h)
   int64_t slowlog_slower_than_us() const {
     return slowlog_slower_than_.load(std::memory_order_relaxed);
@@ -240,6 +253,10 @@ class ServerState {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::atomic<int64_t> last_save_unix_{RealNowMs() / 1000};
   Saves saves_;
+  DirtyCounter dirty_;
+  LatencyMonitor latency_;
+  std::atomic<int64_t> latency_threshold_ms_{0};
+  std::atomic<int64_t> stream_node_max_entries_{100};
   SlowLog slowlog_;
   std::atomic<int64_t> slowlog_slower_than_{10000};
   std::atomic<int64_t> slowlog_max_len_{128};

@@ -442,10 +442,19 @@ void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
 
 void Connection::RecordIfSlow(Args args, std::chrono::steady_clock::time_point start) {
   const int64_t threshold = server_.slowlog_slower_than_us();
-  if (threshold < 0) return;
+  const int64_t latency_threshold_ms = server_.latency_threshold_ms();
+  if (threshold < 0 && latency_threshold_ms <= 0) return;
   const int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(
                              std::chrono::steady_clock::now() - start)
                              .count();
+  if (latency_threshold_ms > 0 && micros / 1000 >= latency_threshold_ms) {
+    // LATENCY's "command" and "fast-command" events, as Redis names them.
+    const CommandSpec* spec = dispatcher_.Resolve(args);
+    const bool fast = spec != nullptr && (spec->flags & kFast);
+    server_.latency().Add(fast ? "fast-command" : "command", micros / 1000,
+                          ServerState::RealNowMs() / 1000);
+  }
+  if (threshold < 0) return;
   if (micros < threshold) return;
   // Passwords stay out of the log (Redis redacts them): AUTH and HELLO are not recorded.
   if (EqualsIgnoreCase(args[0], "auth") || EqualsIgnoreCase(args[0], "hello")) return;

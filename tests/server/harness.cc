@@ -50,6 +50,7 @@ Harness::Harness(HarnessOptions harness_options)
   }
   store_ = std::move(opened).value();
   store_->AddCommitObserver(&server_->watches());
+  store_->AddCommitObserver(&server_->dirty());
   RegisterAllCommands(table_);
   server_->set_commands(&table_);
   dispatcher_ = std::make_unique<Dispatcher>(table_);

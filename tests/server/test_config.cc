@@ -378,7 +378,7 @@ TEST_CASE("CONFIG RESETSTAT and HELP") {
   CHECK(h.Cmd("CONFIG RESETSTAT") == Ok());
   CHECK(h.server().stats().total_commands_processed.load() == 0);
   CHECK(h.Cmd("INFO limiters").find("leaky_take_calls:0\r\n") != std::string::npos);
-  CHECK(h.Cmd("CONFIG HELP").rfind("*9\r\n+CONFIG <subcommand>", 0) == 0);
+  CHECK(h.Cmd("CONFIG HELP").rfind("*11\r\n+CONFIG <subcommand>", 0) == 0);
   CHECK(h.Cmd("CONFIG RESETSTAT x") ==
         Err("ERR wrong number of arguments for 'config|resetstat' command"));
 }

@@ -121,7 +121,8 @@ int Serve(Config config, const char* argv0) {
   std::unique_ptr<sluice::Store> store = std::move(opened).value();
   store->AddCommitObserver(&state.watches());
   store->AddCommitObserver(&state.blocking());
-  store->AddCommitObserver(&expired_events);  // keyspace notifications' "expired"
+  store->AddCommitObserver(&expired_events);    // keyspace notifications' "expired"
+  store->AddCommitObserver(&state.tracking());  // client-side caching's invalidations
 
   state.set_executable(ExecutablePath(argv0));
   sluice::server::CommandTable table;

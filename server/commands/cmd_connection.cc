@@ -147,6 +147,7 @@ void Reset(CommandContext& ctx, Args) {
   EndTransaction(ctx.server, ctx.client);
   ForgetSubscriptions(ctx);
   ctx.server.monitors().Remove(&ctx.client);
+  ctx.server.tracking().Disable(ctx.client);
   Locked(ctx, [&] {
     ctx.client.db = 0;
     ctx.client.resp = 2;

@@ -38,8 +38,17 @@ void ClientRegistry::ForEachLocked(const std::function<void(Entry&)>& fn) {
   for (auto& [id, entry] : clients_) fn(entry);
 }
 
+bool ClientRegistry::WithClient(uint64_t id, const std::function<void(ClientState&)>& fn) {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return false;
+  fn(*it->second.client);
+  return true;
+}
+
 ServerState::ServerState(Config config, std::shared_ptr<AdjustableClock> clock)
     : clock_(std::move(clock)) {
+  tracking_.Attach(this);
   set_config(config);
 }
 
@@ -88,6 +97,7 @@ void ServerState::PublishLocked() {
   SetNotifyFlags(config_.notify_keyspace_events);
   slowlog_slower_than_.store(config_.slowlog_log_slower_than, std::memory_order_relaxed);
   slowlog_max_len_.store(config_.slowlog_max_len, std::memory_order_relaxed);
+  tracking_.set_max_keys(config_.tracking_table_max_keys);
 }
 
 int64_t ServerState::PausedUntil(uint32_t command_flags) const {

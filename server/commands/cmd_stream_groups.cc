@@ -278,7 +278,9 @@ void XClaimCommand(CommandContext& ctx, Args args) {
       return ReplyError(ctx.out, XClaimUnrecognized(opt));
     }
   }
+  const bool existed = ConsumerExists(ctx, args[1], args[2], args[3]);
   auto r = ctx.txn().XClaim(ctx.client.db, args[1], args[2], args[3], ids, o);
+  if (r.ok()) NotifyConsumerCreated(ctx, args[1], args[2], args[3], existed);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ReplyClaimed(ctx, r->claimed, o.justid);
 }
@@ -304,9 +306,11 @@ void XAutoClaimCommand(CommandContext& ctx, Args args) {
     }
   }
   if (!GroupExists(ctx, args[1], args[2])) return;
+  const bool existed = ConsumerExists(ctx, args[1], args[2], args[3]);
   auto r = ctx.txn().XAutoClaim(ctx.client.db, args[1], args[2], args[3],
                                 std::max<int64_t>(0, *min_idle), *start, count, justid);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  NotifyConsumerCreated(ctx, args[1], args[2], args[3], existed);
   ctx.out.Array(3);
   ctx.out.Bulk(r->next.ToString());
   ReplyClaimed(ctx, r->claimed, justid);

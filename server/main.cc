@@ -131,6 +131,7 @@ int Serve(Config config, const char* argv0) {
   store->AddCommitObserver(&state.blocking());
   store->AddCommitObserver(&state.dirty());   // INFO rdb_changes_since_last_save
   store->AddCommitObserver(&expired_events);  // keyspace notifications' "expired"
+  store->AddCommitObserver(&state.tracking());  // client-side caching's invalidations
 
   state.set_executable(ExecutablePath(argv0));
   sluice::server::CommandTable table;

@@ -153,7 +153,10 @@ void BitOpCommand(CommandContext& ctx, Args args) {
   if (*op == Txn::BitOpKind::kNot && args.size() != 4) {
     return ReplyError(ctx.out, BitOpNotOneKey());
   }
-  ReplyInteger(ctx, ctx.txn().BitOp(ctx.client.db, *op, args[2], args.subspan(3)));
+  const bool existed = StoreDestinationExisted(ctx, args[2]);
+  Result<int64_t> r = ctx.txn().BitOp(ctx.client.db, *op, args[2], args.subspan(3));
+  NotifyStore(ctx, r, kNotifyString, "set", args[2], existed);  // "del" when emptied
+  ReplyInteger(ctx, r);
 }
 
 // A BITFIELD type: i1..i64 or u1..u63 (the digits end at a NUL byte, as Redis reads them).
@@ -219,8 +222,20 @@ void BitFieldGeneric(CommandContext& ctx, Args args, bool read_only) {
       if (op.kind != BitFieldOp::Kind::kGet) return ReplyError(ctx.out, BitfieldRoOnlyGet());
     }
   }
+  const bool was_missing = !read_only && MissingForNew(ctx, args[1]);
   auto r = ctx.txn().BitField(ctx.client.db, args[1], ops);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (!read_only) {
+    // "new" when a write op created the key; "setbit" when any SET/INCRBY took effect.
+    if (was_missing && KeyLive(ctx, args[1])) {
+      NotifyKeyspaceEvent(kNotifyNew, "new", ctx.client.db, args[1]);
+    }
+    size_t changes = 0;
+    for (size_t i = 0; i < ops.size() && i < r->size(); ++i) {
+      if (ops[i].kind != BitFieldOp::Kind::kGet && (*r)[i].has_value()) ++changes;
+    }
+    if (changes > 0) NotifyKeyspaceEvent(kNotifyString, "setbit", ctx.client.db, args[1]);
+  }
   ctx.out.Array(r->size());
   for (const std::optional<int64_t>& v : *r) {
     if (v) {

@@ -98,9 +98,19 @@ void WriteInfo(protocol::ReplyWriter& out, const CommandTable& table, const Comm
   if (spec.find_keys != nullptr) flags.push_back("movablekeys");
   out.Set(flags.size());
   for (const char* f : flags) out.Simple(f);
-  out.Integer(spec.first_key);
-  out.Integer(spec.last_key);
-  out.Integer(spec.key_step);
+  // A command whose only keys are "not_key" specs (the shard channels) shows the range they
+  // imply, as Redis derives the legacy range from its key specs.
+  int first = spec.first_key, last = spec.last_key, step = spec.key_step;
+  if (first == 0 && spec.key_specs.size() == 1 && spec.key_specs[0].begin_keyword.empty() &&
+      spec.key_specs[0].flags == std::vector<std::string>{"not_key"}) {
+    const KeySpec& ks = spec.key_specs[0];
+    first = ks.index;
+    last = ks.lastkey < 0 ? ks.lastkey : ks.index + ks.lastkey;
+    step = ks.keystep;
+  }
+  out.Integer(first);
+  out.Integer(last);
+  out.Integer(step);
   std::vector<std::string> cats = Categories(spec);
   out.Set(cats.size());
   for (const std::string& c : cats) out.Simple(c);

@@ -147,6 +147,7 @@ void Reset(CommandContext& ctx, Args) {
   EndTransaction(ctx.server, ctx.client);
   ForgetSubscriptions(ctx);
   ctx.server.monitors().Remove(&ctx.client);
+  ctx.server.tracking().Disable(ctx.client);
   Locked(ctx, [&] {
     ctx.client.db = 0;
     ctx.client.resp = 2;
@@ -378,6 +379,10 @@ void ClientUnblock(CommandContext& ctx, Args args) {
 void ClientHelp(CommandContext& ctx, Args) {
   static constexpr const char* kLines[] = {
       "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CACHING (YES|NO)",
+      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+      "GETREDIR",
+      "    Return the client ID we are redirecting to when tracking is enabled.",
       "GETNAME",
       "    Return the name of the current connection.",
       "ID",
@@ -394,6 +399,11 @@ void ClientHelp(CommandContext& ctx, Args) {
       "    Assign the name <name> to the current connection.",
       "SETINFO <LIB-NAME|LIB-VER> <value>",
       "    Record the client library's name or version.",
+      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+      "         [OPTIN] [OPTOUT] [NOLOOP]",
+      "    Control server assisted client side caching.",
+      "TRACKINGINFO",
+      "    Report tracking status for the current connection.",
       "NO-EVICT (ON|OFF)",
       "    Accepted; Sluice never evicts clients.",
       "PAUSE <timeout> [WRITE|ALL]",

@@ -9,6 +9,7 @@
 #include "server/commands/commands.h"
 #include "server/commands/geo_search.h"
 #include "server/commands/geohash.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/commands/zset_args.h"
 #include "server/core/args.h"
@@ -69,9 +70,26 @@ void GeoAdd(CommandContext& ctx, Args args) {
     if (Status s = ParseLonLat(args[i], args[i + 1], &p); !s.ok()) return ReplyError(ctx.out, s);
     pairs.emplace_back(geo::ScoreOf(p.lon, p.lat), args[i + 2]);
   }
-  Result<Store::Transaction::ZAddReply> r = ctx.txn().ZAdd(ctx.client.db, args[1], flags, pairs);
+  if (!NotifyEnabled(kNotifyZset | kNotifyNew)) {
+    Result<Store::Transaction::ZAddReply> r = ctx.txn().ZAdd(ctx.client.db, args[1], flags, pairs);
+    if (!r.ok()) return ReplyError(ctx.out, r.status());
+    return ctx.out.Integer(r->count);
+  }
+  // GEOADD is ZADD to Redis: "zadd" when a member was added or moved ("new" first when the key
+  // was created). Run with CH; the reply counts added members by the cardinality unless CH.
+  Store::Transaction::ZAddFlags changed = flags;
+  changed.ch = true;
+  Result<int64_t> before = ctx.txn().ZCard(ctx.client.db, args[1]);
+  if (!before.ok()) return ReplyError(ctx.out, before.status());
+  Result<Store::Transaction::ZAddReply> r = ctx.txn().ZAdd(ctx.client.db, args[1], changed, pairs);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
-  ctx.out.Integer(r->count);
+  Result<int64_t> after = ctx.txn().ZCard(ctx.client.db, args[1]);
+  if (!after.ok()) return ReplyError(ctx.out, after.status());
+  if (r->count > 0) {
+    if (*before == 0 && *after > 0) NotifyKeyspaceEvent(kNotifyNew, "new", ctx.client.db, args[1]);
+    NotifyKeyspaceEvent(kNotifyZset, "zadd", ctx.client.db, args[1]);
+  }
+  ctx.out.Integer(flags.ch ? r->count : *after - *before);
 }
 
 // The scores of the members (nullopt for a missing one); WRONGTYPE for a non-zset key.

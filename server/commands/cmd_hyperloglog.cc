@@ -4,6 +4,7 @@
 #include <string>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -16,7 +17,10 @@ namespace {
 
 // PFADD key [element ...]: 1 when the HLL changed (or was created), else 0.
 void PfAddCommand(CommandContext& ctx, Args args) {
-  ReplyBool(ctx, ctx.txn().PfAdd(ctx.client.db, args[1], args.subspan(2)));
+  const bool was_missing = MissingForNew(ctx, args[1]);
+  Result<bool> r = ctx.txn().PfAdd(ctx.client.db, args[1], args.subspan(2));
+  if (r.ok() && *r) NotifyWrite(ctx, kNotifyString, "pfadd", args[1], was_missing);
+  ReplyBool(ctx, r);
 }
 
 // PFCOUNT key [key ...]: one key's (cached) count, or the count of the union.
@@ -26,8 +30,10 @@ void PfCountCommand(CommandContext& ctx, Args args) {
 
 // PFMERGE destkey [sourcekey ...]
 void PfMergeCommand(CommandContext& ctx, Args args) {
+  const bool was_missing = MissingForNew(ctx, args[1]);
   Status s = ctx.txn().PfMerge(ctx.client.db, args[1], args.subspan(2));
   if (!s.ok()) return ReplyError(ctx.out, s);
+  NotifyWrite(ctx, kNotifyString, "pfadd", args[1], was_missing);  // Redis names it pfadd
   ctx.out.Simple("OK");
 }
 

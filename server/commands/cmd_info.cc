@@ -98,7 +98,7 @@ void ClientsSection(CommandContext& ctx, const Config& config, std::string& out)
   Field(out, "cluster_connections", 0);
   Field(out, "maxclients", config.maxclients);
   Field(out, "blocked_clients", ctx.server.blocking().blocked_clients());
-  Field(out, "tracking_clients", 0);
+  Field(out, "tracking_clients", ctx.server.tracking().clients());
 }
 
 // Redis 7.0's scripting fields; the Lua memory is every I/O thread's states together.
@@ -186,6 +186,10 @@ void StatsSection(CommandContext& ctx, std::string& out) {
   Field(out, "pubsub_channels", pubsub.channels);
   Field(out, "pubsub_patterns", pubsub.patterns);
   Field(out, "pubsubshard_channels", pubsub.shard_channels);
+  const TrackingRegistry& tracking = ctx.server.tracking();
+  Field(out, "tracking_total_keys", tracking.total_keys());
+  Field(out, "tracking_total_items", tracking.total_items());
+  Field(out, "tracking_total_prefixes", tracking.total_prefixes());
   Field(out, "total_error_replies", get(st.total_error_replies));
   // Redis 7.2's names (7.0 has no such counters).
   Field(out, "client_query_buffer_limit_disconnections",

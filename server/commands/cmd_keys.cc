@@ -19,6 +19,7 @@
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
 #include "server/core/expiry_args.h"
+#include "server/core/server_state.h"
 #include "sluice/store.h"
 
 namespace sluice::server {
@@ -32,10 +33,11 @@ void ReplyKeys(CommandContext& ctx, const std::vector<std::string>& keys) {
 
 // DEL and UNLINK (the engine frees nothing lazily, so they are the same).
 void DelCommand(CommandContext& ctx, Args args) {
-  if (!NotifyEnabled(kNotifyGeneric)) {
+  if (!NotifyEnabled(kNotifyGeneric) && !ctx.server.tracking().active()) {
     return ReplyInteger(ctx, ctx.txn().Del(ctx.client.db, args.subspan(1)));
   }
-  // One key at a time, so each deleted key fires its "del" (in argument order, as Redis).
+  // One key at a time, so each deleted key fires its "del" and its invalidation in argument
+  // order, as Redis.
   int64_t deleted = 0;
   for (std::string_view key : args.subspan(1)) {
     Result<int64_t> r = ctx.txn().Del(ctx.client.db, std::span<const std::string_view>(&key, 1));

@@ -203,16 +203,25 @@ void RegisterPubSubCommands(CommandTable& table) {
   table.Add(Spec("punsubscribe", -1, kSub, Punsubscribe,
                  "Stop listening for messages posted to channels matching the given patterns",
                  "2.0.0", "[pattern [pattern ...]]"));
-  table.Add(Spec("ssubscribe", -2, kSub, Ssubscribe,
-                 "Listen for messages published to the given shard channels", "7.0.0",
-                 "shardchannel [shardchannel ...]"));
-  table.Add(Spec("sunsubscribe", -1, kSub, Sunsubscribe,
-                 "Stop listening for messages posted to the given shard channels", "7.0.0",
-                 "[shardchannel [shardchannel ...]]"));
+  // The shard channels are keys to cluster clients (COMMAND INFO shows them as Redis 7.0 does:
+  // a "not_key" key spec and the range it implies); nothing else treats them as keys.
+  auto shard = [](CommandSpec spec, int lastkey) {
+    spec.key_specs.push_back(KeySpec{.flags = {"not_key"}, .index = 1, .lastkey = lastkey});
+    return spec;
+  };
+  table.Add(shard(Spec("ssubscribe", -2, kSub, Ssubscribe,
+                       "Listen for messages published to the given shard channels", "7.0.0",
+                       "shardchannel [shardchannel ...]"),
+                  -1));
+  table.Add(shard(Spec("sunsubscribe", -1, kSub, Sunsubscribe,
+                       "Stop listening for messages posted to the given shard channels", "7.0.0",
+                       "[shardchannel [shardchannel ...]]"),
+                  -1));
   table.Add(
       Spec("publish", 3, kPub, Publish, "Post a message to a channel", "2.0.0", "channel message"));
-  table.Add(Spec("spublish", 3, kPub, Spublish, "Post a message to a shard channel", "7.0.0",
-                 "shardchannel message"));
+  table.Add(shard(Spec("spublish", 3, kPub, Spublish, "Post a message to a shard channel", "7.0.0",
+                       "shardchannel message"),
+                  0));
   table.Add(
       Spec("pubsub", -2, 0, nullptr, "A container for Pub/Sub commands", "2.8.0", "subcommand"));
   table.Add(Spec("pubsub|channels", -2, kInfo, PubsubChannels, "List active channels", "2.8.0",

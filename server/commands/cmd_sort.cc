@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -252,7 +253,10 @@ void SortGeneric(CommandContext& ctx, Args args, bool readonly) {
     }
   }
   if (o.store) {
+    const bool existed = StoreDestinationExisted(ctx, *o.store);
     if (Status s = StoreResult(ctx, *o.store, values); !s.ok()) return ReplyError(ctx.out, s);
+    NotifyStore(ctx, Result<int64_t>(static_cast<int64_t>(values.size())), kNotifyList, "sortstore",
+                *o.store, existed);
     return ctx.out.Integer(static_cast<int64_t>(values.size()));
   }
   ctx.out.Array(values.size());

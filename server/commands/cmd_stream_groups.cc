@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/commands/stream_args.h"
 #include "server/core/args.h"
@@ -71,9 +72,15 @@ void XGroupCreateCommand(CommandContext& ctx, Args args) {
   if (args.size() > 8) return ReplyError(ctx.out, SubcommandSyntax("xgroup", args[1]));
   auto id = GroupStartId(args[4], false);
   if (!id.ok()) return ReplyError(ctx.out, id.status());
+  const bool was_missing = MissingForNew(ctx, args[2]);
   auto r = ctx.txn().XGroupCreate(ctx.client.db, args[2], args[3], *id, o.mkstream, o.entries_read);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  // MKSTREAM's new stream fires "new" even when the group then exists (it cannot: new key).
+  if (was_missing && KeyLive(ctx, args[2])) {
+    NotifyKeyspaceEvent(kNotifyNew, "new", ctx.client.db, args[2]);
+  }
   if (*r == StreamError::kGroupExists) return ReplyError(ctx.out, BusyGroup());
+  NotifyKeyspaceEvent(kNotifyStream, "xgroup-create", ctx.client.db, args[2]);
   ctx.out.Simple("OK");
 }
 
@@ -87,25 +94,46 @@ void XGroupSetIdCommand(CommandContext& ctx, Args args) {
   if (!id.ok()) return ReplyError(ctx.out, id.status());
   Status s = ctx.txn().XGroupSetId(ctx.client.db, args[2], args[3], *id, o.entries_read);
   if (!s.ok()) return ReplyError(ctx.out, s);
+  NotifyKeyspaceEvent(kNotifyStream, "xgroup-setid", ctx.client.db, args[2]);
   ctx.out.Simple("OK");
 }
 
 void XGroupDestroyCommand(CommandContext& ctx, Args args) {
   GroupOptions o;
   if (!GroupPreamble(ctx, args, &o)) return;
-  ReplyInteger(ctx, ctx.txn().XGroupDestroy(ctx.client.db, args[2], args[3]));
+  Result<int64_t> r = ctx.txn().XGroupDestroy(ctx.client.db, args[2], args[3]);
+  if (r.ok() && *r > 0) {
+    NotifyKeyspaceEvent(kNotifyStream, "xgroup-destroy", ctx.client.db, args[2]);
+  }
+  ReplyInteger(ctx, r);
 }
 
 void XGroupCreateConsumerCommand(CommandContext& ctx, Args args) {
   GroupOptions o;
   if (!GroupPreamble(ctx, args, &o)) return;
-  ReplyInteger(ctx, ctx.txn().XGroupCreateConsumer(ctx.client.db, args[2], args[3], args[4]));
+  Result<int64_t> r = ctx.txn().XGroupCreateConsumer(ctx.client.db, args[2], args[3], args[4]);
+  if (r.ok() && *r > 0) {
+    NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", ctx.client.db, args[2]);
+  }
+  ReplyInteger(ctx, r);
 }
 
 void XGroupDelConsumerCommand(CommandContext& ctx, Args args) {
   GroupOptions o;
   if (!GroupPreamble(ctx, args, &o)) return;
-  ReplyInteger(ctx, ctx.txn().XGroupDelConsumer(ctx.client.db, args[2], args[3], args[4]));
+  // "xgroup-delconsumer" when the consumer existed (whatever it had pending), as Redis.
+  bool existed = false;
+  if (NotifyEnabled(kNotifyStream)) {
+    auto consumers = ctx.txn().XInfoConsumers(ctx.client.db, args[2], args[3]);
+    if (consumers.ok()) {
+      for (const StreamConsumerInfo& c : *consumers) existed = existed || c.name == args[4];
+    }
+  }
+  Result<int64_t> r = ctx.txn().XGroupDelConsumer(ctx.client.db, args[2], args[3], args[4]);
+  if (r.ok() && existed) {
+    NotifyKeyspaceEvent(kNotifyStream, "xgroup-delconsumer", ctx.client.db, args[2]);
+  }
+  ReplyInteger(ctx, r);
 }
 
 // Strict IDs from args[first...]; false after replying an error.
@@ -250,7 +278,9 @@ void XClaimCommand(CommandContext& ctx, Args args) {
       return ReplyError(ctx.out, XClaimUnrecognized(opt));
     }
   }
+  const bool existed = ConsumerExists(ctx, args[1], args[2], args[3]);
   auto r = ctx.txn().XClaim(ctx.client.db, args[1], args[2], args[3], ids, o);
+  if (r.ok()) NotifyConsumerCreated(ctx, args[1], args[2], args[3], existed);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   ReplyClaimed(ctx, r->claimed, o.justid);
 }
@@ -276,9 +306,11 @@ void XAutoClaimCommand(CommandContext& ctx, Args args) {
     }
   }
   if (!GroupExists(ctx, args[1], args[2])) return;
+  const bool existed = ConsumerExists(ctx, args[1], args[2], args[3]);
   auto r = ctx.txn().XAutoClaim(ctx.client.db, args[1], args[2], args[3],
                                 std::max<int64_t>(0, *min_idle), *start, count, justid);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  NotifyConsumerCreated(ctx, args[1], args[2], args[3], existed);
   ctx.out.Array(3);
   ctx.out.Bulk(r->next.ToString());
   ReplyClaimed(ctx, r->claimed, justid);

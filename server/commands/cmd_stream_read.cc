@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/commands/stream_args.h"
 #include "server/core/args.h"
@@ -160,9 +161,11 @@ void XReadCore(CommandContext& ctx, Args args, bool xreadgroup) {
   const int64_t count = a.count == 0 && BlockRetrying(ctx) ? kBlockedDefaultCount : a.count;
   std::vector<std::pair<size_t, std::vector<StreamEntry>>> served;
   for (size_t i = 0; i < a.n && xreadgroup; ++i) {
+    const bool existed = ConsumerExists(ctx, keys[i], a.group, a.consumer);
     auto r = ctx.txn().XReadGroup(ctx.client.db, keys[i], a.group, a.consumer, history[i], count,
                                   a.noack);
     if (!r.ok()) return ReplyError(ctx.out, r.status());
+    NotifyConsumerCreated(ctx, keys[i], a.group, a.consumer, existed);
     if (r->has_value()) served.emplace_back(i, std::move(**r));
   }
   for (size_t i = 0; i < a.n && !xreadgroup; ++i) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/commands/stream_args.h"
 #include "server/core/args.h"
@@ -31,10 +32,26 @@ void XAddCommand(CommandContext& ctx, Args args) {
   if (o.mode == StreamAddOptions::IdMode::kExplicit && o.id.IsZero()) {
     return ReplyError(ctx.out, StreamIdZero());
   }
+  // Keyspace events: "new" when the stream was created, "xadd", then "xtrim" when the add's
+  // trimming removed entries (told by the length), as Redis.
+  const bool notify = NotifyEnabled(kNotifyStream | kNotifyNew);
+  int64_t len_before = 0;
+  if (notify) {
+    auto len = ctx.txn().XLen(ctx.client.db, args[1]);
+    if (len.ok()) len_before = *len;
+  }
+  const bool was_missing = MissingForNew(ctx, args[1]);
   auto r = ctx.txn().XAdd(ctx.client.db, args[1], o, args.subspan(fields_at));
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   switch (r->outcome) {
     case StreamAddReply::Outcome::kAdded:
+      if (notify) {
+        NotifyWrite(ctx, kNotifyStream, "xadd", args[1], was_missing);
+        auto len = ctx.txn().XLen(ctx.client.db, args[1]);
+        if (len.ok() && *len < len_before + 1) {
+          NotifyKeyspaceEvent(kNotifyStream, "xtrim", ctx.client.db, args[1]);
+        }
+      }
       return ReplyId(ctx.out, r->id);
     case StreamAddReply::Outcome::kNoStream:
       return ctx.out.NullBulk();
@@ -89,14 +106,18 @@ void XDelCommand(CommandContext& ctx, Args args) {
     if (!id.ok()) return ReplyError(ctx.out, id.status());
     ids.push_back(*id);
   }
-  ReplyInteger(ctx, ctx.txn().XDel(ctx.client.db, args[1], ids));
+  Result<int64_t> r = ctx.txn().XDel(ctx.client.db, args[1], ids);
+  if (r.ok() && *r > 0) NotifyKeyspaceEvent(kNotifyStream, "xdel", ctx.client.db, args[1]);
+  ReplyInteger(ctx, r);
 }
 
 // XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
 void XTrimCommand(CommandContext& ctx, Args args) {
   auto parsed = ParseAddOrTrimArgs(ctx, args, /*xadd=*/false);
   if (!parsed) return;
-  ReplyInteger(ctx, ctx.txn().XTrim(ctx.client.db, args[1], parsed->options.trim));
+  Result<int64_t> r = ctx.txn().XTrim(ctx.client.db, args[1], parsed->options.trim);
+  if (r.ok() && *r > 0) NotifyKeyspaceEvent(kNotifyStream, "xtrim", ctx.client.db, args[1]);
+  ReplyInteger(ctx, r);
 }
 
 // XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]
@@ -130,6 +151,7 @@ void XSetIdCommand(CommandContext& ctx, Args args) {
     case StreamError::kSetIdEntriesAdded:
       return ReplyError(ctx.out, XSetIdEntriesBelowLength());
     default:
+      NotifyKeyspaceEvent(kNotifyStream, "xsetid", ctx.client.db, args[1]);
       return ctx.out.Simple("OK");
   }
 }

@@ -21,6 +21,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterSortCommands(table);
   RegisterGeoCommands(table);
   RegisterClientPauseCommands(table);
+  RegisterTrackingCommands(table);
   RegisterPersistenceCommands(table);
   RegisterSlowlogCommands(table);
   RegisterLatencyCommands(table);

@@ -29,6 +29,7 @@ void RegisterKeyspaceCommands(CommandTable& table);     // cmd_keyspace.cc: TOUC
 void RegisterSortCommands(CommandTable& table);         // cmd_sort.cc: SORT, SORT_RO
 void RegisterGeoCommands(CommandTable& table);          // cmd_geo.cc, geo_search.cc: GEO*
 void RegisterClientPauseCommands(CommandTable& table);  // cmd_client_pause.cc
+void RegisterTrackingCommands(CommandTable& table);     // cmd_tracking.cc: CLIENT TRACKING, ...
 void RegisterPersistenceCommands(CommandTable& table);  // cmd_persistence.cc: SAVE, BGSAVE
 void RegisterSlowlogCommands(CommandTable& table);      // cmd_slowlog.cc: SLOWLOG
 void RegisterLatencyCommands(CommandTable& table);      // cmd_latency.cc: LATENCY

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/notify_events.h"
 #include "server/commands/zset_args.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -251,7 +252,10 @@ void SearchGeneric(CommandContext& ctx, Args args, size_t key_at, unsigned flags
   }
   for (Found& f : found) f.dist /= o.shape.to_meters;
   if (!o.store) return ReplyFound(ctx, o, found);
+  const bool existed = StoreDestinationExisted(ctx, *o.store);
   if (Status s = StoreFound(ctx, o, found); !s.ok()) return ReplyError(ctx.out, s);
+  NotifyStore(ctx, Result<int64_t>(static_cast<int64_t>(found.size())), kNotifyZset,
+              (flags & kSearchStore) ? "geosearchstore" : "georadiusstore", *o.store, existed);
   ctx.out.Integer(static_cast<int64_t>(found.size()));
 }
 

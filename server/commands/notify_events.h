@@ -10,8 +10,30 @@
 #include "server/core/client_state.h"
 #include "server/core/command.h"
 #include "server/core/notify.h"
+#include "sluice/transaction.h"
 
 namespace sluice::server {
+
+// Whether the stream `key`'s group has the consumer (class t on only; false otherwise).
+inline bool ConsumerExists(CommandContext& ctx, std::string_view key, std::string_view group,
+                           std::string_view consumer) {
+  if (!NotifyEnabled(kNotifyStream)) return false;
+  auto consumers = ctx.txn().XInfoConsumers(ctx.client.db, key, group);
+  if (!consumers.ok()) return false;
+  for (const StreamConsumerInfo& c : *consumers) {
+    if (c.name == consumer) return true;
+  }
+  return false;
+}
+
+// After XREADGROUP/XCLAIM/XAUTOCLAIM: "xgroup-createconsumer" when the command created the
+// consumer (it did not exist before, `existed`, and does now), as Redis.
+inline void NotifyConsumerCreated(CommandContext& ctx, std::string_view key, std::string_view group,
+                                  std::string_view consumer, bool existed) {
+  if (!existed && NotifyEnabled(kNotifyStream) && ConsumerExists(ctx, key, group, consumer)) {
+    NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", ctx.client.db, key);
+  }
+}
 
 // Whether `key` holds a live value in the command's unit (its own writes included).
 inline bool KeyLive(CommandContext& ctx, std::string_view key) {

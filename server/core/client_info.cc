@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "server/core/tracking.h"
+
 namespace sluice::server {
 
 std::string ClientInfoLine(const ClientState& c, int64_t now_ms) {
@@ -25,6 +27,10 @@ std::string ClientInfoLine(const ClientState& c, int64_t now_ms) {
   if (c.monitoring.load(std::memory_order_relaxed)) flags += 'O';
   if (c.subscribed()) flags += 'P';
   if (c.blocked.load(std::memory_order_relaxed)) flags += 'b';
+  const uint32_t tracking = c.tracking.load(std::memory_order_relaxed);
+  if (tracking & kTrackingOn) flags += 't';
+  if (tracking & kTrackingBrokenRedir) flags += 'R';
+  if (tracking & kTrackingBcast) flags += 'B';
   field("flags", flags.empty() ? "N" : flags);
   num("db", c.db);
   num("sub", c.sub_channels.load(std::memory_order_relaxed));
@@ -39,7 +45,9 @@ std::string ClientInfoLine(const ClientState& c, int64_t now_ms) {
   const std::string* cmd = c.last_command.load(std::memory_order_relaxed);
   field("cmd", cmd == nullptr ? "NULL" : *cmd);
   field("user", c.user_name);
-  num("redir", -1);
+  num("redir", (tracking & kTrackingOn)
+                   ? static_cast<int64_t>(c.tracking_redirect.load(std::memory_order_relaxed))
+                   : -1);
   num("resp", c.resp);
   field("lib-name", c.lib_name);
   field("lib-ver", c.lib_ver);

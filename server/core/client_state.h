@@ -97,6 +97,11 @@ struct ClientState {
   // In MONITOR mode (server/core/monitors.h): CLIENT LIST flags=O. Written by the registry on
   // the client's thread, read from any.
   std::atomic<bool> monitoring{false};
+  // Client-side caching (server/core/tracking.h): TrackingFlag bits (0: off) and the REDIRECT
+  // client id (0: none). Written by the TrackingRegistry (and CLIENT CACHING on the client's
+  // thread), read from any thread (CLIENT LIST, the senders of invalidations).
+  std::atomic<uint32_t> tracking{0};
+  std::atomic<uint64_t> tracking_redirect{0};
   ClientOutbox outbox;  // pub/sub messages and MONITOR lines from other threads
 };
 

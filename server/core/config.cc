@@ -323,6 +323,10 @@ Error SetLatencyMonitorThreshold(Config& c, std::string_view v) {
   return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.latency_monitor_threshold);
 }
 
+Error SetTrackingTableMaxKeys(Config& c, std::string_view v) {
+  return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.tracking_table_max_keys);
+}
+
 Error SetHllSparseMaxBytes(Config& c, std::string_view v) {
   std::optional<int64_t> bytes = ParseMemory(v);
   // Redis refuses a negative value as it refuses text: not a memory value.
@@ -448,6 +452,11 @@ const std::vector<ConfigOption>& ConfigOptions() {
        [](const Config& c) { return std::to_string(c.slowlog_log_slower_than); }},
       {"slowlog-max-len", "128", "The most entries SLOWLOG keeps (the oldest go first).", true,
        false, SetSlowlogMaxLen, [](const Config& c) { return std::to_string(c.slowlog_max_len); }},
+      {"tracking-table-max-keys", "1000000",
+       "Client-side caching: the most keys the tracking table holds (0: no limit); past it keys "
+       "are invalidated.",
+       true, false, SetTrackingTableMaxKeys,
+       [](const Config& c) { return std::to_string(c.tracking_table_max_keys); }},
       {"hll-sparse-max-bytes", "3000",
        "A HyperLogLog's sparse form past this many bytes turns dense (memory units), as Redis.",
        true, false, SetHllSparseMaxBytes,

@@ -72,6 +72,8 @@ struct Config {
   // the newest slowlog_max_len kept.
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
+  // Client-side caching: the tracking table holds at most this many keys (0: no limit).
+  int64_t tracking_table_max_keys = 1000000;
   // HyperLogLog: a sparse representation growing past this many bytes turns dense (as Redis).
   int64_t hll_sparse_max_bytes = 3000;
   // LATENCY: events taking at least this many milliseconds are recorded (0: none).

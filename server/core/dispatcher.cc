@@ -1,14 +1,17 @@
 #include "server/core/dispatcher.h"
 
 #include <chrono>
+#include <algorithm>
 
 #include "server/core/acl_check.h"
+#include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/command_stats.h"
 #include "server/core/crash_report.h"
 #include "server/core/errors.h"
 #include "server/core/notify.h"
 #include "server/core/server_state.h"
+#include "server/core/tracking.h"
 
 namespace sluice::server {
 
@@ -107,26 +110,108 @@ bool JoinsGroup(const CommandSpec& spec, const UnitPlan& plan, bool data_call) {
 
 // Gives the command its own unit: planned from the command table, or for a data call (see
 // DataCallCheck) the script's declared keys without isolated reads.
-void PlanOwnUnit(CommandContext& ctx, const CommandSpec& spec, Args args, bool data_call) {
+// Returns whether the unit joined the round's commit group (its commit is then written with
+// other clients' commands: no single writer for NOLOOP).
+bool PlanOwnUnit(CommandContext& ctx, const CommandSpec& spec, Args args, bool data_call) {
   thread_local std::vector<KeyRef> keys;
   keys.clear();
   UnitPlan plan = PlanUnit(spec, args, ctx.client.db, &keys);
   if (data_call) plan.isolate_reads = false;
   TransactionOptions options = UnitOptions(plan.all_keys, plan.isolate_reads);
+  // A NOLOOP tracking client's writes commit alone, so that their invalidations know the writer.
+  const bool noloop = (ctx.client.tracking.load(std::memory_order_relaxed) & kTrackingNoloop) != 0;
   if (ctx.group != nullptr) {
-    if (JoinsGroup(spec, plan, data_call)) {
+    if (JoinsGroup(spec, plan, data_call) && !(noloop && (spec.flags & kWrite))) {
       options.group = ctx.group;
     } else {
       static_cast<void>(ctx.group->Flush());  // a failure sticks: the connection sees it
     }
   }
   if (plan.data) ctx.unit = &ctx.own_unit.emplace(ctx.store, keys, options);
+  return options.group != nullptr;
+}
+
+// Client-side caching: the script running on this thread (its declared keys are what a
+// tracking caller remembers when the script runs a read-only command, as Redis).
+struct ScriptCall {
+  const CommandSpec* spec = nullptr;
+  Args args;
+};
+thread_local ScriptCall t_script;
+
+// Remembers the keys `spec` reads in `args` for the tracking client (see tracking.h).
+void RememberKeys(CommandContext& ctx, const CommandSpec& spec, Args args) {
+  thread_local std::vector<int> positions;
+  thread_local std::vector<std::string_view> keys;
+  positions.clear();
+  keys.clear();
+  CommandKeyPositions(spec, args, &positions);
+  for (int p : positions) keys.push_back(args[static_cast<size_t>(p)]);
+  ctx.server.tracking().Remember(ctx.client, keys);
+}
+
+// True when the command's keys are to be remembered for a tracking client: a read-only command
+// (not a script itself: a script's commands are) while the client tracks in default mode.
+bool TracksRead(CommandContext& ctx, const CommandSpec& spec) {
+  if (!ctx.server.tracking().active()) return false;
+  if (!(spec.flags & kReadOnly) || (spec.flags & kScriptUnit)) return false;
+  const uint32_t flags = ctx.client.tracking.load(std::memory_order_relaxed);
+  return (flags & kTrackingOn) && !(flags & kTrackingBcast);
+}
+
+// After a read the tracking client made: its keys, or inside a script the script's keys.
+void RememberRead(CommandContext& ctx, const CommandSpec& spec, Args args) {
+  if (ctx.from_script) {
+    if (t_script.spec != nullptr) RememberKeys(ctx, *t_script.spec, t_script.args);
+    return;
+  }
+  RememberKeys(ctx, spec, args);
 }
 
 // MONITOR: what the command shows (admin commands are not shown, as in Redis).
 void FeedMonitors(CommandContext& ctx, Args args) {
   ctx.server.monitors().Feed(ctx.client, ctx.from_script, ctx.client.db, args,
                              ctx.server.output_buffer_limit());
+}
+
+// notify-keyspace-events m: "keymiss" for each key a command reads through Redis's
+// lookupKeyRead and finds missing, in argument order, looked at before the command runs: every
+// key of a read-only command, and the source keys of the writes that read them (a STORE
+// command's sources, PFMERGE's keys, COPY's source, a BITFIELD of GETs only).
+void NotifyKeyMisses(CommandContext& ctx, const CommandSpec& spec, Args args) {
+  // Reads that look their keys up without notifying, as in Redis.
+  for (const char* quiet :
+       {"object|encoding", "object|freq", "object|idletime", "object|refcount", "memory|usage"}) {
+    if (spec.name == quiet) return;
+  }
+  thread_local std::vector<int> positions;
+  positions.clear();
+  CommandKeyPositions(spec, args, &positions);
+  size_t first = 0;
+  size_t last = positions.size();
+  if (spec.flags & kWrite) {
+    const std::string& n = spec.name;
+    if (n == "sinterstore" || n == "sunionstore" || n == "sdiffstore" || n == "zunionstore" ||
+        n == "zinterstore" || n == "zdiffstore" || n == "bitop") {
+      first = 1;
+    } else if (n == "zrangestore" || n == "geosearchstore") {
+      first = 1;
+      last = std::min<size_t>(last, 2);
+    } else if (n == "sort" || n == "georadius" || n == "georadiusbymember" || n == "copy") {
+      last = std::min<size_t>(last, 1);
+    } else if (n == "bitfield") {
+      for (size_t i = 2; i < args.size(); ++i) {
+        if (EqualsIgnoreCase(args[i], "set") || EqualsIgnoreCase(args[i], "incrby")) return;
+      }
+    } else if (n != "pfmerge") {
+      return;
+    }
+  }
+  for (size_t i = first; i < last; ++i) {
+    const std::string_view key = args[static_cast<size_t>(positions[i])];
+    auto n = ctx.txn().Exists(ctx.client.db, std::span<const std::string_view>(&key, 1));
+    if (n.ok() && *n == 0) QueueKeyspaceEvent(kNotifyKeyMiss, "keymiss", ctx.client.db, key);
+  }
 }
 
 // Runs the handler, in ctx.unit when the caller set one (EXEC, scripts), else in a unit of its
@@ -143,9 +228,25 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   std::string* buffer = ctx.out.buffer();
   const size_t reply_start = buffer->size();
   const bool top = ctx.unit == nullptr;
+  // Tracking: a read's keys are remembered before it reads (a write committing meanwhile
+  // invalidates them) and again after it (its own expiry removal forgot them).
+  const bool tracks_read = TracksRead(ctx, spec);
+  if (tracks_read) RememberRead(ctx, spec, args);
+  // The writer that commits on this thread, for NOLOOP: none while a group holds other clients'.
+  std::optional<TrackingRegistry::CommitterScope> committer;
+  // SWAPDB invalidates nothing (Redis 7.0 sends no invalidation for it).
+  std::optional<TrackingRegistry::SuppressScope> suppress;
+  if (top && spec.name == "swapdb" && ctx.server.tracking().active()) suppress.emplace();
+  ScriptCall saved_script = t_script;
   if (top) {
     ctx.data_call = spec.data_call != nullptr && spec.data_call(ctx, args);
-    PlanOwnUnit(ctx, spec, args, ctx.data_call);
+    const bool joined = PlanOwnUnit(ctx, spec, args, ctx.data_call);
+    committer.emplace(joined ? nullptr : &ctx.client);
+    if (spec.flags & kScriptUnit) t_script = ScriptCall{&spec, args};
+  }
+  if (NotifyEnabled(kNotifyKeyMiss) && (spec.flags & (kReadOnly | kWrite)) &&
+      !(spec.flags & kScriptUnit)) {
+    NotifyKeyMisses(ctx, spec, args);
   }
   spec.handler(ctx, args);
   if (top && ctx.needs_script_unit) {
@@ -155,13 +256,17 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     ctx.data_call = false;
     ctx.needs_script_unit = false;
     buffer->resize(reply_start);
+    committer.reset();
     PlanOwnUnit(ctx, spec, args, /*data_call=*/false);
+    committer.emplace(&ctx.client);
     spec.handler(ctx, args);
   }
   if (top && ctx.own_unit && ctx.own_unit->conflicted()) {
     ctx.own_unit.reset();
     ctx.data_call = false;
+    committer.reset();
     if (ctx.group != nullptr) static_cast<void>(ctx.group->Flush());
+    committer.emplace(&ctx.client);
     buffer->resize(reply_start);
     ctx.unit = &ctx.own_unit.emplace(ctx.store, std::span<const KeyRef>{},
                                      UnitOptions(/*all_keys=*/true, /*isolate_reads=*/false));
@@ -169,6 +274,11 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   }
   bool committed = true;
   if (top && ctx.own_unit) committed = FinishOwnUnit(ctx, reply_start);
+  committer.reset();
+  suppress.reset();
+  if (top) t_script = saved_script;
+  if (tracks_read) RememberRead(ctx, spec, args);
+  if (top && ctx.server.tracking().OverLimit()) ctx.server.tracking().EnforceLimit();
   // Keyspace notifications fire once the top-level unit (command, EXEC, script) committed, in
   // the order its commands fired them; a failed commit wrote nothing to report.
   if (top && g_notify_flags.load(std::memory_order_relaxed) != 0 && HasQueuedEvents()) {
@@ -284,8 +394,23 @@ const CommandSpec* Dispatcher::Resolve(Args args) const {
   return table_.Find(SubcommandName(spec->name, args[1]));
 }
 
+// CLIENT CACHING yes|no covers the next command, or the next transaction: cleared after any
+// top-level command but CLIENT's own subcommands, unless in MULTI (as Redis's resetClient).
+void EndCachingScope(CommandContext& ctx, Args args) {
+  if (ctx.unit != nullptr) return;
+  if (!(ctx.client.tracking.load(std::memory_order_relaxed) & kTrackingCaching)) return;
+  if (ctx.client.multi.active || EqualsIgnoreCase(args[0], "client")) return;
+  ctx.client.tracking.fetch_and(~static_cast<uint32_t>(kTrackingCaching),
+                                std::memory_order_relaxed);
+}
+
 void Dispatcher::Dispatch(CommandContext& ctx, Args args) const {
   if (args.empty()) return;
+  struct CachingScope {
+    CommandContext& ctx;
+    Args args;
+    ~CachingScope() { EndCachingScope(ctx, args); }
+  } caching{ctx, args};
   RunningCommandScope running(ctx.client, args);  // for the crash report
   const CommandSpec* spec = table_.Find(args[0]);
   if (spec == nullptr) return Reject(ctx, nullptr, UnknownCommand(args[0], args.subspan(1)));

@@ -541,6 +541,55 @@ Status SubscribedModeOnly(std::string_view name) {
              "this context");
 }
 
+Status Tracking(TrackingError error) {
+  const char* text = "";
+  switch (error) {
+    case TrackingError::kRedirectTwice:
+      text = "ERR A client can only redirect to a single other client";
+      break;
+    case TrackingError::kNoRedirectTarget:
+      text = "ERR The client ID you want redirect to does not exist";
+      break;
+    case TrackingError::kPrefixNeedsBcast:
+      text = "ERR PREFIX option requires BCAST mode to be enabled";
+      break;
+    case TrackingError::kSwitchBcast:
+      text =
+          "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and "
+          "then re-enabling it with a different mode.";
+      break;
+    case TrackingError::kOptBcast:
+      text = "ERR OPTIN and OPTOUT are not compatible with BCAST";
+      break;
+    case TrackingError::kOptinAndOptout:
+      text = "ERR You can't specify both OPTIN mode and OPTOUT mode";
+      break;
+    case TrackingError::kSwitchOpt:
+      text =
+          "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and "
+          "then re-enabling it with a different mode.";
+      break;
+    case TrackingError::kCachingNotTracking:
+      text =
+          "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN "
+          "or OPTOUT mode enabled";
+      break;
+    case TrackingError::kCachingYes:
+      text = "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+      break;
+    case TrackingError::kCachingNo:
+      text = "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+      break;
+  }
+  return Err(text);
+}
+
+Status TrackingPrefixOverlap(std::string_view prefix, std::string_view other, bool existing) {
+  return Err("ERR Prefix '" + std::string(prefix) + "' overlaps with " +
+             (existing ? "an existing" : "another provided") + " prefix '" + std::string(other) +
+             "'. Prefixes for a single client must not overlap.");
+}
+
 Status SubscribeDenyBlocking(std::string_view command) {
   return Err("ERR " + std::string(command) + " isn't allowed for a DENY BLOCKING client");
 }

@@ -306,6 +306,23 @@ Status MonitorDenyBlocking();
 Status SubscribedModeOnly(std::string_view name);
 // "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client" (`command` in capitals; EXEC).
 Status SubscribeDenyBlocking(std::string_view command);
+// Client-side caching (CLIENT TRACKING / CACHING), Redis 7.0.15's texts.
+enum class TrackingError : int {
+  kRedirectTwice,       // "ERR A client can only redirect to a single other client"
+  kNoRedirectTarget,    // "ERR The client ID you want redirect to does not exist"
+  kPrefixNeedsBcast,    // "ERR PREFIX option requires BCAST mode to be enabled"
+  kSwitchBcast,         // "ERR You can't switch BCAST mode on/off before disabling tracking ..."
+  kOptBcast,            // "ERR OPTIN and OPTOUT are not compatible with BCAST"
+  kOptinAndOptout,      // "ERR You can't specify both OPTIN mode and OPTOUT mode"
+  kSwitchOpt,           // "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking ..."
+  kCachingNotTracking,  // "ERR CLIENT CACHING can be called only when the client is in ..."
+  kCachingYes,  // "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN ..."
+  kCachingNo,   // "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT ..."
+};
+Status Tracking(TrackingError error);
+// "ERR Prefix 'a' overlaps with an existing prefix 'ab'. Prefixes for a single client must not
+// overlap." (`existing` false: "... with another provided prefix ...").
+Status TrackingPrefixOverlap(std::string_view prefix, std::string_view other, bool existing);
 // ACLs (server/core/acl_*.h), Redis 7.0.15's texts.
 enum class AclRuleError : int;
 // The reason part of "Error in ACL SETUSER modifier '...': <reason>".

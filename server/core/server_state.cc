@@ -39,8 +39,17 @@ void ClientRegistry::ForEachLocked(const std::function<void(Entry&)>& fn) {
   for (auto& [id, entry] : clients_) fn(entry);
 }
 
+bool ClientRegistry::WithClient(uint64_t id, const std::function<void(ClientState&)>& fn) {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return false;
+  fn(*it->second.client);
+  return true;
+}
+
 ServerState::ServerState(Config config, std::shared_ptr<AdjustableClock> clock)
     : clock_(std::move(clock)) {
+  tracking_.Attach(this);
   set_config(config);
 }
 
@@ -95,6 +104,7 @@ void ServerState::PublishLocked() {
     return it == config_.compat.end() ? fallback : std::strtoll(it->second.c_str(), nullptr, 10);
   };
   stream_node_max_entries_.store(compat("stream-node-max-entries", 100), std::memory_order_relaxed);
+  tracking_.set_max_keys(config_.tracking_table_max_keys);
 }
 
 int64_t ServerState::PausedUntil(uint32_t command_flags) const {

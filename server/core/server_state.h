@@ -26,6 +26,7 @@
 #include "server/core/saves.h"
 #include "server/core/slowlog.h"
 #include "server/core/stat_counter.h"
+#include "server/core/tracking.h"
 #include "server/core/watch.h"
 #include "sluice/clock.h"
 
@@ -71,6 +72,9 @@ class ClientRegistry {
   // Calls fn for each client in id order with mutex() held. fn must not call back into the
   // registry.
   void ForEachLocked(const std::function<void(Entry&)>& fn);
+  // Calls fn with the client `id` and mutex() held; false (fn not called) when no such client.
+  // fn must not call back into the registry.
+  bool WithClient(uint64_t id, const std::function<void(ClientState&)>& fn);
 
  private:
   mutable std::mutex mu_;
@@ -132,6 +136,9 @@ class ServerState {
   WatchRegistry& watches() { return watches_; }
   // Blocked clients (BLPOP...): register it with the Store as a commit observer before serving.
   BlockingRegistry& blocking() { return blocking_; }
+  // Client-side caching (CLIENT TRACKING): register it with the Store as a commit observer
+  // before serving.
+  TrackingRegistry& tracking() { return tracking_; }
   // The scripts and functions running now (the dispatcher's -BUSY check, SCRIPT KILL).
   RunningScripts& running_scripts() { return running_scripts_; }
   // The scripting room's shared state (script cache, function libraries, native script stats),
@@ -242,6 +249,7 @@ class ServerState {
   LimiterStats limiter_stats_;
   WatchRegistry watches_;
   BlockingRegistry blocking_;
+  TrackingRegistry tracking_;
   MonitorRegistry monitors_;
   RunningScripts running_scripts_;
   std::shared_ptr<ScriptingState> scripting_;

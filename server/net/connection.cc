@@ -65,6 +65,7 @@ Connection::~Connection() {
   if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
   server_.monitors().Remove(&client_);
   server_.watches().UnwatchAll(&client_);
+  server_.tracking().Disable(client_);
 }
 
 void Connection::EnableTls(std::shared_ptr<asio::ssl::context> context, TlsAuthClients auth) {
@@ -595,6 +596,7 @@ void Connection::CloseNow() {
   blocked_.Forget();
   if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
   server_.monitors().Remove(&client_);
+  server_.tracking().Disable(client_);
   client_.outbox.Close();
   std::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);

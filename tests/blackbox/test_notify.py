@@ -62,8 +62,49 @@ WRITES = [
 ]
 
 
-def record(port, classes, resp=2):
-    """Sets `classes`, runs WRITES on one client while another PSUBSCRIBEs '__key*__:*'; returns
+# The families added later (HyperLogLog, bitmaps, SORT STORE, geo, streams, SWAPDB), and reads of
+# missing and present keys for keymiss (class m).
+MORE_WRITES = [
+    ("PFADD", "hll", "a", "b"), ("PFADD", "hll", "a"), ("PFADD", "hll2"),
+    ("PFMERGE", "hll3", "hll", "hll2"), ("PFMERGE", "hll3", "hll"), ("PFCOUNT", "hll", "hll2"),
+    ("PFCOUNT", "hll"), ("SET", "b1", "abc"), ("BITOP", "AND", "b2", "b1", "b1"),
+    ("BITOP", "OR", "b2", "nosuch"), ("BITOP", "OR", "b3", "nosuch"),
+    ("BITFIELD", "bf", "SET", "u8", "0", "1"), ("BITFIELD", "bf", "GET", "u8", "0"),
+    ("BITFIELD", "bf2", "GET", "u8", "0"),
+    ("BITFIELD", "bf", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "300"),
+    ("RPUSH", "sl", "3", "1", "2"), ("SORT", "sl", "STORE", "sd"), ("SORT", "sl", "STORE", "sd"),
+    ("SORT", "nosuch", "STORE", "sd"), ("SORT", "nosuch", "STORE", "sd2"),
+    ("GEOADD", "geo", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"),
+    ("GEOADD", "geo", "13.361389", "38.115556", "Palermo"),
+    ("GEOADD", "geo", "CH", "13.0", "38.0", "Palermo"),
+    ("GEOSEARCHSTORE", "gd", "geo", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km", "ASC"),
+    ("GEOSEARCHSTORE", "gd", "geo", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"),
+    ("GEORADIUS", "geo", "15", "37", "200", "km", "STORE", "gr"),
+    ("GEORADIUSBYMEMBER", "geo", "Palermo", "10", "km", "STOREDIST", "gr"),
+    ("XADD", "st", "1-1", "f", "v"), ("XADD", "st", "MAXLEN", "1", "2-1", "f", "v"),
+    ("XADD", "st", "3-1", "f", "v"), ("XDEL", "st", "3-1", "9-9"), ("XDEL", "st", "9-9"),
+    ("XTRIM", "st", "MAXLEN", "0"), ("XTRIM", "st", "MAXLEN", "0"), ("XSETID", "st", "10-1"),
+    ("XGROUP", "CREATE", "st", "g1", "$"), ("XGROUP", "CREATE", "st2", "g1", "$", "MKSTREAM"),
+    ("XGROUP", "CREATE", "st", "g1", "$"), ("XGROUP", "SETID", "st", "g1", "0"),
+    ("XGROUP", "CREATECONSUMER", "st", "g1", "c1"), ("XGROUP", "CREATECONSUMER", "st", "g1", "c1"),
+    ("XGROUP", "DELCONSUMER", "st", "g1", "c1"), ("XGROUP", "DELCONSUMER", "st", "g1", "c1"),
+    ("XGROUP", "DESTROY", "st", "g1"), ("XGROUP", "DESTROY", "st", "g1"),
+    ("XGROUP", "CREATE", "st3", "g", "0", "MKSTREAM"), ("XADD", "st3", "1-1", "f", "v"),
+    ("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "st3", ">"),
+    ("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "st3", "0"),
+    ("XCLAIM", "st3", "g", "mike", "0", "1-1", "FORCE"),
+    ("XAUTOCLAIM", "st3", "g", "alice", "0", "0"), ("XAUTOCLAIM", "st3", "g", "bob", "0", "0"),
+    ("SWAPDB", "0", "1"), ("SWAPDB", "0", "1"),
+    ("GET", "nosuch"), ("GET", "b1"), ("MGET", "b1", "nosuch", "nosuch2"),
+    ("EXISTS", "nosuch", "nosuch"), ("HGET", "nosuch", "f"), ("TYPE", "nosuch"), ("TTL", "nosuch"),
+    ("STRLEN", "nosuch"), ("LRANGE", "nosuch", "0", "-1"), ("ZSCORE", "nosuch", "m"),
+    ("SISMEMBER", "nosuch", "m"), ("XRANGE", "nosuch", "-", "+"), ("PFCOUNT", "nosuch"),
+    ("GETBIT", "nosuch", "1"), ("OBJECT", "ENCODING", "nosuch"),
+]
+
+
+def record(port, classes, resp=2, writes=None):
+    """Sets `classes`, runs `writes` (WRITES) on one client while another PSUBSCRIBEs '__key*__:*'; returns
     the raw frames the subscriber got, up to a closing PUBLISH on 'done'."""
     out = []
     with Client(port) as admin, Client(port) as sub, Client(port) as w:
@@ -74,7 +115,7 @@ def record(port, classes, resp=2):
         send(sub, "PSUBSCRIBE", "__key*__:*")
         send(sub, "SUBSCRIBE", "done")
         out.append(frames(sub, 2))
-        for cmd in WRITES:
+        for cmd in WRITES if writes is None else writes:
             send(w, *cmd)
             read_raw_reply(w)
         out.append(w.call("PUBLISH", "done", "x"))
@@ -107,6 +148,11 @@ class NotifyTest(BesideRedis):
         for classes in ["KEA", "Kg", "E$", "Kl", "Eh", "KEn", "KEgn", "K", "Ex"]:
             with self.subTest(classes=classes):
                 self.both(lambda port: record(port, classes))
+
+    def test_more_families_and_keymiss(self):
+        for classes in ["KEA", "KEAnm", "Em", "Kt", "E$n"]:
+            with self.subTest(classes=classes):
+                self.both(lambda port: record(port, classes, writes=MORE_WRITES))
 
     def test_resp3_push_frames(self):
         self.both(lambda port: record(port, "KEA", resp=3))

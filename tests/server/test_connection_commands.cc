@@ -239,7 +239,7 @@ TEST_CASE("CLIENT NO-EVICT, REPLY, PAUSE, HELP and unknown subcommands") {
   CHECK(h.Cmd("CLIENT REPLY SKIP").empty());
   CHECK(h.client().reply_skip_next);
   CHECK(h.Cmd("CLIENT REPLY foo") == Err("ERR syntax error"));
-  CHECK(h.Cmd("CLIENT HELP").rfind("*29\r\n+CLIENT <subcommand>", 0) == 0);
+  CHECK(h.Cmd("CLIENT HELP").rfind("*38\r\n+CLIENT <subcommand>", 0) == 0);
   CHECK(h.Cmd("CLIENT PAUSE 0") == Ok());
   CHECK(h.Cmd("CLIENT PAUSE 1 BOTH") == Err("ERR CLIENT PAUSE mode must be WRITE or ALL"));
   CHECK(h.Cmd("CLIENT UNPAUSE") == Ok());

@@ -444,6 +444,10 @@ Status TlsConfigureFailed(std::string_view name) {
   return ConfigSetFailed(name, "Unable to update TLS configuration. Check server logs.");
 }
 
+Status TlsListenFailed() {
+  return ConfigSetFailed("tls-port", "Unable to listen on this port. Check server logs.");
+}
+
 Status NotPositive() { return Err("ERR value is out of range, must be positive"); }
 Status CountOutOfLongRange() {
   return Err(

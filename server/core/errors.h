@@ -286,6 +286,9 @@ Status ConfigSetUnknown(std::string_view name);
 // (possibly related to argument 'tls-cert-file') - Unable to update TLS configuration. Check
 // server logs."
 Status TlsConfigureFailed(std::string_view name);
+// CONFIG SET tls-port to a port that cannot be bound: "ERR CONFIG SET failed (possibly related
+// to argument 'tls-port') - Unable to listen on this port. Check server logs."
+Status TlsListenFailed();
 
 // "ERR MONITOR isn't allowed for DENY BLOCKING client" (MONITOR inside EXEC).
 Status MonitorDenyBlocking();

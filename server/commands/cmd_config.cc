@@ -160,11 +160,16 @@ void ConfigSet(CommandContext& ctx, Args args) {
         tls_option = option->name;
       }
     }
-    if (tls_option != nullptr && !ctx.server.ApplyTls(config.tls, tls_reload)) {
-      LogError(std::string("Failed applying new configuration. Possibly related to new ") +
-               tls_option + " setting. Restoring previous settings.");
-      failed = TlsConfigureFailed(tls_option);
-      return false;
+    if (tls_option != nullptr) {
+      const TlsApplyResult tls = ctx.server.ApplyTls(config.tls, tls_reload);
+      if (tls != TlsApplyResult::kOk) {
+        const char* name = tls == TlsApplyResult::kListenFailed ? "tls-port" : tls_option;
+        LogError(std::string("Failed applying new configuration. Possibly related to new ") + name +
+                 " setting. Restoring previous settings.");
+        failed = tls == TlsApplyResult::kListenFailed ? TlsListenFailed()
+                                                      : TlsConfigureFailed(tls_option);
+        return false;
+      }
     }
     ApplyToStore(ctx, config);
     return true;

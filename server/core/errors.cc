@@ -463,6 +463,10 @@ Status LatencyNoSamples(std::string_view event) {
   return Err("ERR No samples available for event '" + std::string(event) + "'");
 }
 
+Status TlsListenFailed() {
+  return ConfigSetFailed("tls-port", "Unable to listen on this port. Check server logs.");
+}
+
 Status NotPositive() { return Err("ERR value is out of range, must be positive"); }
 Status CountOutOfLongRange() {
   return Err(

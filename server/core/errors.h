@@ -298,6 +298,9 @@ Status ConfigRewriteFailed(std::string_view reason);
 Status BlockFromScript(std::string_view command);
 // "ERR No samples available for event '<event>'" (LATENCY GRAPH)
 Status LatencyNoSamples(std::string_view event);
+// CONFIG SET tls-port to a port that cannot be bound: "ERR CONFIG SET failed (possibly related
+// to argument 'tls-port') - Unable to listen on this port. Check server logs."
+Status TlsListenFailed();
 
 // "ERR MONITOR isn't allowed for DENY BLOCKING client" (MONITOR inside EXEC).
 Status MonitorDenyBlocking();

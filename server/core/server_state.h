@@ -158,12 +158,13 @@ class ServerState {
 
   // TLS (server/net/tls_context.h), set once by the Server before serving: checks `tls` and,
   // when it needs a TLS context and `reload` is set (CONFIG SET of a file or context option),
-  // builds one from the files for new TLS connections (existing ones keep theirs); false (the
-  // reason logged, the old context kept) when it cannot. Without a hook every value is taken.
-  using TlsApplyFn = std::function<bool(const TlsConfig& tls, bool reload)>;
+  // builds one from the files for new TLS connections (existing ones keep theirs), and moves the
+  // TLS listener when tls.port changed; on failure (the reason logged) the old context and
+  // listener stay. Without a hook every value is taken.
+  using TlsApplyFn = std::function<TlsApplyResult(const TlsConfig& tls, bool reload)>;
   void set_tls_apply(TlsApplyFn fn) { tls_apply_ = std::move(fn); }
-  bool ApplyTls(const TlsConfig& tls, bool reload) const {
-    return !tls_apply_ || tls_apply_(tls, reload);
+  TlsApplyResult ApplyTls(const TlsConfig& tls, bool reload) const {
+    return tls_apply_ ? tls_apply_(tls, reload) : TlsApplyResult::kOk;
   }
 
   // The full command table (for COMMAND). Not owned; set once before serving.

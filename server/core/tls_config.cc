@@ -91,8 +91,8 @@ void AppendTlsConfigOptions(std::vector<ConfigOption>* options) {
       {
           {"tls-port", "0",
            "TCP port of the TLS listener (on the bind addresses); 0: none. With port 0 only TLS "
-           "is served.",
-           false, false,
+           "is served. CONFIG SET moves the listener (open connections stay).",
+           true, false,
            [](Config& c, std::string_view v) -> Error {
              int64_t port = 0;
              if (Error e = ParseRange(v, 0, 65535, &port)) return e;

@@ -42,6 +42,10 @@ struct TlsConfig {
   bool needed() const { return port != 0 || replication || cluster; }
 };
 
+// What applying tls-* options at run time did (ServerState::ApplyTls): a TLS context that could
+// not be built, or a tls-port that could not be bound, changes nothing.
+enum class TlsApplyResult { kOk, kContextFailed, kListenFailed };
+
 // Appends the tls-* rows to `options` (ConfigOptions() in config.cc calls it once).
 void AppendTlsConfigOptions(std::vector<ConfigOption>* options);
 

@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <future>
 #include <optional>
 #include <utility>
 
@@ -61,8 +62,7 @@ Server::Server(Store& store, ServerState& state, const CommandTable& table)
     guards_.push_back(asio::make_work_guard(*context));
     rounds_.push_back(std::make_unique<IoRound>(*context, store_));
   }
-  state_.set_tls_apply(
-      [this](const TlsConfig& tls, bool reload) { return tls_.Apply(tls, reload); });
+  state_.set_tls_apply([this](const TlsConfig& tls, bool reload) { return ApplyTls(tls, reload); });
 }
 
 // Members go in reverse order: timers and acceptors before the io_contexts they use; the
@@ -71,15 +71,19 @@ Server::~Server() { state_.set_tls_apply(nullptr); }
 
 Status Server::Listen() {
   Config config = state_.config();
+  listen_config_ = config;
+  tls_port_ = config.tls.port;
   // As Redis: the TLS context is built (and checked) whenever TLS is configured.
   if (!tls_.Apply(config.tls, /*reload=*/false)) {
     return Status::IOError("Failed to configure TLS. Check logs for more info.");
   }
   if (config.port != 0 || config.tls.port == 0) {
-    if (Status s = ListenOn(config, config.port, false, &bound_port_); !s.ok()) return s;
+    Status s = ListenOn(config, config.port, false, &bound_port_, listeners_);
+    if (!s.ok()) return s;
   }
   if (config.tls.port != 0) {
-    if (Status s = ListenOn(config, config.tls.port, true, &tls_bound_port_); !s.ok()) return s;
+    Status s = ListenOn(config, config.tls.port, true, &tls_bound_port_, listeners_);
+    if (!s.ok()) return s;
   }
   if (listeners_.empty()) return Status::IOError("no address to listen on");
   state_.set_tcp_port(bound_port_ != 0 ? bound_port_ : tls_bound_port_);
@@ -87,7 +91,8 @@ Status Server::Listen() {
   return Status::Ok();
 }
 
-Status Server::ListenOn(const Config& config, int port, bool tls, int* bound) {
+Status Server::ListenOn(const Config& config, int port, bool tls, int* bound,
+                        std::vector<std::unique_ptr<Listener>>& out) {
   for (const std::string& configured : config.bind) {
     bool optional = !configured.empty() && configured[0] == '-';
     std::string address = NormalizeAddress(optional ? configured.substr(1) : configured);
@@ -111,9 +116,58 @@ Status Server::ListenOn(const Config& config, int port, bool tls, int* bound) {
     }
     // With port 0 the first listener picks a free port; the others use the same one.
     *bound = acceptor->local_endpoint().port();
-    listeners_.push_back(std::move(listener));
+    out.push_back(std::move(listener));
   }
   return Status::Ok();
+}
+
+TlsApplyResult Server::ApplyTls(const TlsConfig& tls, bool reload) {
+  if (!tls_.Apply(tls, reload)) return TlsApplyResult::kContextFailed;
+  if (tls.port == tls_port_) return TlsApplyResult::kOk;
+  // The listeners belong to the control thread (which never takes the configuration lock held
+  // here): it moves them while this thread waits, at most a few seconds (shutdown).
+  auto moved = std::make_shared<std::promise<bool>>();
+  std::future<bool> done = moved->get_future();
+  asio::post(control_, [this, moved, port = tls.port] { moved->set_value(MoveTlsListener(port)); });
+  if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready || !done.get()) {
+    return TlsApplyResult::kListenFailed;
+  }
+  tls_port_ = tls.port;
+  return TlsApplyResult::kOk;
+}
+
+bool Server::MoveTlsListener(int port) {
+  if (stopping_.load(std::memory_order_acquire)) return false;
+  std::vector<std::unique_ptr<Listener>> fresh;
+  int bound = 0;
+  if (port != 0) {
+    Status s = ListenOn(listen_config_, port, true, &bound, fresh);
+    if (s.ok() && fresh.empty()) s = Status::IOError("no address to listen on");
+    if (!s.ok()) {
+      LogError("tls-port " + std::to_string(port) + ": " + s.message());
+      return false;  // the fresh listeners close as they go
+    }
+  }
+  std::error_code ec;
+  for (auto it = listeners_.begin(); it != listeners_.end();) {
+    if (!(*it)->tls) {
+      ++it;
+      continue;
+    }
+    (*it)->acceptor.close(ec);
+    (*it)->pause.cancel();
+    retired_.push_back(std::move(*it));
+    it = listeners_.erase(it);
+  }
+  for (auto& listener : fresh) {
+    Accept(*listener);
+    listeners_.push_back(std::move(listener));
+  }
+  tls_bound_port_ = bound;
+  if (bound_port_ == 0) state_.set_tcp_port(bound);
+  LogInfo(port == 0 ? std::string("TLS: no longer listening for TLS connections")
+                    : "TLS: listening on port " + std::to_string(bound));
+  return true;
 }
 
 void Server::WarnIfExposed() const {

@@ -77,9 +77,17 @@ class Server {
     std::chrono::milliseconds backoff{0};  // the current pause
   };
 
-  // Binds every configured address on `port` (0: a free port, the same for every address);
-  // sets *bound to the port bound.
-  Status ListenOn(const Config& config, int port, bool tls, int* bound);
+  // Binds every configured address on `port` (0: a free port, the same for every address) into
+  // new listeners appended to `out`; sets *bound to the port bound.
+  Status ListenOn(const Config& config, int port, bool tls, int* bound,
+                  std::vector<std::unique_ptr<Listener>>& out);
+  // ServerState's TLS hook (CONFIG SET tls-*): the context (TlsContexts::Apply), then the TLS
+  // listener when tls.port changed. Called with the configuration lock held, so one at a time.
+  TlsApplyResult ApplyTls(const TlsConfig& tls, bool reload);
+  // On the control thread: listens on `port` for TLS (0: not at all) instead of the current TLS
+  // listeners, which are closed once the new ones are bound; false (logged, nothing changed)
+  // when they cannot be.
+  bool MoveTlsListener(int port);
   void Accept(Listener& listener);
   // `socket` was accepted onto the control context; a served one moves to NextContext()'s.
   void OnAccepted(Listener& listener, const std::error_code& ec, asio::ip::tcp::socket socket);
@@ -120,6 +128,11 @@ class Server {
   size_t next_context_ = 0;
   int bound_port_ = 0;
   int tls_bound_port_ = 0;
+  Config listen_config_;  // the configuration Listen() used: bind addresses, port
+  int tls_port_ = 0;      // the tls-port configured now (ApplyTls; under the config lock)
+  // Closed TLS listeners (CONFIG SET tls-port): kept, their aborted accepts may still refer to
+  // them. Control thread only.
+  std::vector<std::unique_ptr<Listener>> retired_;
   TlsContexts tls_;  // the context of new TLS connections (CONFIG SET reloads it)
   std::atomic<bool> stopping_{false};
   bool unkillable_logged_ = false;  // the shutdown's wait for a script that wrote: logged once

@@ -338,6 +338,40 @@ class ReloadTest(TlsServerCase):
         self.assertEqual(admin.call("PING"), "PONG")
 
 
+class MoveTlsPortTest(TlsServerCase):
+    def test_config_set_tls_port(self):
+        before = TlsClient(self.tls_port)
+        self.addCleanup(before.close)
+        new_port = free_port()
+        self.assertEqual(before.call("CONFIG", "SET", "tls-port", new_port), "OK")
+        with TlsClient(new_port) as c:
+            self.assertEqual(c.call("PING"), "PONG")
+        with self.assertRaises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", self.tls_port), timeout=5).close()
+        self.assertEqual(before.call("PING"), "PONG")  # open connections stay
+        # A port in use: Redis's error, the listener stays where it was.
+        with socket.socket() as busy:
+            busy.bind(("127.0.0.1", 0))
+            busy.listen(1)
+            self.assertEqual(
+                before.call("CONFIG", "SET", "tls-port", busy.getsockname()[1]),
+                "ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to "
+                "listen on this port. Check server logs.")
+        self.assertEqual(before.call("CONFIG", "GET", "tls-port"),
+                         [b"tls-port", str(new_port).encode()])
+        with TlsClient(new_port) as c:
+            self.assertEqual(c.call("PING"), "PONG")
+        # 0: no TLS listener; then back.
+        with self.server.client() as plain:
+            self.assertEqual(plain.call("CONFIG", "SET", "tls-port", 0), "OK")
+            with self.assertRaises(ConnectionRefusedError):
+                socket.create_connection(("127.0.0.1", new_port), timeout=5).close()
+            self.assertEqual(plain.call("CONFIG", "SET", "tls-port", self.tls_port), "OK")
+        with TlsClient(self.tls_port) as c:
+            self.assertEqual(c.call("PING"), "PONG")
+        self.assertEqual(before.call("PING"), "PONG")
+
+
 class StartupTest(BlackboxTestCase):
     @classmethod
     def setUpClass(cls):
@@ -365,10 +399,11 @@ class StartupTest(BlackboxTestCase):
 
     def test_maxclients_on_the_tls_port_drops_the_connection(self):
         tls_port = free_port()
-        server = Server(options=tls_options(tls_port, maxclients="1"))
+        server = Server(options=tls_options(tls_port))
         self.addCleanup(server.stop)
         server.start()
         with server.only_client() as c:
+            self.assertEqual(c.call("CONFIG", "SET", "maxclients", 1), "OK")
             # As Redis: no handshake was made, so no error is written; the connection drops.
             self.assertTrue(refused(tls_port, "client"))
             self.assertIn(b"rejected_connections:1\r\n", c.call("INFO", "stats"))
@@ -460,6 +495,15 @@ class BesideRedisTest(TlsServerCase):
         self.assertEqual(as_dict(mine), as_dict(theirs))
         for name in ("tls-auth-clients", "tls-session-cache-size", "tls-protocols"):
             self.assertEqual(*self.both("CONFIG", "GET", name))
+
+    def test_config_set_tls_port_in_use(self):
+        with socket.socket() as busy:
+            busy.bind(("127.0.0.1", 0))
+            busy.listen(1)
+            port = busy.getsockname()[1]
+            mine, theirs = self.both("CONFIG", "SET", "tls-port", port)
+        self.assertEqual(mine, theirs)
+        self.assertIn("Unable to listen on this port", mine)
 
     def test_config_set_errors(self):
         for args in (("tls-auth-clients", "maybe"), ("tls-protocols", "TLSv1.4"),

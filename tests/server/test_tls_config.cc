@@ -51,9 +51,11 @@ TEST_CASE("CONFIG GET and SET of tls-* as Redis words them") {
   CHECK(h.Cmd("CONFIG SET tls-session-cache-size -1") ==
         Err("ERR CONFIG SET failed (possibly related to argument 'tls-session-cache-size') - "
             "argument must be between 0 and 2147483647 inclusive"));
-  CHECK(h.Cmd("CONFIG SET tls-port 6380") ==
-        Err("ERR CONFIG SET failed (possibly related to argument 'tls-port') - can't set "
-            "immutable config"));
+  CHECK(h.Cmd("CONFIG SET tls-port 65536") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'tls-port') - argument must be "
+            "between 0 and 65535 inclusive"));
+  CHECK(h.Cmd("CONFIG SET tls-port 6380") == Ok());  // no Server here: nothing to bind
+  CHECK(h.Cmd("CONFIG GET tls-port") == Arr({Bulk("tls-port"), Bulk("6380")}));
   CHECK(h.Cmd("CONFIG SET tls-auth-clients OPTIONAL") == Ok());
   CHECK(h.Cmd("CONFIG GET tls-auth-clients") == Arr({Bulk("tls-auth-clients"), Bulk("optional")}));
   CHECK(h.Cmd("CONFIG SET tls-ciphers HIGH") == Ok());  // no hook: nothing to build
@@ -64,7 +66,8 @@ TEST_CASE("CONFIG SET: a TLS context that cannot be built changes nothing") {
   std::vector<std::pair<std::string, bool>> calls;
   h.server().set_tls_apply([&](const TlsConfig& tls, bool reload) {
     calls.emplace_back(tls.cert_file, reload);
-    return tls.cert_file != "/bad";
+    if (tls.port == 1) return TlsApplyResult::kListenFailed;
+    return tls.cert_file != "/bad" ? TlsApplyResult::kOk : TlsApplyResult::kContextFailed;
   });
   CHECK(h.Cmd("CONFIG SET tls-cert-file /good") == Ok());
   CHECK(h.Cmd("CONFIG SET timeout 5 tls-cert-file /bad") ==
@@ -80,6 +83,10 @@ TEST_CASE("CONFIG SET: a TLS context that cannot be built changes nothing") {
   CHECK(calls[2] == std::make_pair(std::string("/good"), false));
   CHECK(h.Cmd("CONFIG SET maxclients 100") == Ok());
   CHECK(calls.size() == 3);  // no tls-* option: no call
+  CHECK(h.Cmd("CONFIG SET tls-port 1") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to listen "
+            "on this port. Check server logs."));
+  CHECK(h.Cmd("CONFIG GET tls-port") == Arr({Bulk("tls-port"), Bulk("0")}));
   h.server().set_tls_apply(nullptr);
 }
 

@@ -152,7 +152,9 @@ void ConfigSet(CommandContext& ctx, Args args) {
     // by the first such option in the error when it cannot be built.
     const char* tls_option = nullptr;
     bool tls_reload = false;
-    for (const ConfigOption* option : options) {
+    for (const SetTarget& target : targets) {
+      const ConfigOption* option = target.option;
+      if (option == nullptr) continue;  // Redis's stored-only parameters: no tls-* among them
       if (!EqualsIgnoreCase(std::string_view(option->name).substr(0, 4), "tls-")) continue;
       if (tls_option == nullptr) tls_option = option->name;
       if (IsTlsContextOption(option->name) && !tls_reload) {

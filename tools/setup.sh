@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(cmake g++ make librocksdb-dev libasio-dev doctest-dev libxxhash-dev libssl-dev
           redis-tools redis-server clang libclang-rt-14-dev python3 python3-redis
           dpkg-dev patch lua-cjson-dev
-          python3-limits)
+          python3-limits redis-sentinel)
 build_type=RelWithDebInfo
 case "${1:-}" in
   --release) build_type=Release ;;

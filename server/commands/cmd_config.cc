@@ -11,6 +11,7 @@
 #include "server/core/errors.h"
 #include "server/core/open_files.h"
 #include "server/core/server_state.h"
+#include "server/replication/replication.h"
 #include "server/scripting/scripting_state.h"
 #include "sluice/glob.h"
 #include "sluice/store.h"
@@ -121,6 +122,7 @@ void ConfigSet(CommandContext& ctx, Args args) {
     return true;
   });
   if (!applied) return ReplyError(ctx.out, failed);
+  if (replication::Replication* repl = replication::Instance()) repl->ReloadConfig();
   ctx.out.Simple("OK");
 }
 
@@ -163,6 +165,8 @@ void RegisterConfigCommands(CommandTable& table) {
                        "Resets the server's statistics.", "2.0.0", ""));
   table.Add(ServerSpec("config|help", 2, kLoading | kStale, ConfigHelp,
                        "Returns helpful text about the different subcommands.", "5.0.0", ""));
+  table.Add(ServerSpec("config|rewrite", 2, kFlags, ConfigRewrite,
+                       "Persists the effective configuration to file.", "2.8.0", ""));
 }
 
 }  // namespace sluice::server

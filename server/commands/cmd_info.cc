@@ -15,6 +15,7 @@
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
 #include "server/pubsub/pubsub_registry.h"
+#include "server/replication/replication.h"
 #include "server/scripting/lua_vm.h"
 #include "server/scripting/native/native_scripts.h"
 #include "server/scripting/scripting_state.h"
@@ -80,6 +81,7 @@ void ServerSection(CommandContext& ctx, const Config& config, std::string& out) 
   Field(out, "arch_bits", static_cast<int64_t>(sizeof(void*) * 8));
   Field(out, "multiplexing_api", "epoll");
   Field(out, "process_id", static_cast<int64_t>(getpid()));
+  Field(out, "run_id", replication::RunId());
   Field(out, "tcp_port", s.tcp_port() != 0 ? s.tcp_port() : config.port);
   Field(out, "server_time_usec", s.clock().NowNs() / 1000);
   Field(out, "uptime_in_seconds", s.uptime_seconds());
@@ -172,6 +174,10 @@ void StatsSection(CommandContext& ctx, std::string& out) {
   Field(out, "total_net_input_bytes", get(st.total_net_input_bytes));
   Field(out, "total_net_output_bytes", get(st.total_net_output_bytes));
   Field(out, "rejected_connections", get(st.rejected_connections));
+  replication::Replication* repl = replication::Instance();
+  Field(out, "sync_full", repl != nullptr ? repl->sync_full() : 0);
+  Field(out, "sync_partial_ok", repl != nullptr ? repl->sync_partial_ok() : 0);
+  Field(out, "sync_partial_err", repl != nullptr ? repl->sync_partial_err() : 0);
   const Store::Stats store_stats = ctx.store.GetStats();
   Field(out, "expired_keys", store_stats.expired_keys);
   char stale[32];
@@ -190,6 +196,15 @@ void StatsSection(CommandContext& ctx, std::string& out) {
         get(st.client_query_buffer_limit_disconnections));
   Field(out, "client_output_buffer_limit_disconnections",
         get(st.client_output_buffer_limit_disconnections));
+}
+
+void ReplicationSection(std::string& out) {
+  replication::Replication* repl = replication::Instance();
+  if (repl != nullptr) {
+    out += repl->InfoSection();
+    return;
+  }
+  out += "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n";
 }
 
 void KeyspaceSection(CommandContext& ctx, std::string& out) {
@@ -221,16 +236,23 @@ enum Section : unsigned {
   kKeyspace = 1u << 5,
   kLimiters = 1u << 6,
   kNativeScripts = 1u << 7,
-  kAll = (1u << 8) - 1,
+  kReplication = 1u << 8,
+  kAll = (1u << 9) - 1,
 };
 
 unsigned SectionBit(std::string_view name) {
   static constexpr std::pair<const char*, unsigned> kNames[] = {
-      {"server", kServer},     {"clients", kClients},
-      {"memory", kMemory},     {"persistence", kPersistence},
-      {"stats", kStats},       {"keyspace", kKeyspace},
-      {"limiters", kLimiters}, {"native_scripts", kNativeScripts},
-      {"default", kAll},       {"all", kAll},
+      {"server", kServer},
+      {"clients", kClients},
+      {"memory", kMemory},
+      {"persistence", kPersistence},
+      {"stats", kStats},
+      {"keyspace", kKeyspace},
+      {"limiters", kLimiters},
+      {"native_scripts", kNativeScripts},
+      {"replication", kReplication},
+      {"default", kAll},
+      {"all", kAll},
       {"everything", kAll},
   };
   for (const auto& [n, bit] : kNames) {
@@ -255,6 +277,7 @@ void Info(CommandContext& ctx, Args args) {
   section(kMemory, [&] { MemorySection(ctx, out); });
   section(kPersistence, [&] { PersistenceSection(ctx, config, out); });
   section(kStats, [&] { StatsSection(ctx, out); });
+  section(kReplication, [&] { ReplicationSection(out); });
   section(kKeyspace, [&] { KeyspaceSection(ctx, out); });
   section(kLimiters, [&] { LimitersSection(ctx, out); });
   section(kNativeScripts, [&] { NativeScriptsSection(ctx, out); });

@@ -5,6 +5,7 @@
 #include "server/core/crash_report.h"
 #include "server/core/errors.h"
 #include "server/core/notify.h"
+#include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
 
 namespace sluice::server {
@@ -150,7 +151,13 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     spec.handler(ctx, args);
   }
   bool committed = true;
-  if (top && ctx.own_unit) committed = FinishOwnUnit(ctx, reply_start);
+  if (top && ctx.own_unit) {
+    // Replication stages the unit's effect while its locks are held (replication_hook.h).
+    ReplicationHook* repl = GetReplicationHook();
+    if (repl != nullptr) repl->Capture(ctx, *ctx.own_unit, spec, args);
+    committed = FinishOwnUnit(ctx, reply_start);
+    if (!committed && repl != nullptr) repl->DropCaptured();
+  }
   // Keyspace notifications fire once the top-level unit (command, EXEC, script) committed, in
   // the order its commands fired them; a failed commit wrote nothing to report.
   if (top && g_notify_flags.load(std::memory_order_relaxed) != 0 && HasQueuedEvents()) {
@@ -214,6 +221,10 @@ void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   }
   NoteLastCommand(ctx, spec);
   if (RejectedAsBusy(ctx, spec)) return;
+  if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) {
+    // -READONLY, -MASTERDOWN, -NOREPLICAS (a replica's primary link passes).
+    if (Status s = repl->Admit(ctx, spec); !s.ok()) return Reject(ctx, &spec, s, args);
+  }
   if (ctx.client.multi.active && ctx.unit == nullptr) {
     if (spec.flags & kNoMulti) return Reject(ctx, &spec, NotAllowedInMulti());
     if (!(spec.flags & kMultiControl)) return Queue(ctx, spec, args);

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 
 #include "server/core/command.h"
 #include "sluice/status.h"
@@ -27,6 +29,12 @@ class ReplicationHook {
   // The gate's check before a command runs or is queued: -READONLY on a read-only replica,
   // -MASTERDOWN with replica-serve-stale-data no, -NOREPLICAS under min-replicas-to-write.
   virtual Status Admit(const CommandContext& ctx, const CommandSpec& spec) = 0;
+  // Beyond Redis (replica-ack-writes N): the stream offset this thread's writes reached since
+  // the last call; 0 when none, or when the option is off. The I/O round asks once per round.
+  virtual int64_t TakeWrittenOffset() = 0;
+  // Calls `done` (on any thread, or at once) when N replicas acknowledged `offset`, or
+  // replica-ack-timeout passed: the I/O round holds its replies until then.
+  virtual void WhenAcked(int64_t offset, std::function<void()> done) = 0;
 };
 
 inline std::atomic<ReplicationHook*> g_replication_hook{nullptr};

@@ -151,7 +151,20 @@ Status LoadRdb(Store& store, std::string_view rdb, int64_t* keys) {
 void Replication::StartFullSync(ReplicaEntry& entry) {
   const uint64_t id = entry.id;
   std::lock_guard lock(mu_);
-  syncs_.emplace_back([this, id] {
+  for (size_t i = 0; i < syncs_.size();) {
+    if (syncs_[i].second->load()) {
+      syncs_[i].first.join();
+      syncs_.erase(syncs_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread t([this, id, done] {
+    struct MarkDone {
+      std::atomic<bool>& flag;
+      ~MarkDone() { flag.store(true); }
+    } mark{*done};
     const int64_t start = ServerState::RealNowMs();
     const std::string dir_base = server_.config().dir + "/repl-sync";
     std::error_code ec;
@@ -210,6 +223,7 @@ void Replication::StartFullSync(ReplicaEntry& entry) {
                  : std::string()));
     FinishFullSync(id, std::move(rdb), offset, false);
   });
+  syncs_.emplace_back(std::move(t), std::move(done));
 }
 
 void Replication::FinishFullSync(uint64_t id, std::string rdb, int64_t, bool) {

@@ -25,11 +25,17 @@ int64_t Replication::LagMs() {
   if (is_replica_.load()) {
     return link_ != nullptr && link_->up() ? now - link_->last_apply_ms() : -1;
   }
-  int64_t worst = 0;
+  // The age of the oldest write some online replica has not acknowledged yet.
+  int64_t min_acked = -1;
   for (auto& r : replicas_) {
-    if (r->state == ReplicaEntry::State::kOnline) worst = std::max(worst, now - r->ack_ms);
+    if (r->state != ReplicaEntry::State::kOnline) continue;
+    if (min_acked < 0 || r->ack_offset < min_acked) min_acked = r->ack_offset;
   }
-  return worst;
+  while (!offset_times_.empty() && offset_times_.front().first <= min_acked) {
+    offset_times_.pop_front();
+  }
+  if (min_acked < 0 || offset_times_.empty()) return 0;
+  return now - offset_times_.front().second;
 }
 
 std::string Replication::InfoSection() {

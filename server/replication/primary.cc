@@ -2,6 +2,7 @@
 // WAIT's counts, and the cron thread (PINGs in the stream, replica timeouts, the backlog's TTL,
 // min-replicas-to-write's count).
 #include <chrono>
+#include <cstdint>
 #include <random>
 #include <string>
 
@@ -65,7 +66,13 @@ void Replication::Stop() {
     link = std::move(link_);
   }
   link.reset();  // joins its thread
-  for (std::thread& t : syncs_) {
+  std::vector<std::thread> syncs;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [t, done] : syncs_) syncs.push_back(std::move(t));
+    syncs_.clear();
+  }
+  for (std::thread& t : syncs) {
     if (t.joinable()) t.join();
   }
   SetReplicationHook(nullptr);
@@ -77,6 +84,8 @@ void Replication::ReloadConfig() {
   serve_stale_.store(c.replica_serve_stale_data);
   min_replicas_.store(c.min_replicas_to_write);
   min_lag_s_.store(c.min_replicas_max_lag);
+  ack_writes_.store(c.replica_ack_writes);
+  ack_timeout_ms_.store(c.replica_ack_timeout_ms);
   std::lock_guard lock(mu_);
   replica_limit_ = c.client_output_buffer_limit[kObufReplica];
   if (backlog_ != nullptr) backlog_->Resize(static_cast<size_t>(c.repl_backlog_size));
@@ -92,6 +101,15 @@ void Replication::EnsureBacklogLocked() {
 
 void Replication::AppendLocked(std::string_view bytes) {
   backlog_->Append(bytes);
+  if (!replicas_.empty()) {
+    const int64_t now = ServerState::RealNowMs();
+    if (offset_times_.empty() || offset_times_.back().second != now) {
+      offset_times_.emplace_back(backlog_->offset(), now);
+    } else {
+      offset_times_.back().first = backlog_->offset();
+    }
+    while (offset_times_.size() > 10000) offset_times_.pop_front();
+  }
   const OutputBufferLimit limit = replica_limit_;
   for (auto& r : replicas_) {
     if (r->state == ReplicaEntry::State::kOnline) {
@@ -154,6 +172,7 @@ void Replication::Psync(ClientState& client, std::string_view replid, int64_t of
 }
 
 void Replication::Ack(ClientState& client, int64_t offset) {
+  std::vector<std::function<void()>> ready;
   {
     std::lock_guard lock(mu_);
     for (auto& r : replicas_) {
@@ -162,7 +181,9 @@ void Replication::Ack(ClientState& client, int64_t offset) {
         r->ack_ms = ServerState::RealNowMs();
       }
     }
+    if (!ack_waiters_.empty()) TakeReadyWaitersLocked(0, &ready);
   }
+  for (auto& fn : ready) fn();
   WakeWaiters();
 }
 
@@ -224,8 +245,13 @@ void Replication::CronLoop() {
     const Config c = server_.config();
     const int64_t now = ServerState::RealNowMs();
     std::vector<uint64_t> timed_out;
+    std::vector<std::function<void()>> ready;
     {
       std::lock_guard lock(mu_);
+      // Shutting down: held replies go now, while the I/O threads still run.
+      if (!ack_waiters_.empty()) {
+        TakeReadyWaitersLocked(server_.shutdown_requested() ? INT64_MAX : now, &ready);
+      }
       int64_t good = 0;
       for (auto& r : replicas_) {
         if (r->state != ReplicaEntry::State::kOnline) continue;
@@ -251,7 +277,8 @@ void Replication::CronLoop() {
         second_offset_ = -1;
       }
     }
-    WakeWaiters();  // WAIT's deadlines
+    for (auto& fn : ready) fn();  // replica-ack-writes' timeouts
+    WakeWaiters();                // WAIT's deadlines
     if (!timed_out.empty()) {
       server_.clients().ForEachLocked([&](ClientRegistry::Entry& e) {
         for (uint64_t id : timed_out) {

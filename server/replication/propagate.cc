@@ -23,6 +23,7 @@ struct Staged {
   std::string resp;
 };
 thread_local std::vector<Staged> t_staged;
+thread_local int64_t t_written_offset = 0;  // TakeWrittenOffset
 
 // Commands whose argv does the same on a replica holding the same data (no time, no randomness,
 // no reply-dependent choice): they propagate as given.
@@ -229,11 +230,48 @@ void Replication::Capture(CommandContext& ctx, Store::Transaction& unit, const C
 
 void Replication::DropCaptured() { t_staged.clear(); }
 
+int64_t Replication::TakeWrittenOffset() {
+  const int64_t offset = t_written_offset;
+  t_written_offset = 0;
+  return offset;
+}
+
+void Replication::WhenAcked(int64_t offset, std::function<void()> done) {
+  std::vector<std::function<void()>> ready;
+  {
+    std::lock_guard lock(mu_);
+    ack_waiters_.push_back(AckWaiter{
+        offset, ServerState::RealNowMs() + ack_timeout_ms_.load(std::memory_order_relaxed),
+        std::move(done)});
+    TakeReadyWaitersLocked(0, &ready);
+  }
+  for (auto& fn : ready) fn();
+}
+
+void Replication::TakeReadyWaitersLocked(int64_t now_ms,
+                                         std::vector<std::function<void()>>* ready) {
+  const int64_t need = ack_writes_.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < ack_waiters_.size();) {
+    AckWaiter& w = ack_waiters_[i];
+    int64_t acked = 0;
+    for (auto& r : replicas_) {
+      if (r->state == ReplicaEntry::State::kOnline && r->ack_offset >= w.offset) ++acked;
+    }
+    if (acked >= need || is_replica_.load() || (now_ms > 0 && now_ms >= w.deadline_ms)) {
+      ready->push_back(std::move(w.done));
+      ack_waiters_.erase(ack_waiters_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
 void Replication::OnCommit(std::span<const KeyRef>, uint32_t) {
   if (t_staged.empty()) return;
   std::lock_guard lock(mu_);
   if (backlog_ != nullptr && !is_replica_.load(std::memory_order_relaxed)) {
     for (const Staged& s : t_staged) EmitLocked(s.db, s.resp);
+    if (ack_writes_.load(std::memory_order_relaxed) > 0) t_written_offset = backlog_->offset();
   }
   t_staged.clear();
 }

@@ -305,7 +305,9 @@ bool MasterLink::Session() {
       last_apply_ms_.store(ServerState::RealNowMs());
     }
     const int64_t now = ServerState::RealNowMs();
-    if (getack || now - last_ack_ms >= 1000) {
+    // Besides every second and on GETACK, after each batch that wrote: a Sluice primary with
+    // replica-ack-writes holds replies until it hears (Redis primaries take extra ACKs too).
+    if (getack || wrote || now - last_ack_ms >= 1000) {
       if (!SendAll(fd, Command({"REPLCONF", "ACK", std::to_string(applied)}))) return true;
       last_ack_ms = now;
     }

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -80,6 +81,8 @@ class Replication final : public ReplicationHook, public CommitObserver {
   Status Admit(const CommandContext& ctx, const CommandSpec& spec) override;
   void OnCommit(std::span<const KeyRef> written, uint32_t flushed_dbs) override;
   void OnExpired(std::span<const KeyRef> expired) override;
+  int64_t TakeWrittenOffset() override;
+  void WhenAcked(int64_t offset, std::function<void()> done) override;
 
   // ---- The primary's side (primary.cc)
   // REPLCONF listening-port / ip-address before PSYNC.
@@ -163,9 +166,24 @@ class Replication final : public ReplicationHook, public CommitObserver {
   std::atomic<bool> serve_stale_{true};
   std::atomic<int64_t> min_replicas_{0};
   std::atomic<int64_t> min_lag_s_{10};
+  std::atomic<int64_t> ack_writes_{0};  // replica-ack-writes
+  std::atomic<int64_t> ack_timeout_ms_{1000};
+  struct AckWaiter {
+    int64_t offset;
+    int64_t deadline_ms;
+    std::function<void()> done;
+  };
+  std::vector<AckWaiter> ack_waiters_;  // guarded by mu_
+  // Calls the waiters whose offset enough replicas acknowledged (or whose time is up). mu_ held;
+  // moves them to *ready (called after unlocking).
+  void TakeReadyWaitersLocked(int64_t now_ms, std::vector<std::function<void()>>* ready);
   std::atomic<int64_t> sync_full_{0}, sync_partial_ok_{0}, sync_partial_err_{0};
   std::unique_ptr<MasterLink> link_;  // guarded by mu_ (replaced under it)
-  std::vector<std::thread> syncs_;    // full-sync threads, joined by Stop
+  // Full-sync threads (with their done flags), joined when done and by Stop.
+  std::vector<std::pair<std::thread, std::shared_ptr<std::atomic<bool>>>> syncs_;
+  // When the stream reached each offset (at most one sample per ms, the last ~10 s): the lag
+  // of a replica is the age of the oldest write it has not acknowledged (INFO, beyond Redis).
+  std::deque<std::pair<int64_t, int64_t>> offset_times_;  // (offset, real ms), guarded by mu_
   std::thread cron_;
   std::mutex cron_mu_;
   std::condition_variable cron_cv_;

@@ -265,10 +265,10 @@ TEST_CASE("COMMAND DOCS and COMMAND LIST") {
                   Arr({Map({Bulk("name"), Bulk("message"), Bulk("type"), Bulk("string")})})})}));
   CHECK(h.Cmd("COMMAND DOCS nosuch") == Map({}));
   std::string config = h.Cmd("COMMAND DOCS config");
-  CHECK(Contains(config, "$11\r\nsubcommands\r\n%4\r\n$10\r\nconfig|get\r\n"));
+  CHECK(Contains(config, "$11\r\nsubcommands\r\n%5\r\n$10\r\nconfig|get\r\n"));
   CHECK(h.Cmd("COMMAND LIST FILTERBY PATTERN config*") ==
         Arr({Bulk("config"), Bulk("config|get"), Bulk("config|set"), Bulk("config|resetstat"),
-             Bulk("config|help")}));
+             Bulk("config|help"), Bulk("config|rewrite")}));
   CHECK(h.Cmd("COMMAND LIST FILTERBY MODULE x") == Arr({}));
   CHECK(h.Cmd("COMMAND LIST FILTERBY x y") == Err("ERR syntax error"));
   CHECK(h.Cmd("COMMAND LIST x") == Err("ERR syntax error"));

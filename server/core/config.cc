@@ -344,138 +344,139 @@ int Config::EffectiveThreads() const {
   return cores == 0 ? 1 : static_cast<int>(cores);
 }
 
+// The replication options (config_replication.cc) follow the others, in one block.
+static std::vector<ConfigOption> WithReplicationOptions(std::vector<ConfigOption> options) {
+  AppendReplicationOptions(&options);
+  return options;
+}
+
 const std::vector<ConfigOption>& ConfigOptions() {
-  static const std::vector<ConfigOption> options = [] {
-    std::vector<ConfigOption> o = {
-        {"port", "6379", "TCP port to listen on.", false, false, SetPort,
-         [](const Config& c) { return std::to_string(c.port); }},
-        {"bind", "127.0.0.1",
-         "Addresses to listen on, space separated; * is every IPv4 address, a - prefix "
-         "marks one as optional.",
-         false, true, SetBind, GetBind},
-        {"dir", "./data", "Data directory (created if missing).", false, false, SetDir,
-         [](const Config& c) { return c.dir; }},
-        {"threads", "0", "I/O threads; 0 means one per core the process may run on.", false, false,
-         SetThreads, [](const Config& c) { return std::to_string(c.threads); }},
-        {"appendfsync", "everysec",
-         "always|everysec|no: fsync before each reply batch, once a second, or when the OS decides "
-         "(every mode survives a crash of the process).",
-         true, false, SetAppendfsync,
-         [](const Config& c) -> std::string { return DurabilityName(c.appendfsync); }},
-        {"requirepass", "(none)", "Password clients must send with AUTH before other commands.",
-         true, false, SetRequirepass, [](const Config& c) { return c.requirepass; }},
-        {"aclfile", "(none)", "File of ACL users (ACL LOAD/SAVE), read at startup.", false, false,
-         [](Config& c, std::string_view v) -> Error {
-           c.aclfile = std::string(v);
-           return std::nullopt;
-         },
-         [](const Config& c) { return c.aclfile; }},
-        {"maxclients", "10000", "Maximum number of connected clients.", true, false, SetMaxclients,
-         [](const Config& c) { return std::to_string(c.maxclients); }},
-        {"timeout", "0", "Close a client after this many idle seconds; 0 means never.", true, false,
-         SetTimeout, [](const Config& c) { return std::to_string(c.timeout); }},
-        {"proto-max-bulk-len", "512mb",
-         "Largest bulk argument and string value (memory units: 100k, 512mb, 1gb).", true, false,
-         SetProtoMaxBulkLen, [](const Config& c) { return std::to_string(c.proto_max_bulk_len); }},
-        {"block-cache-size", "256mb",
-         "RocksDB block cache: data blocks plus the index and filter partitions (pinned, ~1.6 "
-         "bytes per key); size it to hold the live keys (memory units).",
-         true, false, SetBlockCacheSize,
-         [](const Config& c) { return std::to_string(c.block_cache_size); }},
-        {"active-expire-effort", "1",
-         "1..10: how hard the background expiry cycle works to remove expired keys nobody reads "
-         "(Redis's setting): more keys per sample, a lower share of expired keys to go on, and "
-         "25% up to 43% of each 100 ms cycle. Raise it when expired keys pile up under churn.",
-         true, false, SetActiveExpireEffort,
-         [](const Config& c) { return std::to_string(c.active_expire_effort); }},
-        {"block-size", "4kb",
-         "Table files' data block size before compression (memory units, 256 to 1mb): a read "
-         "of a key not in the block cache reads, checks and decompresses one block; smaller "
-         "blocks read such keys faster, for more disk and a larger index. Files written from now "
-         "on.",
-         false, false, SetBlockSize, [](const Config& c) { return std::to_string(c.block_size); }},
-        {"memtable", "sluice",
-         "The memtable's data structure: sluice (Sluice's hash index and sorted runs, cheaper per "
-         "write and read) or rocksdb (RocksDB's own skiplist); the same data either way.",
-         false, false, SetMemtable,
-         [](const Config& c) -> std::string {
-           return c.memtable == MemTableKind::kSluice ? "sluice" : "rocksdb";
-         }},
-        {"write-buffer-size", "256mb",
-         "Writes each memtable collects before it is flushed to a table file (memory units, 1mb "
-         "to 4gb); all memtables together stay under twice this.",
-         false, false, SetWriteBufferSize,
-         [](const Config& c) { return std::to_string(c.write_buffer_size); }},
-        {"compression", "snappy",
-         "Table files' block compression: snappy, lz4, zstd or none; files are rewritten with a "
-         "new choice as compaction reaches them.",
-         false, false, SetCompression, GetCompression},
-        {"list-inline-max-entries", "128",
-         "Lists of at most this many elements (and list-inline-max-bytes) are stored as one entry: "
-         "a list command on them is one read and one write. 0: one entry per element always.",
-         false, false, SetListInlineMaxEntries,
-         [](const Config& c) { return std::to_string(c.list_inline_max_entries); }},
-        {"list-inline-max-bytes", "1kb",
-         "The byte limit of an inline list (its elements plus 1-2 bytes each; memory units, at "
-         "most 64kb): each write rewrites the whole list.",
-         false, false, SetListInlineMaxBytes,
-         [](const Config& c) { return std::to_string(c.list_inline_max_bytes); }},
-        {"protected-mode", "yes",
-         "yes: without requirepass, clients from non-loopback addresses are refused (DENIED).",
-         true, false, SetProtectedMode,
-         [](const Config& c) -> std::string { return c.protected_mode ? "yes" : "no"; }},
-        {"client-output-buffer-limit", "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60",
-         "class hard soft seconds: close a client whose pending replies exceed hard bytes, or soft "
-         "bytes for longer than seconds (0: no limit); classes normal, replica, pubsub (only "
-         "normal applies to Sluice's clients).",
-         true, true, SetOutputBufferLimit, GetOutputBufferLimit},
-        {"client-query-buffer-limit", "1gb",
-         "Close a client whose unparsed input exceeds this (memory units).", true, false,
-         SetQueryBufferLimit,
-         [](const Config& c) { return std::to_string(c.client_query_buffer_limit); }},
-        {"busy-reply-threshold", "5000",
-         "Milliseconds a script may run before SCRIPT KILL can stop it and other clients get "
-         "-BUSY.",
-         true, false, SetBusyReplyThreshold,
-         [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
-        {"slowlog-log-slower-than", "10000",
-         "Log commands that take at least this many microseconds in SLOWLOG (-1: none, 0: all).",
-         true, false, SetSlowlogSlowerThan,
-         [](const Config& c) { return std::to_string(c.slowlog_log_slower_than); }},
-        {"slowlog-max-len", "128", "The most entries SLOWLOG keeps (the oldest go first).", true,
-         false, SetSlowlogMaxLen,
-         [](const Config& c) { return std::to_string(c.slowlog_max_len); }},
-        {"hll-sparse-max-bytes", "3000",
-         "A HyperLogLog's sparse form past this many bytes turns dense (memory units), as Redis.",
-         true, false, SetHllSparseMaxBytes,
-         [](const Config& c) { return std::to_string(c.hll_sparse_max_bytes); }},
-        {"lua-time-limit", "5000", "Old name of busy-reply-threshold.", true, false,
-         SetBusyReplyThreshold,
-         [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
-        {"wal-recovery-mode", "tolerate-tail",
-         "A damaged write-ahead log at start: tolerate-tail loads a log cut short by a crash (with "
-         "a warning) and refuses damage elsewhere; absolute refuses both; point-in-time (load up "
-         "to the damage) and skip-damaged (load every intact record) accept losing data.",
-         false, false, SetWalRecovery, GetWalRecovery},
-        {"notify-keyspace-events", "",
-         "Keyspace notifications, Redis's classes: K keyspace, E keyevent, g generic, $ string, l "
-         "list, s set, h hash, z zset, x expired, e evicted, t stream, m key miss, d module, n new "
-         "key, A alias for g$lshzxetd (\"\": none). See docs/server.md.",
-         true, false, SetNotifyKeyspaceEvents,
-         [](const Config& c) { return FormatNotifyClasses(c.notify_keyspace_events); }},
-        {"native-scripts", "yes",
-         "yes runs the known limiter-library scripts (rate-limiter-flexible, limits, "
-         "rate-limit-redis, @fastify/rate-limit, go-redis/redis_rate, ulule/limiter) natively on "
-         "EVAL/EVALSHA; no runs them in Lua.",
-         true, false, SetNativeScripts,
-         [](const Config& c) -> std::string { return c.native_scripts ? "yes" : "no"; }},
-        {"enable-debug-command", "no",
-         "yes allows DEBUG (e.g. DEBUG CLOCK SET/ADVANCE/REAL, for tests).", false, false, SetDebug,
-         [](const Config& c) -> std::string { return c.enable_debug_command ? "yes" : "no"; }},
-    };
-    AppendReplicationOptions(&o);  // config_replication.cc
-    return o;
-  }();
+  static const std::vector<ConfigOption> options = WithReplicationOptions({
+      {"port", "6379", "TCP port to listen on.", false, false, SetPort,
+       [](const Config& c) { return std::to_string(c.port); }},
+      {"bind", "127.0.0.1",
+       "Addresses to listen on, space separated; * is every IPv4 address, a - prefix "
+       "marks one as optional.",
+       false, true, SetBind, GetBind},
+      {"dir", "./data", "Data directory (created if missing).", false, false, SetDir,
+       [](const Config& c) { return c.dir; }},
+      {"threads", "0", "I/O threads; 0 means one per core the process may run on.", false, false,
+       SetThreads, [](const Config& c) { return std::to_string(c.threads); }},
+      {"appendfsync", "everysec",
+       "always|everysec|no: fsync before each reply batch, once a second, or when the OS decides "
+       "(every mode survives a crash of the process).",
+       true, false, SetAppendfsync,
+       [](const Config& c) -> std::string { return DurabilityName(c.appendfsync); }},
+      {"requirepass", "(none)", "Password clients must send with AUTH before other commands.", true,
+       false, SetRequirepass, [](const Config& c) { return c.requirepass; }},
+      {"aclfile", "(none)", "File of ACL users (ACL LOAD/SAVE), read at startup.", false, false,
+       [](Config& c, std::string_view v) -> Error {
+         c.aclfile = std::string(v);
+         return std::nullopt;
+       },
+       [](const Config& c) { return c.aclfile; }},
+      {"maxclients", "10000", "Maximum number of connected clients.", true, false, SetMaxclients,
+       [](const Config& c) { return std::to_string(c.maxclients); }},
+      {"timeout", "0", "Close a client after this many idle seconds; 0 means never.", true, false,
+       SetTimeout, [](const Config& c) { return std::to_string(c.timeout); }},
+      {"proto-max-bulk-len", "512mb",
+       "Largest bulk argument and string value (memory units: 100k, 512mb, 1gb).", true, false,
+       SetProtoMaxBulkLen, [](const Config& c) { return std::to_string(c.proto_max_bulk_len); }},
+      {"block-cache-size", "256mb",
+       "RocksDB block cache: data blocks plus the index and filter partitions (pinned, ~1.6 "
+       "bytes per key); size it to hold the live keys (memory units).",
+       true, false, SetBlockCacheSize,
+       [](const Config& c) { return std::to_string(c.block_cache_size); }},
+      {"active-expire-effort", "1",
+       "1..10: how hard the background expiry cycle works to remove expired keys nobody reads "
+       "(Redis's setting): more keys per sample, a lower share of expired keys to go on, and "
+       "25% up to 43% of each 100 ms cycle. Raise it when expired keys pile up under churn.",
+       true, false, SetActiveExpireEffort,
+       [](const Config& c) { return std::to_string(c.active_expire_effort); }},
+      {"block-size", "4kb",
+       "Table files' data block size before compression (memory units, 256 to 1mb): a read "
+       "of a key not in the block cache reads, checks and decompresses one block; smaller "
+       "blocks read such keys faster, for more disk and a larger index. Files written from now "
+       "on.",
+       false, false, SetBlockSize, [](const Config& c) { return std::to_string(c.block_size); }},
+      {"memtable", "sluice",
+       "The memtable's data structure: sluice (Sluice's hash index and sorted runs, cheaper per "
+       "write and read) or rocksdb (RocksDB's own skiplist); the same data either way.",
+       false, false, SetMemtable,
+       [](const Config& c) -> std::string {
+         return c.memtable == MemTableKind::kSluice ? "sluice" : "rocksdb";
+       }},
+      {"write-buffer-size", "256mb",
+       "Writes each memtable collects before it is flushed to a table file (memory units, 1mb "
+       "to 4gb); all memtables together stay under twice this.",
+       false, false, SetWriteBufferSize,
+       [](const Config& c) { return std::to_string(c.write_buffer_size); }},
+      {"compression", "snappy",
+       "Table files' block compression: snappy, lz4, zstd or none; files are rewritten with a "
+       "new choice as compaction reaches them.",
+       false, false, SetCompression, GetCompression},
+      {"list-inline-max-entries", "128",
+       "Lists of at most this many elements (and list-inline-max-bytes) are stored as one entry: "
+       "a list command on them is one read and one write. 0: one entry per element always.",
+       false, false, SetListInlineMaxEntries,
+       [](const Config& c) { return std::to_string(c.list_inline_max_entries); }},
+      {"list-inline-max-bytes", "1kb",
+       "The byte limit of an inline list (its elements plus 1-2 bytes each; memory units, at "
+       "most 64kb): each write rewrites the whole list.",
+       false, false, SetListInlineMaxBytes,
+       [](const Config& c) { return std::to_string(c.list_inline_max_bytes); }},
+      {"protected-mode", "yes",
+       "yes: without requirepass, clients from non-loopback addresses are refused (DENIED).", true,
+       false, SetProtectedMode,
+       [](const Config& c) -> std::string { return c.protected_mode ? "yes" : "no"; }},
+      {"client-output-buffer-limit", "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60",
+       "class hard soft seconds: close a client whose pending replies exceed hard bytes, or soft "
+       "bytes for longer than seconds (0: no limit); classes normal, replica, pubsub (only "
+       "normal applies to Sluice's clients).",
+       true, true, SetOutputBufferLimit, GetOutputBufferLimit},
+      {"client-query-buffer-limit", "1gb",
+       "Close a client whose unparsed input exceeds this (memory units).", true, false,
+       SetQueryBufferLimit,
+       [](const Config& c) { return std::to_string(c.client_query_buffer_limit); }},
+      {"busy-reply-threshold", "5000",
+       "Milliseconds a script may run before SCRIPT KILL can stop it and other clients get "
+       "-BUSY.",
+       true, false, SetBusyReplyThreshold,
+       [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
+      {"slowlog-log-slower-than", "10000",
+       "Log commands that take at least this many microseconds in SLOWLOG (-1: none, 0: all).",
+       true, false, SetSlowlogSlowerThan,
+       [](const Config& c) { return std::to_string(c.slowlog_log_slower_than); }},
+      {"slowlog-max-len", "128", "The most entries SLOWLOG keeps (the oldest go first).", true,
+       false, SetSlowlogMaxLen, [](const Config& c) { return std::to_string(c.slowlog_max_len); }},
+      {"hll-sparse-max-bytes", "3000",
+       "A HyperLogLog's sparse form past this many bytes turns dense (memory units), as Redis.",
+       true, false, SetHllSparseMaxBytes,
+       [](const Config& c) { return std::to_string(c.hll_sparse_max_bytes); }},
+      {"lua-time-limit", "5000", "Old name of busy-reply-threshold.", true, false,
+       SetBusyReplyThreshold,
+       [](const Config& c) { return std::to_string(c.busy_reply_threshold_ms); }},
+      {"wal-recovery-mode", "tolerate-tail",
+       "A damaged write-ahead log at start: tolerate-tail loads a log cut short by a crash (with "
+       "a warning) and refuses damage elsewhere; absolute refuses both; point-in-time (load up "
+       "to the damage) and skip-damaged (load every intact record) accept losing data.",
+       false, false, SetWalRecovery, GetWalRecovery},
+      {"notify-keyspace-events", "",
+       "Keyspace notifications, Redis's classes: K keyspace, E keyevent, g generic, $ string, l "
+       "list, s set, h hash, z zset, x expired, e evicted, t stream, m key miss, d module, n new "
+       "key, A alias for g$lshzxetd (\"\": none). See docs/server.md.",
+       true, false, SetNotifyKeyspaceEvents,
+       [](const Config& c) { return FormatNotifyClasses(c.notify_keyspace_events); }},
+      {"native-scripts", "yes",
+       "yes runs the known limiter-library scripts (rate-limiter-flexible, limits, "
+       "rate-limit-redis, @fastify/rate-limit, go-redis/redis_rate, ulule/limiter) natively on "
+       "EVAL/EVALSHA; no runs them in Lua.",
+       true, false, SetNativeScripts,
+       [](const Config& c) -> std::string { return c.native_scripts ? "yes" : "no"; }},
+      {"enable-debug-command", "no",
+       "yes allows DEBUG (e.g. DEBUG CLOCK SET/ADVANCE/REAL, for tests).", false, false, SetDebug,
+       [](const Config& c) -> std::string { return c.enable_debug_command ? "yes" : "no"; }},
+  });
   return options;
 }
 

@@ -36,6 +36,15 @@ def cli(port, *args):
                           capture_output=True, text=True).stdout
 
 
+def stopped(pid):
+    """Every thread of pid is stopped (SIGSTOP reaches a busy thread a little later)."""
+    for task in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/stat" % (pid, task)) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] != "T":
+                return False
+    return True
+
+
 def wait_for(pred, timeout=30.0, what="condition"):
     end = time.monotonic() + timeout
     last = None
@@ -290,6 +299,7 @@ class ReplicationTest(unittest.TestCase):
         # A replica that does not answer holds replies for replica-ack-timeout, no longer.
         replica.proc.send_signal(signal.SIGSTOP)
         try:
+            wait_for(lambda: stopped(replica.proc.pid), what="replica stopped")
             t = time.monotonic()
             p.set("slow", "1")
             took = time.monotonic() - t

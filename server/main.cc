@@ -21,6 +21,7 @@
 #include "server/net/server.h"
 #include "server/net/tls_context.h"
 #include "server/pubsub/pubsub_registry.h"
+#include "server/replication/replication.h"
 #include "server/scripting/scripting_state.h"
 #include "sluice/store.h"
 
@@ -119,6 +120,7 @@ int Serve(Config config, const char* argv0) {
   sluice::server::LogInfo("loading: opening data dir " + config.dir);
   // Declared before the Store, so it outlives the Store's threads.
   sluice::server::ExpiredEventsObserver expired_events(state);
+  std::unique_ptr<sluice::server::replication::Replication> replication;  // outlives the Store
   auto opened = sluice::Store::Open(options);
   if (!opened.ok()) {
     const std::string why = opened.status().ToString();
@@ -157,6 +159,11 @@ int Serve(Config config, const char* argv0) {
     sluice::server::Server server(*store, state, table);
     sluice::Status listening = server.Listen();
     if (!listening.ok()) return Fail(listening.message());
+    // Replication (docs/replication.md): the stream's hook and observer, the link to a
+    // primary when replicaof is set.
+    replication = std::make_unique<sluice::server::replication::Replication>(*store, state);
+    sluice::server::replication::SetInstance(replication.get());
+    replication->Start();
     std::string addresses;
     for (const std::string& a : server.ListeningAddresses()) {
       addresses += (addresses.empty() ? "" : " ") + a;
@@ -169,6 +176,7 @@ int Serve(Config config, const char* argv0) {
     server.Run();
   }
   sluice::server::LogInfo("connections closed; closing the store");
+  if (replication != nullptr) replication->Stop();
   state.saves().WaitForBackground();  // a BGSAVE still copying the store
   store.reset();                      // stops background work and syncs the write-ahead log
   sluice::server::LogInfo("Sluice is now ready to exit, bye bye...");

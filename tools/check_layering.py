@@ -37,10 +37,13 @@ ROOMS = {
     "server/core/": ["protocol/"] + PUBLIC_STORAGE,
     "server/scripting/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
     "server/pubsub/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
-    "server/commands/": ["server/scripting/", "server/pubsub/", "server/core/", "protocol/",
-                         "storage/formats/"] + PUBLIC_STORAGE,
+    # Replication: the stream, the backlog, full sync (RDB), both ends of a link.
+    "server/replication/": ["server/core/", "protocol/", "storage/formats/"] + PUBLIC_STORAGE,
+    "server/commands/": ["server/scripting/", "server/pubsub/", "server/replication/",
+                         "server/core/", "protocol/", "storage/formats/"] + PUBLIC_STORAGE,
     "server/net/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
-    "server/": ["server/net/", "server/commands/", "server/pubsub/", "server/scripting/",
+    "server/": ["server/net/", "server/commands/", "server/replication/", "server/pubsub/",
+                "server/scripting/",
                 "server/core/",
                 "protocol/"] + PUBLIC_STORAGE,
 }

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(cmake g++ make librocksdb-dev libasio-dev doctest-dev libxxhash-dev libssl-dev
           redis-tools redis-server clang libclang-rt-14-dev python3 python3-redis
           dpkg-dev patch lua-cjson-dev
-          python3-limits gdb openssl)  # gdb: a hung fuzz run's stacks; openssl: TLS test certificates
+          python3-limits gdb openssl redis-sentinel)  # gdb: a hung fuzz run's stacks; openssl: TLS test certificates
 build_type=RelWithDebInfo
 case "${1:-}" in
   --release) build_type=Release ;;

@@ -16,6 +16,7 @@
 #include "server/core/logging.h"
 #include "server/core/open_files.h"
 #include "server/core/server_state.h"
+#include "server/replication/replication.h"
 #include "server/scripting/scripting_state.h"
 #include "sluice/glob.h"
 #include "sluice/store.h"
@@ -177,6 +178,7 @@ void ConfigSet(CommandContext& ctx, Args args) {
     return true;
   });
   if (!applied) return ReplyError(ctx.out, failed);
+  if (replication::Replication* repl = replication::Instance()) repl->ReloadConfig();
   ctx.out.Simple("OK");
 }
 
@@ -233,6 +235,7 @@ void RegisterConfigCommands(CommandTable& table) {
                        "parameter value [parameter value ...]"));
   table.Add(ServerSpec("config|resetstat", 2, kFlags, ConfigResetStat,
                        "Resets the server's statistics.", "2.0.0", ""));
+  RegisterReplicaofRewrite();
   table.Add(ServerSpec("config|rewrite", 2, kFlags, ConfigRewriteCommand,
                        "Persists the effective configuration to file.", "2.8.0", ""));
   table.Add(ServerSpec("config|help", 2, kLoading | kStale, ConfigHelp,

@@ -170,30 +170,33 @@ void ClientInfo(CommandContext& ctx, Args) {
   ctx.out.Verbatim("txt", line);
 }
 
-// A CLIENT LIST / CLIENT KILL TYPE: Redis's client classes. Sluice has no master or replica
-// clients, so those types match none.
-enum class ClientType { kAny, kNormal, kPubSub, kNone };
+// A CLIENT LIST / CLIENT KILL TYPE: Redis's client classes. Replication links (a replica's
+// connection here, our link to our primary) are never `normal` or `pubsub`.
+enum class ClientType { kAny, kNormal, kPubSub, kMaster, kReplica };
 
 std::optional<ClientType> ParseClientType(std::string_view type) {
   if (EqualsIgnoreCase(type, "normal")) return ClientType::kNormal;
   if (EqualsIgnoreCase(type, "pubsub")) return ClientType::kPubSub;
-  if (EqualsIgnoreCase(type, "master") || EqualsIgnoreCase(type, "replica") ||
-      EqualsIgnoreCase(type, "slave")) {
-    return ClientType::kNone;
+  if (EqualsIgnoreCase(type, "master")) return ClientType::kMaster;
+  if (EqualsIgnoreCase(type, "replica") || EqualsIgnoreCase(type, "slave")) {
+    return ClientType::kReplica;
   }
   return std::nullopt;
 }
 
 bool OfType(const ClientState& c, ClientType type) {
+  const int repl = c.repl_kind.load(std::memory_order_relaxed);
   switch (type) {
     case ClientType::kAny:
       return true;
     case ClientType::kNormal:
-      return !c.subscribed();
+      return repl == ClientState::kNotRepl && !c.subscribed();
     case ClientType::kPubSub:
-      return c.subscribed();
-    case ClientType::kNone:
-      return false;
+      return repl == ClientState::kNotRepl && c.subscribed();
+    case ClientType::kMaster:
+      return repl == ClientState::kMasterLink;
+    case ClientType::kReplica:
+      return repl == ClientState::kReplicaLink;
   }
   return false;
 }

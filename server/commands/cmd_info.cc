@@ -17,6 +17,7 @@
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
 #include "server/pubsub/pubsub_registry.h"
+#include "server/replication/replication.h"
 #include "server/scripting/lua_vm.h"
 #include "server/scripting/native/native_scripts.h"
 #include "server/scripting/scripting_state.h"
@@ -82,6 +83,7 @@ void ServerSection(CommandContext& ctx, const Config& config, std::string& out) 
   Field(out, "arch_bits", static_cast<int64_t>(sizeof(void*) * 8));
   Field(out, "multiplexing_api", "epoll");
   Field(out, "process_id", static_cast<int64_t>(getpid()));
+  Field(out, "run_id", replication::RunId());
   Field(out, "tcp_port", s.tcp_port() != 0 ? s.tcp_port() : config.port);
   Field(out, "server_time_usec", s.clock().NowNs() / 1000);
   Field(out, "uptime_in_seconds", s.uptime_seconds());
@@ -174,6 +176,10 @@ void StatsSection(CommandContext& ctx, std::string& out) {
   Field(out, "total_net_input_bytes", get(st.total_net_input_bytes));
   Field(out, "total_net_output_bytes", get(st.total_net_output_bytes));
   Field(out, "rejected_connections", get(st.rejected_connections));
+  replication::Replication* repl = replication::Instance();
+  Field(out, "sync_full", repl != nullptr ? repl->sync_full() : 0);
+  Field(out, "sync_partial_ok", repl != nullptr ? repl->sync_partial_ok() : 0);
+  Field(out, "sync_partial_err", repl != nullptr ? repl->sync_partial_err() : 0);
   const Store::Stats store_stats = ctx.store.GetStats();
   Field(out, "expired_keys", store_stats.expired_keys);
   char stale[32];
@@ -248,6 +254,15 @@ void ErrorStatsSection(std::string& out) {
   }
 }
 
+void ReplicationSection(std::string& out) {
+  replication::Replication* repl = replication::Instance();
+  if (repl != nullptr) {
+    out += repl->InfoSection();
+    return;
+  }
+  out += "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n";
+}
+
 void KeyspaceSection(CommandContext& ctx, std::string& out) {
   out += "# Keyspace\r\n";
   for (int db = 0; db < kNumDatabases; ++db) {
@@ -277,10 +292,11 @@ enum Section : unsigned {
   kKeyspace = 1u << 5,
   kLimiters = 1u << 6,
   kNativeScripts = 1u << 7,
-  kCpu = 1u << 8,
-  kCommandStats = 1u << 9,
-  kErrorStats = 1u << 10,
-  kAll = (1u << 11) - 1,
+  kReplication = 1u << 8,
+  kCpu = 1u << 9,
+  kCommandStats = 1u << 10,
+  kErrorStats = 1u << 11,
+  kAll = (1u << 12) - 1,
   kDefault = kAll & ~kCommandStats,
 };
 
@@ -294,6 +310,7 @@ unsigned SectionBit(std::string_view name) {
       {"keyspace", kKeyspace},
       {"limiters", kLimiters},
       {"native_scripts", kNativeScripts},
+      {"replication", kReplication},
       {"cpu", kCpu},
       {"commandstats", kCommandStats},
       {"errorstats", kErrorStats},
@@ -323,6 +340,7 @@ void Info(CommandContext& ctx, Args args) {
   section(kMemory, [&] { MemorySection(ctx, out); });
   section(kPersistence, [&] { PersistenceSection(ctx, config, out); });
   section(kStats, [&] { StatsSection(ctx, out); });
+  section(kReplication, [&] { ReplicationSection(out); });
   section(kCpu, [&] { CpuSection(out); });
   section(kCommandStats, [&] { CommandStatsSection(ctx, out); });
   section(kErrorStats, [&] { ErrorStatsSection(out); });

@@ -16,6 +16,7 @@
 #include "server/core/client_state.h"
 #include "server/core/dispatcher.h"
 #include "server/core/errors.h"
+#include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
 #include "sluice/store.h"
 
@@ -121,7 +122,10 @@ void Exec(CommandContext& ctx, Args) {
       ctx.client.db = db_before;
       continue;
     }
+    ReplicationHook* repl = GetReplicationHook();  // stages MULTI, the effects, EXEC
+    if (repl != nullptr) repl->Capture(ctx, unit, *ctx.server.commands().Find("exec"), {});
     Status s = unit.Commit();
+    if (!s.ok() && repl != nullptr) repl->DropCaptured();
     if (!s.ok()) {  // nothing of the transaction was written: none of its replies may be seen
       buffer->resize(reply_start);
       ReplyError(ctx.out, s);

@@ -4,6 +4,7 @@ namespace sluice::server {
 
 void RegisterAllCommands(CommandTable& table) {
   RegisterServerCommands(table);
+  RegisterReplicationCommands(table);
   RegisterConnectionCommands(table);
   RegisterStringCommands(table);
   RegisterKeyCommands(table);

@@ -40,7 +40,8 @@ void RegisterLcsCommand(CommandTable& table);           // cmd_lcs.cc
 void RegisterDumpCommands(CommandTable& table);         // cmd_dump.cc: DUMP, RESTORE
 void RegisterStreamCommands(CommandTable& table);       // cmd_streams.cc, cmd_stream_read.cc
 // All of the above, in that order.
-void RegisterAclCommands(CommandTable& table);  // cmd_acl.cc: ACL and its subcommands
+void RegisterAclCommands(CommandTable& table);          // cmd_acl.cc: ACL and its subcommands
+void RegisterReplicationCommands(CommandTable& table);  // cmd_replication.cc: REPLICAOF, WAIT..
 void RegisterAllCommands(CommandTable& table);
 // Replaces the ACL users with those of the ACL file at `path` (ACL LOAD, and startup with an
 // aclfile), closing the connections of the users replaced. Returns "" or the error.

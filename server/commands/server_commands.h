@@ -11,6 +11,10 @@ namespace sluice::server {
 void RegisterInfoCommand(CommandTable& table);      // cmd_info.cc
 void RegisterConfigCommands(CommandTable& table);   // cmd_config.cc
 void RegisterCommandCommands(CommandTable& table);  // cmd_command.cc
+// CONFIG REWRITE (cmd_config_rewrite.cc): kept minimal and apart (replication's replicaof line)
+// so a general rewrite can replace it.
+// CONFIG REWRITE's replicaof line (cmd_config_rewrite.cc), hooked into the general rewrite.
+void RegisterReplicaofRewrite();
 
 // Builds a CommandSpec of group "server" (or `group`), without key positions.
 CommandSpec ServerSpec(const char* name, int arity, uint32_t flags, Handler handler,

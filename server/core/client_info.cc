@@ -24,6 +24,9 @@ std::string ClientInfoLine(const ClientState& c, int64_t now_ms) {
   num("age", (now_ms - c.created_ms) / 1000);
   num("idle", (now_ms - c.last_interaction_ms.load(std::memory_order_relaxed)) / 1000);
   std::string flags;
+  const int repl = c.repl_kind.load(std::memory_order_relaxed);
+  if (repl == ClientState::kReplicaLink) flags += 'S';
+  if (repl == ClientState::kMasterLink) flags += 'M';
   if (c.monitoring.load(std::memory_order_relaxed)) flags += 'O';
   if (c.subscribed()) flags += 'P';
   if (c.blocked.load(std::memory_order_relaxed)) flags += 'b';

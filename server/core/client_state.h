@@ -103,6 +103,12 @@ struct ClientState {
   std::atomic<uint32_t> tracking{0};
   std::atomic<uint64_t> tracking_redirect{0};
   ClientOutbox outbox;  // pub/sub messages and MONITOR lines from other threads
+  // Replication (server/replication): kReplicaLink on a primary for a replica's connection
+  // once it sent PSYNC/SYNC (CLIENT LIST flags=S, CLIENT KILL TYPE replica|slave), kMasterLink
+  // on a replica for its link to the primary (flags=M, TYPE master). Never `normal`: Sentinel's
+  // CLIENT KILL TYPE normal leaves replication alone. Written once, read from any thread.
+  enum ReplKind : int { kNotRepl = 0, kReplicaLink = 1, kMasterLink = 2 };
+  std::atomic<int> repl_kind{kNotRepl};
 };
 
 }  // namespace sluice::server

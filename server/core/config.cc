@@ -353,8 +353,14 @@ int Config::EffectiveThreads() const {
   return cores == 0 ? 1 : static_cast<int>(cores);
 }
 
+// The replication options (config_replication.cc) follow the others, in one block.
+static std::vector<ConfigOption> WithReplicationOptions(std::vector<ConfigOption> options) {
+  AppendReplicationOptions(&options);
+  return options;
+}
+
 const std::vector<ConfigOption>& ConfigOptions() {
-  static const std::vector<ConfigOption> options = {
+  static const std::vector<ConfigOption> options = WithReplicationOptions({
       {"port", "6379", "TCP port to listen on.", false, false, SetPort,
        [](const Config& c) { return std::to_string(c.port); }},
       {"bind", "127.0.0.1",
@@ -489,7 +495,7 @@ const std::vector<ConfigOption>& ConfigOptions() {
       {"enable-debug-command", "no",
        "yes allows DEBUG (e.g. DEBUG CLOCK SET/ADVANCE/REAL, for tests).", false, false, SetDebug,
        [](const Config& c) -> std::string { return c.enable_debug_command ? "yes" : "no"; }},
-  };
+  });
   // The tls-* options (server/core/tls_config.cc) follow the others.
   static const std::vector<ConfigOption> all = [] {
     std::vector<ConfigOption> v = options;

@@ -84,6 +84,27 @@ struct Config {
   std::string config_file;  // absolute path of the file read, if any
   TlsConfig tls;            // tls-* options (server/core/tls_config.h)
 
+  // ---- Replication (server/replication, docs/replication.md), Redis 7.0's names and defaults.
+  std::string replicaof;                  // "host port" of the primary; "": this node is a primary
+  std::string masterauth;                 // AUTH to the primary (with masteruser when set)
+  std::string masteruser;                 // ""
+  bool replica_read_only = true;          // replica-read-only: writes from clients get -READONLY
+  bool replica_serve_stale_data = true;   // no: -MASTERDOWN while the link is down
+  int64_t repl_backlog_size = 1LL << 20;  // bytes of the stream kept for partial resyncs
+  int64_t repl_backlog_ttl = 3600;        // s without replicas before the backlog is freed
+  int64_t repl_timeout = 60;              // s of silence before a link counts as dead
+  int64_t repl_ping_replica_period = 10;  // s between the primary's PINGs in the stream
+  int64_t min_replicas_to_write = 0;      // writes need this many replicas with lag <= ...
+  int64_t min_replicas_max_lag = 10;      // ... this many seconds (else -NOREPLICAS)
+  int64_t replica_priority = 100;         // Sentinel's promotion order (0: never)
+  bool replica_announced = true;          // shown in Sentinel's replica list
+  std::string replica_announce_ip;        // "": the address the primary sees
+  int64_t replica_announce_port = 0;      // 0: the listening port
+  // Beyond Redis: a write's reply waits until this many replicas acknowledged its offset
+  // (REPLCONF ACK), batched per I/O round; 0: replies never wait (Redis's behaviour).
+  int64_t replica_ack_writes = 0;
+  int64_t replica_ack_timeout_ms = 1000;  // how long a held reply waits before -NOREPLICAS
+
   // threads with 0 resolved to the cores this process may run on (its CPU affinity: taskset,
   // a cpuset), at least 1.
   int EffectiveThreads() const;
@@ -105,6 +126,8 @@ struct ConfigOption {
 // Every option, in --help order.
 const std::vector<ConfigOption>& ConfigOptions();
 const ConfigOption* FindConfigOption(std::string_view name);  // case-insensitive
+// The replication options (config_replication.cc), appended to ConfigOptions() in one block.
+void AppendReplicationOptions(std::vector<ConfigOption>* options);
 
 // Redis's parameters that Sluice only stores: server/core/config_compat.h.
 

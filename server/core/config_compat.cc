@@ -51,7 +51,6 @@ const std::vector<CompatOption>& CompatOptions() {
       {"cluster-replica-no-failover", "cluster-slave-no-failover", K::kBool, 0, "no", 0, 0,
        nullptr},
       // Shown (and immutable) until the replication room owns it.
-      {"replica-read-only", "slave-read-only", K::kBool, kImm, "yes", 0, 0, nullptr},
       {"jemalloc-bg-thread", nullptr, K::kBool, 0, "yes", 0, 0, nullptr},
       {"activedefrag", nullptr, K::kBool, 0, "no", 0, 0, nullptr},
       {"syslog-enabled", nullptr, K::kBool, kImm, "no", 0, 0, nullptr},

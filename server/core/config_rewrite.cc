@@ -193,6 +193,13 @@ std::string ConfigRewrite::Content() {
 void AddConfigRewriteHook(std::string name, ConfigRewriteHook hook) {
   Hooks& hooks = RewriteHooks();
   std::lock_guard<std::mutex> lock(hooks.mu);
+  // One hook per directive: registering again (another command table) replaces it.
+  for (auto& [n, h] : hooks.list) {
+    if (n == Lower(name)) {
+      h = std::move(hook);
+      return;
+    }
+  }
   hooks.list.emplace_back(Lower(name), std::move(hook));
 }
 

@@ -1,7 +1,7 @@
 #include "server/core/dispatcher.h"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 
 #include "server/core/acl_check.h"
 #include "server/core/args.h"
@@ -10,6 +10,7 @@
 #include "server/core/crash_report.h"
 #include "server/core/errors.h"
 #include "server/core/notify.h"
+#include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
 #include "server/core/tracking.h"
 
@@ -273,7 +274,13 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     spec.handler(ctx, args);
   }
   bool committed = true;
-  if (top && ctx.own_unit) committed = FinishOwnUnit(ctx, reply_start);
+  if (top && ctx.own_unit) {
+    // Replication stages the unit's effect while its locks are held (replication_hook.h).
+    ReplicationHook* repl = GetReplicationHook();
+    if (repl != nullptr) repl->Capture(ctx, *ctx.own_unit, spec, args);
+    committed = FinishOwnUnit(ctx, reply_start);
+    if (!committed && repl != nullptr) repl->DropCaptured();
+  }
   committer.reset();
   suppress.reset();
   if (top) t_script = saved_script;
@@ -353,6 +360,10 @@ void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   }
   NoteLastCommand(ctx, spec);
   if (RejectedAsBusy(ctx, spec)) return;
+  if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) {
+    // -READONLY, -MASTERDOWN, -NOREPLICAS (a replica's primary link passes).
+    if (Status s = repl->Admit(ctx, spec); !s.ok()) return Reject(ctx, &spec, s, args);
+  }
   if (ctx.client.multi.active && ctx.unit == nullptr) {
     if (spec.flags & kNoMulti) return Reject(ctx, &spec, NotAllowedInMulti());
     if (!(spec.flags & kMultiControl)) return Queue(ctx, spec, args);

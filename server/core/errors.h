@@ -350,4 +350,25 @@ Status AclGenpassBits();                           // "ERR ACL GENPASS argument 
 Status AclUserNotFound(std::string_view name);     // "ERR User 'x' not found"
 Status AclCommandNotFound(std::string_view name);  // "ERR Command 'x' not found"
 
+// Replication (server/replication), Redis 7.0.15's text.
+Status ReadOnlyReplica();  // "READONLY You can't write against a read only replica."
+Status NoReplicas();       // "NOREPLICAS Not enough good replicas to write."
+Status MasterDown();  // "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is ..."
+Status InvalidMasterPort();          // "ERR Invalid master port"
+Status ReplicaOfByReplica();         // "ERR Command is not valid when client is a replica."
+Status ReplicaOfWhileFailingOver();  // "ERR REPLICAOF not allowed while failing over."
+Status WaitOnReplica();              // "ERR WAIT cannot be used with replica instances. ..."
+Status UnrecognizedReplconf(std::string_view option);  // "ERR Unrecognized REPLCONF option: x"
+Status NoMasterLink();               // "NOMASTERLINK Can't SYNC while not connected with my master"
+Status FailoverOnReplica();          // "ERR FAILOVER is not valid when server is a replica."
+Status FailoverNoReplicas();         // "ERR FAILOVER requires connected replicas."
+Status FailoverInProgress();         // "ERR FAILOVER already in progress."
+Status NoFailoverInProgress();       // "ERR No failover in progress."
+Status FailoverTimeoutPositive();    // "ERR FAILOVER timeout must be greater than 0"
+Status FailoverForceNeedsTimeout();  // "ERR FAILOVER with force option requires both ..."
+Status FailoverTargetUnknown();      // "ERR FAILOVER target HOST and PORT is not a replica."
+Status FailoverTargetOffline();      // "ERR FAILOVER target replica is not online."
+Status ConfigNoFile();               // "ERR The server is running without a config file"
+Status ConfigRewriteFailed(std::string_view why);  // "ERR Rewriting config file: why"
+
 }  // namespace sluice::server

@@ -25,8 +25,11 @@ void ClientRegistry::Add(ClientState* client, KillFn kill) {
 }
 
 void ClientRegistry::Remove(ClientState* client) {
-  std::lock_guard lock(mu_);
-  clients_.erase(client->id);
+  {
+    std::lock_guard lock(mu_);
+    clients_.erase(client->id);
+  }
+  if (on_remove_) on_remove_(client);
 }
 
 size_t ClientRegistry::size() const {

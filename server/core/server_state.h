@@ -75,11 +75,15 @@ class ClientRegistry {
   // Calls fn with the client `id` and mutex() held; false (fn not called) when no such client.
   // fn must not call back into the registry.
   bool WithClient(uint64_t id, const std::function<void(ClientState&)>& fn);
+  // Told of every Remove (on the removing thread, without the registry lock, before the client
+  // is destroyed): replication forgets a replica's link there. Set once before serving.
+  void set_remove_listener(std::function<void(ClientState*)> fn) { on_remove_ = std::move(fn); }
 
  private:
   mutable std::mutex mu_;
   std::map<uint64_t, Entry> clients_;
   std::atomic<uint64_t> next_id_{1};
+  std::function<void(ClientState*)> on_remove_;
 };
 
 class ServerState {

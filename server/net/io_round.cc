@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "server/core/replication_hook.h"
 #include "server/net/connection.h"
 #include "sluice/store.h"
 
@@ -40,6 +41,21 @@ void IoRound::End() {
   std::vector<std::shared_ptr<Connection>> joined;
   joined.swap(joined_);
   if (!written.ok()) return Finish(joined, written, /*write_failed=*/true);
+  // replica-ack-writes: the round's replies also wait for the replicas' acknowledgements of
+  // its writes (docs/replication.md), after its durability.
+  ReplicationHook* repl = GetReplicationHook();
+  const int64_t repl_offset = repl != nullptr ? repl->TakeWrittenOffset() : 0;
+  if (repl_offset > 0) {
+    Status s = store_.durability() == Durability::kAlways
+                   ? store_.AwaitDurable(store_.DurabilityTicket())
+                   : store_.FlushLog(store_.DurabilityTicket());
+    repl->WhenAcked(repl_offset, [&io = io_, joined = std::move(joined), s]() mutable {
+      asio::post(io, [joined = std::move(joined), s = std::move(s)]() mutable {
+        Finish(joined, s, /*write_failed=*/false);
+      });
+    });
+    return;
+  }
   if (store_.durability() != Durability::kAlways) {
     // The ticket covers the round's writes and what its reads saw, as below.
     Finish(joined, store_.FlushLog(store_.DurabilityTicket()), /*write_failed=*/false);

@@ -102,7 +102,7 @@ int64_t ExpiryCycle::RemoveExpired(ExpiryCandidates& c, int64_t* next_due_ms) {
 // at the end of the keyspace; the next one starts only once an expiry it did not remember (or one
 // written since it began) is due.
 int64_t ExpiryCycle::Run(int64_t budget_us) {
-  if (engine_.writes_refused()) return 0;  // nothing could be removed
+  if (engine_.writes_refused() || paused()) return 0;  // nothing could (or may) be removed
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::microseconds(budget_us);
   auto out_of_time = [&] { return std::chrono::steady_clock::now() >= deadline; };

@@ -97,6 +97,9 @@ class Store::Impl final : public internal::EngineHost {
   // active-expire-effort (ExpiryCycleParams), read by each expiry cycle. Thread-safe.
   int expire_effort() const { return expiry_.expire_effort(); }
   void set_expire_effort(int effort) { expiry_.set_expire_effort(effort); }
+  // Store::set_keep_expired: reads leave expired values stored, the expiry cycle pauses.
+  bool keep_expired() const { return expiry_.paused(); }
+  void set_keep_expired(bool on) { expiry_.set_paused(on); }
   void set_durability(Durability d) { durability_.store(d, std::memory_order_relaxed); }
 
   // Applies `batch` atomically following the durability policy (see store.h). Callers hold

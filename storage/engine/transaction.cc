@@ -108,6 +108,17 @@ void Store::Transaction::Rollback() {
 }
 bool Store::Transaction::conflicted() const { return txn_->conflicted(); }
 size_t Store::Transaction::staged_writes() const { return txn_->written_count(); }
+void Store::Transaction::WrittenKeys(std::vector<KeyRef>* out, uint32_t* flushed_dbs) const {
+  for (size_t i = group_ != nullptr ? txn_->written_since_mark() : 0; i < txn_->written_count();
+       ++i) {
+    int db = 0;
+    std::string_view user_key;
+    if (internal::DecodeKey(txn_->written_key(i), &db, &user_key)) {
+      out->push_back(KeyRef{db, user_key});
+    }
+  }
+  *flushed_dbs = txn_->flushed_dbs();
+}
 
 Status Store::Transaction::ClaimWrite(int db, std::string_view key) {
   return txn_->ClaimWrite(RawKey(db, key));

@@ -180,7 +180,8 @@ Result<std::optional<EntryView>> Txn::DecodeRead(const std::string& raw_key, boo
   if (!view) return Status::Corruption("invalid value encoding");
   if (note) NoteRead(raw_key, &*view);
   if (!IsExpired(view->expire_at_ms, now_ms_)) return std::optional<EntryView>(*view);
-  if (!s_->expired.Contains(raw_key) && (locked || (!DbFlushed(raw_key) && TakeExpired(raw_key)))) {
+  if (!impl_.keep_expired() && !s_->expired.Contains(raw_key) &&
+      (locked || (!DbFlushed(raw_key) && TakeExpired(raw_key)))) {
     s_->expired.Add(raw_key);
   }
   return std::optional<EntryView>();
@@ -356,6 +357,7 @@ std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle*
 
 int64_t Txn::expired_found() const { return static_cast<int64_t>(s_->expired.n); }
 size_t Txn::written_count() const { return s_->written.n; }
+size_t Txn::written_since_mark() const { return marked_ ? s_->mark.written_n : 0; }
 std::string_view Txn::written_key(size_t i) const { return s_->written.slots[i]; }
 std::string_view Txn::expired_key(size_t i) const { return s_->expired.slots[i]; }
 uint32_t Txn::flushed_dbs() const { return s_->flushed; }

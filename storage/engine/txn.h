@@ -145,6 +145,8 @@ class Txn {
   // Raw keys this unit wrote, touched or deleted so far, and databases it emptied.
   size_t written_count() const;
   std::string_view written_key(size_t i) const;
+  // The first written_key of the current group member (0 outside a group).
+  size_t written_since_mark() const;
   // The keys whose expired values Commit removes (expired_found() of them).
   std::string_view expired_key(size_t i) const;
   uint32_t flushed_dbs() const;  // bit d: database d was emptied

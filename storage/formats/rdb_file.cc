@@ -127,6 +127,14 @@ Status ReadRdbFile(std::string_view file, const RdbVisitor& visit) {
       db = static_cast<int>(index);
       continue;
     }
+    if (op == kOpAux && visit.aux) {
+      std::string name, value;
+      if (!ReadString(in, &name) || !ReadString(in, &value)) {
+        return Status::Corruption("bad AUX field" + At(in));
+      }
+      if (Status s = visit.aux(name, value); !s.ok()) return s;
+      continue;
+    }
     if (op == kOpFunction2 && visit.function) {
       std::string code;
       if (!ReadString(in, &code)) return Status::Corruption("bad FUNCTION2" + At(in));

@@ -32,6 +32,9 @@ struct RdbVisitor {
   // A function library's code (FUNCTION2, as FUNCTION LOAD takes it; Redis writes them before
   // the keys). Unset: a file holding libraries is refused.
   std::function<Status(std::string_view code)> function;
+  // An AUX field (name, value) in file order; unset: skipped (as Redis skips unknown ones).
+  // Sluice's full sync carries its limiter states in AUX fields (server/replication).
+  std::function<Status(std::string_view name, std::string_view value)> aux;
 };
 
 // Walks `file`. The checksum is checked before any key is visited (a file written with

@@ -319,6 +319,10 @@ class Store {
   void set_block_cache_bytes(size_t bytes);      // CONFIG SET block-cache-size (live resize)
   int active_expire_effort() const;
   void set_active_expire_effort(int effort);  // CONFIG SET active-expire-effort (1..10)
+  // A replica keeps expired values (Redis's replicas do not expire keys): while on, the expiry
+  // cycle removes nothing and a read that finds an expired value leaves it stored (it still
+  // reads as missing); the primary's deletions remove it. Thread-safe; off by default.
+  void set_keep_expired(bool on);
 
   // ---- Group commit: deferred durability with explicit tickets.
   // A unit made with TransactionOptions::defer_durability only applies its write when it

@@ -63,6 +63,11 @@ class Store::Transaction {
   // Commit/Rollback: compared around an operation, it tells whether the operation wrote (the
   // server's keyspace notifications for limiter takes).
   size_t staged_writes() const;
+  // The keys this unit wrote, touched or deleted since it began (a group member: since it
+  // joined), in order, repeats possible (views valid until the unit's next write), and in
+  // *flushed_dbs bit d when it emptied database d. Replication reads their state before the
+  // commit (server/replication/propagation.h).
+  void WrittenKeys(std::vector<KeyRef>* out, uint32_t* flushed_dbs) const;
 
   // ---- Strings
   Result<std::optional<std::string>> Get(int db, std::string_view key);
@@ -203,6 +208,18 @@ class Store::Transaction {
   // expiry (`expire_at_ms` ms since the epoch, 0: none). The caller checks the key's absence
   // when it must not replace (RESTORE without REPLACE).
   Status WriteWhole(int db, std::string_view key, const WholeValue& value, int64_t expire_at_ms);
+  // A key of a single-entry kind (a string or one of Sluice's limiter states: leaky, sliding,
+  // conc) as stored: its kind, expiry (0: none) and payload bytes. Replication between Sluice
+  // nodes moves limiter state this way (it has no Redis form). nullopt when missing;
+  // kWrongType for a collection. raw_entries.cc.
+  struct RawEntry {
+    ValueKind kind{};
+    int64_t expire_at_ms = 0;
+    std::string payload;
+  };
+  Result<std::optional<RawEntry>> ReadEntry(int db, std::string_view key);
+  // Replaces whatever the key holds with `entry` (a single-entry kind, as ReadEntry gave it).
+  Status WriteEntry(int db, std::string_view key, const RawEntry& entry);
 
   // ---- Hashes (Redis 7.0 semantics; every call is kWrongType on a key of another kind). Fields
   // come back in insertion order, as Redis's small (listpack) hashes keep them. hashes.cc.

@@ -1,0 +1,333 @@
+#include "server/replication/replica_link.h"
+
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/request_parser.h"
+#include "server/core/args.h"
+#include "server/core/dispatcher.h"
+#include "server/core/logging.h"
+#include "server/replication/full_sync.h"
+#include "server/replication/replication.h"
+
+namespace sluice::server::replication {
+
+namespace {
+
+int Connect(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return -1;
+  int fd = -1;
+  for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
+    close(fd);
+    fd = -1;
+  }
+  freeaddrinfo(res);
+  return fd;
+}
+
+bool SendAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      return false;
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Buffered reads with a deadline.
+class Reader {
+ public:
+  explicit Reader(int fd) : fd_(fd) {}
+  // Reads more bytes (waiting up to timeout_ms); false on EOF, error or timeout.
+  bool Fill(int timeout_ms) {
+    pollfd p{fd_, POLLIN, 0};
+    const int r = poll(&p, 1, timeout_ms);
+    if (r <= 0) return false;
+    char tmp[65536];
+    const ssize_t n = recv(fd_, tmp, sizeof(tmp), 0);
+    if (n <= 0) return false;
+    buf_.append(tmp, static_cast<size_t>(n));
+    return true;
+  }
+  bool Line(std::string* line, int timeout_ms) {
+    for (;;) {
+      const size_t nl = buf_.find('\n', pos_);
+      if (nl != std::string::npos) {
+        size_t end = nl;
+        if (end > pos_ && buf_[end - 1] == '\r') --end;
+        line->assign(buf_, pos_, end - pos_);
+        pos_ = nl + 1;
+        Compact();
+        return true;
+      }
+      if (!Fill(timeout_ms)) return false;
+    }
+  }
+  bool Exact(size_t n, std::string* out, int timeout_ms) {
+    while (buf_.size() - pos_ < n) {
+      if (!Fill(timeout_ms)) return false;
+    }
+    out->assign(buf_, pos_, n);
+    pos_ += n;
+    Compact();
+    return true;
+  }
+  std::string& buffer() { return buf_; }
+  size_t& pos() { return pos_; }
+  void Compact() {
+    if (pos_ > 0 && pos_ >= buf_.size() / 2) {
+      buf_.erase(0, pos_);
+      pos_ = 0;
+    }
+  }
+
+ private:
+  int fd_;
+  std::string buf_;
+  size_t pos_ = 0;
+};
+
+std::string Command(std::initializer_list<std::string_view> args) {
+  std::string out;
+  AppendCommand(args, &out);
+  return out;
+}
+
+}  // namespace
+
+MasterLink::MasterLink(Replication& repl, std::string host, int port)
+    : repl_(repl), host_(std::move(host)), port_(port) {
+  ServerState& server = repl_.server();
+  client_.id = server.clients().NextId();
+  client_.addr = host_ + ":" + std::to_string(port_);
+  client_.created_ms = ServerState::RealNowMs();
+  client_.last_interaction_ms.store(client_.created_ms);
+  client_.authenticated = true;
+  client_.repl_kind.store(ClientState::kMasterLink);
+  down_since_ms_.store(ServerState::RealNowMs());
+  server.clients().Add(&client_, [this] {
+    // CLIENT KILL TYPE master: the link drops and reconnects (as Redis).
+    const int fd = fd_.load();
+    if (fd >= 0) shutdown(fd, SHUT_RDWR);
+  });
+  registered_ = true;
+  thread_ = std::thread([this] { Run(); });
+}
+
+MasterLink::~MasterLink() {
+  stop_.store(true);
+  const int fd = fd_.load();
+  if (fd >= 0) shutdown(fd, SHUT_RDWR);
+  if (thread_.joinable()) thread_.join();
+  if (registered_) repl_.server().clients().Remove(&client_);
+}
+
+void MasterLink::Close() {
+  const int fd = fd_.exchange(-1);
+  if (fd >= 0) close(fd);
+  if (up_.exchange(false)) {
+    down_since_ms_.store(ServerState::RealNowMs());
+    repl_.NoteMasterLink(false);
+  }
+  syncing_.store(false);
+}
+
+void MasterLink::Run() {
+  ServerState& server = repl_.server();
+  while (!stop_.load() && !server.shutdown_requested()) {
+    if (!Session()) break;
+    Close();
+    for (int i = 0; i < 10 && !stop_.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  Close();
+  // Shutting down: the server waits for its registered clients to go.
+  if (registered_) {
+    server.clients().Remove(&client_);
+    registered_ = false;
+  }
+}
+
+bool MasterLink::Session() {
+  const int fd = Connect(host_, port_);
+  if (fd < 0) return !stop_.load();
+  fd_.store(fd);
+  if (stop_.load()) return false;
+  LogInfo("MASTER <-> REPLICA sync started with " + host_ + ":" + std::to_string(port_));
+  const Config config = repl_.server().config();
+  const int timeout_ms = static_cast<int>(config.repl_timeout * 1000);
+  Reader in(fd);
+  std::string line;
+  auto ask = [&](const std::string& cmd) { return SendAll(fd, cmd) && in.Line(&line, timeout_ms); };
+  if (!ask(Command({"PING"}))) return true;
+  if (!config.masterauth.empty()) {
+    const bool ok = config.masteruser.empty()
+                        ? ask(Command({"AUTH", config.masterauth}))
+                        : ask(Command({"AUTH", config.masteruser, config.masterauth}));
+    if (!ok || line != "+OK") {
+      LogError("Unable to AUTH to MASTER: " + line);
+      return true;
+    }
+  }
+  const int64_t port =
+      config.replica_announce_port != 0 ? config.replica_announce_port : repl_.server().tcp_port();
+  if (!ask(Command({"REPLCONF", "listening-port", std::to_string(port)}))) return true;
+  if (!config.replica_announce_ip.empty() &&
+      !ask(Command({"REPLCONF", "ip-address", config.replica_announce_ip}))) {
+    return true;
+  }
+  if (!ask(Command({"REPLCONF", "capa", "eof", "capa", "psync2"}))) return true;
+  std::string replid;
+  int64_t offset = 0;
+  repl_.PsyncArgs(&replid, &offset);
+  if (!SendAll(fd, Command({"PSYNC", replid, std::to_string(offset)}))) return true;
+  do {
+    if (!in.Line(&line, timeout_ms)) return true;
+  } while (line.empty());
+  if (line.rfind("+FULLRESYNC ", 0) == 0) {
+    const std::string rest = line.substr(12);
+    const size_t space = rest.find(' ');
+    const std::string new_id = rest.substr(0, space);
+    const int64_t new_offset = std::stoll(rest.substr(space + 1));
+    syncing_.store(true);
+    // The RDB: "$len\r\n" + bytes, or "$EOF:<40 bytes>\r\n" + bytes + the 40 bytes.
+    std::string header;
+    do {
+      if (!in.Line(&header, timeout_ms)) return true;
+    } while (header.empty());
+    if (header.empty() || header[0] != '$') return true;
+    std::string rdb;
+    if (header.rfind("$EOF:", 0) == 0) {
+      const std::string mark = header.substr(5);
+      for (;;) {
+        std::string& b = in.buffer();
+        if (b.size() - in.pos() >= mark.size() &&
+            b.compare(b.size() - mark.size(), mark.size(), mark) == 0) {
+          rdb.assign(b, in.pos(), b.size() - in.pos() - mark.size());
+          b.clear();
+          in.pos() = 0;
+          break;
+        }
+        if (!in.Fill(timeout_ms)) return true;
+      }
+    } else {
+      const int64_t len = std::stoll(header.substr(1));
+      if (len < 0 || !in.Exact(static_cast<size_t>(len), &rdb, timeout_ms)) return true;
+    }
+    const int64_t start = ServerState::RealNowMs();
+    int64_t keys = 0;
+    Status s = LoadRdb(repl_.store(), rdb, &keys);
+    if (!s.ok()) {
+      LogError("Failed trying to load the MASTER synchronization DB: " + s.ToString());
+      return true;
+    }
+    LogInfo("MASTER <-> REPLICA sync: loaded " + std::to_string(keys) + " keys (" +
+            std::to_string(rdb.size()) + " bytes) in " +
+            std::to_string(ServerState::RealNowMs() - start) + " ms");
+    repl_.AdoptPrimary(new_id, new_offset);
+    client_.db = 0;
+    syncing_.store(false);
+  } else if (line.rfind("+CONTINUE", 0) == 0) {
+    const std::string new_id = line.size() > 10 ? line.substr(10) : std::string();
+    repl_.ContinueWith(new_id);
+    LogInfo("Successful partial resynchronization with master.");
+  } else {
+    LogError("Unexpected reply to PSYNC from master: " + line);
+    return true;
+  }
+  up_.store(true);
+  repl_.NoteMasterLink(true);
+  last_io_ms_.store(ServerState::RealNowMs());
+  last_apply_ms_.store(ServerState::RealNowMs());
+  // The stream.
+  Store& store = repl_.store();
+  ServerState& server = repl_.server();
+  const Dispatcher dispatcher(server.commands());
+  protocol::RequestParser parser;
+  std::string replies;
+  int64_t last_ack_ms = 0;
+  int64_t applied = repl_.offset();
+  read_offset_.store(applied + static_cast<int64_t>(in.buffer().size() - in.pos()));
+  for (;;) {
+    if (stop_.load() || server.shutdown_requested()) return false;
+    bool wrote = false;
+    bool getack = false;
+    for (;;) {
+      std::string& b = in.buffer();
+      size_t consumed = 0;
+      const std::string_view data(b.data() + in.pos(), b.size() - in.pos());
+      if (data.empty()) break;
+      const protocol::ParseResult r = parser.Parse(data, &consumed);
+      if (r == protocol::ParseResult::kNeedMore) break;
+      if (r == protocol::ParseResult::kError) {
+        LogError("Protocol error from MASTER: " + parser.error());
+        return true;
+      }
+      Args args = parser.args();
+      if (!args.empty()) {
+        if (args.size() >= 2 && EqualsIgnoreCase(args[0], "replconf") &&
+            EqualsIgnoreCase(args[1], "getack")) {
+          getack = true;
+        } else {
+          replies.clear();
+          protocol::ReplyWriter out(&replies, 2);
+          CommandContext ctx(store, server, client_, out);
+          dispatcher.Dispatch(ctx, args);
+          wrote = true;
+        }
+      }
+      repl_.AppendProxied(data.substr(0, consumed));
+      applied += static_cast<int64_t>(consumed);
+      in.pos() += consumed;
+    }
+    in.Compact();
+    if (wrote) {
+      static_cast<void>(store.FlushLog());
+      last_apply_ms_.store(ServerState::RealNowMs());
+    }
+    const int64_t now = ServerState::RealNowMs();
+    // Besides every second and on GETACK, after each batch that wrote: a Sluice primary with
+    // replica-ack-writes holds replies until it hears (Redis primaries take extra ACKs too).
+    if (getack || wrote || now - last_ack_ms >= 1000) {
+      if (!SendAll(fd, Command({"REPLCONF", "ACK", std::to_string(applied)}))) return true;
+      last_ack_ms = now;
+    }
+    const size_t before = in.buffer().size();
+    if (!in.Fill(100)) {
+      // EOF/error, or no bytes for 100 ms: which one?
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 0) > 0) {
+        char c;
+        if (recv(fd, &c, 1, MSG_PEEK) <= 0) return true;  // closed
+      }
+      if (ServerState::RealNowMs() - last_io_ms_.load() > timeout_ms) {
+        LogError("MASTER timeout: no data nor PING received...");
+        return true;
+      }
+      continue;
+    }
+    last_io_ms_.store(ServerState::RealNowMs());
+    read_offset_.fetch_add(static_cast<int64_t>(in.buffer().size() - before));
+  }
+}
+
+}  // namespace sluice::server::replication

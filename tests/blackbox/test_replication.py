@@ -1,0 +1,448 @@
+"""Replication on Redis's protocol (docs/replication.md): a Sluice primary with Sluice replicas
+(full sync of every type and limiter state, the stream, partial resync after SIGSTOP), a real
+redis-server 7.0.15 replicating from Sluice, the user surface (ROLE, INFO, READONLY, WAIT,
+NOREPLICAS, CLIENT KILL TYPE), and real redis-sentinel processes failing over between Sluice
+nodes (kill -9 of the primary, SENTINEL FAILOVER, redis-py's Sentinel writing through)."""
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+from harness import IS_REDIS, REDIS_CLI, Server, free_port, DIE_WITH_TEST
+from test_transactions import import_redis_py
+
+redis = import_redis_py()  # redis-py (Debian's python3-redis where this Python lacks it)
+import redis.sentinel  # noqa: E402
+
+REDIS_SERVER = shutil.which("redis-server")
+REDIS_SENTINEL = shutil.which("redis-sentinel")
+
+
+def conn(server_or_port):
+    port = server_or_port if isinstance(server_or_port, int) else server_or_port.port
+    return redis.Redis(host="127.0.0.1", port=port, socket_timeout=20)
+
+
+def info(r, section="replication"):
+    return r.info(section)
+
+
+def cli(port, *args):
+    return subprocess.run([REDIS_CLI, "-p", str(port)] + [str(a) for a in args],
+                          capture_output=True, text=True).stdout
+
+
+def stopped(pid):
+    """Every thread of pid is stopped (SIGSTOP reaches a busy thread a little later)."""
+    for task in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/stat" % (pid, task)) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] != "T":
+                return False
+    return True
+
+
+def wait_for(pred, timeout=30.0, what="condition"):
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        try:
+            last = pred()
+            if last:
+                return last
+        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as e:
+            last = e
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
+
+
+def in_sync(primary, *replicas):
+    """The replicas' applied offsets equal the primary's stream offset."""
+    p = info(conn(primary))["master_repl_offset"]
+    for r in replicas:
+        i = info(conn(r))
+        if i.get("master_link_status") != "up" or i.get("slave_repl_offset") != p:
+            return False
+    return True
+
+
+def snapshot(r, with_limiters=True):
+    """Every key of db 0..1: (type, DUMP or None, PEXPIRETIME)."""
+    out = {}
+    for db in (0, 1):
+        c = redis.Redis(host="127.0.0.1", port=r.connection_pool.connection_kwargs["port"], db=db)
+        for key in c.scan_iter(count=1000):
+            t = c.type(key)
+            if t == b"none":
+                continue  # expired between SCAN and now
+            try:
+                d = c.dump(key)
+            except redis.ResponseError:
+                d = None  # a limiter state (no Redis form): compared by type and TTL
+            out[(db, key)] = (t, d, c.pexpiretime(key))
+    return out
+
+
+def fill(r, n):
+    """n keys of every Redis type and every limiter kind, some with TTLs, in db 0 and 1."""
+    p = r.pipeline(transaction=False)
+    for i in range(n):
+        p.set("s:%d" % i, "v%d" % i)
+        p.hset("h:%d" % i, mapping={"a": i, "b": "x" * (i % 7)})
+        p.rpush("l:%d" % i, *range(i % 5 + 1))
+        p.sadd("set:%d" % i, *["m%d" % j for j in range(i % 4 + 1)])
+        p.zadd("z:%d" % i, {"a": i, "b": i * 0.5})
+        if i % 3 == 0:
+            p.pexpire("s:%d" % i, 600000)
+        p.execute_command("GCRA.TAKE", "gcra:%d" % i, 10, "1h")
+        if i % 10 == 0:
+            p.execute_command("LEAKY.TAKE", "leaky:%d" % i, 10, "1h")
+            p.execute_command("SLIDING.TAKE", "sliding:%d" % i, 10, "60s")
+            p.execute_command("WINDOW.TAKE", "window:%d" % i, 10, "60s")
+            p.execute_command("CONC.ACQUIRE", "conc:%d" % i, 5, "60s")
+        if len(p) > 2000:
+            p.execute()
+    p.execute()
+    one = redis.Redis(host="127.0.0.1", port=r.connection_pool.connection_kwargs["port"], db=1)
+    one.set("db1:key", "x")
+    one.hset("db1:hash", "f", "v")
+
+
+def writes(r):
+    """The rewritten commands: each must reach the replicas as its effect."""
+    r.set("w:ex", "v", ex=100)
+    r.set("w:px", "v", px=100000)
+    r.setex("w:setex", 100, "v")
+    r.expire("s:1", 500)
+    r.incrbyfloat("w:float", 1.5)
+    r.sadd("w:spop", "a", "b", "c", "d")
+    r.spop("w:spop")
+    r.rpush("w:list", "a", "b")
+    r.blpop("w:list", 1)
+    r.hincrbyfloat("w:hf", "f", 2.25)
+    r.incr("w:counter")
+    r.delete("s:2", "h:2")
+    r.getex("s:4", ex=1000)
+    for i in range(20):
+        r.execute_command("GCRA.TAKE", "gcra:%d" % i, 10, "1h")
+        r.execute_command("CL.THROTTLE", "cl:%d" % i, 5, 10, 3600)
+    r.execute_command("LEAKY.TAKE", "leaky:0", 10, "1h")
+    r.execute_command("SLIDING.TAKE", "sliding:0", 10, "60s")
+    r.execute_command("LIMITS.TAKE", "LIMIT", "lt:a", "GCRA", 10, "1h", "LIMIT", "lt:b", "WINDOW",
+                      10, "60s")
+    with r.pipeline(transaction=True) as p:
+        p.set("w:multi1", "1")
+        p.incr("w:multi2")
+        p.lpush("w:multi3", "x")
+        p.execute()
+    r.eval("redis.call('set', KEYS[1], ARGV[1]); redis.call('incrby', KEYS[2], 5)", 2,
+           "w:lua1", "w:lua2", "hello")
+    r.eval("return redis.call('spop', KEYS[1])", 1, "set:5")
+    one = redis.Redis(host="127.0.0.1", port=r.connection_pool.connection_kwargs["port"], db=1)
+    one.set("db1:later", "y")
+    one.delete("db1:key")
+
+
+@unittest.skipIf(IS_REDIS, "Sluice's replication")
+class ReplicationTest(unittest.TestCase):
+    def assertSnapshotEqual(self, got, want):
+        missing = sorted(set(want) - set(got))[:5]
+        extra = sorted(set(got) - set(want))[:5]
+        differ = sorted(k for k in want if k in got and got[k] != want[k])[:5]
+        if missing or extra or differ:
+            self.fail("replica differs: missing %r, extra %r, differ %r" % (
+                missing, extra, [(k, got[k], want[k]) for k in differ]))
+
+    def start(self, options=None, config_text=None):
+        s = Server(options=options, config_text=config_text)
+        s.start()
+        self.addCleanup(s.stop)
+        return s
+
+    def test_full_sync_stream_and_surface(self):
+        primary = self.start()
+        p = conn(primary)
+        fill(p, 2000)
+        r1 = self.start()
+        r2 = self.start()
+        t0 = time.monotonic()
+        for r in (r1, r2):
+            self.assertEqual(conn(r).execute_command("REPLICAOF", "127.0.0.1", primary.port),
+                             b"OK")
+        wait_for(lambda: in_sync(primary, r1, r2), what="full sync")
+        print("full sync of %d keys to 2 replicas: %.2fs" % (conn(primary).dbsize(),
+                                                             time.monotonic() - t0))
+        writes(p)
+        wait_for(lambda: in_sync(primary, r1, r2), what="stream")
+        want = snapshot(p)
+        self.assertGreater(len(want), 10000)
+        self.assertSnapshotEqual(snapshot(conn(r1)), want)
+        self.assertSnapshotEqual(snapshot(conn(r2)), want)
+
+        # The surface.
+        rc = conn(r1)
+        with self.assertRaises(redis.ResponseError) as e:
+            rc.set("x", "y")
+        self.assertEqual(str(e.exception), "You can't write against a read only replica.")
+        raw = subprocess.run([REDIS_CLI, "-p", str(r1.port), "SET", "x", "y"],
+                             capture_output=True, text=True).stdout.strip()
+        self.assertEqual(raw, "READONLY You can't write against a read only replica.")
+        role = rc.execute_command("ROLE")
+        self.assertEqual(role[0], b"slave")
+        self.assertEqual(role[1:4], [b"127.0.0.1", primary.port, b"connected"])
+        prole = p.execute_command("ROLE")
+        self.assertEqual(prole[0], b"master")
+        self.assertEqual(len(prole[2]), 2)
+        text = cli(r1.port, "INFO", "replication")
+        names = [l.split(":")[0] for l in text.splitlines()[1:] if ":" in l]
+        self.assertEqual(names[:11], [
+            "role", "master_host", "master_port", "master_link_status",
+            "master_last_io_seconds_ago", "master_sync_in_progress", "slave_read_repl_offset",
+            "slave_repl_offset", "slave_priority", "slave_read_only", "replica_announced"])
+        self.assertEqual(names[11:21], [
+            "connected_slaves", "master_failover_state", "master_replid", "master_replid2",
+            "master_repl_offset", "second_repl_offset", "repl_backlog_active",
+            "repl_backlog_size", "repl_backlog_first_byte_offset", "repl_backlog_histlen"])
+        ptext = cli(primary.port, "INFO", "replication")
+        for r in (r1, r2):
+            self.assertRegex(ptext, r"slave[01]:ip=127\.0\.0\.1,port=%d,state=online,offset=\d+,"
+                             r"lag=\d+\n" % r.port)
+        self.assertRegex(cli(primary.port, "INFO", "server"), r"run_id:[0-9a-f]{40}\r?\n")
+        # CLIENT KILL TYPE normal never cuts a link; the links show as S and M.
+        self.assertIn("flags=S", cli(primary.port, "CLIENT", "LIST", "TYPE", "replica"))
+        self.assertIn("flags=M", cli(r1.port, "CLIENT", "LIST", "TYPE", "master"))
+        p.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        rc.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        conn(primary).set("after-kill", "1")
+        wait_for(lambda: in_sync(primary, r1, r2), what="stream after CLIENT KILL TYPE normal")
+        self.assertEqual(conn(r1).get("after-kill"), b"1")
+        self.assertEqual(info(conn(primary), "stats")["sync_full"], 2)
+        # WAIT and NOREPLICAS.
+        p = conn(primary)
+        p.set("wait", "1")
+        self.assertEqual(p.execute_command("WAIT", 2, 5000), 2)
+        t = time.monotonic()
+        self.assertEqual(p.execute_command("WAIT", 3, 300), 2)
+        self.assertGreaterEqual(time.monotonic() - t, 0.25)
+        with self.assertRaises(redis.ResponseError) as e:
+            rc.execute_command("WAIT", 1, 0)
+        self.assertTrue(str(e.exception).startswith("WAIT cannot be used with replica instances"))
+        p.config_set("min-replicas-to-write", 3)
+        with self.assertRaises(redis.ResponseError) as e:
+            p.set("x", "y")
+        self.assertEqual(str(e.exception), "NOREPLICAS Not enough good replicas to write.")
+        self.assertEqual(p.get("wait"), b"1")  # reads still work
+        p.config_set("min-replicas-to-write", 2)
+        self.assertTrue(p.set("x", "y"))
+        p.config_set("min-replicas-to-write", 0)
+        # Expiry on the primary reaches the replicas as DEL; replicas never expire by themselves.
+        p.set("short", "v", px=300)
+        wait_for(lambda: in_sync(primary, r1, r2))
+        time.sleep(0.5)
+        self.assertIsNone(rc.get("short"))  # logically expired: reads as missing
+        wait_for(lambda: p.get("short") is None)
+        wait_for(lambda: in_sync(primary, r1, r2))
+        self.assertIsNone(conn(r1).execute_command("DUMP", "short"))
+
+    def test_partial_resync_after_sigstop(self):
+        primary = self.start({"repl-timeout": "2"})
+        p = conn(primary)
+        fill(p, 100)
+        replica = self.start({"repl-timeout": "2"})
+        conn(replica).execute_command("REPLICAOF", "127.0.0.1", primary.port)
+        wait_for(lambda: in_sync(primary, replica), what="full sync")
+        full = info(p, "stats")["sync_full"]
+        replica.proc.send_signal(signal.SIGSTOP)
+        try:
+            for i in range(200):
+                p.set("during:%d" % i, i)
+                p.execute_command("GCRA.TAKE", "gcra:1", 10, "1h")
+            wait_for(lambda: info(p)["connected_slaves"] == 0, timeout=15,
+                     what="primary drops the stopped replica")
+        finally:
+            replica.proc.send_signal(signal.SIGCONT)
+        wait_for(lambda: in_sync(primary, replica), what="partial resync")
+        stats = info(p, "stats")
+        self.assertEqual(stats["sync_full"], full)
+        self.assertGreaterEqual(stats["sync_partial_ok"], 1)
+        self.assertSnapshotEqual(snapshot(conn(replica)), snapshot(p))
+
+    def test_replica_ack_writes(self):
+        primary = self.start({"replica-ack-timeout": "2000"})
+        replica = self.start()
+        conn(replica).execute_command("REPLICAOF", "127.0.0.1", primary.port)
+        wait_for(lambda: in_sync(primary, replica), what="sync")
+        p, r = conn(primary), conn(replica)
+
+        def rate():
+            pipe = p.pipeline(transaction=False)
+            n, end = 0, time.monotonic() + 1.0
+            while time.monotonic() < end:
+                for i in range(16):
+                    pipe.execute_command("GCRA.TAKE", "bench:%d" % (i % 4), 1000000, "1h")
+                pipe.execute()
+                n += 16
+            return n
+
+        plain = rate()
+        p.config_set("replica-ack-writes", 1)
+        held = rate()
+        print("GCRA.TAKE pipeline 16, one client: %d/s async, %d/s with replica-ack-writes 1"
+              % (plain, held))
+        # Every acknowledged take is already on the replica when its reply arrives.
+        for i in range(50):
+            p.execute_command("GCRA.TAKE", "acked:%d" % i, 10, "1h")
+            self.assertEqual(r.dump("acked:%d" % i), p.dump("acked:%d" % i))
+        # A replica that does not answer holds replies for replica-ack-timeout, no longer.
+        replica.proc.send_signal(signal.SIGSTOP)
+        try:
+            wait_for(lambda: stopped(replica.proc.pid), what="replica stopped")
+            t = time.monotonic()
+            p.set("slow", "1")
+            took = time.monotonic() - t
+        finally:
+            replica.proc.send_signal(signal.SIGCONT)
+        self.assertGreaterEqual(took, 1.5)
+        self.assertLess(took, 10)
+
+    @unittest.skipIf(REDIS_SERVER is None, "redis-server is not installed")
+    def test_redis_server_replicates_from_sluice(self):
+        primary = self.start()
+        p = conn(primary)
+        p.set("a", "1")
+        p.hset("h", mapping={"x": "1", "y": "2"})
+        p.rpush("l", *range(300))
+        p.sadd("s", *range(100))
+        p.zadd("z", {"m%d" % i: i for i in range(200)})
+        p.set("t", "v", px=500000)
+        workdir = tempfile.mkdtemp(prefix="sluice-bb-redis-")
+        self.addCleanup(shutil.rmtree, workdir, True)
+        port = free_port()
+        proc = subprocess.Popen(DIE_WITH_TEST + [
+            REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", workdir, "--replicaof", "127.0.0.1",
+            str(primary.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(proc.wait)
+        self.addCleanup(proc.kill)
+        rr = conn(port)
+        wait_for(lambda: rr.ping(), what="redis-server")
+        wait_for(lambda: info(rr)["master_link_status"] == "up", what="redis link")
+        writes_redis = [("set", "b", "2"), ("incrbyfloat", "f", "1.5"), ("expire", "a", "900"),
+                        ("lpop", "l"), ("spop", "s"), ("zincrby", "z", "5", "m1")]
+        for cmd in writes_redis:
+            p.execute_command(*cmd)
+        p.set("ex", "v", ex=1000)
+        p.execute_command("GCRA.TAKE", "g", 10, "1h")  # a string state: plain bytes on Redis
+        wait_for(lambda: info(rr)["slave_repl_offset"] == info(p)["master_repl_offset"],
+                 what="redis replica offset")
+        want = snapshot(p)
+        got = snapshot(rr)
+        self.assertEqual(got.keys(), want.keys())
+        for k in want:
+            self.assertEqual(got[k][0], want[k][0], k)
+            self.assertEqual(got[k][2], want[k][2], k)
+        self.assertEqual(rr.lrange("l", 0, -1), p.lrange("l", 0, -1))
+        self.assertEqual(rr.smembers("s"), p.smembers("s"))
+        self.assertEqual(rr.zrange("z", 0, -1, withscores=True),
+                         p.zrange("z", 0, -1, withscores=True))
+        self.assertEqual(rr.hgetall("h"), p.hgetall("h"))
+        self.assertEqual(rr.get("f"), b"1.5")
+        self.assertEqual(rr.get("g"), p.get("g"))
+
+
+@unittest.skipIf(IS_REDIS or REDIS_SENTINEL is None, "Sluice with redis-sentinel")
+class SentinelTest(unittest.TestCase):
+    def start_sentinels(self, master_port, n=3):
+        ports = []
+        for _ in range(n):
+            port = free_port()
+            workdir = tempfile.mkdtemp(prefix="sluice-bb-sentinel-")
+            self.addCleanup(shutil.rmtree, workdir, True)
+            conf = os.path.join(workdir, "sentinel.conf")
+            with open(conf, "w") as f:
+                f.write("port %d\nbind 127.0.0.1\ndir %s\n" % (port, workdir))
+                f.write("sentinel monitor mymaster 127.0.0.1 %d 2\n" % master_port)
+                f.write("sentinel down-after-milliseconds mymaster 1000\n")
+                f.write("sentinel failover-timeout mymaster 10000\n")
+                f.write("sentinel parallel-syncs mymaster 2\n")
+            log = open(os.path.join(workdir, "log"), "wb")
+            self.addCleanup(log.close)
+            proc = subprocess.Popen(DIE_WITH_TEST + [REDIS_SENTINEL, conf], stdout=log,
+                                    stderr=subprocess.STDOUT)
+            self.addCleanup(proc.wait)
+            self.addCleanup(proc.kill)
+            ports.append(port)
+        for port in ports:
+            wait_for(lambda: conn(port).ping(), what="sentinel")
+        return ports
+
+    def node(self, port=None, replicaof=None):
+        text = "" if replicaof is None else "replicaof 127.0.0.1 %d\n" % replicaof
+        s = Server(config_text=text, port=port)
+        s.start()
+        self.addCleanup(s.stop)
+        return s
+
+    def master_of(self, sentinel_port):
+        addr = conn(sentinel_port).execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME",
+                                                   "mymaster")
+        return int(addr[1])
+
+    def test_failover_on_kill9_and_manual(self):
+        primary = self.node()
+        r1 = self.node(replicaof=primary.port)
+        r2 = self.node(replicaof=primary.port)
+        wait_for(lambda: in_sync(primary, r1, r2), what="replicas")
+        sentinels = self.start_sentinels(primary.port)
+        # Sentinels discover the replicas and each other.
+        wait_for(lambda: all(len(conn(s).execute_command("SENTINEL", "REPLICAS", "mymaster")) == 2
+                             and int(conn(s).info("sentinel")["master0"]["sentinels"]) == 3
+                             for s in sentinels), what="sentinel discovery")
+        client = redis.sentinel.Sentinel([("127.0.0.1", s) for s in sentinels],
+                                         socket_timeout=2)
+        m = client.master_for("mymaster", socket_timeout=2)
+        for i in range(100):
+            m.set("pre:%d" % i, i)
+            m.execute_command("GCRA.TAKE", "g", 1000, "1h")
+        self.assertEqual(conn(primary).execute_command("WAIT", 2, 5000), 2)
+        old_port = primary.port
+        t = time.monotonic()
+        primary.kill9()
+        new_port = wait_for(lambda: self.master_of(sentinels[0]) != old_port
+                            and self.master_of(sentinels[0]), timeout=60,
+                            what="failover")
+        failover_s = time.monotonic() - t
+        print("failover after kill -9 (down-after 1000 ms): %.2fs" % failover_s)
+        new = r1 if new_port == r1.port else r2
+        other = r2 if new is r1 else r1
+        wait_for(lambda: conn(new).execute_command("ROLE")[0] == b"master", what="promoted")
+        wait_for(lambda: conn(other).execute_command("ROLE")[1:4] ==
+                 [b"127.0.0.1", new.port, b"connected"], timeout=30, what="re-pointed")
+        # The acknowledged writes survived; redis-py's Sentinel writes through the switch.
+        m = client.master_for("mymaster", socket_timeout=2)
+        wait_for(lambda: m.set("post", "1"), timeout=30, what="write through Sentinel")
+        for i in range(100):
+            self.assertEqual(conn(new).get("pre:%d" % i), str(i).encode())
+        # The old primary comes back and is turned into a replica of the new one.
+        primary.start()
+        wait_for(lambda: conn(primary).execute_command("ROLE")[0] == b"slave" and
+                 conn(primary).execute_command("ROLE")[2] == new.port and
+                 conn(primary).execute_command("ROLE")[3] == b"connected",
+                 timeout=60, what="old primary rejoins as a replica")
+        wait_for(lambda: conn(primary).get("post") == b"1", what="old primary has new data")
+        # A manual failover.
+        wait_for(lambda: in_sync(new, other, primary), what="all in sync")
+        conn(sentinels[0]).execute_command("SENTINEL", "FAILOVER", "mymaster")
+        wait_for(lambda: self.master_of(sentinels[0]) != new.port, timeout=60,
+                 what="SENTINEL FAILOVER")
+        m = client.master_for("mymaster", socket_timeout=2)
+        wait_for(lambda: m.set("after-manual", "1"), timeout=30, what="write after manual")
+        wait_for(lambda: conn(new).get("after-manual") == b"1", timeout=30,
+                 what="old master follows the new one")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -368,7 +368,5 @@ Status FailoverTimeoutPositive();    // "ERR FAILOVER timeout must be greater th
 Status FailoverForceNeedsTimeout();  // "ERR FAILOVER with force option requires both ..."
 Status FailoverTargetUnknown();      // "ERR FAILOVER target HOST and PORT is not a replica."
 Status FailoverTargetOffline();      // "ERR FAILOVER target replica is not online."
-Status ConfigNoFile();               // "ERR The server is running without a config file"
-Status ConfigRewriteFailed(std::string_view why);  // "ERR Rewriting config file: why"
 
 }  // namespace sluice::server

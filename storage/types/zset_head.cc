@@ -152,15 +152,23 @@ Status SaveZSet(Collection& z) {
 }
 
 Result<bool> ZHeadRange(Collection& z, int64_t start, int64_t stop, ScoredMembers* out) {
-  std::vector<HeadEntry> head;
-  auto has = LoadHead(z, &head);
-  if (!has.ok() || !*has) return has;
-  if (start < 0 || stop < start || stop >= static_cast<int64_t>(head.size())) return false;
+  if (z.meta().extra.empty() || start < 0 || stop < start) return false;
+  // Read in place: ZRANGE 0 9 allocates only the members it returns.
+  thread_local std::string stored;
+  bool found = false;
+  if (Status s = z.Get(ElementCf::kZScore, "", &stored, &found); !s.ok()) return s;
+  if (!found) return false;
+  std::string_view in(stored);
   out->clear();
-  out->reserve(static_cast<size_t>(stop - start + 1));
-  for (int64_t i = start; i <= stop; ++i) {
-    const HeadEntry& e = head[static_cast<size_t>(i)];
-    out->emplace_back(e.element.substr(8), ZScoreOfEntry(e.element, e.minus_zero ? "-" : ""));
+  for (int64_t i = 0; i <= stop; ++i) {
+    size_t n = 0;
+    if (!GetVarint(&in, &n) || in.size() < n + 1 || n < 8) return false;  // too short: iterate
+    if (i >= start) {
+      const std::string_view element = in.substr(0, n);
+      out->emplace_back(std::string(element.substr(8)),
+                        ZScoreOfEntry(element, in[n] == '\1' ? "-" : ""));
+    }
+    in.remove_prefix(n + 1);
   }
   return true;
 }

@@ -13,9 +13,10 @@
 #   GCRA.TAKE and CL.THROTTLE on 100k keys       on Sluice, against redis-server running the
 #                                                equivalent GCRA Lua script (tools/bench/gcra.lua)
 #                                                with EVALSHA.
-# --collections adds LPUSH, LPOP, SADD, HSET, ZADD and ZRANGE (first 10 of a sorted set) on one
-# key per type, as redis-benchmark's own tests use them (one hot key: every call serializes on
-# it), the same commands on both servers.
+# --collections adds LPUSH, LPOP, SADD, HSET, ZADD, ZRANGE (first 10 of a sorted set) and
+# ZRANGEBYSCORE (11 scores from the middle) on one key per type, as redis-benchmark's own tests
+# use them (one hot key: every call serializes on it), the same commands on both servers. The
+# ZADDs leave ~100k members, each re-scored several times (docs/engine.md, "Hot collections").
 # --scripts measures the recognised library scripts instead (server/scripting/native/library_scripts/, all but
 # limits' clear_keys, or the NAMEs given): SCRIPT LOAD of the exact body on both servers, then
 # EVALSHA with the arguments the library sends, keys from 100k; Sluice runs them natively,
@@ -266,6 +267,8 @@ for mode in ${modes//,/ }; do
         row "ZADD myzset <rand> element:<rand>" ZADD myzset __rand_int__ element:__rand_int__ \
           -- ZADD myzset __rand_int__ element:__rand_int__
         row "ZRANGE myzset 0 9" ZRANGE myzset 0 9 -- ZRANGE myzset 0 9
+        row "ZRANGEBYSCORE myzset 50000 50010" ZRANGEBYSCORE myzset 50000 50010 \
+          -- ZRANGEBYSCORE myzset 50000 50010
       fi
     done
   done

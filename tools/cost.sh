@@ -4,7 +4,7 @@
 #
 #   tools/cost.sh [--sluice PATH] [--baseline PATH] [--baseline-flags "FLAGS"]
 #                 [--redis-server PATH] [--requests N] [--appendfsync MODE] [--pipeline P]
-#                 [--script NAME=FILE:ARGS]... [--sluice-lua] [--only-scripts]
+#                 [--script NAME=FILE:ARGS]... [--sluice-lua] [--only-scripts] [--collections]
 #
 # Instruction counts do not depend on what else the machine runs, so this compares builds (a
 # change's before/after: --baseline OLD_BINARY, or the same binary with other options:
@@ -20,6 +20,12 @@
 # argv; __rand_int__ as redis-benchmark expands it), e.g. a recognised library script
 # (server/scripting/native/library_scripts/). --sluice-lua adds a column: the same Sluice with native-scripts no
 # (every script in Lua). --only-scripts measures only the --script rows.
+# --collections adds tools/bench.sh's hot-key collection rows: LPUSH, SADD, HSET, ZADD on one key
+# each (ZADD random scores and members from 100k, so most calls re-score a member), then ZRANGE
+# myzset 0 9 on the sorted set ZADD wrote, after ZRANGE_FILL more ZADDs (default 400000, from 50
+# clients, uninstrumented; ~100k members, each scored ~4 times, as tools/bench.sh --collections
+# leaves it). ZRANGE counts 5000 requests at most: the measure ends within the 10 s after the last
+# write that starts Sluice's idle flush (whose compaction would be counted too).
 # Not a test: a benchmark that takes a few minutes (valgrind runs the server ~50x slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,8 +40,9 @@ pipeline=16
 scripts=()
 sluice_lua=0
 only_scripts=0
+collections=0
 
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
     --sluice) sluice_bin=$2; shift ;;
@@ -48,6 +55,7 @@ while (($#)); do
     --script) scripts+=("$2"); shift ;;
     --sluice-lua) sluice_lua=1 ;;
     --only-scripts) only_scripts=1 ;;
+    --collections) collections=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "cost: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -85,6 +93,7 @@ instructions() {
 declare -A results
 commands=("SET" "GET" "INCR" "GCRA.TAKE" "EVALSHA")
 ((only_scripts)) && commands=()
+((collections)) && commands+=("LPUSH" "SADD" "HSET" "ZADD" "ZRANGE")
 declare -A script_file script_args
 for spec in "${scripts[@]}"; do
   name=${spec%%=*}
@@ -145,18 +154,28 @@ measure() {  # name kind binary [extra server flags]
       EVALSHA)
         if [ -z "$sha" ]; then results["$name,$cmd"]=0; continue; fi
         argv=(EVALSHA "$sha" 1 gcra:__rand_int__ 100 1000 100 1) ;;
+      LPUSH) argv=(LPUSH mylist xxx) ;;
+      SADD) argv=(SADD myset element:__rand_int__) ;;
+      HSET) argv=(HSET myhash element:__rand_int__ xxx) ;;
+      ZADD) argv=(ZADD myzset __rand_int__ element:__rand_int__) ;;
+      ZRANGE)
+        argv=(ZRANGE myzset 0 9)
+        redis-benchmark -p "$port" -c 50 -n "${ZRANGE_FILL:-400000}" -P 16 -r 100000 \
+          ZADD myzset __rand_int__ element:__rand_int__ >/dev/null ;;
     esac
     fi
+    local n=$requests
+    [ "$cmd" = ZRANGE ] && ((n > 5000)) && n=5000
     # Warm-up (uncounted), then the counted run.
     redis-benchmark -p "$port" -c 1 -n 2000 -P "$pipeline" -r 100000 "${argv[@]}" >/dev/null
     callgrind_control -i on "$pid" >/dev/null
     callgrind_control -z "$pid" >/dev/null
-    redis-benchmark -p "$port" -c 1 -n "$requests" -P "$pipeline" -r 100000 "${argv[@]}" >/dev/null
+    redis-benchmark -p "$port" -c 1 -n "$n" -P "$pipeline" -r 100000 "${argv[@]}" >/dev/null
     local total
     total=$(instructions)
     callgrind_control -i off "$pid" >/dev/null
-    results["$name,$cmd"]=$((total / requests))
-    echo "cost: $name $cmd: $((total / requests)) instructions/request" >&2
+    results["$name,$cmd"]=$((total / n))
+    echo "cost: $name $cmd: $((total / n)) instructions/request" >&2
   done
   kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
   pid=""

@@ -11,6 +11,7 @@
 #include "server/core/server_state.h"
 #include "server/net/io_round.h"
 #include "server/net/tls_stream.h"
+#include "sluice/prefetch.h"
 #include "sluice/store.h"
 #include "sluice/transaction.h"
 
@@ -374,13 +375,50 @@ bool Connection::RunBatchCommands() {
   return stopped;
 }
 
+namespace {
+
+bool IsZAddFlag(std::string_view a) {
+  for (std::string_view f : {"nx", "xx", "gt", "lt", "ch", "incr"}) {
+    if (a.size() == f.size() &&
+        std::equal(a.begin(), a.end(), f.begin(), [](char x, char y) { return (x | 0x20) == y; })) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The element (hash field, set or sorted-set member) a collection command looks up first, for
+// the look-ahead's element prefetch; empty when the command has none.
+std::string_view LookedUpElement(const CommandSpec& spec, const Args& args) {
+  // Cheap for every other command: a first letter, then lengths before bytes.
+  const std::string_view n = spec.name;
+  if (args.size() < 3 || n.size() < 4 || (n[0] != 's' && n[0] != 'h' && n[0] != 'z')) return {};
+  using namespace std::string_view_literals;
+  if (n == "sadd"sv || n == "srem"sv || n == "sismember"sv || n == "hset"sv || n == "hget"sv ||
+      n == "hdel"sv || n == "hexists"sv || n == "hsetnx"sv || n == "hincrby"sv || n == "zscore"sv ||
+      n == "zrem"sv) {
+    return args[2];
+  }
+  if (n == "zincrby"sv && args.size() >= 4) return args[3];
+  if (n == "zadd"sv) {
+    size_t i = 2;
+    while (i < args.size() && IsZAddFlag(args[i])) ++i;
+    if (i + 1 < args.size()) return args[i + 1];
+  }
+  return {};
+}
+
+}  // namespace
+
 void Connection::PrefetchAhead(size_t offset) {
   // Commands with more arguments than this are parsed again by the command loop rather than
   // copied here; the look-ahead stops after kMaxCommands commands.
   constexpr size_t kMaxKeptArgs = 64;
   constexpr size_t kMaxCommands = 64;
   std::string_view keys[Store::kPrefetchKeys];
+  ElementRef elements[Store::kPrefetchKeys];
   size_t n = 0;
+  size_t n_elements = 0;
   size_t at = offset;
   ahead_.clear();
   ahead_args_.clear();
@@ -407,10 +445,17 @@ void Connection::PrefetchAhead(size_t offset) {
     CommandKeyPositions(*spec, args, &key_positions_);
     if (key_positions_.empty()) continue;
     keys[n++] = args[key_positions_.front()];
+    if (const std::string_view element = LookedUpElement(*spec, args); !element.empty()) {
+      elements[n_elements++] = ElementRef{keys[n - 1], element};
+    }
   }
   prefetched_until_ = std::max(at, offset + 1);
   if (n >= 2) {
     store_.PrefetchKeys(client_.db, std::span<const std::string_view>(keys, n));
+  }
+  // A hot collection's elements (runs of commands on one key; PrefetchElements skips the rest).
+  if (n_elements >= 2) {
+    PrefetchElements(store_, client_.db, std::span<const ElementRef>(elements, n_elements));
   }
 }
 

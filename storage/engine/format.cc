@@ -131,7 +131,13 @@ Status Store::Impl::OpenRocks(const rocksdb::Options& rocks) {
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   cfs.emplace_back(rocksdb::kDefaultColumnFamilyName, keys_options);
   for (int i = 0; i < internal::kNumElementCfs; ++i) {
-    cfs.emplace_back(internal::ElementCfName(static_cast<internal::ElementCf>(i)), elements);
+    // Each element family's memtables tell its own prefetcher which is newest (PrefetchElements).
+    rocksdb::ColumnFamilyOptions one(elements);
+    if (options_.memtable == MemTableKind::kSluice) {
+      one.memtable_factory =
+          internal::NewMemTableFactory(rocks.write_buffer_size, &element_prefetchers_[i]);
+    }
+    cfs.emplace_back(internal::ElementCfName(static_cast<internal::ElementCf>(i)), one);
   }
   rocksdb::ColumnFamilyOptions meta(plain);
   meta.merge_operator = internal::NewCountMergeOperator();  // keyspace count records

@@ -165,6 +165,10 @@ class Store::Impl final : public internal::EngineHost {
   }
   void NoteExpiry(int64_t at_ms) { expiry_.NoteExpiry(at_ms); }
   const internal::KeyPrefetcher& key_prefetcher() const { return key_prefetcher_; }
+  // The same for an element column family's memtables (PrefetchElements, sluice/prefetch.h).
+  const internal::KeyPrefetcher& element_prefetcher(internal::ElementCf cf) const {
+    return element_prefetchers_[static_cast<int>(cf)];
+  }
 
   Store::Stats GetStats() const;
 
@@ -204,6 +208,7 @@ class Store::Impl final : public internal::EngineHost {
   std::unique_ptr<rocksdb::WalFilter> recovery_progress_;
   // The keys' column family's memtables tell it which one is newest: it outlives db_.
   internal::KeyPrefetcher key_prefetcher_;
+  internal::KeyPrefetcher element_prefetchers_[internal::kNumElementCfs];
   std::unique_ptr<rocksdb::DB> db_;
   // Every column family handle Open made (default first); destroyed before db_ closes.
   std::vector<rocksdb::ColumnFamilyHandle*> cf_handles_;

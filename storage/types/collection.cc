@@ -98,6 +98,13 @@ void Collection::Erase(ElementCf cf, std::string_view element) {
 }
 
 std::unique_ptr<rocksdb::Iterator> Collection::NewIterator(ElementCf cf) {
+  if (cf == ElementCf::kZScore) {
+    // Past the element "", a sorted set's head record (zset_head.cc): every score element has
+    // at least its 8 score bytes.
+    scratch_.assign(prefix_);
+    scratch_.push_back('\0');
+    return txn_->NewIterator(txn_->impl().element_cf(cf), scratch_, PrefixEnd(prefix_));
+  }
   return txn_->NewIterator(txn_->impl().element_cf(cf), prefix_, PrefixEnd(prefix_));
 }
 

@@ -176,8 +176,10 @@ Result<int64_t> Store::Transaction::ZSetAlgebraStore(int db, std::string_view ds
   if (!r.ok()) return r.status();
   if (Status c = ClaimWrite(db, dst); !c.ok()) return c;
   Collection out = Collection::NewAt(*txn_, db, dst, ValueKind::kZSet);
-  for (const auto& [member, score] : *r) internal::PutZMember(out, member, score, std::nullopt);
-  out.Save();
+  for (const auto& [member, score] : *r) {
+    if (Status s = internal::PutZMember(out, member, score, std::nullopt); !s.ok()) return s;
+  }
+  if (Status s = internal::SaveZSet(out); !s.ok()) return s;
   return static_cast<int64_t>(r->size());
 }
 

@@ -4,7 +4,8 @@
 // Each member has two elements, written and erased together: member -> score (the double's 8
 // bytes LE) in the `zset` column family, and [score][member] -> "" in `zscore`, the score
 // order-preserving (sign-flipped big-endian double, -0 as 0), so the zscore range is the set in
-// Redis's order (score, then member bytes).
+// Redis's order (score, then member bytes). A big set also keeps a copy of its first elements in
+// one record, its head (zset_head.cc), so that ZRANGE 0 N is one point read.
 #pragma once
 
 #include <cstdint>
@@ -36,10 +37,25 @@ Result<Collection> OpenZSet(Txn& txn, int db, std::string_view key, bool write);
 Result<std::optional<double>> GetZScore(Collection& z, std::string_view member);
 // Writes member at score, replacing `old` (its current score, if any); keeps the count and the
 // big-encoding flag (128 members, a 64-byte member) right; a -0 score is stored as 0 while the set
-// is small (as Redis's listpack does). The caller Saves.
-void PutZMember(Collection& z, std::string_view member, double score, std::optional<double> old);
-// Erases a member the caller knows is there at `score`. The caller Saves.
-void EraseZMember(Collection& z, std::string_view member, double score);
+// is small (as Redis's listpack does). The caller saves (SaveZSet).
+Status PutZMember(Collection& z, std::string_view member, double score, std::optional<double> old);
+// Erases a member the caller knows is there at `score`. The caller saves (SaveZSet).
+Status EraseZMember(Collection& z, std::string_view member, double score);
+
+// The head (zset_head.cc): at most kZHeadMax first elements, kept while there are kZHeadMin or
+// more of them (ranks 0 .. kZHeadMin - 1 are always in it).
+inline constexpr size_t kZHeadMax = 32;
+inline constexpr size_t kZHeadMin = 16;
+// Keep the head exact when the zscore element `element` is erased or inserted (PutZMember and
+// EraseZMember call them).
+Status ZHeadErase(Collection& z, std::string_view element);
+Status ZHeadInsert(Collection& z, std::string_view element, bool minus_zero);
+// Collection::Save for a sorted set: first builds the head of a big set that has none, or drops
+// the head of a set of kZHeadMax members or fewer. Every writer of a sorted set saves with it.
+Status SaveZSet(Collection& z);
+// Ranks start..stop (0 <= start <= stop) from the head: false when the set keeps no head or the
+// head does not reach stop (then *out is unspecified).
+Result<bool> ZHeadRange(Collection& z, int64_t start, int64_t stop, ScoredMembers* out);
 
 // Members with min <= score <= max in `rev` order, skipping offset (< 0: nothing at all), at most
 // count (< 0: all).

@@ -31,8 +31,10 @@ Result<ScoredMembers> PopSome(Collection& z, ZEnd end, int64_t count) {
   const int64_t n = std::min(count, z.size());
   auto popped = internal::ZRankRange(z, 0, n - 1, end == ZEnd::kMax);
   if (!popped.ok() || n <= 0) return popped;
-  for (const auto& [member, score] : *popped) internal::EraseZMember(z, member, score);
-  z.Save();
+  for (const auto& [member, score] : *popped) {
+    if (Status s = internal::EraseZMember(z, member, score); !s.ok()) return s;
+  }
+  if (Status s = internal::SaveZSet(z); !s.ok()) return s;
   return popped;
 }
 

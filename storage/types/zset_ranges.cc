@@ -138,8 +138,12 @@ Result<int64_t> Store::Transaction::ZRemRangeByLex(int db, std::string_view key,
   if (!z.ok()) return z.status();
   auto doomed = LexWalk(*z, min, max, false, 0, -1);
   if (!doomed.ok()) return doomed.status();
-  for (const auto& [member, score] : *doomed) internal::EraseZMember(*z, member, score);
-  if (!doomed->empty()) z->Save();
+  for (const auto& [member, score] : *doomed) {
+    if (Status s = internal::EraseZMember(*z, member, score); !s.ok()) return s;
+  }
+  if (!doomed->empty()) {
+    if (Status s = internal::SaveZSet(*z); !s.ok()) return s;
+  }
   return static_cast<int64_t>(doomed->size());
 }
 
@@ -196,8 +200,10 @@ Result<int64_t> Store::Transaction::ZRangeStore(int db, std::string_view dst, st
   if (!range.ok()) return range.status();
   if (Status c = ClaimWrite(db, dst); !c.ok()) return c;
   Collection out = Collection::NewAt(*txn_, db, dst, ValueKind::kZSet);
-  for (const auto& [member, score] : *range) internal::PutZMember(out, member, score, std::nullopt);
-  out.Save();
+  for (const auto& [member, score] : *range) {
+    if (Status s = internal::PutZMember(out, member, score, std::nullopt); !s.ok()) return s;
+  }
+  if (Status s = internal::SaveZSet(out); !s.ok()) return s;
   return static_cast<int64_t>(range->size());
 }
 

@@ -81,33 +81,42 @@ Result<std::optional<double>> GetZScore(Collection& z, std::string_view member) 
 namespace {
 // Erases the zscore element of (score, member). A -0 written before -0 ordered as 0 sits under
 // -0's own order bytes: erase that one too.
-void EraseZScoreElement(Collection& z, double score, std::string_view member) {
-  z.Erase(ElementCf::kZScore, ZScoreKey(score, member));
+Status EraseZScoreElement(Collection& z, double score, std::string_view member) {
+  const std::string element = ZScoreKey(score, member);
+  z.Erase(ElementCf::kZScore, element);
+  if (Status s = ZHeadErase(z, element); !s.ok()) return s;
   if (score == 0 && std::signbit(score)) {
-    std::string legacy = ZScoreKey(1.0, member);
+    std::string legacy = element;
     const uint64_t minus_zero = ~std::bit_cast<uint64_t>(-0.0);
     for (int i = 0; i < 8; ++i) legacy[i] = static_cast<char>(minus_zero >> (8 * (7 - i)));
     z.Erase(ElementCf::kZScore, legacy);
+    return ZHeadErase(z, legacy);
   }
+  return Status::Ok();
 }
 }  // namespace
 
-void PutZMember(Collection& z, std::string_view member, double score, std::optional<double> old) {
+Status PutZMember(Collection& z, std::string_view member, double score, std::optional<double> old) {
   if (!old) z.meta().count += 1;
   if (member.size() > kZsetMaxListpackValue || z.meta().count > kZsetMaxListpackEntries) {
     z.meta().flags |= kMetaBigEncoding;
   }
   // Redis's listpack keeps a score as text that reads back -0 as 0; its skiplist keeps -0.
   if (score == 0 && (z.meta().flags & kMetaBigEncoding) == 0) score = 0;
-  if (old) EraseZScoreElement(z, *old, member);
+  if (old) {
+    if (Status s = EraseZScoreElement(z, *old, member); !s.ok()) return s;
+  }
   z.Put(ElementCf::kZSet, member, EncodeZScore(score));
-  z.Put(ElementCf::kZScore, ZScoreKey(score, member), ZScoreValue(score));
+  const std::string element = ZScoreKey(score, member);
+  const std::string_view value = ZScoreValue(score);
+  z.Put(ElementCf::kZScore, element, value);
+  return ZHeadInsert(z, element, !value.empty());
 }
 
-void EraseZMember(Collection& z, std::string_view member, double score) {
+Status EraseZMember(Collection& z, std::string_view member, double score) {
   z.Erase(ElementCf::kZSet, member);
-  EraseZScoreElement(z, score, member);
   z.meta().count -= 1;
+  return EraseZScoreElement(z, score, member);
 }
 
 namespace {
@@ -120,10 +129,20 @@ Result<ScoredMembers> ZScoreRange(Collection& z, ScoreBound min, ScoreBound max,
   ScoredMembers out;
   if (!z.exists() || offset < 0) return out;
   auto it = z.NewIterator(ElementCf::kZScore);
+  // Seek next to the bound (a score just past it, so that a -0 stored under -0's own order bytes
+  // is not missed); the loop skips what is still outside.
   if (rev) {
-    it->SeekToLast();
+    if (max.value == INFINITY) {
+      it->SeekToLast();
+    } else {
+      it->SeekForPrev(z.SubKey(ZScoreKey(std::nextafter(max.value, INFINITY), "")));
+    }
   } else {
-    it->SeekToFirst();
+    if (min.value == -INFINITY) {
+      it->SeekToFirst();
+    } else {
+      it->Seek(z.SubKey(ZScoreKey(std::nextafter(min.value, -INFINITY), "")));
+    }
   }
   for (; it->Valid() && count != 0; rev ? it->Prev() : it->Next()) {
     const std::string_view el = z.ElementOf(it->key());
@@ -147,6 +166,12 @@ Result<ScoredMembers> ZRankRange(Collection& z, int64_t start, int64_t stop, boo
   if (stop < 0) stop = len + stop;
   if (start > stop || start >= len) return ScoredMembers{};
   if (stop >= len) stop = len - 1;
+  if (!rev) {
+    ScoredMembers from_head;
+    auto head = ZHeadRange(z, start, stop, &from_head);
+    if (!head.ok()) return head.status();
+    if (*head) return from_head;
+  }
   ScoreBound all_min{-INFINITY, false};
   ScoreBound all_max{INFINITY, false};
   return ZScoreRange(z, all_min, all_max, rev, start, stop - start + 1);
@@ -165,8 +190,12 @@ using internal::ZScoreRange;
 
 Result<int64_t> RemoveAll(Collection& z, const Result<ScoredMembers>& doomed) {
   if (!doomed.ok()) return doomed.status();
-  for (const auto& [member, score] : *doomed) EraseZMember(z, member, score);
-  if (!doomed->empty()) z.Save();
+  for (const auto& [member, score] : *doomed) {
+    if (Status s = EraseZMember(z, member, score); !s.ok()) return s;
+  }
+  if (!doomed->empty()) {
+    if (Status s = internal::SaveZSet(z); !s.ok()) return s;
+  }
   return static_cast<int64_t>(doomed->size());
 }
 
@@ -196,17 +225,19 @@ Result<Store::Transaction::ZAddReply> Store::Transaction::ZAdd(
       if ((f.lt && score >= **old) || (f.gt && score <= **old)) continue;
       reply.score = score;
       if (score != **old) {
-        PutZMember(*z, member, score, *old);
+        if (Status s = PutZMember(*z, member, score, *old); !s.ok()) return s;
         ++changed;
       }
     } else {
       if (f.xx) continue;
       reply.score = score;
-      PutZMember(*z, member, score, std::nullopt);
+      if (Status s = PutZMember(*z, member, score, std::nullopt); !s.ok()) return s;
       ++added;
     }
   }
-  if (added + changed > 0) z->Save();
+  if (added + changed > 0) {
+    if (Status s = internal::SaveZSet(*z); !s.ok()) return s;
+  }
   reply.count = f.ch ? added + changed : added;
   return reply;
 }
@@ -220,10 +251,12 @@ Result<int64_t> Store::Transaction::ZRem(int db, std::string_view key,
     auto old = GetZScore(*z, m);
     if (!old.ok()) return old.status();
     if (!old->has_value()) continue;
-    EraseZMember(*z, m, **old);
+    if (Status s = EraseZMember(*z, m, **old); !s.ok()) return s;
     ++removed;
   }
-  if (removed > 0) z->Save();
+  if (removed > 0) {
+    if (Status s = internal::SaveZSet(*z); !s.ok()) return s;
+  }
   return removed;
 }
 

@@ -355,11 +355,11 @@ bool Connection::RunBatchCommands() {
       const size_t reply_start = out_.size();
       RunCommand(out, args);
       if (blocked_.TakePark(args, dispatcher_, out_.size() > reply_start)) {
-        DropSuppressedReply(reply_start);  // moves CLIENT REPLY SKIP on; the wake still answers
+        DropSuppressedReply(reply_start, args);  // moves REPLY SKIP on; the wake still answers
         offset += consumed;  // parked: no reply now, nothing more runs until it resumes
         break;
       }
-      if (!DropSuppressedReply(reply_start) && out_.size() > reply_start) ++batch_replies_;
+      if (!DropSuppressedReply(reply_start, args) && out_.size() > reply_start) ++batch_replies_;
     }
     offset += consumed;
     if (OverOutputLimit()) {
@@ -526,8 +526,22 @@ void Connection::WaitForPause() {
   });
 }
 
-bool Connection::DropSuppressedReply(size_t reply_start) {
-  const bool drop = client_.reply_off || client_.reply_skip;
+namespace {
+
+bool IsSubscriptionCommand(std::string_view name) {
+  for (const char* c :
+       {"subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe"}) {
+    if (EqualsIgnoreCase(name, c)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool Connection::DropSuppressedReply(size_t reply_start, Args args) {
+  const bool drop = (client_.reply_off || client_.reply_skip) &&
+                    !(out_.size() > reply_start && out_[reply_start] != '-' && !args.empty() &&
+                      IsSubscriptionCommand(args[0]));
   client_.reply_skip = client_.reply_skip_next;  // SKIP silences the one command after it
   client_.reply_skip_next = false;
   if (drop) out_.resize(reply_start);

@@ -133,8 +133,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Dispatches one command; its reply goes to `out`.
   void RunCommand(protocol::ReplyWriter& out, Args args);
   // CLIENT REPLY OFF|SKIP: drops what the command just wrote from reply_start on, when the
-  // client's reply mode says so, and moves SKIP on by one command. True when it dropped.
-  bool DropSuppressedReply(size_t reply_start);
+  // client's reply mode says so, and moves SKIP on by one command. True when it dropped. As in
+  // Redis 7.0, (un)subscribe confirmations are pushes, sent whatever the reply mode: a command
+  // of that family (`args`) keeps what it wrote unless it is an error.
+  bool DropSuppressedReply(size_t reply_start, Args args);
   // CLIENT PAUSE: true when the command must wait (it stays unread, with what follows it).
   bool HeldByPause(Args args);
   // SLOWLOG: records the command that began at `start` when it was slow enough.

@@ -121,6 +121,38 @@ class DifferentialTest(BesideRedis):
                         [r[2] for r in replies], a.call("PING"))
         self.both(scenario)
 
+    def test_confirmations_and_messages_despite_client_reply(self):
+        # Redis 7.0 sends (un)subscribe confirmations and messages as pushes, whatever CLIENT
+        # REPLY says; an error of such a command stays silenced.
+        def scenario(port):
+            out = []
+            for proto in (2, 3):
+                with Client(port) as a, Client(port) as b:
+                    if proto == 3:
+                        send(a, "HELLO", "3")
+                        frames(a, 1)  # the server's own fields differ
+                    send(a, "CLIENT", "REPLY", "OFF")
+                    send(a, "SET", "k", "v")
+                    send(a, "SUBSCRIBE")  # an arity error: silenced
+                    send(a, "SUBSCRIBE", "news")
+                    out.append(frames(a, 1))
+                    out.append(b.call("PUBLISH", "news", "hi"))
+                    out.append(frames(a, 1))
+                    send(a, "PSUBSCRIBE", "n*")
+                    out.append(frames(a, 1))
+                    send(a, "UNSUBSCRIBE", "news")
+                    out.append(frames(a, 1))
+                    send(a, "PUNSUBSCRIBE")
+                    out.append(frames(a, 1))
+                    send(a, "CLIENT", "REPLY", "ON")
+                    out.append(frames(a, 1))
+                    send(a, "CLIENT", "REPLY", "SKIP")
+                    send(a, "SUBSCRIBE", "x")
+                    out.append(frames(a, 1))
+                    out.append(a.call("GET", "k") if proto == 3 else None)
+            return out
+        self.both(scenario)
+
     def test_subscribed_mode_resp2(self):
         def scenario(port):
             out = []

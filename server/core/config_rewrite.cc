@@ -58,6 +58,8 @@ Hooks& RewriteHooks() {
 // Sluice's own options that are aliases of another (their lines are the other's).
 constexpr std::pair<const char*, const char*> kOptionAliases[] = {
     {"lua-time-limit", "busy-reply-threshold"},
+    {"slaveof", "replicaof"},
+    {"slave-read-only", "replica-read-only"},
 };
 // Sluice's options written as quoted strings, and as memory values (1gb, 512mb), as Redis does.
 constexpr const char* kStringOptions[] = {"dir", "requirepass", "aclfile",

@@ -123,7 +123,8 @@ TEST_CASE(
 TEST_CASE("config file and flags take Redis's parameters; save lines add up") {
   Config c;  // the file may set an immutable parameter, as in Redis
   CHECK(ApplyConfigText(c, "slave-read-only no\ndatabases 16\n", "f").empty());
-  CHECK(GetCompatValue(c, *FindCompatOption("replica-read-only")) == "no");
+  CHECK(FindCompatOption("replica-read-only") == nullptr);  // a real option (replication)
+  CHECK(FindConfigOption("replica-read-only")->get(c) == "no");
   Config d;
   CHECK(ApplyConfigText(d, "save 900 1\nsave 300 10\nmaxmemory 1gb\nhash-max-ziplist-entries 64\n",
                         "f")

@@ -10,8 +10,8 @@ ACL refusal, CONFIG RESETSTAT) goes to both servers; each counter of every `cmds
 import re
 import unittest
 
-from harness import BlackboxTestCase, Client
-from test_transactions import start_beside_reference
+from harness import Client
+from test_pubsub import BesideRedis
 
 SEQUENCE = [
     ["SET", "k", "v"], ["GET", "k"], ["GET"], ["LPUSH", "k", "x"], ["NOSUCHCOMMAND", "a"],
@@ -42,18 +42,7 @@ def counters(c, section):
     return out
 
 
-class InfoStatsTest(BlackboxTestCase):
-    maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
-
+class InfoStatsTest(BesideRedis):
     def run_sequence(self, port):
         with Client(port) as c:
             self.assertEqual(c.call("CONFIG", "RESETSTAT"), "OK")

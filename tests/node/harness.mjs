@@ -4,6 +4,8 @@
 // SLUICE_TARGET=redis (for startTargets) runs the reference alone: it proves the expected values
 // written in a test are Redis's own.
 
+import assert from 'node:assert/strict';
+import { before, after } from 'node:test';
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -153,4 +155,26 @@ export function plain(value) {
   if (Array.isArray(value)) return value.map(plain);
   if (Buffer.isBuffer(value)) return value.toString('latin1');
   return value;
+}
+
+// Starts sluice-server and (when installed) the reference redis-server for the test file (node:test
+// before/after hooks) and returns onBoth(scenario, expected): scenario(port) runs on each server,
+// and each result, made comparable by plain(), must deep-equal `expected`.
+export function sluiceAndReference() {
+  const servers = {};
+  before(async () => {
+    servers.sluice = await startServer('sluice');
+    if (!referenceMissing()) servers.redis = await startServer('redis');
+  });
+  after(async () => {
+    for (const s of Object.values(servers)) await s.stop();
+  });
+  const onBoth = async (scenario, expected) => {
+    for (const [kind, server] of Object.entries(servers)) {
+      const got = plain(await scenario(server.port));
+      assert.deepEqual(got, expected, `${kind} answered differently`);
+    }
+  };
+  onBoth.servers = servers;  // kind ('sluice', 'redis') -> started server, once before() ran
+  return onBoth;
 }

@@ -4,30 +4,13 @@
 // XADD. Each scenario runs against sluice-server and, side by side, the reference redis-server
 // 7.0.x; the results must equal the expected values written here (explicit IDs keep them fixed).
 
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import Redis from 'ioredis';
 import { createClient } from 'redis';
-import { startServer, referenceMissing, plain } from './harness.mjs';
+import { plain, sluiceAndReference } from './harness.mjs';
 
-const missing = referenceMissing();
-const servers = {};
-
-before(async () => {
-  servers.sluice = await startServer('sluice');
-  if (!missing) servers.redis = await startServer('redis');
-});
-
-after(async () => {
-  for (const s of Object.values(servers)) await s.stop();
-});
-
-async function onBoth(scenario, expected) {
-  for (const [kind, server] of Object.entries(servers)) {
-    const got = plain(await scenario(server.port));
-    assert.deepEqual(got, expected, `${kind} answered differently`);
-  }
-}
+const onBoth = sluiceAndReference();
 
 // Consumers' idle times are wall-clock: zeroed before comparing.
 function withoutIdle(rows) {

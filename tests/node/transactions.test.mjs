@@ -3,31 +3,14 @@
 // reference redis-server 7.0.x; the results must be equal, and equal to the expected values
 // written here (so a test still fails if both servers were wrong the same way).
 
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import Redis from 'ioredis';
 import { createClient, WatchError } from 'redis';
-import { startServer, referenceMissing, plain } from './harness.mjs';
+import { plain, sluiceAndReference } from './harness.mjs';
 
-const missing = referenceMissing();
-const servers = {};
-
-before(async () => {
-  servers.sluice = await startServer('sluice');
-  if (!missing) servers.redis = await startServer('redis');
-});
-
-after(async () => {
-  for (const s of Object.values(servers)) await s.stop();
-});
-
-// Runs scenario(port) on every server; asserts each result equals `expected`.
-async function onBoth(scenario, expected) {
-  for (const [kind, server] of Object.entries(servers)) {
-    const got = plain(await scenario(server.port));
-    assert.deepEqual(got, expected, `${kind} answered differently`);
-  }
-}
+const onBoth = sluiceAndReference();
+const { servers } = onBoth;
 
 async function withIoredis(port, fn) {
   const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });

@@ -12,6 +12,7 @@
 #include "server/commands/commands.h"
 #include "server/commands/rdb_load.h"
 #include "server/core/command.h"
+#include "server/core/command_stats.h"
 #include "server/core/config.h"
 #include "server/core/crash_report.h"
 #include "server/core/logging.h"
@@ -131,8 +132,8 @@ int Serve(Config config, const char* argv0) {
   std::unique_ptr<sluice::Store> store = std::move(opened).value();
   store->AddCommitObserver(&state.watches());
   store->AddCommitObserver(&state.blocking());
-  store->AddCommitObserver(&state.dirty());   // INFO rdb_changes_since_last_save
-  store->AddCommitObserver(&expired_events);  // keyspace notifications' "expired"
+  store->AddCommitObserver(&state.dirty());     // INFO rdb_changes_since_last_save
+  store->AddCommitObserver(&expired_events);    // keyspace notifications' "expired"
   store->AddCommitObserver(&state.tracking());  // client-side caching's invalidations
 
   state.set_executable(ExecutablePath(argv0));
@@ -187,6 +188,7 @@ int Serve(Config config, const char* argv0) {
 
 int main(int argc, char** argv) {
   sluice::server::InstallCrashHandler();  // a crash writes its report to the log (stderr)
+  sluice::server::CommandTicksNow();      // INFO commandstats' clock: its origin is the start
   sluice::server::CommandLineResult result = sluice::server::ParseCommandLine(argc, argv);
   if (!result.parsed) {
     std::cerr << "sluice-server: " << result.error << "\n"

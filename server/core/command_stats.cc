@@ -1,9 +1,16 @@
 #include "server/core/command_stats.h"
 
 #include <atomic>
+#include <chrono>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 namespace sluice::server {
 
@@ -12,8 +19,61 @@ namespace {
 constexpr size_t kMaxErrorCodes = 128;  // Redis's ERROR_STATS_NUMBER
 
 struct Counters {
-  std::atomic<uint64_t> calls{0}, usec{0}, rejected{0}, failed{0};
+  std::atomic<uint64_t> calls{0}, ticks{0}, rejected{0}, failed{0};
 };
+
+uint64_t SteadyNanos() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// The CPU's flags say its time-stamp counter runs at one rate in every state (Linux's
+// constant_tsc and nonstop_tsc).
+bool InvariantTsc() {
+#if defined(__x86_64__)
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      return line.find(" constant_tsc") != std::string::npos &&
+             line.find(" nonstop_tsc") != std::string::npos;
+    }
+  }
+#endif
+  return false;
+}
+
+// The tick source and its origin, fixed at the first use (before any command runs: the
+// server's start calls CommandTicksNow once).
+struct TickSource {
+  bool tsc = InvariantTsc();
+  uint64_t origin_ticks = 0;
+  uint64_t origin_nanos = 0;
+  TickSource() {
+    origin_nanos = SteadyNanos();
+    origin_ticks = Read();
+  }
+  uint64_t Read() const {
+#if defined(__x86_64__)
+    if (tsc) return __rdtsc();
+#endif
+    return SteadyNanos();
+  }
+  // Ticks per microsecond, measured from the origin to now (steady_clock: 1000).
+  double TicksPerMicro() const {
+    if (!tsc) return 1000.0;
+    const uint64_t nanos = SteadyNanos() - origin_nanos;
+    const uint64_t ticks = Read() - origin_ticks;
+    if (nanos < 1000 || ticks == 0) return 1000.0;
+    return static_cast<double>(ticks) * 1000.0 / static_cast<double>(nanos);
+  }
+};
+
+const TickSource& Ticks() {
+  static const TickSource source;
+  return source;
+}
 
 // One thread's counts. Only its thread adds (load + store, no read-modify-write instruction);
 // readers sum with relaxed loads.
@@ -49,11 +109,13 @@ Block& ThisThreadsBlock() {
 
 }  // namespace
 
-void RecordCommandCall(size_t command_id, int64_t usec, bool failed) {
+uint64_t CommandTicksNow() { return Ticks().Read(); }
+
+void RecordCommandCall(size_t command_id, uint64_t ticks, bool failed) {
   if (command_id >= kMaxCommandStats) return;
   Counters& c = ThisThreadsBlock().commands[command_id];
   Add(c.calls, 1);
-  Add(c.usec, usec > 0 ? static_cast<uint64_t>(usec) : 0);
+  Add(c.ticks, ticks);
   if (failed) Add(c.failed, 1);
 }
 
@@ -76,16 +138,21 @@ void RecordErrorReply(std::string_view message) {
 
 std::vector<CommandTotals> SumCommandStats() {
   std::vector<CommandTotals> out(kMaxCommandStats);
+  std::vector<uint64_t> ticks(kMaxCommandStats);
   Registry& r = TheRegistry();
   std::lock_guard<std::mutex> l(r.mu);
   for (const auto& block : r.blocks) {
     for (size_t i = 0; i < kMaxCommandStats; ++i) {
       const Counters& c = block->commands[i];
       out[i].calls += c.calls.load(std::memory_order_relaxed);
-      out[i].usec += c.usec.load(std::memory_order_relaxed);
+      ticks[i] += c.ticks.load(std::memory_order_relaxed);
       out[i].rejected += c.rejected.load(std::memory_order_relaxed);
       out[i].failed += c.failed.load(std::memory_order_relaxed);
     }
+  }
+  const double per_micro = Ticks().TicksPerMicro();
+  for (size_t i = 0; i < kMaxCommandStats; ++i) {
+    out[i].usec = static_cast<uint64_t>(static_cast<double>(ticks[i]) / per_micro);
   }
   return out;
 }
@@ -109,7 +176,7 @@ void ResetCommandStats() {
   for (const auto& block : r.blocks) {
     for (Counters& c : block->commands) {
       c.calls.store(0, std::memory_order_relaxed);
-      c.usec.store(0, std::memory_order_relaxed);
+      c.ticks.store(0, std::memory_order_relaxed);
       c.rejected.store(0, std::memory_order_relaxed);
       c.failed.store(0, std::memory_order_relaxed);
     }

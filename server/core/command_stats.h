@@ -20,9 +20,15 @@ namespace sluice::server {
 // The most commands and subcommands a table may hold (CommandSpec::id below it).
 inline constexpr size_t kMaxCommandStats = 1024;
 
-// A command ran (its handler was called): `usec` microseconds, `failed` when it replied with
-// an error.
-void RecordCommandCall(size_t command_id, int64_t usec, bool failed);
+// A command's duration is measured in ticks: the CPU's time-stamp counter where it is invariant
+// (x86 with constant_tsc and nonstop_tsc: one instruction, where a clock read costs a vDSO call
+// on every command), else steady_clock nanoseconds. Ticks turn into microseconds only when the
+// statistics are read, at the rate measured since the process started.
+uint64_t CommandTicksNow();
+
+// A command ran (its handler was called) for `ticks` (CommandTicksNow's units); `failed` when
+// it replied with an error.
+void RecordCommandCall(size_t command_id, uint64_t ticks, bool failed);
 // A command was refused before it ran (arity, authentication, ACL, -BUSY, MULTI rules...).
 void RecordCommandRejected(size_t command_id);
 // An error reply was sent; `message` starts with its code ("ERR syntax error"). As Redis, at
@@ -31,7 +37,7 @@ void RecordErrorReply(std::string_view message);
 
 struct CommandTotals {
   uint64_t calls = 0;
-  uint64_t usec = 0;
+  uint64_t usec = 0;  // microseconds
   uint64_t rejected = 0;
   uint64_t failed = 0;
 };

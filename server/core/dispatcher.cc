@@ -1,7 +1,6 @@
 #include "server/core/dispatcher.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "server/core/acl_check.h"
 #include "server/core/args.h"
@@ -221,7 +220,7 @@ void NotifyKeyMisses(CommandContext& ctx, const CommandSpec& spec, Args args) {
 // table cannot name, e.g. COPY's DB destination) runs once more holding every stripe.
 void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (count) ctx.server.stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
-  const auto start = std::chrono::steady_clock::now();
+  const uint64_t start = count ? CommandTicksNow() : 0;
   // Monitors see a command once it ran; a script before it runs, so that its commands follow
   // it. A parked command run again (count false) is not shown again.
   const bool monitored = count && !ctx.server.monitors().empty() && !(spec.flags & kAdmin);
@@ -237,7 +236,7 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   std::optional<TrackingRegistry::CommitterScope> committer;
   // SWAPDB invalidates nothing (Redis 7.0 sends no invalidation for it).
   std::optional<TrackingRegistry::SuppressScope> suppress;
-  if (top && spec.name == "swapdb" && ctx.server.tracking().active()) suppress.emplace();
+  if (top && ctx.server.tracking().active() && spec.name == "swapdb") suppress.emplace();
   ScriptCall saved_script = t_script;
   if (top) {
     ctx.data_call = spec.data_call != nullptr && spec.data_call(ctx, args);
@@ -305,10 +304,7 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     RecordErrorReplyAt(*buffer, reply_start);
   }
   if (count) {
-    const auto usec = std::chrono::duration_cast<std::chrono::microseconds>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
-    RecordCommandCall(spec.id, usec, failed);
+    RecordCommandCall(spec.id, CommandTicksNow() - start, failed);
   }
 }
 

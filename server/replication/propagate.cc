@@ -254,8 +254,8 @@ void Replication::Step(CommandContext& ctx, Store::Transaction& unit, const Comm
                        Args args) {
   if (!propagating_.load(std::memory_order_acquire) ||
       ctx.client.repl_kind.load(std::memory_order_relaxed) == ClientState::kMasterLink ||
-      (spec.flags & kScriptUnit)) {
-    return t_effect_override.Clear();
+      (spec.flags & kScriptUnit) || !(spec.flags & kWrite)) {
+    return t_effect_override.Clear();  // reads send nothing; a script's commands stepped
   }
   thread_local std::vector<std::string_view> keys;
   if (!t_steps.recording) {

@@ -430,6 +430,8 @@ class StreamReplicationTest(unittest.TestCase):
         p.xreadgroup("g", "c1", {"s": "0"}, count=10)  # history: delivery counts grow
         p.xclaim("s", "g", "c3", 0, [ids[1]])
         p.xautoclaim("s", "g", "c4", 0, "0-0", count=1)
+        p.xdel("s", ids[3])  # pending: XAUTOCLAIM drops it from the PEL (XACK on the replica)
+        p.xautoclaim("s", "g", "c5", 0, "0-0", count=10)
         p.xgroup_setid("s", "g2", ids[2])
         p.xreadgroup("g2", "c9", {"s": ">"}, count=1)
         p.xgroup_create("s", "gone", id="0")

@@ -123,7 +123,7 @@ TEST_CASE(
 TEST_CASE("config file and flags take Redis's parameters; save lines add up") {
   Config c;  // the file may set an immutable parameter, as in Redis
   CHECK(ApplyConfigText(c, "slave-read-only no\ndatabases 16\n", "f").empty());
-  CHECK(GetCompatValue(c, *FindCompatOption("replica-read-only")) == "no");
+  CHECK(!c.replica_read_only);  // a real option since replication (slave-read-only: its alias)
   Config d;
   CHECK(ApplyConfigText(d, "save 900 1\nsave 300 10\nmaxmemory 1gb\nhash-max-ziplist-entries 64\n",
                         "f")

@@ -185,7 +185,15 @@ void FunctionRestore(CommandContext& ctx, Args args) {
   if (Status s = ctx.server.scripting().functions.Restore(args[2], policy); !s.ok()) {
     return ReplyError(ctx.out, s);
   }
-  Propagate(args);
+  // The payload is Sluice's own format: replicas (a redis-server too) get the libraries it left,
+  // as FUNCTION FLUSH and a FUNCTION LOAD each, in MULTI/EXEC.
+  if (replication::Replication* r = replication::Instance(); r != nullptr) {
+    std::vector<std::vector<std::string>> commands = {{"FUNCTION", "FLUSH"}};
+    std::vector<std::string> codes;
+    ctx.server.scripting().functions.Snapshot(&codes);
+    for (std::string& code : codes) commands.push_back({"FUNCTION", "LOAD", std::move(code)});
+    r->PropagateCommands(commands);
+  }
   ctx.out.Simple("OK");
 }
 

@@ -399,6 +399,20 @@ void Replication::PropagateAsGiven(Args args) {
   EmitLocked(-1, resp);
 }
 
+void Replication::PropagateCommands(const std::vector<std::vector<std::string>>& commands) {
+  if (!propagating_.load(std::memory_order_acquire) || commands.empty()) return;
+  std::string resp;
+  if (commands.size() > 1) AppendCommand({"MULTI"}, &resp);
+  for (const std::vector<std::string>& argv : commands) {
+    const std::vector<std::string_view> views(argv.begin(), argv.end());
+    AppendCommandArgs(views, &resp);
+  }
+  if (commands.size() > 1) AppendCommand({"EXEC"}, &resp);
+  std::lock_guard lock(mu_);
+  if (backlog_ == nullptr || is_replica_.load(std::memory_order_relaxed)) return;
+  EmitLocked(-1, resp);
+}
+
 void Replication::DropCaptured() {
   t_staged.clear();
   t_steps.Clear();

@@ -131,6 +131,8 @@ class Replication final : public ReplicationHook, public CommitObserver {
   // A command that changed no key but must reach the replicas as given (FUNCTION LOAD, DELETE,
   // FLUSH, RESTORE): appended to the stream now (no SELECT). Nothing on a replica.
   void PropagateAsGiven(Args args);
+  // Commands appended together (MULTI ... EXEC around them when more than one).
+  void PropagateCommands(const std::vector<std::vector<std::string>>& commands);
 
   // ---- Used by the link (replica_link.cc) and full sync (full_sync.cc)
   Store& store() { return store_; }

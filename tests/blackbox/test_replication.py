@@ -479,7 +479,8 @@ class StreamReplicationTest(unittest.TestCase):
         self.assertEqual(rc.get("ekey"), b"x")
         self.assertEqual(rc.execute_command("FUNCTION", "LIST"),
                          p.execute_command("FUNCTION", "LIST"))
-        # FUNCTION DELETE / FLUSH reach the replica too.
+        # FUNCTION DELETE / FLUSH / RESTORE reach the replica too.
+        dump = p.execute_command("FUNCTION", "DUMP")
         p.execute_command("FUNCTION", "DELETE", "after")
         wait_for(lambda: in_sync(primary, replica), what="FUNCTION DELETE")
         self.assertEqual(rc.execute_command("FUNCTION", "LIST"),
@@ -487,6 +488,11 @@ class StreamReplicationTest(unittest.TestCase):
         p.execute_command("FUNCTION", "FLUSH")
         wait_for(lambda: in_sync(primary, replica), what="FUNCTION FLUSH")
         self.assertEqual(rc.execute_command("FUNCTION", "LIST"), [])
+        p.execute_command("FUNCTION", "RESTORE", dump)
+        wait_for(lambda: in_sync(primary, replica), what="FUNCTION RESTORE")
+        self.assertEqual(len(rc.execute_command("FUNCTION", "LIST")), 2)
+        self.assertEqual(rc.execute_command("FUNCTION", "LIST"),
+                         p.execute_command("FUNCTION", "LIST"))
 
 
 @unittest.skipIf(IS_REDIS or REDIS_SENTINEL is None, "Sluice with redis-sentinel")

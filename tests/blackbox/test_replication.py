@@ -459,6 +459,10 @@ class StreamReplicationTest(unittest.TestCase):
         t.xgroup_create("m", "mg", id="0")
         t.xreadgroup("mg", "mc", {"m": ">"})
         t.incrbyfloat("plain2", 1.5)
+        t.eval("return redis.call('XADD', KEYS[1], 'MAXLEN', '~', '1', '*', 'n', '1')", 1, "m")
+        t.execute_command("SELECT", 1)
+        t.xadd("m1", {"db": "1"})
+        t.execute_command("SELECT", 0)
         t.execute()
         p.eval("redis.call('XADD', KEYS[1], '*', 'a', '1');"
                "redis.call('XADD', KEYS[1], 'MAXLEN', '~', '1', '*', 'b', '2');"
@@ -473,6 +477,10 @@ class StreamReplicationTest(unittest.TestCase):
         self.assertEqual(len(p.execute_command("FUNCTION", "LIST")), 2)
         for key in ("s", "s2", "m", "e", "f1", "f2"):
             self.assertEqual(stream_state(rc, key), stream_state(p, key), key)
+        in_db1 = redis.Redis(host="127.0.0.1", port=primary.port, db=1).xrange("m1")
+        self.assertEqual(len(in_db1), 1)
+        self.assertEqual(redis.Redis(host="127.0.0.1", port=replica.port, db=1).xrange("m1"),
+                         in_db1)
         self.assertEqual(rc.get("plain"), b"v")
         self.assertEqual(rc.pexpiretime("plain"), p.pexpiretime("plain"))
         self.assertEqual(rc.get("plain2"), b"1.5")

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -451,6 +452,16 @@ class StreamReplicationTest(unittest.TestCase):
         p.xgroup_destroy("s", "gone")
         p.xgroup_createconsumer("s", "g", "idle")
 
+        # A blocked XREADGROUP served by a later XADD.
+        p.xgroup_create("b", "bg", id="$", mkstream=True)
+        blocked = threading.Thread(target=lambda: conn(primary).xreadgroup(
+            "bg", "bc", {"b": ">"}, block=10000))
+        blocked.start()
+        wait_for(lambda: p.info("clients")["blocked_clients"] == 1, what="blocked XREADGROUP")
+        p.xadd("b", {"wake": "1"})
+        blocked.join()
+        self.assertEqual(p.xpending("b", "bg")["pending"], 1)
+
         # Inside MULTI/EXEC and scripts.
         t = p.pipeline(transaction=True)
         t.set("plain", "v", ex=100)
@@ -475,7 +486,7 @@ class StreamReplicationTest(unittest.TestCase):
         # The approximate trims left more than an exact one would (the replica must match that).
         self.assertGreater(p.xlen("s"), 11)
         self.assertEqual(len(p.execute_command("FUNCTION", "LIST")), 2)
-        for key in ("s", "s2", "m", "e", "f1", "f2"):
+        for key in ("s", "s2", "b", "m", "e", "f1", "f2"):
             self.assertEqual(stream_state(rc, key), stream_state(p, key), key)
         in_db1 = redis.Redis(host="127.0.0.1", port=primary.port, db=1).xrange("m1")
         self.assertEqual(len(in_db1), 1)

@@ -164,6 +164,24 @@ int Serve(Config config, const char* argv0) {
     // primary when replicaof is set.
     replication = std::make_unique<sluice::server::replication::Replication>(*store, state);
     sluice::server::replication::SetInstance(replication.get());
+    // A full sync carries the function libraries; a replica installs its primary's.
+    sluice::server::FunctionRegistry& functions = state.scripting().functions;
+    replication->SetFunctionLibraries(
+        [&functions] {
+          std::vector<std::string> codes;
+          functions.Snapshot(&codes);
+          return codes;
+        },
+        [&functions](const std::vector<std::string>& codes) {
+          if (sluice::Status s = functions.Flush(); !s.ok()) return s;
+          for (const std::string& code : codes) {
+            std::string name;
+            if (sluice::Status s = functions.Load(code, /*replace=*/true, &name); !s.ok()) {
+              return s;
+            }
+          }
+          return sluice::Status::Ok();
+        });
     replication->Start();
     std::string addresses;
     for (const std::string& a : server.ListeningAddresses()) {

@@ -12,6 +12,7 @@
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
+#include "server/replication/replication.h"
 #include "server/scripting/lua_functions.h"
 #include "server/scripting/lua_vm.h"
 #include "server/scripting/scripting_state.h"
@@ -74,6 +75,12 @@ void FcallGeneric(CommandContext& ctx, Args args, bool read_only) {
 void Fcall(CommandContext& ctx, Args args) { FcallGeneric(ctx, args, false); }
 void FcallRo(CommandContext& ctx, Args args) { FcallGeneric(ctx, args, true); }
 
+// The libraries changed: the command reaches the replicas as given (docs/replication.md).
+void Propagate(Args args) {
+  if (replication::Replication* r = replication::Instance(); r != nullptr)
+    r->PropagateAsGiven(args);
+}
+
 void FunctionLoad(CommandContext& ctx, Args args) {
   bool replace = false;
   if (args.size() == 4) {
@@ -87,12 +94,14 @@ void FunctionLoad(CommandContext& ctx, Args args) {
   if (Status s = ctx.server.scripting().functions.Load(args.back(), replace, &name); !s.ok()) {
     return ReplyError(ctx.out, s);
   }
+  Propagate(args);
   ctx.out.Bulk(name);
 }
 
 void FunctionDelete(CommandContext& ctx, Args args) {
   if (Status s = ctx.server.scripting().functions.Delete(args[2]); !s.ok())
     return ReplyError(ctx.out, s);
+  Propagate(args);
   ctx.out.Simple("OK");
 }
 
@@ -102,6 +111,7 @@ void FunctionFlush(CommandContext& ctx, Args args) {
     return ReplyError(ctx.out, FunctionFlushOption());
   }
   if (Status s = ctx.server.scripting().functions.Flush(); !s.ok()) return ReplyError(ctx.out, s);
+  Propagate(args);
   ctx.out.Simple("OK");
 }
 
@@ -174,6 +184,15 @@ void FunctionRestore(CommandContext& ctx, Args args) {
   }
   if (Status s = ctx.server.scripting().functions.Restore(args[2], policy); !s.ok()) {
     return ReplyError(ctx.out, s);
+  }
+  // The payload is Sluice's own format: replicas (a redis-server too) get the libraries it left,
+  // as FUNCTION FLUSH and a FUNCTION LOAD each, in MULTI/EXEC.
+  if (replication::Replication* r = replication::Instance(); r != nullptr) {
+    std::vector<std::vector<std::string>> commands = {{"FUNCTION", "FLUSH"}};
+    std::vector<std::string> codes;
+    ctx.server.scripting().functions.Snapshot(&codes);
+    for (std::string& code : codes) commands.push_back({"FUNCTION", "LOAD", std::move(code)});
+    r->PropagateCommands(commands);
   }
   ctx.out.Simple("OK");
 }

@@ -118,6 +118,7 @@ void Exec(CommandContext& ctx, Args) {
     RunQueue(ctx, unit, queue);
     if (unit.conflicted() && attempt == 0) {
       unit.Rollback();
+      if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
       buffer->resize(reply_start);
       ctx.client.db = db_before;
       continue;

@@ -9,6 +9,7 @@
 #include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/commands/stream_args.h"
+#include "server/commands/stream_propagate.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
@@ -279,9 +280,15 @@ void XClaimCommand(CommandContext& ctx, Args args) {
     }
   }
   const bool existed = ConsumerExists(ctx, args[1], args[2], args[3]);
+  const GroupBefore before = NoteGroupBefore(ctx, args[1], args[2], args[3]);
   auto r = ctx.txn().XClaim(ctx.client.db, args[1], args[2], args[3], ids, o);
   if (r.ok()) NotifyConsumerCreated(ctx, args[1], args[2], args[3], existed);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (before.wanted) {
+    std::vector<StreamId> claimed;
+    for (const auto& e : r->claimed) claimed.push_back(e.id);
+    PropagateGroupChange(ctx, args[1], args[2], args[3], before, claimed, r->deleted);
+  }
   ReplyClaimed(ctx, r->claimed, o.justid);
 }
 
@@ -307,10 +314,16 @@ void XAutoClaimCommand(CommandContext& ctx, Args args) {
   }
   if (!GroupExists(ctx, args[1], args[2])) return;
   const bool existed = ConsumerExists(ctx, args[1], args[2], args[3]);
+  const GroupBefore before = NoteGroupBefore(ctx, args[1], args[2], args[3]);
   auto r = ctx.txn().XAutoClaim(ctx.client.db, args[1], args[2], args[3],
                                 std::max<int64_t>(0, *min_idle), *start, count, justid);
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   NotifyConsumerCreated(ctx, args[1], args[2], args[3], existed);
+  if (before.wanted) {
+    std::vector<StreamId> claimed;
+    for (const auto& e : r->claimed) claimed.push_back(e.id);
+    PropagateGroupChange(ctx, args[1], args[2], args[3], before, claimed, r->deleted);
+  }
   ctx.out.Array(3);
   ctx.out.Bulk(r->next.ToString());
   ReplyClaimed(ctx, r->claimed, justid);

@@ -10,6 +10,7 @@
 #include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/commands/stream_args.h"
+#include "server/commands/stream_propagate.h"
 #include "server/core/args.h"
 #include "server/core/blocking.h"
 #include "server/core/client_state.h"
@@ -162,10 +163,20 @@ void XReadCore(CommandContext& ctx, Args args, bool xreadgroup) {
   std::vector<std::pair<size_t, std::vector<StreamEntry>>> served;
   for (size_t i = 0; i < a.n && xreadgroup; ++i) {
     const bool existed = ConsumerExists(ctx, keys[i], a.group, a.consumer);
+    const GroupBefore before = NoteGroupBefore(ctx, keys[i], a.group, a.consumer);
     auto r = ctx.txn().XReadGroup(ctx.client.db, keys[i], a.group, a.consumer, history[i], count,
                                   a.noack);
     if (!r.ok()) return ReplyError(ctx.out, r.status());
     NotifyConsumerCreated(ctx, keys[i], a.group, a.consumer, existed);
+    if (before.wanted) {
+      std::vector<StreamId> delivered;
+      if (r->has_value()) {
+        for (const StreamEntry& e : **r) {
+          if (!e.missing) delivered.push_back(e.id);
+        }
+      }
+      PropagateGroupChange(ctx, keys[i], a.group, a.consumer, before, delivered, {});
+    }
     if (r->has_value()) served.emplace_back(i, std::move(**r));
   }
   for (size_t i = 0; i < a.n && !xreadgroup; ++i) {

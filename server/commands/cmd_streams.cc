@@ -8,6 +8,7 @@
 #include "server/commands/notify_events.h"
 #include "server/commands/replies.h"
 #include "server/commands/stream_args.h"
+#include "server/commands/stream_propagate.h"
 #include "server/core/args.h"
 #include "server/core/blocking.h"
 #include "server/core/client_state.h"
@@ -45,6 +46,7 @@ void XAddCommand(CommandContext& ctx, Args args) {
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   switch (r->outcome) {
     case StreamAddReply::Outcome::kAdded:
+      PropagateAddOrTrim(ctx, args, *parsed, r->id);
       if (notify) {
         NotifyWrite(ctx, kNotifyStream, "xadd", args[1], was_missing);
         auto len = ctx.txn().XLen(ctx.client.db, args[1]);
@@ -116,6 +118,7 @@ void XTrimCommand(CommandContext& ctx, Args args) {
   auto parsed = ParseAddOrTrimArgs(ctx, args, /*xadd=*/false);
   if (!parsed) return;
   Result<int64_t> r = ctx.txn().XTrim(ctx.client.db, args[1], parsed->options.trim);
+  if (r.ok()) PropagateAddOrTrim(ctx, args, *parsed, std::nullopt);
   if (r.ok() && *r > 0) NotifyKeyspaceEvent(kNotifyStream, "xtrim", ctx.client.db, args[1]);
   ReplyInteger(ctx, r);
 }

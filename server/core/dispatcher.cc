@@ -248,9 +248,11 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
       !(spec.flags & kScriptUnit)) {
     NotifyKeyMisses(ctx, spec, args);
   }
+  if (t_effect_override.set) t_effect_override.Clear();
   spec.handler(ctx, args);
   if (top && ctx.needs_script_unit) {
     // Nothing was staged or replied; the member's rollback leaves the group as it was.
+    if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
     ctx.own_unit.reset();
     ctx.unit = nullptr;
     ctx.data_call = false;
@@ -270,7 +272,15 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     buffer->resize(reply_start);
     ctx.unit = &ctx.own_unit.emplace(ctx.store, std::span<const KeyRef>{},
                                      UnitOptions(/*all_keys=*/true, /*isolate_reads=*/false));
+    if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
+    if (t_effect_override.set) t_effect_override.Clear();
     spec.handler(ctx, args);
+  }
+  if (!top && ctx.unit != nullptr) {
+    // A command of EXEC or a script: its effect, for a unit that writes a stream.
+    if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) {
+      repl->Step(ctx, *ctx.unit, spec, args);
+    }
   }
   bool committed = true;
   if (top && ctx.own_unit) {

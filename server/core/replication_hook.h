@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "server/core/command.h"
 #include "sluice/status.h"
@@ -35,9 +37,36 @@ class ReplicationHook {
   // Calls `done` (on any thread, or at once) when N replicas acknowledged `offset`, or
   // replica-ack-timeout passed: the I/O round holds its replies until then.
   virtual void WhenAcked(int64_t offset, std::function<void()> done) = 0;
+  // Called after each command that ran inside an enclosing unit (EXEC's, a script's), before
+  // the next: a unit that writes a stream records its commands' effects one by one (Capture
+  // then sends them in MULTI/EXEC instead of the state of its keys).
+  virtual void Step(CommandContext& ctx, Store::Transaction& unit, const CommandSpec& spec,
+                    Args args) = 0;
+  // The unit's commands are run again (a lock conflict): forgets what Step recorded.
+  virtual void AbandonSteps() = 0;
 };
 
+// Redis's rewriteClientCommandVector / alsoPropagate: a handler whose argv would not do the same
+// on a replica (XADD *, MAXLEN ~, XREADGROUP) records the commands that do, in its db; the hook
+// takes them after the command ran (Capture or Step). Recorded only while a hook is attached.
+struct EffectOverride {
+  bool set = false;
+  std::vector<std::vector<std::string>> commands;
+  void Clear() {
+    set = false;
+    commands.clear();
+  }
+};
+inline thread_local EffectOverride t_effect_override;
+
 inline std::atomic<ReplicationHook*> g_replication_hook{nullptr};
+// True when a handler should record its effect (PropagateAs).
+inline bool WantsEffects() { return g_replication_hook.load(std::memory_order_relaxed) != nullptr; }
+// The command propagates as `argv` (called again: also as the next one) instead of its own.
+inline void PropagateAs(std::vector<std::string> argv) {
+  t_effect_override.set = true;
+  t_effect_override.commands.push_back(std::move(argv));
+}
 inline void SetReplicationHook(ReplicationHook* hook) {
   g_replication_hook.store(hook, std::memory_order_release);
 }

@@ -55,10 +55,11 @@ bool DecodeEntry(std::string_view v, int* db, std::string* key, Store::Transacti
 
 }  // namespace
 
-Status EncodeRdb(Store& store, const std::string& replid, int64_t offset, std::string* out,
-                 EncodeStats* stats) {
+Status EncodeRdb(Store& store, const std::vector<std::string>& functions, const std::string& replid,
+                 int64_t offset, std::string* out, EncodeStats* stats) {
   formats::RdbWriter w(out);
   w.Begin(ServerState::RealNowMs() / 1000, replid, offset);
+  for (const std::string& code : functions) w.Function(code);
   for (int db = 0; db < kNumDatabases; ++db) {
     bool selected = false;
     uint64_t cursor = 0;
@@ -102,7 +103,8 @@ Status EncodeRdb(Store& store, const std::string& replid, int64_t offset, std::s
   return Status::Ok();
 }
 
-Status LoadRdb(Store& store, std::string_view rdb, int64_t* keys) {
+Status LoadRdb(Store& store, std::string_view rdb, int64_t* keys,
+               std::vector<std::string>* functions) {
   {
     Store::Transaction all(store, {}, UnitOptions(/*all_keys=*/true, /*isolate_reads=*/false));
     if (Status s = all.FlushAll(); !s.ok()) return s;
@@ -142,7 +144,10 @@ Status LoadRdb(Store& store, std::string_view rdb, int64_t* keys) {
     ++*keys;
     return next().WriteEntry(db, key, e);
   };
-  visit.function = [](std::string_view) { return Status::Ok(); };  // not carried yet
+  visit.function = [&](std::string_view code) {
+    functions->emplace_back(code);
+    return Status::Ok();
+  };
   Status s = formats::ReadRdbFile(rdb, visit);
   Status f = flush();
   return s.ok() ? f : s;
@@ -173,6 +178,7 @@ void Replication::StartFullSync(ReplicaEntry& entry) {
     std::filesystem::remove_all(dir, ec);
     int64_t offset = 0;
     std::string replid;
+    std::vector<std::string> functions;
     Status s;
     {
       // Every stripe held: no unit is between its write and its OnCommit, so the checkpoint
@@ -188,6 +194,9 @@ void Replication::StartFullSync(ReplicaEntry& entry) {
         e->held.clear();
         offset = backlog_->offset();
         replid = replid_;
+        // FUNCTION LOAD/DELETE/... append to the stream under mu_ too: the libraries as of
+        // `offset` (one changed meanwhile is changed again by the stream, harmlessly).
+        if (function_codes_) functions = function_codes_();
         last_db_ = -1;  // the stream SELECTs again after the snapshot
         const OutputBufferLimit none{};
         e->client->outbox.PushEncoded(
@@ -203,7 +212,7 @@ void Replication::StartFullSync(ReplicaEntry& entry) {
       o.active_expiry = false;
       Result<std::unique_ptr<Store>> snap = Store::Open(o);
       if (snap.ok()) {
-        s = EncodeRdb(**snap, replid, offset, &rdb, &stats);
+        s = EncodeRdb(**snap, functions, replid, offset, &rdb, &stats);
       } else {
         s = snap.status();
       }

@@ -25,6 +25,19 @@ struct Staged {
 thread_local std::vector<Staged> t_staged;
 thread_local int64_t t_written_offset = 0;  // TakeWrittenOffset
 
+// The effects of the commands of the unit running on this thread (EXEC's, a script's), recorded
+// by Step once the unit writes a stream (recording): Capture sends them instead of the state of
+// its keys.
+struct StepLog {
+  bool recording = false;
+  std::vector<Staged> effects;
+  void Clear() {
+    recording = false;
+    effects.clear();
+  }
+};
+thread_local StepLog t_steps;
+
 // Commands whose argv does the same on a replica holding the same data (no time, no randomness,
 // no reply-dependent choice): they propagate as given.
 bool Verbatim(const CommandSpec& spec, Args args) {
@@ -100,6 +113,34 @@ bool Flushes(const CommandSpec& spec) {
   return spec.name == "flushdb" || spec.name == "flushall" || spec.name == "swapdb";
 }
 
+// A stream command whose handler records its effect (PropagateAs) whenever it wrote: without
+// one it wrote nothing.
+bool EffectRecorded(const CommandSpec& spec) {
+  return spec.name == "xadd" || spec.name == "xtrim" || spec.name == "xreadgroup" ||
+         spec.name == "xclaim" || spec.name == "xautoclaim";
+}
+
+bool IsStreamWrite(const CommandSpec& spec) {
+  return spec.group == "stream" && (spec.flags & kWrite) != 0;
+}
+
+// Key commands that may leave a stream (moved, copied, restored, its TTL changed).
+bool MayLeaveStream(const CommandSpec& spec) {
+  for (const char* n : {"rename", "renamenx", "copy", "move", "restore", "expire", "pexpire",
+                        "expireat", "pexpireat", "persist"}) {
+    if (spec.name == n) return true;
+  }
+  return false;
+}
+
+void DeclaredKeys(const CommandSpec& spec, Args args, std::vector<std::string_view>* keys) {
+  thread_local std::vector<int> positions;
+  positions.clear();
+  keys->clear();
+  CommandKeyPositions(spec, args, &positions);
+  for (int p : positions) keys->push_back(args[static_cast<size_t>(p)]);
+}
+
 void Stage(int db, std::string resp) { t_staged.push_back(Staged{db, std::move(resp)}); }
 
 // The state of one key the unit wrote, as commands (RESTORE / SLUICE.SETENTRY / DEL). False
@@ -135,7 +176,129 @@ bool StageKeyState(Store::Transaction& unit, int db, std::string_view key) {
   return true;
 }
 
+// EXPIRE's family: the key's absolute expiry (or PERSIST, or DEL when it is gone).
+void StageExpiry(Store::Transaction& unit, int db, std::string_view key) {
+  std::string resp;
+  auto at = unit.ExpireTimeMs(db, key);
+  if (!at.ok()) return;
+  if (*at == -2) {
+    AppendCommand({"DEL", key}, &resp);
+  } else if (*at == -1) {
+    AppendCommand({"PERSIST", key}, &resp);
+  } else {
+    AppendCommand({"PEXPIREAT", key, std::to_string(*at)}, &resp);
+  }
+  Stage(db, std::move(resp));
+}
+
+// The commands a handler recorded (PropagateAs), staged in `db`; clears them.
+void StageOverride(int db) {
+  for (const std::vector<std::string>& argv : t_effect_override.commands) {
+    std::string resp;
+    resp.append("*" + std::to_string(argv.size()) + "\r\n");
+    for (const std::string& a : argv) {
+      resp.append("$" + std::to_string(a.size()) + "\r\n");
+      resp.append(a);
+      resp.append("\r\n");
+    }
+    Stage(db, std::move(resp));
+  }
+  t_effect_override.Clear();
+}
+
+// Wraps what was staged from `start` in MULTI ... EXEC when it is more than one command.
+void WrapFrom(size_t start) {
+  if (t_staged.size() - start <= 1) return;
+  std::string multi, exec;
+  AppendCommand({"MULTI"}, &multi);
+  AppendCommand({"EXEC"}, &exec);
+  t_staged.insert(t_staged.begin() + static_cast<std::ptrdiff_t>(start), Staged{-1, multi});
+  t_staged.push_back(Staged{-1, exec});
+}
+
+// One command's effect inside a recording unit, staged (t_staged) for the caller to move.
+void StageStepEffect(CommandContext& ctx, Store::Transaction& unit, const CommandSpec& spec,
+                     Args args) {
+  const int db = ctx.client.db;
+  if (t_effect_override.set) return StageOverride(db);
+  std::string resp;
+  if (IsStreamWrite(spec)) {
+    if (EffectRecorded(spec)) return;  // it wrote nothing
+    AppendCommandArgs(args, &resp);
+    return Stage(db, std::move(resp));
+  }
+  if (!(spec.flags & kWrite)) return;
+  if (Flushes(spec) || Verbatim(spec, args)) {
+    AppendCommandArgs(args, &resp);
+    return Stage(db, std::move(resp));
+  }
+  thread_local std::vector<std::string_view> keys;
+  DeclaredKeys(spec, args, &keys);
+  if (ExpiryOnly(spec)) {
+    for (std::string_view k : keys) StageExpiry(unit, db, k);
+    return;
+  }
+  const size_t start = t_staged.size();
+  for (std::string_view k : keys) {
+    if (!StageKeyState(unit, db, k)) {  // a stream (RENAME/COPY/RESTORE of one): as given
+      t_staged.resize(start);
+      AppendCommandArgs(args, &resp);
+      return Stage(db, std::move(resp));
+    }
+  }
+}
+
 }  // namespace
+
+void Replication::Step(CommandContext& ctx, Store::Transaction& unit, const CommandSpec& spec,
+                       Args args) {
+  if (!propagating_.load(std::memory_order_acquire) ||
+      ctx.client.repl_kind.load(std::memory_order_relaxed) == ClientState::kMasterLink ||
+      (spec.flags & kScriptUnit) || !(spec.flags & kWrite)) {
+    return t_effect_override.Clear();  // reads send nothing; a script's commands stepped
+  }
+  thread_local std::vector<std::string_view> keys;
+  if (!t_steps.recording) {
+    bool trigger = IsStreamWrite(spec) || t_effect_override.set;
+    if (!trigger && MayLeaveStream(spec)) {
+      DeclaredKeys(spec, args, &keys);
+      for (std::string_view k : keys) {
+        auto type = unit.Type(ctx.client.db, k);
+        if (type.ok() && type->has_value() && **type == ValueKind::kStream) trigger = true;
+      }
+    }
+    if (!trigger) return;
+    // From here on, command by command. What the unit wrote before this command goes first as
+    // the state it left (none of it is a stream: only a command that triggers can leave one),
+    // except this command's own keys, which its effect covers.
+    t_steps.recording = true;
+    DeclaredKeys(spec, args, &keys);
+    thread_local std::vector<KeyRef> written;
+    written.clear();
+    uint32_t flushed = 0;
+    unit.WrittenKeys(&written, &flushed);
+    const size_t start = t_staged.size();
+    for (const KeyRef& k : written) {
+      bool own = k.db == ctx.client.db && std::find(keys.begin(), keys.end(), k.key) != keys.end();
+      if (!own) StageKeyState(unit, k.db, k.key);
+    }
+    for (size_t i = start; i < t_staged.size(); ++i) {
+      t_steps.effects.push_back(std::move(t_staged[i]));
+    }
+    t_staged.resize(start);
+  }
+  const size_t start = t_staged.size();
+  StageStepEffect(ctx, unit, spec, args);
+  for (size_t i = start; i < t_staged.size(); ++i) {
+    t_steps.effects.push_back(std::move(t_staged[i]));
+  }
+  t_staged.resize(start);
+}
+
+void Replication::AbandonSteps() {
+  t_steps.Clear();
+  t_effect_override.Clear();
+}
 
 void AppendCommand(std::initializer_list<std::string_view> args, std::string* out) {
   out->append("*" + std::to_string(args.size()) + "\r\n");
@@ -157,14 +320,31 @@ void AppendCommandArgs(Args args, std::string* out) {
 
 void Replication::Capture(CommandContext& ctx, Store::Transaction& unit, const CommandSpec& spec,
                           Args args) {
-  if (!propagating_.load(std::memory_order_acquire)) return;
-  if (ctx.client.repl_kind.load(std::memory_order_relaxed) == ClientState::kMasterLink) return;
+  if (!propagating_.load(std::memory_order_acquire) ||
+      ctx.client.repl_kind.load(std::memory_order_relaxed) == ClientState::kMasterLink) {
+    t_steps.Clear();
+    return t_effect_override.Clear();
+  }
+  const size_t start = t_staged.size();
+  if (t_steps.recording) {
+    // A unit that wrote a stream: its commands' effects, in MULTI ... EXEC.
+    for (Staged& s : t_steps.effects) t_staged.push_back(std::move(s));
+    t_steps.Clear();
+    t_effect_override.Clear();
+    return WrapFrom(start);
+  }
+  t_steps.Clear();
   thread_local std::vector<KeyRef> written;
   written.clear();
   uint32_t flushed = 0;
   unit.WrittenKeys(&written, &flushed);
-  if (written.empty() && flushed == 0) return;  // wrote nothing: propagates nothing
-  const size_t start = t_staged.size();
+  if (written.empty() && flushed == 0) {  // wrote nothing: propagates nothing
+    return t_effect_override.Clear();
+  }
+  if (t_effect_override.set) {  // XADD *, MAXLEN ~, XREADGROUP...: what the handler recorded
+    StageOverride(ctx.client.db);
+    return WrapFrom(start);
+  }
   if (Flushes(spec)) {
     std::string resp;
     AppendCommandArgs(args, &resp);
@@ -192,19 +372,7 @@ void Replication::Capture(CommandContext& ctx, Store::Transaction& unit, const C
   }
   bool fallback = false;
   if (ExpiryOnly(spec)) {
-    for (const auto& [db, key] : keys) {
-      std::string resp;
-      auto at = unit.ExpireTimeMs(db, key);
-      if (!at.ok()) continue;
-      if (*at == -2) {
-        AppendCommand({"DEL", key}, &resp);
-      } else if (*at == -1) {
-        AppendCommand({"PERSIST", key}, &resp);
-      } else {
-        AppendCommand({"PEXPIREAT", key, std::to_string(*at)}, &resp);
-      }
-      Stage(db, std::move(resp));
-    }
+    for (const auto& [db, key] : keys) StageExpiry(unit, db, key);
   } else {
     for (const auto& [db, key] : keys) {
       if (!StageKeyState(unit, db, key)) fallback = true;
@@ -219,16 +387,37 @@ void Replication::Capture(CommandContext& ctx, Store::Transaction& unit, const C
     Stage(ctx.client.db, std::move(resp));
     return;
   }
-  if (t_staged.size() - start > 1) {
-    std::string multi, exec;
-    AppendCommand({"MULTI"}, &multi);
-    AppendCommand({"EXEC"}, &exec);
-    t_staged.insert(t_staged.begin() + static_cast<std::ptrdiff_t>(start), Staged{-1, multi});
-    t_staged.push_back(Staged{-1, exec});
-  }
+  WrapFrom(start);
 }
 
-void Replication::DropCaptured() { t_staged.clear(); }
+void Replication::PropagateAsGiven(Args args) {
+  if (!propagating_.load(std::memory_order_acquire)) return;
+  std::string resp;
+  AppendCommandArgs(args, &resp);
+  std::lock_guard lock(mu_);
+  if (backlog_ == nullptr || is_replica_.load(std::memory_order_relaxed)) return;
+  EmitLocked(-1, resp);
+}
+
+void Replication::PropagateCommands(const std::vector<std::vector<std::string>>& commands) {
+  if (!propagating_.load(std::memory_order_acquire) || commands.empty()) return;
+  std::string resp;
+  if (commands.size() > 1) AppendCommand({"MULTI"}, &resp);
+  for (const std::vector<std::string>& argv : commands) {
+    const std::vector<std::string_view> views(argv.begin(), argv.end());
+    AppendCommandArgs(views, &resp);
+  }
+  if (commands.size() > 1) AppendCommand({"EXEC"}, &resp);
+  std::lock_guard lock(mu_);
+  if (backlog_ == nullptr || is_replica_.load(std::memory_order_relaxed)) return;
+  EmitLocked(-1, resp);
+}
+
+void Replication::DropCaptured() {
+  t_staged.clear();
+  t_steps.Clear();
+  t_effect_override.Clear();
+}
 
 int64_t Replication::TakeWrittenOffset() {
   const int64_t offset = t_written_offset;

@@ -235,7 +235,9 @@ bool MasterLink::Session() {
     }
     const int64_t start = ServerState::RealNowMs();
     int64_t keys = 0;
-    Status s = LoadRdb(repl_.store(), rdb, &keys);
+    std::vector<std::string> functions;
+    Status s = LoadRdb(repl_.store(), rdb, &keys, &functions);
+    if (s.ok() && repl_.install_functions_) s = repl_.install_functions_(functions);
     if (!s.ok()) {
       LogError("Failed trying to load the MASTER synchronization DB: " + s.ToString());
       return true;

@@ -29,6 +29,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -78,6 +79,9 @@ class Replication final : public ReplicationHook, public CommitObserver {
   void Capture(CommandContext& ctx, Store::Transaction& unit, const CommandSpec& spec,
                Args args) override;
   void DropCaptured() override;
+  void Step(CommandContext& ctx, Store::Transaction& unit, const CommandSpec& spec,
+            Args args) override;
+  void AbandonSteps() override;
   Status Admit(const CommandContext& ctx, const CommandSpec& spec) override;
   void OnCommit(std::span<const KeyRef> written, uint32_t flushed_dbs) override;
   void OnExpired(std::span<const KeyRef> expired) override;
@@ -117,6 +121,19 @@ class Replication final : public ReplicationHook, public CommitObserver {
   // The config's replicaof ("host port" or "") for CONFIG REWRITE.
   std::string ReplicaOfLine();
 
+  // Function libraries (main.cc: the scripting room's registry): every library's code for a
+  // full sync, and on a replica the libraries a full sync brought (replacing its own).
+  void SetFunctionLibraries(std::function<std::vector<std::string>()> codes,
+                            std::function<Status(const std::vector<std::string>&)> install) {
+    function_codes_ = std::move(codes);
+    install_functions_ = std::move(install);
+  }
+  // A command that changed no key but must reach the replicas as given (FUNCTION LOAD, DELETE,
+  // FLUSH, RESTORE): appended to the stream now (no SELECT). Nothing on a replica.
+  void PropagateAsGiven(Args args);
+  // Commands appended together (MULTI ... EXEC around them when more than one).
+  void PropagateCommands(const std::vector<std::vector<std::string>>& commands);
+
   // ---- Used by the link (replica_link.cc) and full sync (full_sync.cc)
   Store& store() { return store_; }
   ServerState& server() { return server_; }
@@ -147,6 +164,8 @@ class Replication final : public ReplicationHook, public CommitObserver {
 
   Store& store_;
   ServerState& server_;
+  std::function<std::vector<std::string>()> function_codes_;  // set before Start
+  std::function<Status(const std::vector<std::string>&)> install_functions_;
   std::mutex mu_;
   std::unique_ptr<Backlog> backlog_;  // guarded by mu_
   int last_db_ = -1;                  // the db the stream last SELECTed

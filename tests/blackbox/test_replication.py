@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -336,6 +337,14 @@ class ReplicationTest(unittest.TestCase):
             p.execute_command(*cmd)
         p.set("ex", "v", ex=1000)
         p.execute_command("GCRA.TAKE", "g", 10, "1h")  # a string state: plain bytes on Redis
+        # Streams as Redis 7.0 takes them: XADD's ID, ~ trims as exact ones, groups as XCLAIM.
+        for i in range(20):
+            p.xadd("x", {"i": i})
+        p.execute_command("XADD", "x", "MAXLEN", "~", "5", "LIMIT", "10", "*", "a", "b")
+        p.xgroup_create("x", "g", id="0")
+        p.xreadgroup("g", "c1", {"x": ">"}, count=3)
+        p.xreadgroup("g", "c2", {"x": ">"}, count=2, noack=True)
+        p.xautoclaim("x", "g", "c3", 0, "0-0", count=1)
         wait_for(lambda: info(rr)["slave_repl_offset"] == info(p)["master_repl_offset"],
                  what="redis replica offset")
         want = snapshot(p)
@@ -351,6 +360,158 @@ class ReplicationTest(unittest.TestCase):
         self.assertEqual(rr.hgetall("h"), p.hgetall("h"))
         self.assertEqual(rr.get("f"), b"1.5")
         self.assertEqual(rr.get("g"), p.get("g"))
+        self.assertEqual(rr.xrange("x"), p.xrange("x"))
+        raw_p, raw_r = stream_state(p, "x"), stream_state(rr, "x")
+        self.assertEqual(raw_r[0], raw_p[0])
+        self.assertEqual(raw_r[2], raw_p[2])  # XPENDING, both forms
+        self.assertEqual(rr.xinfo_groups("x"), p.xinfo_groups("x"))
+
+
+def zero_times(v):
+    """XINFO STREAM FULL with the consumers' seen/active times zeroed (those differ by design)."""
+    if isinstance(v, list):
+        out = []
+        for i, x in enumerate(v):
+            if i > 0 and v[i - 1] in (b"seen-time", b"active-time"):
+                out.append(0)
+            else:
+                out.append(zero_times(x))
+        return out
+    return v
+
+
+def stream_state(r, key):
+    """What a replica must match: the entries, XINFO STREAM FULL, every group's XPENDING."""
+    r = redis.Redis(host="127.0.0.1", port=r.connection_pool.connection_kwargs["port"])
+    r.response_callbacks = {}  # raw replies
+    full = zero_times(r.execute_command("XINFO", "STREAM", key, "FULL"))
+    pending = {}
+    for g in r.execute_command("XINFO", "GROUPS", key):
+        name = dict(zip(g[::2], g[1::2]))[b"name"]
+        rows = r.execute_command("XPENDING", key, name, "-", "+", 100)
+        pending[name] = (r.execute_command("XPENDING", key, name),
+                         [(row[0], row[1], row[3]) for row in rows])  # idle ms left out
+    return r.execute_command("XRANGE", key, "-", "+"), full, pending
+
+
+FUNCTION_LIB = """#!lua name=%s
+redis.register_function('%s', function(keys, args)
+  return redis.call('XADD', keys[1], '*', 'f', args[1])
+end)"""
+
+
+@unittest.skipIf(IS_REDIS, "Sluice's replication")
+class StreamReplicationTest(unittest.TestCase):
+    """Streams replicate exactly (XADD's chosen ID, ~ trims as what they removed, consumer
+    groups as XCLAIM/SETID), also inside MULTI/EXEC and scripts; function libraries too."""
+
+    def test_streams_and_functions(self):
+        primary = Server(options={"stream-node-max-entries": "4"})
+        primary.start()
+        self.addCleanup(primary.stop)
+        p = conn(primary)
+        p.execute_command("FUNCTION", "LOAD", FUNCTION_LIB % ("before", "xadd_before"))
+        replica = Server()
+        replica.start()
+        self.addCleanup(replica.stop)
+        rc = conn(replica)
+        rc.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+        wait_for(lambda: in_sync(primary, replica), what="full sync")
+        p.execute_command("FUNCTION", "LOAD", FUNCTION_LIB % ("after", "xadd_after"))
+
+        # XADD * / <ms>-*, and approximate trims with and without LIMIT.
+        for i in range(30):
+            p.xadd("s", {"i": i})
+        p.xadd("s", {"x": "1"}, id="9000000000000-*")
+        p.xadd("s", {"x": "2"}, id="9000000000000-*")
+        p.execute_command("XADD", "s", "MAXLEN", "~", "10", "*", "t", "1")
+        p.execute_command("XADD", "s2", "*", "a", "b")
+        for i in range(40):
+            p.xadd("s2", {"i": i})
+        mid = p.xrange("s2", count=20)[-1][0]
+        p.execute_command("XADD", "s2", "MINID", "~", mid, "LIMIT", "8", "*", "t", "2")
+        p.execute_command("XTRIM", "s2", "MAXLEN", "~", "12")
+        p.execute_command("XTRIM", "s2", "MINID", "~", mid, "LIMIT", "4")
+
+        # Consumer groups.
+        p.xgroup_create("s", "g", id="0")
+        p.xgroup_create("s", "g2", id="$")
+        p.xreadgroup("g", "c1", {"s": ">"}, count=3)
+        p.xreadgroup("g", "c2", {"s": ">"}, count=2, noack=True)
+        p.xreadgroup("g", "c1", {"s": ">"}, count=2)
+        ids = [e[0] for e in p.xrange("s")]
+        p.xack("s", "g", ids[0])
+        p.xreadgroup("g", "c1", {"s": "0"}, count=10)  # history: delivery counts grow
+        p.xclaim("s", "g", "c3", 0, [ids[1]])
+        p.xautoclaim("s", "g", "c4", 0, "0-0", count=1)
+        p.xdel("s", ids[3])  # pending: XAUTOCLAIM drops it from the PEL (XACK on the replica)
+        p.xautoclaim("s", "g", "c5", 0, "0-0", count=10)
+        p.xgroup_setid("s", "g2", ids[2])
+        p.xreadgroup("g2", "c9", {"s": ">"}, count=1)
+        p.xgroup_create("s", "gone", id="0")
+        p.xgroup_destroy("s", "gone")
+        p.xgroup_createconsumer("s", "g", "idle")
+
+        # A blocked XREADGROUP served by a later XADD.
+        p.xgroup_create("b", "bg", id="$", mkstream=True)
+        blocked = threading.Thread(target=lambda: conn(primary).xreadgroup(
+            "bg", "bc", {"b": ">"}, block=10000))
+        blocked.start()
+        wait_for(lambda: p.info("clients")["blocked_clients"] == 1, what="blocked XREADGROUP")
+        p.xadd("b", {"wake": "1"})
+        blocked.join()
+        self.assertEqual(p.xpending("b", "bg")["pending"], 1)
+
+        # Inside MULTI/EXEC and scripts.
+        t = p.pipeline(transaction=True)
+        t.set("plain", "v", ex=100)
+        t.xadd("m", {"a": "1"})
+        t.xadd("m", {"a": "2"}, maxlen=1, approximate=True)
+        t.xgroup_create("m", "mg", id="0")
+        t.xreadgroup("mg", "mc", {"m": ">"})
+        t.incrbyfloat("plain2", 1.5)
+        t.eval("return redis.call('XADD', KEYS[1], 'MAXLEN', '~', '1', '*', 'n', '1')", 1, "m")
+        t.execute_command("SELECT", 1)
+        t.xadd("m1", {"db": "1"})
+        t.execute_command("SELECT", 0)
+        t.execute()
+        p.eval("redis.call('XADD', KEYS[1], '*', 'a', '1');"
+               "redis.call('XADD', KEYS[1], 'MAXLEN', '~', '1', '*', 'b', '2');"
+               "redis.call('SET', KEYS[2], 'x', 'PX', 100000);"
+               "return redis.call('XADD', KEYS[1], '*', 'c', '3')", 2, "e", "ekey")
+        p.execute_command("FCALL", "xadd_before", 1, "f1", "v1")
+        p.execute_command("FCALL", "xadd_after", 1, "f2", "v2")
+
+        wait_for(lambda: in_sync(primary, replica), what="stream")
+        # The approximate trims left more than an exact one would (the replica must match that).
+        self.assertGreater(p.xlen("s"), 11)
+        self.assertEqual(len(p.execute_command("FUNCTION", "LIST")), 2)
+        for key in ("s", "s2", "b", "m", "e", "f1", "f2"):
+            self.assertEqual(stream_state(rc, key), stream_state(p, key), key)
+        in_db1 = redis.Redis(host="127.0.0.1", port=primary.port, db=1).xrange("m1")
+        self.assertEqual(len(in_db1), 1)
+        self.assertEqual(redis.Redis(host="127.0.0.1", port=replica.port, db=1).xrange("m1"),
+                         in_db1)
+        self.assertEqual(rc.get("plain"), b"v")
+        self.assertEqual(rc.pexpiretime("plain"), p.pexpiretime("plain"))
+        self.assertEqual(rc.get("plain2"), b"1.5")
+        self.assertEqual(rc.get("ekey"), b"x")
+        self.assertEqual(rc.execute_command("FUNCTION", "LIST"),
+                         p.execute_command("FUNCTION", "LIST"))
+        # FUNCTION DELETE / FLUSH / RESTORE reach the replica too.
+        dump = p.execute_command("FUNCTION", "DUMP")
+        p.execute_command("FUNCTION", "DELETE", "after")
+        wait_for(lambda: in_sync(primary, replica), what="FUNCTION DELETE")
+        self.assertEqual(rc.execute_command("FUNCTION", "LIST"),
+                         p.execute_command("FUNCTION", "LIST"))
+        p.execute_command("FUNCTION", "FLUSH")
+        wait_for(lambda: in_sync(primary, replica), what="FUNCTION FLUSH")
+        self.assertEqual(rc.execute_command("FUNCTION", "LIST"), [])
+        p.execute_command("FUNCTION", "RESTORE", dump)
+        wait_for(lambda: in_sync(primary, replica), what="FUNCTION RESTORE")
+        self.assertEqual(len(rc.execute_command("FUNCTION", "LIST")), 2)
+        self.assertEqual(rc.execute_command("FUNCTION", "LIST"),
+                         p.execute_command("FUNCTION", "LIST"))
 
 
 @unittest.skipIf(IS_REDIS or REDIS_SENTINEL is None, "Sluice with redis-sentinel")

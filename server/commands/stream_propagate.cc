@@ -1,0 +1,125 @@
+// The stream commands' effects for replication: stream_propagate.h.
+#include "server/commands/stream_propagate.h"
+
+#include <string>
+#include <vector>
+
+#include "server/core/args.h"
+#include "server/core/client_state.h"
+#include "server/core/replication_hook.h"
+#include "sluice/transaction.h"
+
+namespace sluice::server {
+
+namespace {
+
+// The group's last-delivered ID and entries-read (nullopt: no such group).
+std::optional<StreamGroupInfo> FindGroup(CommandContext& ctx, std::string_view key,
+                                         std::string_view group) {
+  auto groups = ctx.txn().XInfoGroups(ctx.client.db, key);
+  if (!groups.ok()) return std::nullopt;
+  for (StreamGroupInfo& g : *groups) {
+    if (g.name == group) return std::move(g);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void PropagateAddOrTrim(CommandContext& ctx, Args args, const StreamAddArgs& parsed,
+                        std::optional<StreamId> id) {
+  if (!WantsEffects()) return;
+  const StreamTrim& trim = parsed.options.trim;
+  std::string threshold;
+  if (trim.by != StreamTrim::By::kNone && trim.approx) {
+    if (trim.by == StreamTrim::By::kMaxLen) {
+      auto len = ctx.txn().XLen(ctx.client.db, args[1]);
+      threshold = std::to_string(len.ok() ? *len : 0);
+    } else {
+      // The first entry left; when none is, the ID after the last one (removes them all).
+      auto info = ctx.txn().XInfoStream(ctx.client.db, args[1]);
+      StreamId first;
+      if (info.ok() && info->has_value()) {
+        first = (*info)->length > 0 ? (*info)->first_id : (*info)->last_id;
+        if ((*info)->length == 0) first.Increment();
+      }
+      threshold = first.ToString();
+    }
+  }
+  std::vector<std::string> argv;
+  argv.reserve(args.size());
+  const size_t options_end = id ? parsed.id_pos : args.size();
+  argv.emplace_back(args[0]);
+  argv.emplace_back(args[1]);
+  for (size_t i = 2; i < options_end; ++i) {
+    std::string_view opt = args[i];
+    if (EqualsIgnoreCase(opt, "maxlen") || EqualsIgnoreCase(opt, "minid")) {
+      argv.emplace_back(opt);
+      if (args[i + 1] == "~" || args[i + 1] == "=") ++i;
+      ++i;  // the threshold
+      if (trim.approx) {
+        argv.emplace_back("=");
+        argv.push_back(threshold);
+      } else {
+        argv.emplace_back(args[i]);
+      }
+    } else if (EqualsIgnoreCase(opt, "limit")) {
+      ++i;  // an exact trim takes no LIMIT
+    } else {
+      argv.emplace_back(opt);
+    }
+  }
+  if (id) {
+    argv.push_back(id->ToString());
+    for (size_t i = parsed.id_pos + 1; i < args.size(); ++i) argv.emplace_back(args[i]);
+  }
+  PropagateAs(std::move(argv));
+}
+
+GroupBefore NoteGroupBefore(CommandContext& ctx, std::string_view key, std::string_view group,
+                            std::string_view consumer) {
+  GroupBefore b;
+  if (!WantsEffects()) return b;
+  b.wanted = true;
+  if (auto g = FindGroup(ctx, key, group)) {
+    b.last_delivered = g->last_delivered;
+    b.entries_read = g->entries_read;
+  }
+  b.consumer_existed = false;
+  auto consumers = ctx.txn().XInfoConsumers(ctx.client.db, key, group);
+  if (consumers.ok()) {
+    for (const StreamConsumerInfo& c : *consumers) {
+      if (c.name == consumer) b.consumer_existed = true;
+    }
+  }
+  return b;
+}
+
+void PropagateGroupChange(CommandContext& ctx, std::string_view key, std::string_view group,
+                          std::string_view consumer, const GroupBefore& before,
+                          std::span<const StreamId> delivered, std::span<const StreamId> dropped) {
+  if (!before.wanted) return;
+  auto g = FindGroup(ctx, key, group);
+  if (!g) return;
+  const std::string k(key), grp(group);
+  if (!before.consumer_existed) {
+    PropagateAs({"XGROUP", "CREATECONSUMER", k, grp, std::string(consumer)});
+  }
+  const std::string last = g->last_delivered.ToString();
+  for (StreamId id : delivered) {
+    auto p = ctx.txn().XPendingRange(ctx.client.db, key, group, 0, id, id, 1, std::nullopt);
+    if (!p.ok() || p->empty()) continue;
+    const StreamPendingEntry& e = p->front();
+    PropagateAs({"XCLAIM", k, grp, e.consumer, "0", id.ToString(), "TIME",
+                 std::to_string(e.delivery_ms), "RETRYCOUNT", std::to_string(e.delivery_count),
+                 "FORCE", "JUSTID", "LASTID", last});
+  }
+  for (StreamId id : dropped) PropagateAs({"XACK", k, grp, id.ToString()});
+  if (g->last_delivered != before.last_delivered || g->entries_read != before.entries_read) {
+    PropagateAs({"XGROUP", "SETID", k, grp, last, "ENTRIESREAD", std::to_string(g->entries_read)});
+  }
+  // Nothing else changed that a replica keeps (the consumer's seen time aside): nothing to send.
+  t_effect_override.set = true;
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,41 @@
+// What the stream commands send down the replication stream in place of their argv, as Redis
+// 7.0 (rewriteClientCommandVector / alsoPropagate in t_stream.c): XADD with the ID it chose, an
+// approximate trim as the exact one it amounted to, and a consumer group's reads and claims as
+// XCLAIM ... FORCE JUSTID LASTID per delivered entry plus XGROUP SETID with the group's
+// ENTRIESREAD (so a replica's XPENDING / XINFO equal the primary's). Recorded through
+// PropagateAs (server/core/replication_hook.h) only while replication is attached.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "server/commands/stream_args.h"
+#include "server/core/command.h"
+#include "sluice/stream.h"
+
+namespace sluice::server {
+
+// XADD (id: the entry added) or XTRIM (id nullopt) that succeeded: `args` with the chosen ID and,
+// for a `~` trim, "= <length>" (MAXLEN) or "= <first ID>" (MINID) without LIMIT.
+void PropagateAddOrTrim(CommandContext& ctx, Args args, const StreamAddArgs& parsed,
+                        std::optional<StreamId> id);
+
+// A group's state before a read or claim (taken only when effects are recorded).
+struct GroupBefore {
+  bool wanted = false;
+  bool consumer_existed = true;
+  StreamId last_delivered;
+  int64_t entries_read = -1;
+};
+GroupBefore NoteGroupBefore(CommandContext& ctx, std::string_view key, std::string_view group,
+                            std::string_view consumer);
+
+// After XREADGROUP / XCLAIM / XAUTOCLAIM on one stream: XGROUP CREATECONSUMER when it made the
+// consumer, XCLAIM per ID that is now pending (`delivered`), XACK per ID it dropped from the
+// PEL (`dropped`), XGROUP SETID when the group's last ID or entries-read moved.
+void PropagateGroupChange(CommandContext& ctx, std::string_view key, std::string_view group,
+                          std::string_view consumer, const GroupBefore& before,
+                          std::span<const StreamId> delivered, std::span<const StreamId> dropped);
+
+}  // namespace sluice::server

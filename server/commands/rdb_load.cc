@@ -6,6 +6,7 @@
 #include <iterator>
 #include <vector>
 
+#include "server/commands/rdb_save.h"
 #include "server/core/logging.h"
 #include "sluice/transaction.h"
 #include "storage/formats/rdb_file.h"
@@ -108,8 +109,23 @@ Status LoadRdbFileIfFresh(Store& store, FunctionRegistry& functions, const std::
     return Status::Ok();
   };
   check.function = [&](std::string_view code) { return LoadLibrary(scratch, code); };
+  // A file this data dir's own SAVE wrote (rdb_save.h) is its backup: loading it into the
+  // emptied dir (after FLUSHALL, say) would bring deleted keys back.
+  std::error_code canon_ec;
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const std::filesystem::path here = std::filesystem::weakly_canonical(dir, canon_ec);
+  const std::string here_name = canon_ec ? dir.string() : here.string();
+  bool own_save = false;
+  check.aux = [&](std::string_view name, std::string_view value) {
+    if (name == kSavedFromAux && value == here_name) own_save = true;
+    return Status::Ok();
+  };
   Status checked = formats::ReadRdbFile(file, check);
   if (!checked.ok()) return Status::InvalidArgument(path + ": " + checked.message());
+  if (own_save) {
+    LogInfo("loading: " + path + " ignored: this data dir's own SAVE wrote it");
+    return Status::Ok();
+  }
   KeyWriter writer(store, total);
   formats::RdbVisitor load;
   load.key = [&](formats::RdbKey& key) { return writer.Add(key); };

@@ -10,6 +10,7 @@ namespace sluice::formats {
 
 namespace {
 constexpr uint8_t kOpAux = 0xfa;
+constexpr uint8_t kOpFunction2 = 0xf5;
 constexpr uint8_t kOpExpireTimeMs = 0xfc;
 constexpr uint8_t kOpSelectDb = 0xfe;
 constexpr uint8_t kOpEof = 0xff;
@@ -39,6 +40,13 @@ void RdbWriter::Aux(std::string_view name, std::string_view value) {
   scratch_.push_back(static_cast<char>(kOpAux));
   WriteString(name, &scratch_);
   WriteString(value, &scratch_);
+  Emit(scratch_);
+}
+
+void RdbWriter::Function(std::string_view code) {
+  scratch_.clear();
+  scratch_.push_back(static_cast<char>(kOpFunction2));
+  WriteString(code, &scratch_);
   Emit(scratch_);
 }
 

@@ -20,6 +20,9 @@ class RdbWriter {
   // used-mem, aof-base), plus repl-stream-db / repl-id / repl-offset when repl_id is not empty.
   void Begin(int64_t ctime_s, std::string_view repl_id = {}, int64_t repl_offset = 0);
   void Aux(std::string_view name, std::string_view value);
+  // A function library's code (FUNCTION2, as FUNCTION LOAD takes it); Redis writes them before
+  // the first SELECTDB.
+  void Function(std::string_view code);
   void SelectDb(int db);
   // One key; expire_at_ms 0: none. `value` must be a string or a non-empty collection.
   void Key(std::string_view key, const WholeValue& value, int64_t expire_at_ms);

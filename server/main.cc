@@ -13,6 +13,7 @@
 #include "server/commands/rdb_load.h"
 #include "server/core/command.h"
 #include "server/core/config.h"
+#include "server/core/config_compat.h"
 #include "server/core/crash_report.h"
 #include "server/core/logging.h"
 #include "server/core/notify.h"
@@ -131,8 +132,8 @@ int Serve(Config config, const char* argv0) {
   std::unique_ptr<sluice::Store> store = std::move(opened).value();
   store->AddCommitObserver(&state.watches());
   store->AddCommitObserver(&state.blocking());
-  store->AddCommitObserver(&state.dirty());   // INFO rdb_changes_since_last_save
-  store->AddCommitObserver(&expired_events);  // keyspace notifications' "expired"
+  store->AddCommitObserver(&state.dirty());     // INFO rdb_changes_since_last_save
+  store->AddCommitObserver(&expired_events);    // keyspace notifications' "expired"
   store->AddCommitObserver(&state.tracking());  // client-side caching's invalidations
 
   state.set_executable(ExecutablePath(argv0));
@@ -148,9 +149,12 @@ int Serve(Config config, const char* argv0) {
     return Fail("cannot load functions: " + fs.message());
   }
 
-  // A Redis snapshot in an empty data dir moves in (docs/migrating.md).
-  if (sluice::Status rdb = sluice::server::LoadRdbFileIfFresh(*store, state.scripting().functions,
-                                                              config.dir + "/dump.rdb");
+  // A Redis snapshot (dbfilename, dump.rdb) in an empty data dir moves in (docs/migrating.md).
+  const std::string rdb_path =
+      config.dir + "/" +
+      sluice::server::GetCompatValue(config, *sluice::server::FindCompatOption("dbfilename"));
+  if (sluice::Status rdb =
+          sluice::server::LoadRdbFileIfFresh(*store, state.scripting().functions, rdb_path);
       !rdb.ok()) {
     return Fail("cannot load the Redis snapshot: " + rdb.message());
   }

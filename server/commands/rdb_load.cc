@@ -51,10 +51,18 @@ class KeyWriter {
 
   Status Flush() {
     if (batch_.empty()) return Status::Ok();
-    std::vector<KeyRef> refs;
-    for (const formats::RdbKey& k : batch_) refs.push_back({k.db, k.key});
-    Store::Transaction txn(store_, refs);
+    // Nothing else runs yet: the unit holds every stripe (no lock per key, no sort of the
+    // batch's keys). The store was empty, so a string needs no DEL of an older value first
+    // (WriteWhole's first step, one lookup more per key): SET writes it, with its expiry.
+    Store::Transaction txn(store_, {},
+                           TransactionOptions{.all_keys = true, .isolate_reads = false});
     for (const formats::RdbKey& k : batch_) {
+      if (k.value.kind == ValueKind::kString) {
+        SetOptions options;
+        if (k.expire_at_ms != 0) options.expiry = {ExpiryChange::Kind::kSetAt, k.expire_at_ms};
+        if (Status s = txn.Set(k.db, k.key, k.value.string, options).status(); !s.ok()) return s;
+        continue;
+      }
       if (Status s = txn.WriteWhole(k.db, k.key, k.value, k.expire_at_ms); !s.ok()) return s;
     }
     if (Status s = txn.Commit(); !s.ok()) return s;

@@ -19,11 +19,12 @@ import threading
 import time
 import unittest
 
-import redis
-
 from harness import IS_REDIS, BlackboxTestCase, Client, Server
 from test_dump import populate
-from test_transactions import RedisReference, redis_server_binary, redis_server_version
+from test_transactions import (RedisReference, import_redis_py, redis_server_binary,
+                               redis_server_version)
+
+redis = import_redis_py()  # redis-py (Debian's python3-redis where this Python lacks it)
 
 DBS = (0, 1, 3)
 

@@ -11,6 +11,8 @@
   (Redis's WAIT counts Sluice's ACK).
 - A short link drop (CLIENT KILL TYPE master on Sluice) resumes with +CONTINUE (Redis's
   sync_partial_ok counts it).
+- A 1M-key RDB loads for longer than Redis's repl-timeout (2 s here) without Redis dropping
+  Sluice: it sends the newline keepalive Redis's replicas send while loading.
 - Then `REPLICAOF NO ONE` on Sluice: every key equal, value and expiry time to the ms, and
   Sluice takes writes.
 """
@@ -178,6 +180,23 @@ class ReplicaOfRedisTest(BlackboxTestCase):
         self.assertEqual(snapshot(self.s), expected)
         self.assertTrue(self.s.set("after", "1"))
         self.assertEqual(self.s.incr("w:counter"), int(self.r.get("w:counter")) + 1)
+
+    def test_long_load_keeps_the_link(self):
+        """While Sluice loads a big RDB it sends Redis a newline every second (as Redis's
+        replicas do), so a primary with a short repl-timeout does not drop it mid-load."""
+        self.r.config_set("repl-diskless-sync", "no")
+        self.r.config_set("repl-timeout", "2")
+        self.r.eval("for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'key:' .. i, i) end", 0,
+                    1000000)
+        self.assertTrue(self.s.execute_command("REPLICAOF", "127.0.0.1", self.redis.port))
+        wait_for(self.in_sync, timeout=120, what="Sluice at Redis's offset")
+        time.sleep(3)  # a drop would show now
+        self.assertTrue(self.in_sync())
+        with open(self.redis.log.name) as f:
+            self.assertNotIn("timedout replica", f.read())
+        stats = self.r.info("stats")
+        self.assertEqual((stats["sync_full"], stats["sync_partial_ok"]), (1, 0))
+        self.assertEqual(self.s.dbsize(), 1000000)
 
     def test_disk_sync(self):
         self.run_move(diskless=False)

@@ -14,6 +14,7 @@
 #include "server/core/command.h"
 #include "server/core/command_stats.h"
 #include "server/core/config.h"
+#include "server/core/config_compat.h"
 #include "server/core/crash_report.h"
 #include "server/core/logging.h"
 #include "server/core/notify.h"
@@ -149,9 +150,12 @@ int Serve(Config config, const char* argv0) {
     return Fail("cannot load functions: " + fs.message());
   }
 
-  // A Redis snapshot in an empty data dir moves in (docs/migrating.md).
-  if (sluice::Status rdb = sluice::server::LoadRdbFileIfFresh(*store, state.scripting().functions,
-                                                              config.dir + "/dump.rdb");
+  // A Redis snapshot (dbfilename, dump.rdb) in an empty data dir moves in (docs/migrating.md).
+  const std::string rdb_path =
+      config.dir + "/" +
+      sluice::server::GetCompatValue(config, *sluice::server::FindCompatOption("dbfilename"));
+  if (sluice::Status rdb =
+          sluice::server::LoadRdbFileIfFresh(*store, state.scripting().functions, rdb_path);
       !rdb.ok()) {
     return Fail("cannot load the Redis snapshot: " + rdb.message());
   }

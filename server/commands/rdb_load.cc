@@ -6,6 +6,7 @@
 #include <iterator>
 #include <vector>
 
+#include "server/commands/rdb_save.h"
 #include "server/core/logging.h"
 #include "sluice/transaction.h"
 #include "storage/formats/rdb_file.h"
@@ -50,10 +51,18 @@ class KeyWriter {
 
   Status Flush() {
     if (batch_.empty()) return Status::Ok();
-    std::vector<KeyRef> refs;
-    for (const formats::RdbKey& k : batch_) refs.push_back({k.db, k.key});
-    Store::Transaction txn(store_, refs);
+    // Nothing else runs yet: the unit holds every stripe (no lock per key, no sort of the
+    // batch's keys). The store was empty, so a string needs no DEL of an older value first
+    // (WriteWhole's first step, one lookup more per key): SET writes it, with its expiry.
+    Store::Transaction txn(store_, {},
+                           TransactionOptions{.all_keys = true, .isolate_reads = false});
     for (const formats::RdbKey& k : batch_) {
+      if (k.value.kind == ValueKind::kString) {
+        SetOptions options;
+        if (k.expire_at_ms != 0) options.expiry = {ExpiryChange::Kind::kSetAt, k.expire_at_ms};
+        if (Status s = txn.Set(k.db, k.key, k.value.string, options).status(); !s.ok()) return s;
+        continue;
+      }
       if (Status s = txn.WriteWhole(k.db, k.key, k.value, k.expire_at_ms); !s.ok()) return s;
     }
     if (Status s = txn.Commit(); !s.ok()) return s;
@@ -108,8 +117,23 @@ Status LoadRdbFileIfFresh(Store& store, FunctionRegistry& functions, const std::
     return Status::Ok();
   };
   check.function = [&](std::string_view code) { return LoadLibrary(scratch, code); };
+  // A file this data dir's own SAVE wrote (rdb_save.h) is its backup: loading it into the
+  // emptied dir (after FLUSHALL, say) would bring deleted keys back.
+  std::error_code canon_ec;
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const std::filesystem::path here = std::filesystem::weakly_canonical(dir, canon_ec);
+  const std::string here_name = canon_ec ? dir.string() : here.string();
+  bool own_save = false;
+  check.aux = [&](std::string_view name, std::string_view value) {
+    if (name == kSavedFromAux && value == here_name) own_save = true;
+    return Status::Ok();
+  };
   Status checked = formats::ReadRdbFile(file, check);
   if (!checked.ok()) return Status::InvalidArgument(path + ": " + checked.message());
+  if (own_save) {
+    LogInfo("loading: " + path + " ignored: this data dir's own SAVE wrote it");
+    return Status::Ok();
+  }
   KeyWriter writer(store, total);
   formats::RdbVisitor load;
   load.key = [&](formats::RdbKey& key) { return writer.Add(key); };

@@ -5,10 +5,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "protocol/request_parser.h"
@@ -235,8 +237,20 @@ bool MasterLink::Session() {
     }
     const int64_t start = ServerState::RealNowMs();
     int64_t keys = 0;
+    // As a Redis replica does while it loads: a newline to the primary every second, which a
+    // redis-server primary takes as the replica's ACK (it drops a replica silent for
+    // repl-timeout, and a big RDB loads for longer than that).
+    std::atomic<bool> loading{true};
+    std::thread keepalive([&loading, fd] {
+      for (int tick = 1; loading.load(); ++tick) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (tick % 10 == 0 && loading.load()) static_cast<void>(SendAll(fd, "\n"));
+      }
+    });
     std::vector<std::string> functions;
     Status s = LoadRdb(repl_.store(), rdb, &keys, &functions);
+    loading.store(false);
+    keepalive.join();
     if (s.ok() && repl_.install_functions_) s = repl_.install_functions_(functions);
     if (!s.ok()) {
       LogError("Failed trying to load the MASTER synchronization DB: " + s.ToString());

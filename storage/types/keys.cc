@@ -93,7 +93,19 @@ Result<int64_t> Store::Transaction::Del(int db, std::span<const std::string_view
   for (const auto& k : raw) {
     auto cur = txn_->ReadView(k);
     if (!cur.ok()) return cur.status();
-    if (!cur->has_value()) continue;
+    if (!cur->has_value()) {
+      // A replica keeps expired values until its primary's DEL (Store::set_keep_expired): that
+      // DEL removes the stored value (counted out as the expired key it is; the reply, which
+      // only the primary's link sees, says 0 as for a missing key).
+      if (txn_->impl().keep_expired()) {
+        std::string stored;
+        bool found = false;
+        Status g = txn_->GetRaw(txn_->impl().db()->DefaultColumnFamily(), k, &stored, &found);
+        if (!g.ok()) return g;
+        if (found) txn_->Delete(k);
+      }
+      continue;
+    }
     txn_->Delete(k);
     ++removed;
   }

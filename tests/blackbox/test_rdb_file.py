@@ -11,6 +11,7 @@
 import os
 import random
 import struct
+import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, Server
@@ -115,3 +116,59 @@ class RefusedTest(RdbFileTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipIf(IS_REDIS, "Sluice's SAVE loaded by redis-server")
+class SaveForRedisTest(BlackboxTestCase):
+    """SAVE / BGSAVE also write <dir>/<dbfilename> as Redis 7.0's RDB: redis-server 7.0.15
+    started on that file holds every key (values, expiry times to the ms) and the function
+    library; Sluice's own restart after FLUSHALL does not load its own backup back."""
+    maxDiff = None
+
+    def test_redis_loads_sluice_save(self):
+        binary = redis_server_binary()
+        if binary is None or not redis_server_version(binary).startswith("7.0."):
+            raise unittest.SkipTest("no redis-server 7.0.x to load the file")
+        server = Server()
+        self.addCleanup(server.stop)
+        server.start()
+        rng = random.Random(11)
+        with Client(server.port) as s:
+            populate(s, rng, "a")
+            s.call("SELECT", 3)
+            populate(s, rng, "b")
+            s.call("SELECT", 0)
+            s.call("FUNCTION", "LOAD", "#!lua name=mylib\n"
+                   "redis.register_function('answer', function() return 42 end)")
+            s.call("GCRA.TAKE", "gcra:1", 10, "1h")  # a string state: Redis holds it as one
+            self.assertEqual(s.call("SAVE"), "OK")
+            expected = {db: keyspace(s, db) for db in (0, 3)}
+            self.assertEqual(len(expected[0]), 34)
+            redis_ref = RedisReference(binary)
+            with open(os.path.join(server.datadir, "dump.rdb"), "rb") as f:
+                saved = f.read()
+            with open(os.path.join(redis_ref.workdir, "dump.rdb"), "wb") as f:
+                f.write(saved)
+            redis_ref.start()
+            self.addCleanup(redis_ref.stop)
+            with Client(redis_ref.port) as r:
+                for db in (0, 3):
+                    self.assertEqual(keyspace(r, db), expected[db])
+                self.assertEqual(r.call("FCALL", "answer", 0), 42)
+            # BGSAVE writes it too.
+            s.call("SET", "later", "1")
+            self.assertEqual(s.call("BGSAVE"), "Background saving started")
+            for _ in range(600):
+                with open(os.path.join(server.datadir, "dump.rdb"), "rb") as f:
+                    if f.read() != saved:
+                        break
+                time.sleep(0.05)
+            else:
+                self.fail("BGSAVE did not rewrite dump.rdb")
+            self.assertIn("dump.rdb (68 keys,", server.log())
+            s.call("FLUSHALL")
+            s.call("FUNCTION", "FLUSH")
+        server.restart()
+        with Client(server.port) as s:
+            self.assertEqual(s.call("DBSIZE"), 0)
+        self.assertIn("ignored: this data dir's own SAVE wrote it", server.log())

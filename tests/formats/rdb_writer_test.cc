@@ -83,5 +83,31 @@ TEST_CASE("RdbWriter: every type, expiry, db and AUX field reads back") {
   CHECK(!ReadRdbFile(out, v).ok());
 }
 
+TEST_CASE("RdbWriter: function libraries read back before the keys") {
+  std::string out;
+  RdbWriter w(&out);
+  w.Begin(1700000000);
+  const std::string code = "#!lua name=mylib\nredis.register_function('f', function() end)";
+  w.Function(code);
+  w.SelectDb(0);
+  WholeValue s;
+  s.kind = ValueKind::kString;
+  s.string = "v";
+  w.Key("k", s, 0);
+  w.Finish();
+  std::vector<std::string> seen;
+  RdbVisitor v;
+  v.function = [&](std::string_view c) {
+    seen.emplace_back(c);
+    return Status::Ok();
+  };
+  v.key = [&](RdbKey& k) {
+    seen.push_back(k.key);
+    return Status::Ok();
+  };
+  REQUIRE(ReadRdbFile(out, v).ok());
+  CHECK(seen == std::vector<std::string>{code, "k"});
+}
+
 }  // namespace
 }  // namespace sluice::formats

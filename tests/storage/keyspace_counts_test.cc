@@ -300,4 +300,21 @@ TEST_CASE("RANDOMKEY: nil for a small db of expired keys whatever the random tar
   for (int i = 0; i < 40; ++i) CHECK(*f.store->RandomKey(1) == std::nullopt);
 }
 
+TEST_CASE("keyspace counts: a replica's DEL removes a key kept past its expiry") {
+  // A replica keeps expired values until its primary's DEL (set_keep_expired); that DEL must
+  // remove the stored value and count it out, though a read sees the key as missing.
+  Fixture f;
+  Store& s = *f.store;
+  s.set_keep_expired(true);
+  REQUIRE(s.Set(0, "a", "1", SetPx(kT0Ms + 100)).ok());
+  REQUIRE(s.Set(0, "b", "1", SetPlain()).ok());
+  f.AdvanceMs(200);
+  CHECK(!s.Get(0, "a")->has_value());
+  CHECK(Info(s) == KeyspaceInfo{2, 1});  // still stored
+  const SV del[] = {"a", "missing"};
+  CHECK(*s.Del(0, del) == 0);  // the reply of a missing key, as before
+  CHECK(Info(s) == KeyspaceInfo{1, 0});
+  CHECK(s.DbSize(0).value() == 1);
+}
+
 }  // namespace sluice::testing

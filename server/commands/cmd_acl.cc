@@ -3,6 +3,7 @@
 // (server/core/acl_registry.h); the gate checks them (server/core/acl_check.h).
 #include <openssl/rand.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "server/core/acl_registry.h"
 #include "server/core/args.h"
 #include "server/core/dispatcher.h"
+#include "server/core/durable_file.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
 #include "server/core/server_state.h"
@@ -208,17 +210,10 @@ void AclDryRun(CommandContext& ctx, Args args) {
 void AclSave(CommandContext& ctx, Args) {
   const std::string& path = ctx.server.acl_file();
   if (path.empty()) return ReplyError(ctx.out, AclNoAclFile());
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-    file << AclFileText(ctx.server.acl().Users(), ctx.server.commands());
-    if (!file.flush()) {
-      LogError("Opening temp ACL file for ACL SAVE: " + tmp + " failed");
-      return ReplyError(ctx.out, AclSaveFailed());
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    LogError("Renaming ACL file for ACL SAVE: " + path + " failed");
+  const int err =
+      WriteFileDurably(path, AclFileText(ctx.server.acl().Users(), ctx.server.commands()));
+  if (err != 0) {
+    LogError("ACL SAVE: cannot write " + path + ": " + std::strerror(err));
     return ReplyError(ctx.out, AclSaveFailed());
   }
   ctx.out.Simple("OK");

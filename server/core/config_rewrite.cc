@@ -13,6 +13,7 @@
 
 #include "server/core/args.h"
 #include "server/core/config_compat.h"
+#include "server/core/durable_file.h"
 
 namespace sluice::server {
 
@@ -256,20 +257,8 @@ std::string RewriteConfigFile(const Config& config) {
     if (in) text << in.rdbuf();
     old_text = text.str();
   }
-  std::string content = RewriteConfigText(old_text, config);
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return std::strerror(errno);
-  bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  ok = std::fflush(f) == 0 && ok;
-  ok = ::fsync(::fileno(f)) == 0 && ok;
-  int saved = errno;
-  std::fclose(f);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    if (ok) saved = errno;
-    std::remove(tmp.c_str());
-    return std::strerror(saved);
-  }
+  const int err = WriteFileDurably(path, RewriteConfigText(old_text, config));
+  if (err != 0) return std::strerror(err);
   return {};
 }
 

@@ -55,11 +55,8 @@ bool DecodeEntry(std::string_view v, int* db, std::string* key, Store::Transacti
 
 }  // namespace
 
-Status EncodeRdb(Store& store, const std::vector<std::string>& functions, const std::string& replid,
-                 int64_t offset, std::string* out, EncodeStats* stats) {
-  formats::RdbWriter w(out);
-  w.Begin(ServerState::RealNowMs() / 1000, replid, offset);
-  for (const std::string& code : functions) w.Function(code);
+Status EncodeRdbKeys(Store& store, formats::RdbWriter& w, LimiterEntries limiters,
+                     EncodeStats* stats) {
   for (int db = 0; db < kNumDatabases; ++db) {
     bool selected = false;
     uint64_t cursor = 0;
@@ -78,6 +75,10 @@ Status EncodeRdb(Store& store, const std::vector<std::string>& functions, const 
           continue;
         }
         if (kind == ValueKind::kLeaky || kind == ValueKind::kSliding || kind == ValueKind::kConc) {
+          if (limiters == LimiterEntries::kSkip) {
+            ++stats->skipped_limiters;
+            continue;
+          }
           auto e = t.ReadEntry(db, key);
           if (!e.ok()) return e.status();
           if (!e->has_value()) continue;
@@ -99,6 +100,15 @@ Status EncodeRdb(Store& store, const std::vector<std::string>& functions, const 
       }
     } while (cursor != 0);
   }
+  return Status::Ok();
+}
+
+Status EncodeRdb(Store& store, const std::vector<std::string>& functions, const std::string& replid,
+                 int64_t offset, std::string* out, EncodeStats* stats) {
+  formats::RdbWriter w(out);
+  w.Begin(ServerState::RealNowMs() / 1000, replid, offset);
+  for (const std::string& code : functions) w.Function(code);
+  if (Status s = EncodeRdbKeys(store, w, LimiterEntries::kAsAux, stats); !s.ok()) return s;
   w.Finish();
   return Status::Ok();
 }

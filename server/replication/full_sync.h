@@ -10,13 +10,27 @@
 
 #include "sluice/status.h"
 #include "sluice/store.h"
+#include "storage/formats/rdb_writer.h"
 
 namespace sluice::server::replication {
 
 struct EncodeStats {
   int64_t keys = 0;
-  int64_t skipped_streams = 0;  // streams have no whole form yet: not sent
+  int64_t skipped_streams = 0;   // streams have no whole form yet: not sent
+  int64_t skipped_limiters = 0;  // LEAKY/SLIDING/CONC states, with LimiterEntries::kSkip
 };
+
+// What becomes of limiter states that have no Redis form (LEAKY, SLIDING, CONC).
+enum class LimiterEntries {
+  kAsAux,  // sluice-entry AUX fields (a Sluice replica loads them, a redis-server skips them)
+  kSkip,   // left out, counted in EncodeStats::skipped_limiters
+};
+
+// Appends every key of `store` (opened on a checkpoint, nothing else writing it) to `w`, database
+// by database (SELECTDB before a database's first key), with its expiry time. The walk of both
+// a full sync (EncodeRdb) and SAVE's dump.rdb (server/commands/rdb_save.cc).
+Status EncodeRdbKeys(Store& store, formats::RdbWriter& w, LimiterEntries limiters,
+                     EncodeStats* stats);
 
 // Encodes the function libraries (`functions`: their code) and every key of `store` (opened on a
 // checkpoint, nothing else writing it) as an RDB file appended to *out, with repl-id /

@@ -1,10 +1,8 @@
 #include "server/scripting/lua_functions.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <lua5.1/lua.hpp>
 #include <memory>
@@ -12,6 +10,7 @@
 #include <sstream>
 
 #include "server/core/args.h"
+#include "server/core/durable_file.h"
 #include "server/core/errors.h"
 #include "server/scripting/lua_vm.h"
 
@@ -259,34 +258,6 @@ bool Decode(std::string_view payload, std::vector<std::string>* codes) {
   return payload.empty();
 }
 
-// Writes `data` to `path` durably: a temporary file, fsync, rename, fsync of the directory.
-Status WriteFileDurably(const std::string& path, const std::string& data) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return InternalError("cannot write " + tmp);
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n <= 0) {
-      ::close(fd);
-      return InternalError("cannot write " + tmp);
-    }
-    done += static_cast<size_t>(n);
-  }
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    return InternalError("cannot write " + path);
-  }
-  const std::string dir = path.substr(0, path.find_last_of('/') + 1);
-  const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status LoadLibraryInto(LuaVm& vm, std::string_view code, Library* library) {
@@ -383,7 +354,9 @@ Status FunctionRegistry::InstallLocked(std::map<std::string, Library> libs) {
     }
   }
   if (!path_.empty()) {
-    if (Status s = WriteFileDurably(path_, Encode(libs)); !s.ok()) return s;
+    if (const int err = WriteFileDurably(path_, Encode(libs)); err != 0) {
+      return InternalError("cannot write " + path_ + ": " + std::strerror(err));
+    }
   }
   libraries_ = std::move(libs);
   generation_.store(g_next_generation.fetch_add(1), std::memory_order_release);

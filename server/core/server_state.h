@@ -16,6 +16,7 @@
 #include "server/core/acl_registry.h"
 #include "server/core/blocking.h"
 #include "server/core/client_state.h"
+#include "server/core/cluster_router.h"
 #include "server/core/config.h"
 #include "server/core/dirty_counter.h"
 #include "server/core/latency.h"
@@ -159,6 +160,10 @@ class ServerState {
   // when none is attached.
   PubSubHub* pubsub() const { return pubsub_.get(); }
   void attach_pubsub(std::shared_ptr<PubSubHub> hub) { pubsub_ = std::move(hub); }
+  // Cluster mode's slot map (server/cluster), attached once before serving when
+  // cluster-enabled is yes; nullptr in standalone mode.
+  ClusterRouter* cluster() const { return cluster_.get(); }
+  void attach_cluster(std::shared_ptr<ClusterRouter> router) { cluster_ = std::move(router); }
 
   // TLS (server/net/tls_context.h), set once by the Server before serving: checks `tls` and,
   // when it needs a TLS context and `reload` is set (CONFIG SET of a file or context option),
@@ -259,6 +264,7 @@ class ServerState {
   RunningScripts running_scripts_;
   std::shared_ptr<ScriptingState> scripting_;
   std::shared_ptr<PubSubHub> pubsub_;
+  std::shared_ptr<ClusterRouter> cluster_;
   TlsApplyFn tls_apply_;
   const CommandTable* commands_ = nullptr;
   std::string executable_;

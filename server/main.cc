@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "server/cluster/cluster.h"
 #include "server/commands/commands.h"
 #include "server/commands/rdb_load.h"
 #include "server/core/command.h"
@@ -82,6 +83,41 @@ std::string LoadUsers(sluice::server::ServerState& state, const sluice::server::
     if (!error.empty()) return "Error in user declaration '" + line[0] + "': " + error;
   }
   return "";
+}
+
+// The cluster state and bus, wired to replication (a cluster replica replicates from its
+// master through the ordinary replica link) and the store.
+std::shared_ptr<sluice::server::cluster::Cluster> MakeCluster(
+    sluice::Store& store, sluice::server::ServerState& state, const Config& config,
+    std::unique_ptr<sluice::server::replication::Replication>& replication) {
+  sluice::server::cluster::ClusterHooks hooks;
+  hooks.replicate = [&replication](const std::string& host, int port) {
+    bool already = false;
+    if (replication != nullptr) (void)replication->ReplicaOf(host, port, &already);
+  };
+  hooks.promote = [&replication] {
+    if (replication != nullptr) replication->PromoteToPrimary();
+  };
+  hooks.repl_offset = [&replication]() -> int64_t {
+    return replication != nullptr ? replication->offset() : 0;
+  };
+  hooks.keyspace_empty = [&store] {
+    for (int db = 0; db < 16; ++db) {
+      auto n = store.DbSize(db);
+      if (!n.ok() || *n != 0) return false;
+    }
+    return true;
+  };
+  sluice::server::PubSubRegistry* pubsub = &sluice::server::PubSubOf(state);
+  hooks.publish = [pubsub](const std::string& channel, const std::string& message, bool shard) {
+    if (shard) {
+      pubsub->PublishShard(channel, message);
+    } else {
+      pubsub->Publish(channel, message);
+    }
+  };
+  return std::make_shared<sluice::server::cluster::Cluster>(
+      store, sluice::server::cluster::ClusterSettings::From(config), std::move(hooks));
 }
 
 int Serve(Config config, const char* argv0) {
@@ -160,6 +196,17 @@ int Serve(Config config, const char* argv0) {
     return Fail("cannot load the Redis snapshot: " + rdb.message());
   }
 
+  // Cluster mode (docs/cluster.md): nodes.conf loaded (or this node's id written) before
+  // serving; the bus starts once replication is up (a cluster replica replicates through it).
+  std::shared_ptr<sluice::server::cluster::Cluster> cluster;
+  if (sluice::server::GetCompatValue(
+          config, *sluice::server::FindCompatOption("cluster-enabled")) == "yes") {
+    cluster = MakeCluster(*store, state, config, replication);
+    if (std::string why = cluster->Load(); !why.empty()) return Fail(why);
+    state.attach_cluster(cluster);
+    sluice::server::cluster::SetInstance(cluster.get());
+  }
+
   {
     sluice::server::Server server(*store, state, table);
     sluice::Status listening = server.Listen();
@@ -187,6 +234,9 @@ int Serve(Config config, const char* argv0) {
           return sluice::Status::Ok();
         });
     replication->Start();
+    if (cluster != nullptr) {
+      if (std::string why = cluster->Start(); !why.empty()) return Fail(why);
+    }
     std::string addresses;
     for (const std::string& a : server.ListeningAddresses()) {
       addresses += (addresses.empty() ? "" : " ") + a;
@@ -199,6 +249,7 @@ int Serve(Config config, const char* argv0) {
     server.Run();
   }
   sluice::server::LogInfo("connections closed; closing the store");
+  if (cluster != nullptr) cluster->Stop();
   if (replication != nullptr) replication->Stop();
   state.saves().WaitForBackground();  // a BGSAVE still copying the store
   store.reset();                      // stops background work and syncs the write-ahead log

@@ -39,10 +39,14 @@ ROOMS = {
     "server/pubsub/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
     # Replication: the stream, the backlog, full sync (RDB), both ends of a link.
     "server/replication/": ["server/core/", "protocol/", "storage/formats/"] + PUBLIC_STORAGE,
+    # Cluster mode: the cluster state, nodes.conf and the cluster bus.
+    "server/cluster/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
     "server/commands/": ["server/scripting/", "server/pubsub/", "server/replication/",
+                         "server/cluster/",
                          "server/core/", "protocol/", "storage/formats/"] + PUBLIC_STORAGE,
     "server/net/": ["server/core/", "protocol/"] + PUBLIC_STORAGE,
     "server/": ["server/net/", "server/commands/", "server/replication/", "server/pubsub/",
+                "server/cluster/",
                 "server/scripting/",
                 "server/core/",
                 "protocol/"] + PUBLIC_STORAGE,

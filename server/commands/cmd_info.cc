@@ -1,5 +1,6 @@
 // INFO [section ...]: Redis's "# Section\r\nfield:value\r\n" text. Sections: server, clients,
-// memory, persistence, stats, cpu, commandstats, errorstats, keyspace, limiters, native_scripts;
+// memory, persistence, stats, cpu, commandstats, errorstats, cluster, keyspace, limiters,
+// native_scripts;
 // "default" gives all but commandstats (as Redis), "all" and "everything" give them all. Unknown
 // sections are skipped (an empty reply when nothing matched), as Redis does.
 #include <sys/resource.h>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "server/cluster/cluster.h"
 #include "server/commands/server_commands.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -296,7 +298,8 @@ enum Section : unsigned {
   kCpu = 1u << 9,
   kCommandStats = 1u << 10,
   kErrorStats = 1u << 11,
-  kAll = (1u << 12) - 1,
+  kCluster = 1u << 12,
+  kAll = (1u << 13) - 1,
   kDefault = kAll & ~kCommandStats,
 };
 
@@ -314,6 +317,7 @@ unsigned SectionBit(std::string_view name) {
       {"cpu", kCpu},
       {"commandstats", kCommandStats},
       {"errorstats", kErrorStats},
+      {"cluster", kCluster},
       {"default", kDefault},
       {"all", kAll},
       {"everything", kAll},
@@ -344,6 +348,11 @@ void Info(CommandContext& ctx, Args args) {
   section(kCpu, [&] { CpuSection(out); });
   section(kCommandStats, [&] { CommandStatsSection(ctx, out); });
   section(kErrorStats, [&] { ErrorStatsSection(out); });
+  // redis-cli --cluster checks cluster_enabled here.
+  section(kCluster, [&] {
+    out += std::string("# Cluster\r\ncluster_enabled:") + (cluster::Instance() ? "1" : "0") +
+           "\r\n";
+  });
   section(kKeyspace, [&] { KeyspaceSection(ctx, out); });
   section(kLimiters, [&] { LimitersSection(ctx, out); });
   section(kNativeScripts, [&] { NativeScriptsSection(ctx, out); });

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "server/cluster/cluster.h"
 #include "server/commands/commands.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
@@ -113,12 +114,16 @@ void ReplyReceivers(CommandContext& ctx, int64_t receivers) {
   ctx.out.Integer(receivers);
 }
 
+// In cluster mode the message also goes over the cluster bus (server/cluster); the reply counts
+// this node's receivers, as Redis's.
 void Publish(CommandContext& ctx, Args args) {
   ReplyReceivers(ctx, PubSubOf(ctx.server).Publish(args[1], args[2]));
+  if (cluster::Cluster* c = cluster::Instance()) c->PropagatePublish(args[1], args[2], false);
 }
 
 void Spublish(CommandContext& ctx, Args args) {
   ReplyReceivers(ctx, PubSubOf(ctx.server).PublishShard(args[1], args[2]));
+  if (cluster::Cluster* c = cluster::Instance()) c->PropagatePublish(args[1], args[2], true);
 }
 
 // PUBSUB CHANNELS|SHARDCHANNELS [pattern]

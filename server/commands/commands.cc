@@ -5,6 +5,7 @@ namespace sluice::server {
 void RegisterAllCommands(CommandTable& table) {
   RegisterServerCommands(table);
   RegisterReplicationCommands(table);
+  RegisterClusterCommands(table);
   RegisterConnectionCommands(table);
   RegisterStringCommands(table);
   RegisterKeyCommands(table);

@@ -42,6 +42,7 @@ void RegisterStreamCommands(CommandTable& table);       // cmd_streams.cc, cmd_s
 // All of the above, in that order.
 void RegisterAclCommands(CommandTable& table);          // cmd_acl.cc: ACL and its subcommands
 void RegisterReplicationCommands(CommandTable& table);  // cmd_replication.cc: REPLICAOF, WAIT..
+void RegisterClusterCommands(CommandTable& table);      // cmd_cluster*.cc: CLUSTER ...
 void RegisterAllCommands(CommandTable& table);
 // Replaces the ACL users with those of the ACL file at `path` (ACL LOAD, and startup with an
 // aclfile), closing the connections of the users replaced. Returns "" or the error.

@@ -3,6 +3,7 @@
 // unit that locks nothing and sees the latest committed state.
 #include <vector>
 
+#include "encoding.h"
 #include "sluice/store.h"
 
 namespace sluice {
@@ -188,6 +189,26 @@ Result<int64_t> Store::DbSize(int db) {
 
 Result<KeyspaceInfo> Store::Keyspace(int db) {
   return ReadUnit(*this, [&](Txn& t) { return t.Keyspace(db); });
+}
+
+uint16_t Store::KeySlot(std::string_view key) { return internal::KeySlot(key); }
+
+Result<int64_t> Store::CountKeysInSlot(int db, uint16_t slot) {
+  return ReadUnit(*this, [&](Txn& t) { return t.CountKeysInSlot(db, slot); });
+}
+
+Result<std::vector<std::string>> Store::KeysInSlot(int db, uint16_t slot, int64_t limit) {
+  return ReadUnit(*this, [&](Txn& t) { return t.KeysInSlot(db, slot, limit); });
+}
+
+// The slot's keys are listed first, then deleted in one unit holding their stripes; a key
+// written into the slot in between survives (the cluster stopped routing the slot here first).
+Result<int64_t> Store::DeleteKeysInSlot(int db, uint16_t slot) {
+  auto keys = KeysInSlot(db, slot, -1);
+  if (!keys.ok()) return keys.status();
+  std::vector<std::string_view> views(keys->begin(), keys->end());
+  if (views.empty()) return int64_t{0};
+  return Del(db, views);
 }
 
 Status Store::FlushDb(int db) {

@@ -245,6 +245,58 @@ Result<KeyspaceCheckReport> Store::Transaction::KeyspaceCheck(int db) {
   return report;
 }
 
+namespace {
+
+// [db slot, db slot+1): one hash slot's keys.
+std::string SlotStart(int db, uint16_t slot) {
+  std::string raw = DbPrefix(db);
+  raw.push_back(static_cast<char>(slot >> 8));
+  raw.push_back(static_cast<char>(slot & 0xff));
+  return raw;
+}
+
+std::string SlotEnd(int db, uint16_t slot) {
+  return slot + 1 < 16384 ? SlotStart(db, static_cast<uint16_t>(slot + 1)) : DbEnd(db);
+}
+
+// Calls visit(user_key) for each live key of the slot until it returns false.
+template <typename Visit>
+Status WalkSlot(Txn& txn, int db, uint16_t slot, int64_t now, Visit visit) {
+  std::unique_ptr<rocksdb::Iterator> it(txn.NewIterator(txn.impl().db()->DefaultColumnFamily(),
+                                                        SlotStart(db, slot), SlotEnd(db, slot)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (!Live(internal::DecodeValue(it->value().ToStringView()), now)) continue;
+    if (!visit(it->key().ToStringView().substr(internal::kKeyPrefixBytes))) break;
+  }
+  return FromRocks(it->status());
+}
+
+}  // namespace
+
+Result<int64_t> Store::Transaction::CountKeysInSlot(int db, uint16_t slot) {
+  if (Status c = ClaimAll(/*write=*/false); !c.ok()) return c;
+  int64_t n = 0;
+  Status s = WalkSlot(*txn_, db, slot, NowMs(), [&](std::string_view) {
+    ++n;
+    return true;
+  });
+  if (!s.ok()) return s;
+  return n;
+}
+
+Result<std::vector<std::string>> Store::Transaction::KeysInSlot(int db, uint16_t slot,
+                                                                int64_t limit) {
+  if (Status c = ClaimAll(/*write=*/false); !c.ok()) return c;
+  std::vector<std::string> keys;
+  if (limit == 0) return keys;
+  Status s = WalkSlot(*txn_, db, slot, NowMs(), [&](std::string_view key) {
+    keys.emplace_back(key);
+    return limit < 0 || static_cast<int64_t>(keys.size()) < limit;
+  });
+  if (!s.ok()) return s;
+  return keys;
+}
+
 // Both need every stripe, so no read-modify-write straddles the flush.
 Status Store::Transaction::FlushDb(int db) {
   if (Status c = ClaimAll(/*write=*/true); !c.ok()) return c;

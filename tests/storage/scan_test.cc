@@ -225,3 +225,38 @@ TEST_CASE("FLUSHDB empties one db; FLUSHALL all of them") {
 }
 
 }  // namespace sluice::testing
+
+namespace sluice::testing {
+namespace {
+
+// Redis Cluster's slot walks: {tag} keys share a slot (CLUSTER KEYSLOT {user}a = 5474).
+TEST_CASE("slot walks: count, list with a limit, delete; other slots, dbs and expired untouched") {
+  Fixture f;
+  for (SV k : {"{user}a", "{user}b", "{user}c", "other"}) Put(*f.store, k);
+  Put(*f.store, "{user}z", 1);
+  REQUIRE(f.store->Set(0, "{user}gone", "v", SetAt(kT0Ms + 1)).ok());
+  f.AdvanceMs(2);
+  const uint16_t slot = 5474;
+  CHECK(*f.store->CountKeysInSlot(0, slot) == 3);
+  CHECK(*f.store->CountKeysInSlot(1, slot) == 1);
+  CHECK(*f.store->CountKeysInSlot(0, 0) == 0);
+  CHECK(*f.store->CountKeysInSlot(0, 16383) == 0);
+  CHECK(*f.store->KeysInSlot(0, slot, 2) == std::vector<std::string>{"{user}a", "{user}b"});
+  CHECK(*f.store->KeysInSlot(0, slot, -1) ==
+        std::vector<std::string>{"{user}a", "{user}b", "{user}c"});
+  CHECK(f.store->KeysInSlot(0, slot, 0)->empty());
+  CHECK(*f.store->DeleteKeysInSlot(0, slot) == 3);
+  CHECK(*f.store->CountKeysInSlot(0, slot) == 0);
+  CHECK(*f.store->Keys(0, "*") == std::vector<std::string>{"other"});
+  CHECK(*f.store->CountKeysInSlot(1, slot) == 1);
+  CHECK(*f.store->DbSize(0) == 1);
+}
+
+}  // namespace
+}  // namespace sluice::testing
+
+TEST_CASE("Store::KeySlot is Redis's CLUSTER KEYSLOT") {
+  CHECK(sluice::Store::KeySlot("foo") == 12182);
+  CHECK(sluice::Store::KeySlot("{user}a") == 5474);
+  CHECK(sluice::Store::KeySlot("{}a") == sluice::Store::KeySlot("{}a"));
+}

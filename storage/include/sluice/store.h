@@ -414,6 +414,14 @@ class Store {
   Result<std::optional<std::string>> RandomKey(int db);
   Result<int64_t> DbSize(int db);
   Result<KeyspaceInfo> Keyspace(int db);
+  // Redis Cluster slot walks (Transaction::CountKeysInSlot / KeysInSlot); DeleteKeysInSlot
+  // removes every key of the slot (values, elements, TTLs) and returns how many it removed.
+  Result<int64_t> CountKeysInSlot(int db, uint16_t slot);
+  Result<std::vector<std::string>> KeysInSlot(int db, uint16_t slot, int64_t limit);
+  // Redis Cluster's hash slot of a key (CLUSTER KEYSLOT): CRC16 of the key or its {hash tag},
+  // mod 16384; the engine's own (the slot a key is stored under). Pure; thread-safe.
+  static uint16_t KeySlot(std::string_view key);
+  Result<int64_t> DeleteKeysInSlot(int db, uint16_t slot);
   Status FlushDb(int db);
   Status FlushAll();
 

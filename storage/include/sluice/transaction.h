@@ -187,6 +187,12 @@ class Store::Transaction {
   Result<std::optional<std::string>> RandomKey(int db);
   Result<int64_t> DbSize(int db);
   Result<KeyspaceInfo> Keyspace(int db);
+  // Redis Cluster's slot walks (CLUSTER COUNTKEYSINSLOT / GETKEYSINSLOT, dropping a lost slot):
+  // the live keys of hash slot `slot` (< 16384) in db, one contiguous range of the engine's keys
+  // (the slot is a prefix of every stored key). KeysInSlot returns at most `limit` keys
+  // (limit < 0: all), in key order.
+  Result<int64_t> CountKeysInSlot(int db, uint16_t slot);
+  Result<std::vector<std::string>> KeysInSlot(int db, uint16_t slot, int64_t limit);
   // Walks db's stored keys (O(N)) and compares them with its maintained counts; needs every
   // stripe (else kLockConflict), so no commit is in flight. Ignores the unit's own staged writes.
   Result<KeyspaceCheckReport> KeyspaceCheck(int db);

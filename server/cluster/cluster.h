@@ -1,0 +1,256 @@
+// server/cluster: Redis Cluster mode. This node's view of the cluster (nodes, epochs, slot
+// owners, migrating/importing slots, failure reports), kept current by the cluster bus (Redis
+// 7.0's own protocol: bus_message.h), persisted in nodes.conf (Redis's format), and asked by the
+// dispatcher through ClusterRouter (server/core/cluster_router.h).
+//
+// Thread-safety: one mutex (mu_) guards all state. The bus thread (bus.cc) takes it to process
+// a message or run the cron; CLUSTER commands take it through the public methods. Route(),
+// StateOk() and AllowReadsWhenDown() read an immutable snapshot published after every change
+// (no lock), so the I/O threads never wait for the bus.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/cluster/bus_message.h"
+#include "server/core/cluster_router.h"
+#include "sluice/status.h"
+#include "sluice/store.h"
+
+namespace sluice::server {
+struct Config;
+}
+
+namespace sluice::server::cluster {
+
+// cluster-* parameters (read from the config at start and by the cron each second).
+struct ClusterSettings {
+  std::string config_file = "nodes.conf";  // relative to dir
+  std::string dir = ".";
+  int64_t node_timeout_ms = 15000;
+  int port = 6379;  // the client port
+  int tls_port = 0;
+  int bus_port = 16379;  // cluster-port, or port + 10000
+  std::vector<std::string> bind = {"127.0.0.1"};
+  std::string announce_ip, announce_hostname;
+  int announce_port = 0, announce_tls_port = 0, announce_bus_port = 0;
+  bool require_full_coverage = true;
+  bool allow_reads_when_down = false;
+  int64_t replica_validity_factor = 10;
+  int64_t migration_barrier = 1;
+  bool replica_no_failover = false;
+  static ClusterSettings From(const Config& config);
+};
+
+struct FailReport {
+  int64_t time_ms = 0;
+};
+
+struct Node {
+  std::string name;
+  int64_t ctime = 0;
+  uint16_t flags = 0;
+  uint64_t config_epoch = 0;
+  SlotBitmap slots;
+  int numslots = 0;
+  Node* master = nullptr;
+  std::vector<Node*> replicas;
+  int64_t ping_sent = 0, pong_received = 0, data_received = 0, fail_time = 0, voted_time = 0;
+  int64_t repl_offset = 0, repl_offset_time = 0;
+  std::string ip, hostname;
+  int port = 0, pport = 0, cport = 0;
+  int link = -1;                                   // the outbound link's fd, -1 when none
+  int64_t link_ctime = 0;                          // when that link was created (ms)
+  std::map<std::string, FailReport> fail_reports;  // reporter's name -> last report
+  bool is_master() const { return (flags & kFlagMaster) != 0; }
+  bool is_replica() const { return (flags & kFlagSlave) != 0; }
+};
+
+// What the bus needs from the rest of the server: replication and the store. Set by main.cc.
+struct ClusterHooks {
+  std::function<void(const std::string& host, int port)> replicate;  // REPLICAOF host port
+  std::function<void()> promote;                                     // REPLICAOF NO ONE
+  std::function<int64_t()> repl_offset;  // master_repl_offset, or a replica's processed one
+  std::function<bool()> keyspace_empty;  // db 0 and the rest empty (CLUSTER FLUSHSLOTS, ...)
+  // A PUBLISH (shard: SPUBLISH) another node propagated: delivered to local subscribers.
+  std::function<void(const std::string& channel, const std::string& message, bool shard)> publish;
+};
+
+class Cluster final : public ClusterRouter {
+ public:
+  Cluster(Store& store, ClusterSettings settings, ClusterHooks hooks);
+  ~Cluster() override;
+  // Loads nodes.conf (or creates myself and writes it). "" on success, else why not.
+  std::string Load();
+  // Starts the bus thread (listening on bus_port). "" on success.
+  std::string Start();
+  void Stop();
+
+  // ClusterRouter
+  bool StateOk() const override;
+  bool AllowReadsWhenDown() const override;
+  ClusterSlotRoute Route(uint16_t slot) const override;
+
+  // ---- CLUSTER subcommands (cluster_admin.cc): each returns OK or Redis's error
+  // (server/core/errors_cluster.h) and fills its out-parameters with what the reply needs.
+  std::string MyId();
+  std::string InfoText();
+  std::string NodesText();
+  Status Meet(const std::string& ip, int port, int cport);
+  // ADDSLOTS(RANGE) / DELSLOTS(RANGE): inclusive ranges, each start <= end, all checked
+  // before any is applied.
+  Status AssignSlots(const std::vector<std::pair<int, int>>& ranges, bool del);
+  Status FlushSlots();
+  Status SetSlot(int slot, const std::string& how, const std::string& node_id);
+  Status Forget(const std::string& node_id);
+  Status Replicate(const std::string& node_id);
+  Status Replicas(const std::string& node_id, std::vector<std::string>* lines);
+  Status Reset(bool hard);
+  Status SetConfigEpoch(int64_t epoch);
+  Status BumpEpoch(bool* bumped, uint64_t* epoch);
+  Status SaveConfig();
+  Status FailureReports(const std::string& node_id, int64_t* count);
+  Status Failover(const std::string& mode);
+  // CLUSTER SLOTS / SHARDS material: one entry per slot range of a master.
+  struct SlotRange {
+    int start = 0, end = 0;
+    struct Member {
+      std::string name, ip, hostname;
+      int port = 0;
+      bool master = false, fail = false;
+      int64_t offset = 0;
+    };
+    std::vector<Member> members;  // the master first, then its replicas
+  };
+  std::vector<SlotRange> SlotRanges();
+  struct Shard {
+    std::vector<std::pair<int, int>> slots;
+    std::vector<SlotRange::Member> members;
+  };
+  std::vector<Shard> Shards();
+  struct LinkInfo {
+    std::string dir, node;
+    int64_t create_time = 0;
+    std::string events;
+    int64_t send_buffer_allocated = 0, send_buffer_used = 0;
+  };
+  std::vector<LinkInfo> Links();
+  // PUBLISH goes to every node, SPUBLISH to the other nodes of this node's shard (its master and
+  // replicas), as Redis's clusterPropagatePublish. Any thread.
+  void PropagatePublish(std::string_view channel, std::string_view message, bool shard);
+  Store& store() { return store_; }
+
+ private:
+  friend class Bus;
+  friend class NodesConf;
+  // ---- cluster_state.cc (mu_ held)
+  Node* CreateNode(const std::string& name, uint16_t flags);
+  Node* Lookup(const std::string& name);
+  void DeleteNode(Node* n);
+  void RenameNode(Node* n, const std::string& name);
+  bool AddSlot(Node* n, int slot);
+  bool DelSlot(int slot);
+  void SetNodeAsMaster(Node* n);
+  void SetMyMaster(Node* master);
+  void AddReplica(Node* master, Node* replica);
+  void RemoveReplica(Node* master, Node* replica);
+  int CountFailureReports(Node* n);
+  void CleanFailureReports(Node* n);
+  void UpdateState();  // cluster_state:ok/fail and the router snapshot
+  void Publish();
+  void MarkDirty() { dirty_ = true; }
+  void SaveIfDirty();
+  int SaveLocked();  // nodes.conf now: 0 or errno (nodes_conf.cc)
+  bool ParseNodesLine(const std::vector<std::string>& argv);
+  uint64_t MaxEpoch() const;
+  bool BumpEpochLocked();
+  void HandleEpochCollision(Node* sender);
+  void UpdateSlotsConfigWith(Node* sender, uint64_t sender_epoch, const SlotBitmap& slots);
+  std::string Description(const Node* n) const;
+  // The slot ranges (inclusive) the slot table gives n, in order.
+  std::vector<std::pair<int, int>> RangesOf(const Node* n) const;
+  // ---- messages (cluster_messages.cc, mu_ held)
+  BusMessage BuildHeader(MsgType type);
+  BusMessage BuildPing(MsgType type, Node* to);
+  // Returns false when the link must be closed.
+  bool Process(int fd, bool inbound, Node* link_node, const BusMessage& m,
+               const std::string& local_ip, const std::string& peer_ip);
+  void ProcessGossip(const BusMessage& m, Node* sender);
+  bool UpdateAddressIfNeeded(Node* n, bool inbound_link, const std::string& peer_ip,
+                             const BusMessage& m);
+  // clusterStartHandshake: false when the address is invalid or a handshake is under way.
+  bool StartHandshake(const std::string& ip, int port, int cport);
+  void ProcessRoleAndSlots(Node* sender, const BusMessage& m);
+  void ProcessFailoverAuthRequest(Node* sender, const BusMessage& m);
+  void MarkFailingIfNeeded(Node* n);
+  void ClearFailureIfNeeded(Node* n);
+  void Broadcast(const BusMessage& m);
+  void SendTo(Node* n, const BusMessage& m);
+  void Cron();  // cluster_cron.cc
+  void HandleReplicaFailover();
+  void HandleManualFailover();
+  void FailoverReplaceMaster();
+  int ReplicaRank();
+  void ResetManualFailover();
+  int64_t cron_runs_ = 0;
+
+  Store& store_;
+  ClusterSettings settings_;
+  ClusterHooks hooks_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Node>> nodes_;
+  Node* myself_ = nullptr;
+  uint64_t current_epoch_ = 0;
+  uint64_t last_vote_epoch_ = 0;
+  std::array<Node*, kSlots> slots_{};
+  std::array<Node*, kSlots> migrating_to_{};
+  std::array<Node*, kSlots> importing_from_{};
+  bool state_ok_ = false;
+  int size_ = 0;
+  int64_t among_minority_since_ = 0;
+  int64_t state_fail_since_ = 0;
+  bool dirty_ = false;
+  std::map<std::string, int64_t> blacklist_;  // FORGET: name -> until (ms)
+  std::array<int64_t, kMsgTypeCount> sent_{}, received_{};
+  // failover (cluster_cron.cc)
+  int64_t failover_auth_time_ = 0;
+  int failover_auth_count_ = 0;
+  bool failover_auth_sent_ = false;
+  int failover_auth_rank_ = 0;
+  uint64_t failover_auth_epoch_ = 0;
+  int64_t mf_end_ = 0;
+  Node* mf_replica_ = nullptr;
+  int64_t mf_master_offset_ = -1;
+  bool mf_can_start_ = false;
+  bool mf_force_ = false;
+  // Outgoing messages per fd, drained by the bus thread; links the bus must close (their node
+  // was deleted or its address changed).
+  std::map<int, std::string> outbox_;
+  std::vector<int> to_close_;
+  // Replication hooks to run outside mu_ (ReplicaOf joins the old link's thread): queued under
+  // mu_, run by the bus thread after it lets go of mu_.
+  std::vector<std::function<void()>> deferred_;
+  void CloseLink(Node* n);
+  // The snapshot Route() reads.
+  struct RouteTable;
+  std::shared_ptr<const RouteTable> routes_;
+  std::unique_ptr<class Bus> bus_;
+};
+
+// The process's cluster (nullptr outside cluster mode), for the CLUSTER commands.
+Cluster* Instance();
+void SetInstance(Cluster* cluster);
+
+// Redis's node id: 40 random hex characters.
+std::string RandomNodeName();
+int64_t NowMs();
+
+}  // namespace sluice::server::cluster

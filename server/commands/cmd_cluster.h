@@ -1,0 +1,18 @@
+// CLUSTER and its subcommands (cmd_cluster.cc: the read-only ones and the registration;
+// cmd_cluster_admin.cc: the ones that change the cluster). Outside cluster mode every
+// subcommand answers "ERR This instance has cluster support disabled", as Redis does.
+#pragma once
+
+#include "server/cluster/cluster.h"
+#include "server/commands/commands.h"
+
+namespace sluice::server {
+
+// The process's cluster, or nullptr after replying ClusterDisabled.
+cluster::Cluster* ClusterOrReply(CommandContext& ctx);
+// A slot argument: nullopt after replying "Invalid or out of range slot".
+std::optional<int> SlotOrReply(CommandContext& ctx, std::string_view arg);
+// The admin subcommands' specs (cmd_cluster_admin.cc).
+void RegisterClusterAdminCommands(CommandTable& table);
+
+}  // namespace sluice::server

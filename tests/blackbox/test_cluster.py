@@ -1,0 +1,224 @@
+"""Cluster mode (server/cluster, docs/cluster.md): Sluice nodes speaking Redis 7.0's cluster bus,
+built with the real `redis-cli --cluster`, alone and mixed with redis-server 7.0.15 nodes."""
+
+import os
+import time
+import unittest
+
+from cluster_harness import (NODE_TIMEOUT_MS, address, all_ok, cli, cluster_cli, cluster_create,
+                             cluster_info, cluster_nodes, start_nodes, stop_nodes, wait_until)
+from harness import IS_REDIS, Client, RespError, Server, sluice_only
+
+
+def node_lines(node):
+    return [line.split(" ") for line in cluster_nodes(node).strip().split("\n")]
+
+
+def check_covered(test, node):
+    out = cluster_cli("check", address(node))
+    test.assertIn("[OK] All 16384 slots covered.", out)
+    test.assertNotIn("[ERR]", out)
+    return out
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice and redis-server nodes")
+class ClusterDisabledTest(unittest.TestCase):
+    def test_cluster_refused_outside_cluster_mode(self):
+        s = Server().start()
+        self.addCleanup(s.stop)
+        with s.client() as c:
+            for sub in (["INFO"], ["NODES"], ["KEYSLOT", "x"], ["MYID"], ["ADDSLOTS", "1"]):
+                self.assertEqual(c.call("CLUSTER", *sub),
+                                 RespError("ERR This instance has cluster support disabled"))
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice and redis-server nodes")
+class SingleNodeTest(unittest.TestCase):
+    """One node: the CLUSTER subcommands' replies and errors against redis-server's."""
+
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.nodes = start_nodes(["sluice", "redis"])
+        cls.sluice, cls.redis = cls.nodes
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_nodes(cls.nodes)
+
+    def both(self, *args):
+        replies = []
+        for n in (self.sluice, self.redis):
+            with Client(n.port) as c:
+                replies.append(c.call(*args))
+        self.assertEqual(replies[0], replies[1], args)
+        return replies[0]
+
+    def test_errors_and_simple_replies_match_redis(self):
+        cases = [
+            ["CLUSTER", "KEYSLOT", "foo"], ["CLUSTER", "KEYSLOT", "{user}1"],
+            ["CLUSTER", "ADDSLOTS", "16384"], ["CLUSTER", "ADDSLOTS", "-1"],
+            ["CLUSTER", "ADDSLOTS", "x"], ["CLUSTER", "DELSLOTS", "5"],
+            ["CLUSTER", "ADDSLOTSRANGE", "5", "1"], ["CLUSTER", "ADDSLOTSRANGE", "1"],
+            ["CLUSTER", "COUNTKEYSINSLOT", "99999"], ["CLUSTER", "GETKEYSINSLOT", "1", "-1"],
+            ["CLUSTER", "SETSLOT", "1", "MIGRATING", "nosuchnode"],
+            ["CLUSTER", "SETSLOT", "1", "IMPORTING", "nosuchnode"],
+            ["CLUSTER", "SETSLOT", "1", "NODE", "nosuchnode"],
+            ["CLUSTER", "SETSLOT", "1", "BOGUS"],
+            ["CLUSTER", "FORGET", "nosuchnode"], ["CLUSTER", "REPLICATE", "nosuchnode"],
+            ["CLUSTER", "REPLICAS", "nosuchnode"], ["CLUSTER", "COUNT-FAILURE-REPORTS", "x"],
+            ["CLUSTER", "FAILOVER"], ["CLUSTER", "FAILOVER", "BOGUS"],
+            ["CLUSTER", "SET-CONFIG-EPOCH", "-1"], ["CLUSTER", "MEET", "nonsense", "1"],
+            ["CLUSTER", "MEET", "127.0.0.1", "x"], ["CLUSTER", "RESET", "BOGUS"],
+            ["CLUSTER", "SLOTS"], ["CLUSTER", "LINKS"], ["CLUSTER", "GETKEYSINSLOT", "x", "1"],
+            ["CLUSTER", "COUNTKEYSINSLOT", "x"], ["CLUSTER", "ADDSLOTSRANGE", "1", "2", "3"],
+        ]
+        for args in cases:
+            self.both(*args)
+
+    def test_slots_assignment_and_keys_in_slot(self):
+        for n in (self.sluice, self.redis):
+            with Client(n.port) as c:
+                self.assertEqual(c.call("CLUSTER", "ADDSLOTSRANGE", "0", "100", "5474", "5474"), "OK")
+        self.both("CLUSTER", "ADDSLOTS", "7")  # busy
+        self.both("CLUSTER", "ADDSLOTS", "200", "200")  # specified twice
+        for n in (self.sluice, self.redis):
+            with Client(n.port) as c:
+                for k in ("{user}a", "{user}b", "{user}c"):
+                    self.assertEqual(c.call("SET", k, "v"), "OK")
+        self.both("CLUSTER", "COUNTKEYSINSLOT", "5474")
+        self.both("CLUSTER", "GETKEYSINSLOT", "5474", "2")
+        self.both("CLUSTER", "COUNTKEYSINSLOT", "0")
+        for n in (self.sluice, self.redis):  # the slot stays mine: its keys do not matter
+            with Client(n.port) as c:
+                self.assertEqual(c.call("CLUSTER", "SETSLOT", "5474", "NODE", self.myid(n)), "OK")
+        info = cluster_info(self.sluice)
+        self.assertEqual(info["cluster_slots_assigned"], "102")
+        self.assertEqual(info["cluster_state"], "fail")
+        self.both("CLUSTER", "DELSLOTSRANGE", "0", "100")
+        self.both("CLUSTER", "FLUSHSLOTS")  # keys: refused
+        for n in (self.sluice, self.redis):
+            with Client(n.port) as c:
+                c.call("FLUSHALL")
+        self.both("CLUSTER", "FLUSHSLOTS")
+        self.assertEqual(cluster_info(self.sluice)["cluster_slots_assigned"], "0")
+
+    def myid(self, node):
+        with Client(node.port) as c:
+            return c.call("CLUSTER", "MYID")
+
+    def test_myid_persists_in_nodes_conf(self):
+        n = start_nodes(["sluice"])[0]
+        try:
+            with Client(n.port) as c:
+                before = c.call("CLUSTER", "MYID")
+                self.assertEqual(c.call("CLUSTER", "ADDSLOTS", "1", "2", "3"), "OK")
+                self.assertEqual(c.call("CLUSTER", "BUMPEPOCH"), "BUMPED 1")
+            conf = open(os.path.join(n.datadir, "nodes.conf")).read()
+            self.assertIn(before.decode() if isinstance(before, bytes) else before, conf)
+            self.assertIn("vars currentEpoch 1 lastVoteEpoch 0", conf)
+            n.restart()
+            with Client(n.port) as c:
+                self.assertEqual(c.call("CLUSTER", "MYID"), before)
+                line = [l for l in node_lines(n) if "myself" in l[2]][0]
+                self.assertEqual(line[8:], ["1-3"])
+                self.assertEqual(line[6], "1")
+        finally:
+            stop_nodes([n])
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice and redis-server nodes")
+class CreateTest(unittest.TestCase):
+    """redis-cli --cluster create of 3 masters + 3 replicas, then check."""
+
+    def create_and_check(self, kinds):
+        nodes = start_nodes(kinds)
+        self.addCleanup(stop_nodes, nodes)
+        out = cluster_create(nodes, replicas=1)
+        self.assertIn("[OK] All 16384 slots covered.", out)
+        wait_until(lambda: all_ok(nodes), what="cluster_state:ok on every node")
+        wait_until(lambda: all(cluster_info(n)["cluster_known_nodes"] == "6" for n in nodes),
+                   what="every node knowing all 6")
+        check_covered(self, nodes[0])
+        for n in nodes:
+            info = cluster_info(n)
+            self.assertEqual(info["cluster_size"], "3")
+            lines = node_lines(n)
+            self.assertEqual(len(lines), 6)
+            self.assertEqual(sum(1 for l in lines if "master" in l[2]), 3)
+            self.assertEqual(sum(1 for l in lines if "slave" in l[2]), 3)
+        return nodes
+
+    def test_create_six_sluice_nodes(self):
+        nodes = self.create_and_check(["sluice"] * 6)
+        with Client(nodes[0].port) as c:
+            slots = c.call("CLUSTER", "SLOTS")
+            self.assertEqual(sorted((s[0], s[1]) for s in slots),
+                             [(0, 5460), (5461, 10922), (10923, 16383)])
+            shards = c.call("CLUSTER", "SHARDS")
+            self.assertEqual(len(shards), 3)
+        # PUBLISH reaches subscribers on every node over the bus.
+        with Client(nodes[5].port) as sub, Client(nodes[0].port) as pub:
+            self.assertEqual(sub.call("SUBSCRIBE", "news"), [b"subscribe", b"news", 1])
+            self.assertEqual(pub.call("PUBLISH", "news", "hello"), 0)  # local receivers only
+            self.assertEqual(sub.read(), [b"message", b"news", b"hello"])
+
+    def test_create_mixed_with_redis_server(self):
+        self.create_and_check(["redis", "sluice", "redis", "sluice", "sluice", "redis"])
+
+
+def master_of_slot(nodes, slot, via):
+    """(node id, port) of the master serving `slot` as `via` sees it (CLUSTER SLOTS)."""
+    with Client(via.port) as c:
+        for s in c.call("CLUSTER", "SLOTS"):
+            if s[0] <= slot <= s[1]:
+                return s[2][2], s[2][1]
+    return None
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice and redis-server nodes")
+class FailoverTest(unittest.TestCase):
+    """Replicas replicate their master; kill -9 of a master promotes its replica."""
+
+    def test_replica_replicates_and_takes_over_after_kill9(self):
+        nodes = start_nodes(["sluice"] * 6)
+        self.addCleanup(stop_nodes, nodes)
+        cluster_create(nodes, replicas=1)
+        wait_until(lambda: all_ok(nodes), what="cluster_state:ok on every node")
+        by_port = {n.port: n for n in nodes}
+        _, port = master_of_slot(nodes, 0, nodes[1])
+        master = by_port[port]
+        with Client(master.port) as c:
+            myid = c.call("CLUSTER", "MYID")
+            replicas = c.call("CLUSTER", "REPLICAS", myid)
+        self.assertEqual(len(replicas), 1)
+        replica_port = int(replicas[0].decode().split(" ")[1].split(":")[1].split("@")[0])
+        replica = by_port[replica_port]
+        with Client(master.port) as c:
+            self.assertEqual(c.call("SET", "bar", "before"), "OK")  # slot 5061: this master's
+        # Replication carries it to the replica (CLUSTER COUNTKEYSINSLOT is never redirected).
+        def replicated():
+            with Client(replica.port) as c:
+                return c.call("CLUSTER", "COUNTKEYSINSLOT", "5061") == 1
+        wait_until(replicated, timeout=30, what="the replica to have the master's write")
+        others = [n for n in nodes if n not in (master, replica)]
+        start = time.monotonic()
+        master.kill9()
+
+        def promoted():
+            lines = node_lines(replica)
+            mine = [l for l in lines if "myself" in l[2]][0]
+            return "master" in mine[2] and "0-5460" in mine[8:]
+        wait_until(promoted, timeout=60, what="the replica to take over")
+        took = time.monotonic() - start
+        print("failover took %.2fs (cluster-node-timeout %dms)" % (took, NODE_TIMEOUT_MS))
+        wait_until(lambda: all_ok(others + [replica]), timeout=30, what="cluster_state:ok again")
+        with Client(replica.port) as c:
+            self.assertEqual(c.call("GET", "bar"), b"before")
+        # The old master comes back as a replica of the new one.
+        master.start()
+        def rejoined():
+            mine = [l for l in node_lines(master) if "myself" in l[2]][0]
+            return "slave" in mine[2]
+        wait_until(rejoined, timeout=60, what="the old master to rejoin as a replica")

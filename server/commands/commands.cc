@@ -6,6 +6,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterServerCommands(table);
   RegisterReplicationCommands(table);
   RegisterConnectionCommands(table);
+  RegisterClusterClientCommands(table);
   RegisterStringCommands(table);
   RegisterKeyCommands(table);
   RegisterLimiterCommands(table);

@@ -17,6 +17,7 @@
 #include "server/core/config.h"
 #include "server/core/config_compat.h"
 #include "server/core/crash_report.h"
+#include "server/core/data_dir_mode.h"
 #include "server/core/logging.h"
 #include "server/core/notify.h"
 #include "server/core/open_files.h"
@@ -155,6 +156,7 @@ int Serve(Config config, const char* argv0) {
   options.on_progress = [](const std::string& line) { sluice::server::LogInfo(line); };
   options.on_error = [](const std::string& line) { sluice::server::LogError(line); };
   options.wal_recovery = config.wal_recovery;
+  options.mode = sluice::server::DataDirModeOf(config);  // standalone and cluster data differ
   sluice::server::LogInfo("loading: opening data dir " + config.dir);
   // Declared before the Store, so it outlives the Store's threads.
   sluice::server::ExpiredEventsObserver expired_events(state);
@@ -262,6 +264,9 @@ int Serve(Config config, const char* argv0) {
 int main(int argc, char** argv) {
   sluice::server::InstallCrashHandler();  // a crash writes its report to the log (stderr)
   sluice::server::CommandTicksNow();      // INFO commandstats' clock: its origin is the start
+  if (sluice::server::IsConvertDataDir(argc, argv)) {  // an offline step; serves nothing
+    return sluice::server::ConvertDataDir(argc, argv, std::cout, std::cerr);
+  }
   sluice::server::CommandLineResult result = sluice::server::ParseCommandLine(argc, argv);
   if (!result.parsed) {
     std::cerr << "sluice-server: " << result.error << "\n"

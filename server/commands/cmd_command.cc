@@ -1,10 +1,12 @@
 // COMMAND introspection in Redis 7.0's reply shapes: COMMAND, COMMAND COUNT, COMMAND INFO,
 // COMMAND DOCS, COMMAND LIST [FILTERBY ...], COMMAND HELP. Built from the one command table.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "server/commands/server_commands.h"
 #include "server/core/acl_categories.h"
+#include "server/core/acl_user.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/dispatcher.h"
@@ -213,8 +215,22 @@ void CommandDocs(CommandContext& ctx, Args args) {
   }
 }
 
-// COMMAND GETKEYS command [arg ...]: the key arguments, as the command table finds them.
-void CommandGetKeys(CommandContext& ctx, Args args) {
+// The flags COMMAND GETKEYSANDFLAGS shows for the key at `index` (of the keys found): its key
+// spec's when the command declares one per key, else those its ACL key permissions imply
+// (Redis's: ACCESS reads, UPDATE/INSERT/DELETE write; server/core/acl_key_perms.h).
+std::vector<std::string> KeyFlags(const CommandSpec& spec, size_t index) {
+  if (spec.key_specs.size() == 1) return spec.key_specs.front().flags;
+  const AclKeyPerms& perms = spec.acl_key_perms;
+  const uint8_t p = perms.count == 0 ? 0 : perms.perms[std::min<size_t>(index, perms.count - 1)];
+  if (p == kAclKeyRead) return {"RO", "access"};
+  if (p == kAclKeyWrite) return {"RW", "update"};
+  if (p == (kAclKeyRead | kAclKeyWrite)) return {"RW", "access", "update"};
+  return {"RO"};
+}
+
+// COMMAND GETKEYS / GETKEYSANDFLAGS command [arg ...]: the key arguments, as the command table
+// finds them (with their flags, Redis 7.0's [key, flags] pairs).
+void GetKeysImpl(CommandContext& ctx, Args args, bool with_flags) {
   const CommandTable& table = ctx.server.commands();
   Args cmd = args.subspan(2);
   const CommandSpec* spec = table.Find(cmd[0]);
@@ -232,8 +248,22 @@ void CommandGetKeys(CommandContext& ctx, Args args) {
     return ReplyError(ctx.out, GetKeysNoKeys());
   }
   ctx.out.Array(positions.size());
-  for (int p : positions) ctx.out.Bulk(cmd[static_cast<size_t>(p)]);
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const std::string_view key = cmd[static_cast<size_t>(positions[i])];
+    if (!with_flags) {
+      ctx.out.Bulk(key);
+      continue;
+    }
+    ctx.out.Array(2);
+    ctx.out.Bulk(key);
+    const std::vector<std::string> flags = KeyFlags(*spec, i);
+    ctx.out.Set(flags.size());
+    for (const std::string& f : flags) ctx.out.Simple(f);
+  }
 }
+
+void CommandGetKeys(CommandContext& ctx, Args args) { GetKeysImpl(ctx, args, false); }
+void CommandGetKeysAndFlags(CommandContext& ctx, Args args) { GetKeysImpl(ctx, args, true); }
 
 // COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
 void CommandList(CommandContext& ctx, Args args) {
@@ -286,6 +316,8 @@ void CommandHelp(CommandContext& ctx, Args) {
       "    Return documentation details about commands, or all commands if none is given.",
       "GETKEYS <full-command>",
       "    Return the keys from a full Redis command.",
+      "GETKEYSANDFLAGS <full-command>",
+      "    Return the keys and the access flags from a full Redis command.",
       "HELP",
       "    Prints this help.",
   };
@@ -311,6 +343,9 @@ void RegisterCommandCommands(CommandTable& table) {
                        "7.0.0", "[command-name [command-name ...]]"));
   table.Add(ServerSpec("command|getkeys", -4, kFlags, CommandGetKeys,
                        "Extract keys given a full Redis command", "2.8.13",
+                       "command [arg [arg ...]]"));
+  table.Add(ServerSpec("command|getkeysandflags", -4, kFlags, CommandGetKeysAndFlags,
+                       "Extract keys and access flags given a full Redis command", "7.0.0",
                        "command [arg [arg ...]]"));
   table.Add(ServerSpec("command|list", -2, kFlags, CommandList, "Returns a list of command names.",
                        "7.0.0", "[FILTERBY MODULE module-name|ACLCAT category|PATTERN pattern]"));

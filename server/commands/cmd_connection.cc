@@ -13,6 +13,7 @@
 #include "server/core/args.h"
 #include "server/core/client_info.h"
 #include "server/core/client_state.h"
+#include "server/core/cluster_route.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
 #include "sluice/store.h"
@@ -123,6 +124,9 @@ void Hello(CommandContext& ctx, Args args) {
 void Select(CommandContext& ctx, Args args) {
   std::optional<int64_t> db = ParseInt64(args[1]);
   if (!db || *db < INT32_MIN || *db > INT32_MAX) return ReplyError(ctx.out, NotAnInteger());
+  if (ctx.server.cluster() != nullptr && *db != 0) {
+    return ReplyError(ctx.out, SelectNotAllowedInCluster());
+  }
   if (*db < 0 || *db >= kNumDatabases) return ReplyError(ctx.out, DbIndexOutOfRange());
   Locked(ctx, [&] { ctx.client.db = static_cast<int>(*db); });
   ctx.out.Simple("OK");
@@ -155,6 +159,8 @@ void Reset(CommandContext& ctx, Args) {
     ctx.client.user_name = "default";
   });
   ctx.client.acl_generation = 0;
+  ctx.client.cluster_asking = false;  // Redis's clearClientConnectionState
+  ctx.client.cluster_readonly = false;
   ctx.client.authenticated = !ctx.server.requirepass_set();
   ctx.out.set_resp(2);
   ctx.out.Simple("RESET");

@@ -17,6 +17,7 @@
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
+#include "server/core/cluster_route.h"
 #include "server/core/errors.h"
 #include "server/core/expiry_args.h"
 #include "server/core/server_state.h"
@@ -165,6 +166,9 @@ void CopyCommand(CommandContext& ctx, Args args) {
     } else {
       return ReplyError(ctx.out, SyntaxError());
     }
+  }
+  if (ctx.server.cluster() != nullptr && (ctx.client.db != 0 || dst_db != 0)) {
+    return ReplyError(ctx.out, CopyDbNotAllowedInCluster());
   }
   if (dst_db == ctx.client.db && args[1] == args[2]) {
     return ReplyError(ctx.out,

@@ -8,6 +8,7 @@
 #include "server/commands/replies.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
+#include "server/core/cluster_route.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
 #include "sluice/store.h"
@@ -36,6 +37,7 @@ void Touch(CommandContext& ctx, Args args) {
 
 // MOVE key db: Redis checks the db (integer, range, not the current one) before the key.
 void Move(CommandContext& ctx, Args args) {
+  if (ctx.server.cluster() != nullptr) return ReplyError(ctx.out, MoveNotAllowedInCluster());
   int db = 0;
   if (Status s = ParseIntArg(args[2], &db); !s.ok()) return ReplyError(ctx.out, s);
   if (!ValidDb(db)) return ReplyError(ctx.out, DbIndexOutOfRange());
@@ -53,6 +55,7 @@ void Move(CommandContext& ctx, Args args) {
 // SWAPDB index1 index2: atomic (one write); clients keep their selected db and see the other's
 // data. A db swapped with itself is OK and unchanged.
 void SwapDb(CommandContext& ctx, Args args) {
+  if (ctx.server.cluster() != nullptr) return ReplyError(ctx.out, SwapDbNotAllowedInCluster());
   int a = 0;
   int b = 0;
   if (Status s = ParseIntArg(args[1], &a, InvalidDbIndex(true)); !s.ok()) {

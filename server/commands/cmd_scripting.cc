@@ -13,6 +13,7 @@
 #include "server/commands/commands.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
+#include "server/core/cluster_route.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
 #include "server/scripting/lua_sha1.h"
@@ -28,6 +29,8 @@ namespace {
 struct ScriptFlags {
   bool shebang = false;
   bool no_writes = false;
+  bool no_cluster = false;        // refused in cluster mode
+  bool allow_cross_slot = false;  // its commands may touch keys of several slots
 };
 
 // What a thread keeps with each script it compiled (LuaVm's tag): its shebang flags and its
@@ -38,11 +41,14 @@ struct ScriptTag {
   int native = -1;
 
   uint32_t ToBits() const {
-    return (flags.shebang ? 1u : 0u) | (flags.no_writes ? 2u : 0u) |
-           (static_cast<uint32_t>(native + 1) << 8);
+    return (flags.shebang ? 1u : 0u) | (flags.no_writes ? 2u : 0u) | (flags.no_cluster ? 4u : 0u) |
+           (flags.allow_cross_slot ? 8u : 0u) | (static_cast<uint32_t>(native + 1) << 8);
   }
   static ScriptTag FromBits(uint32_t bits) {
-    return ScriptTag{.flags = {.shebang = (bits & 1u) != 0, .no_writes = (bits & 2u) != 0},
+    return ScriptTag{.flags = {.shebang = (bits & 1u) != 0,
+                               .no_writes = (bits & 2u) != 0,
+                               .no_cluster = (bits & 4u) != 0,
+                               .allow_cross_slot = (bits & 8u) != 0},
                      .native = static_cast<int>(bits >> 8) - 1};
   }
 };
@@ -74,8 +80,11 @@ Status ParseShebang(std::string_view body, ScriptFlags* flags, std::string_view*
       const std::string_view flag = list.substr(0, comma);
       if (flag == "no-writes") {
         flags->no_writes = true;
-      } else if (flag != "allow-oom" && flag != "allow-stale" && flag != "no-cluster" &&
-                 flag != "allow-cross-slot-keys") {
+      } else if (flag == "no-cluster") {
+        flags->no_cluster = true;
+      } else if (flag == "allow-cross-slot-keys") {
+        flags->allow_cross_slot = true;
+      } else if (flag != "allow-oom" && flag != "allow-stale") {
         return ShebangFlag(flag);
       }
       if (comma == std::string_view::npos) break;
@@ -193,6 +202,9 @@ void EvalGeneric(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
     tag.native = FindNativeScript(sha);
     vm.SetTag(sha, tag.ToBits());
   }
+  if (tag.flags.no_cluster && ctx.server.cluster() != nullptr) {
+    return ReplyError(ctx.out, ScriptNoClusterFlag());
+  }
   if (read_only && tag.flags.shebang && !tag.flags.no_writes) {
     return ReplyError(ctx.out, ScriptRoWithWrites());
   }
@@ -204,6 +216,7 @@ void EvalGeneric(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
   exec.ctx = &ctx;
   exec.name = sha;
   exec.read_only = read_only || tag.flags.no_writes;
+  exec.allow_cross_slot = tag.flags.allow_cross_slot;
   const int db_before = ctx.client.db;  // SELECT inside a script does not outlive it
   ctx.txn();                            // the unit the Dispatcher planned (or EXEC's)
   vm.Run(sha, keys, argv, exec, ctx.out);

@@ -283,6 +283,10 @@ void SortKeys(Args args, std::vector<int>* positions) {
   if (store != 0) positions->push_back(store);
 }
 
+// SORT_RO's key: the sorted key. A finder, not a range, so that COMMAND INFO shows it
+// movablekeys as Redis does (its BY/GET patterns name keys Redis's key spec leaves out).
+void SortRoKeys(Args, std::vector<int>* positions) { positions->push_back(1); }
+
 }  // namespace
 
 void RegisterSortCommands(CommandTable& table) {
@@ -293,11 +297,12 @@ void RegisterSortCommands(CommandTable& table) {
       "[STORE destination]");
   sort.find_keys = SortKeys;
   table.Add(std::move(sort));
-  table.Add(MakeSpec("generic", "sort_ro", -2, kReadOnly, {1, 1, 1}, SortRo,
-                     "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
-                     "7.0.0",
-                     "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] "
-                     "[ASC|DESC] [ALPHA]"));
+  CommandSpec sort_ro = MakeSpec(
+      "generic", "sort_ro", -2, kReadOnly, {1, 1, 1}, SortRo,
+      "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", "7.0.0",
+      "key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC|DESC] [ALPHA]");
+  sort_ro.find_keys = SortRoKeys;
+  table.Add(std::move(sort_ro));
 }
 
 }  // namespace sluice::server

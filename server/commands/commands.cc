@@ -7,6 +7,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterReplicationCommands(table);
   RegisterClusterCommands(table);
   RegisterConnectionCommands(table);
+  RegisterClusterClientCommands(table);
   RegisterStringCommands(table);
   RegisterKeyCommands(table);
   RegisterLimiterCommands(table);

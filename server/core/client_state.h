@@ -66,6 +66,15 @@ struct ClientState {
   // points into the CommandTable, which outlives every connection. nullptr before any command.
   std::atomic<const std::string*> last_command{nullptr};
   MultiState multi;
+  // Cluster mode (server/core/cluster_route.h), touched only on the client's thread: ASKING
+  // (Redis's CLIENT_ASKING: good for the next command, or until the EXEC of a MULTI it began),
+  // READONLY (a replica serves its primary's slots' reads), the slot the running command's keys
+  // are in (Redis's c->slot, -1: none; a script's commands keep to it), and whether the
+  // connection is TLS (redirected to the tls port).
+  bool cluster_asking = false;
+  bool cluster_readonly = false;
+  int cluster_slot = -1;
+  bool tls = false;
   std::vector<WatchedKey> watched;  // WATCH; registered in the server's WatchRegistry
   // Set by any thread's commit that touches a watched key (Redis's CLIENT_DIRTY_CAS).
   std::atomic<bool> watch_dirty{false};

@@ -5,6 +5,7 @@
 #include "server/core/acl_check.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
+#include "server/core/cluster_route.h"
 #include "server/core/command_stats.h"
 #include "server/core/crash_report.h"
 #include "server/core/errors.h"
@@ -348,6 +349,29 @@ bool AllowedWhileSubscribed(const CommandSpec& spec) {
   return false;
 }
 
+// Cluster mode's redirections (server/core/cluster_route.h). A refused EXEC discards its
+// transaction and replies the redirection itself (Redis's discardTransaction), any other
+// refused command dooms the transaction it was being queued in (flagTransaction). Kept out of
+// line: standalone mode pays only the null check in Gate.
+[[gnu::noinline]] bool ClusterAdmits(CommandContext& ctx, const ClusterRouter& router,
+                                     const CommandSpec& spec, Args args) {
+  const ClusterRoute route = RouteCommand(router, ctx, spec, args);
+  if (route.kind == ClusterRoute::Kind::kServe) return true;
+  const Status error = ClusterRedirectError(route, ctx.client.tls);
+  if (spec.name != "exec") {
+    Reject(ctx, &spec, error, args);
+    return false;
+  }
+  ctx.client.multi = MultiState{};
+  ctx.server.watches().UnwatchAll(&ctx.client);
+  ctx.server.stats().total_error_replies.fetch_add(1, std::memory_order_relaxed);
+  RecordCommandRejected(spec.id);
+  const size_t start = ctx.out.buffer()->size();
+  ReplyError(ctx.out, error);
+  RecordErrorReplyAt(*ctx.out.buffer(), start);
+  return false;
+}
+
 // Arity, authentication and the MULTI rules, then queue or run: the common tail once `spec`
 // is resolved.
 void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
@@ -363,6 +387,11 @@ void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     const AclDenial denial =
         CheckClientAcl(ctx, spec, args, ctx.client.multi.active ? "multi" : "toplevel");
     if (denial != AclDenial::kNone) return Reject(ctx, &spec, NoPerm(denial, spec.name));
+    // Cluster mode: is the command's slot served here (queued commands are checked as they
+    // are queued, and again together at EXEC, as by Redis)?
+    if (const ClusterRouter* router = ctx.server.cluster(); router != nullptr) {
+      if (!ClusterAdmits(ctx, *router, spec, args)) return;
+    }
   }
   NoteLastCommand(ctx, spec);
   if (RejectedAsBusy(ctx, spec)) return;
@@ -421,12 +450,25 @@ void EndCachingScope(CommandContext& ctx, Args args) {
                                 std::memory_order_relaxed);
 }
 
+// ASKING covers the next command, or the transaction it began: cleared after any top-level
+// command but ASKING itself, unless in MULTI (as Redis's resetClient). Only ever set in
+// cluster mode.
+void EndAskingScope(CommandContext& ctx, Args args) {
+  if (ctx.unit != nullptr || ctx.client.multi.active || EqualsIgnoreCase(args[0], "asking")) {
+    return;
+  }
+  ctx.client.cluster_asking = false;
+}
+
 void Dispatcher::Dispatch(CommandContext& ctx, Args args) const {
   if (args.empty()) return;
   struct CachingScope {
     CommandContext& ctx;
     Args args;
-    ~CachingScope() { EndCachingScope(ctx, args); }
+    ~CachingScope() {
+      EndCachingScope(ctx, args);
+      if (ctx.client.cluster_asking) EndAskingScope(ctx, args);
+    }
   } caching{ctx, args};
   RunningCommandScope running(ctx.client, args);  // for the crash report
   const CommandSpec* spec = table_.Find(args[0]);

@@ -71,6 +71,7 @@ Connection::~Connection() {
 
 void Connection::EnableTls(std::shared_ptr<asio::ssl::context> context, TlsAuthClients auth) {
   tls_ = std::make_unique<TlsStream>(socket_, std::move(context), auth);
+  client_.tls = true;
 }
 
 template <typename Handler>

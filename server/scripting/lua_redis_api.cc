@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/core/acl_check.h"
+#include "server/core/cluster_route.h"
 #include "server/core/dispatcher.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
@@ -90,6 +91,11 @@ int GenericCall(lua_State* L, bool raise) {
     // Redis's scriptVerifyACL: the script's caller's user, for every command it calls.
     const AclDenial denial = CheckClientAcl(sub, *spec, views, "lua");
     if (denial != AclDenial::kNone) return Fail(L, ScriptNoPerm(denial), raise);
+    // Redis's scriptVerifyClusterState: the keys must be served here, in the script's slot.
+    if (const ClusterRouter* router = ctx.server.cluster(); router != nullptr) {
+      Status s = RouteScriptCommand(*router, sub, *spec, views, exec->allow_cross_slot);
+      if (!s.ok()) return Fail(L, s, raise);
+    }
     sub.unit = &ctx.txn();
     sub.from_script = true;
     dispatcher.RunQueued(sub, *spec, views);

@@ -45,6 +45,7 @@ struct ScriptExecution {
   CommandContext* ctx = nullptr;  // the EVAL/FCALL's context: store, server, client, unit
   std::string name;               // the SHA1 (EVAL) or function name (FCALL), for error texts
   bool read_only = false;         // EVAL_RO, FCALL_RO or the no-writes flag
+  bool allow_cross_slot = false;  // the allow-cross-slot-keys flag (cluster mode)
   int resp = 2;                   // the protocol redis.call replies come in (redis.setresp)
   // A redis.call met a key it did not declare whose stripe another unit holds: the script stops
   // at once (no pcall can catch it) and the dispatcher runs it again holding every stripe.

@@ -54,4 +54,7 @@ Status Store::AddCommitObserver(CommitObserver* observer) {
   return impl_->AddCommitObserver(observer);
 }
 
+Result<DataDirMode> Store::GetDataDirMode() { return impl_->ReadDataDirMode(); }
+Status Store::SetDataDirMode(DataDirMode mode) { return impl_->WriteDataDirMode(mode); }
+
 }  // namespace sluice

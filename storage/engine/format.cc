@@ -31,6 +31,7 @@ constexpr const char* kStagedFormat0 = "0-staged";
 constexpr const char* kMetaCf = "meta";
 constexpr const char* kMigrateCf = "migrate0";
 constexpr const char* kVersionMarkKey = "collection-version-limit";
+constexpr const char* kModeKey = "data-dir-mode";  // "standalone" or "cluster"
 // Versions reserved per persisted mark: one synced write per 2^32 new collections.
 constexpr uint64_t kVersionReserve = uint64_t{1} << 32;
 constexpr size_t kMigrateBatch = 1000;
@@ -103,6 +104,7 @@ Status Store::Impl::OpenRocks(const rocksdb::Options& rocks) {
   }
   std::error_code ec;
   const bool existed = std::filesystem::exists(dir + "/CURRENT", ec);
+  new_data_dir_ = !existed;
 
   std::vector<std::string> existing;
   if (existed) {
@@ -245,6 +247,54 @@ uint64_t Store::Impl::NewCollectionVersion() {
   }
   version_limit_.store(limit, std::memory_order_release);
   return v;
+}
+
+}  // namespace sluice
+
+namespace sluice {
+
+namespace {
+
+const char* ModeName(DataDirMode mode) {
+  return mode == DataDirMode::kCluster ? "cluster" : "standalone";
+}
+
+}  // namespace
+
+Result<DataDirMode> Store::Impl::ReadDataDirMode() {
+  std::string value;
+  auto s = db_->Get(rocksdb::ReadOptions(), meta_cf_, kModeKey, &value);
+  if (s.IsNotFound()) return DataDirMode::kUnset;
+  if (!s.ok()) return FromRocks(s);
+  if (value == "cluster") return DataDirMode::kCluster;
+  if (value == "standalone") return DataDirMode::kStandalone;
+  return Status::Corruption("data directory " + options_.path + " has an unknown mode '" + value +
+                            "'");
+}
+
+Status Store::Impl::WriteDataDirMode(DataDirMode mode) {
+  auto s = db_->Put(rocksdb::WriteOptions(), meta_cf_, kModeKey, ModeName(mode));
+  if (!s.ok()) return FromRocks(s);
+  return FromRocks(db_->FlushWAL(/*sync=*/true));
+}
+
+Status Store::Impl::CheckDataDirMode() {
+  if (options_.mode == DataDirMode::kUnset) return Status::Ok();
+  Result<DataDirMode> recorded = ReadDataDirMode();
+  if (!recorded.ok()) return recorded.status();
+  DataDirMode mode = *recorded;
+  if (mode == DataDirMode::kUnset) {
+    // A data dir from before the marker was written by a standalone server.
+    if (new_data_dir_) return WriteDataDirMode(options_.mode);
+    mode = DataDirMode::kStandalone;
+    if (options_.mode == mode) return WriteDataDirMode(mode);
+  }
+  if (mode == options_.mode) return Status::Ok();
+  return Status::InvalidArgument(
+      "data directory " + options_.path + " holds " + ModeName(mode) + " data and cannot be " +
+      "opened in " + ModeName(options_.mode) + " mode (cluster-enabled " +
+      (options_.mode == DataDirMode::kCluster ? "yes" : "no") + "); convert it offline first: " +
+      "sluice-server --convert-data-dir " + ModeName(options_.mode) + " --dir " + options_.path);
 }
 
 }  // namespace sluice

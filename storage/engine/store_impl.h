@@ -223,6 +223,15 @@ class Store::Impl final : public internal::EngineHost {
   Status InitVersions();
   internal::KeyspaceCounts counts_;
   Status PersistVersionLimit(uint64_t limit);
+ public:
+  // The data dir's mode marker in the meta column family (format.cc).
+  Result<DataDirMode> ReadDataDirMode();
+  Status WriteDataDirMode(DataDirMode mode);
+
+ private:
+  // Checks (and on a new data dir records) options_.mode against the marker.
+  Status CheckDataDirMode();
+  bool new_data_dir_ = false;  // OpenRocks found no database: this Open creates it
   // Opens RocksDB with every column family, checking (and migrating) the data dir's on-disk
   // format first (format.cc).
   Status OpenRocks(const rocksdb::Options& rocks);

@@ -304,6 +304,7 @@ Status Store::Impl::Open() {
   if (Status s = OpenRocks(rocks); !s.ok()) return s;
   expiry_.RestoreState();  // before any write: it checks that nothing was written since it
   if (Status s = InitVersions(); !s.ok()) return s;
+  if (Status s = CheckDataDirMode(); !s.ok()) return s;
   if (Status s = internal::LoadKeyspaceCounts(*this, &counts_); !s.ok()) return s;
   expiry_.SkipPassWithoutExpiries(counts_);
   set_expire_effort(options_.active_expire_effort);

@@ -59,6 +59,11 @@ enum class MemTableKind { kSluice, kRocksDb };
 // its own, and files are rewritten with the new one as compaction reaches them.
 enum class Compression { kSnappy, kLz4, kZstd, kNone };
 
+// What kind of server a data dir serves, recorded in the engine's meta at its first Open with a
+// mode (Options::mode) so that a standalone data dir is never served by a cluster node, nor the
+// reverse (a cluster node keeps db 0 only). kUnset: not recorded / not checked.
+enum class DataDirMode : uint8_t { kUnset, kStandalone, kCluster };
+
 struct Options {
   std::string path;  // data directory; created if missing. Required.
   Durability durability = Durability::kEverySec;
@@ -131,6 +136,10 @@ struct Options {
   // a crash or an unflushed close, this can take seconds), at most one line a second, then one
   // summary line when Open has finished. Called on the thread calling Open. nullptr: silent.
   std::function<void(const std::string&)> on_progress;
+  // The mode the opener serves (kUnset: embedders and tools, nothing checked or written). A new
+  // data dir records it; a data dir recorded in the other mode (or one from before the marker,
+  // which is standalone) fails Open with kInvalidArgument naming both modes.
+  DataDirMode mode = DataDirMode::kUnset;
   // Errors and warnings, one line each: write errors and the recovery from them (disk full...):
   // "writes refused: ..." when the store latches read-only, "writes accepted again: ..." when it
   // recovers; and, during Open, "WARNING: ..." for each write-ahead log that is cut short or
@@ -309,6 +318,11 @@ class Store {
   // observer must outlive the Store. Thread-safe.
   static constexpr int kMaxCommitObservers = 8;
   Status AddCommitObserver(CommitObserver* observer);
+
+  // The data dir's recorded mode (kUnset: none recorded; a data dir from before the marker).
+  Result<DataDirMode> GetDataDirMode();
+  // Records `mode` durably (the offline conversion, sluice-server --convert-data-dir).
+  Status SetDataDirMode(DataDirMode mode);
 
   const Clock& clock() const;
   int64_t NowMs() const { return clock().NowMs(); }

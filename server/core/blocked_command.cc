@@ -30,9 +30,12 @@ bool BlockedCommand::Park(int db, std::span<const std::string_view> keys, BlockT
 }
 
 bool BlockedCommand::TakePark(Args args, const Dispatcher& dispatcher, bool replied) {
+  if (!requested_) {  // the usual case: nothing to move
+    rewrites_.clear();
+    return false;
+  }
   auto rewrites = std::move(rewrites_);
   rewrites_.clear();
-  if (!requested_) return false;
   requested_ = false;
   const CommandSpec* spec = dispatcher.Resolve(args);
   if (replied || spec == nullptr) {

@@ -18,9 +18,8 @@ namespace {
 
 constexpr size_t kMaxErrorCodes = 128;  // Redis's ERROR_STATS_NUMBER
 
-struct Counters {
-  std::atomic<uint64_t> calls{0}, ticks{0}, rejected{0}, failed{0};
-};
+using command_stats_detail::Add;
+using command_stats_detail::Counters;
 
 uint64_t SteadyNanos() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -53,6 +52,7 @@ struct TickSource {
   TickSource() {
     origin_nanos = SteadyNanos();
     origin_ticks = Read();
+    command_stats_detail::g_ticks_are_tsc.store(tsc, std::memory_order_relaxed);
   }
   uint64_t Read() const {
 #if defined(__x86_64__)
@@ -75,17 +75,12 @@ const TickSource& Ticks() {
   return source;
 }
 
-// One thread's counts. Only its thread adds (load + store, no read-modify-write instruction);
-// readers sum with relaxed loads.
+// One thread's counts (command_stats_detail::Add).
 struct Block {
   Counters commands[kMaxCommandStats];
   std::mutex errors_mu;  // uncontended but for INFO: errors are off the fast path
   std::map<std::string, uint64_t, std::less<>> errors;
 };
-
-void Add(std::atomic<uint64_t>& counter, uint64_t n) {
-  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
 
 struct Registry {
   std::mutex mu;
@@ -109,20 +104,20 @@ Block& ThisThreadsBlock() {
 
 }  // namespace
 
-uint64_t CommandTicksNow() { return Ticks().Read(); }
-
-void RecordCommandCall(size_t command_id, uint64_t ticks, bool failed) {
-  if (command_id >= kMaxCommandStats) return;
-  Counters& c = ThisThreadsBlock().commands[command_id];
-  Add(c.calls, 1);
-  Add(c.ticks, ticks);
-  if (failed) Add(c.failed, 1);
+uint64_t CommandTicksToMicros(uint64_t ticks) {
+  return static_cast<uint64_t>(static_cast<double>(ticks) / Ticks().TicksPerMicro());
 }
 
-void RecordCommandRejected(size_t command_id) {
-  if (command_id >= kMaxCommandStats) return;
-  Add(ThisThreadsBlock().commands[command_id].rejected, 1);
+namespace command_stats_detail {
+
+uint64_t CommandTicksSlow() { return Ticks().Read(); }
+
+Counters* RegisterThisThread() {
+  t_counters = ThisThreadsBlock().commands;
+  return t_counters;
 }
+
+}  // namespace command_stats_detail
 
 void RecordErrorReply(std::string_view message) {
   const std::string_view code = message.substr(0, message.find(' '));

@@ -15,8 +15,8 @@ namespace sluice::server {
 
 namespace {
 
-thread_local const ClientState* t_client = nullptr;
-thread_local Args t_args;
+using crash_detail::t_args;
+using crash_detail::t_client;
 
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 constexpr size_t kMaxArgs = 16;       // arguments shown
@@ -165,17 +165,6 @@ void InstallCrashAltStackForThisThread() {
   ss.ss_sp = alt_stack;
   ss.ss_size = sizeof alt_stack;
   sigaltstack(&ss, nullptr);
-}
-
-RunningCommandScope::RunningCommandScope(const ClientState& client, Args args)
-    : previous_client_(t_client), previous_args_(t_args) {
-  t_client = &client;
-  t_args = args;
-}
-
-RunningCommandScope::~RunningCommandScope() {
-  t_client = previous_client_;
-  t_args = previous_args_;
 }
 
 }  // namespace sluice::server

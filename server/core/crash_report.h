@@ -22,10 +22,23 @@ void InstallCrashAltStackForThisThread();
 // Marks the command the calling thread runs, for the report, for this object's scope. Scopes
 // nest (a script's redis.call shadows its EVAL, then restores it). Cost: two thread-local
 // stores; no allocation. `client` and `args` must outlive the scope (the dispatcher's own).
+namespace crash_detail {
+// The command the thread runs (constant-initialised: plain TLS loads and stores, inline).
+inline thread_local const ClientState* t_client = nullptr;
+inline thread_local Args t_args;
+}  // namespace crash_detail
+
 class RunningCommandScope {
  public:
-  RunningCommandScope(const ClientState& client, Args args);
-  ~RunningCommandScope();
+  RunningCommandScope(const ClientState& client, Args args)
+      : previous_client_(crash_detail::t_client), previous_args_(crash_detail::t_args) {
+    crash_detail::t_client = &client;
+    crash_detail::t_args = args;
+  }
+  ~RunningCommandScope() {
+    crash_detail::t_client = previous_client_;
+    crash_detail::t_args = previous_args_;
+  }
   RunningCommandScope(const RunningCommandScope&) = delete;
   RunningCommandScope& operator=(const RunningCommandScope&) = delete;
 

@@ -277,16 +277,16 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     if (t_effect_override.set) t_effect_override.Clear();
     spec.handler(ctx, args);
   }
-  if (!top && ctx.unit != nullptr) {
+  // Until replication is engaged its calls would only clear the effect a handler recorded.
+  ReplicationHook* const repl = EngagedReplicationHook();
+  if (repl == nullptr && t_effect_override.set) t_effect_override.Clear();
+  if (!top && ctx.unit != nullptr && repl != nullptr) {
     // A command of EXEC or a script: its effect, for a unit that writes a stream.
-    if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) {
-      repl->Step(ctx, *ctx.unit, spec, args);
-    }
+    repl->Step(ctx, *ctx.unit, spec, args);
   }
   bool committed = true;
   if (top && ctx.own_unit) {
     // Replication stages the unit's effect while its locks are held (replication_hook.h).
-    ReplicationHook* repl = GetReplicationHook();
     if (repl != nullptr) repl->Capture(ctx, *ctx.own_unit, spec, args);
     committed = FinishOwnUnit(ctx, reply_start);
     if (!committed && repl != nullptr) repl->DropCaptured();
@@ -395,7 +395,7 @@ void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   }
   NoteLastCommand(ctx, spec);
   if (RejectedAsBusy(ctx, spec)) return;
-  if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) {
+  if (ReplicationHook* repl = EngagedReplicationHook(); repl != nullptr) {
     // -READONLY, -MASTERDOWN, -NOREPLICAS (a replica's primary link passes).
     if (Status s = repl->Admit(ctx, spec); !s.ok()) return Reject(ctx, &spec, s, args);
   }

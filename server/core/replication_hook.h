@@ -44,6 +44,19 @@ class ReplicationHook {
                     Args args) = 0;
   // The unit's commands are run again (a lock conflict): forgets what Step recorded.
   virtual void AbandonSteps() = 0;
+
+  // False until replication is first used (a backlog exists, this node became a replica, or
+  // min-replicas-to-write was set): until then Capture, Step and Admit would do nothing but
+  // clear t_effect_override, and the gate skips their virtual calls. It never goes back to
+  // false (a unit may have staged effects across a change), so the calls' own checks stay.
+  bool engaged() const { return engaged_.load(std::memory_order_acquire); }
+
+ protected:
+  // Called before any of the states above is entered (before propagating starts).
+  void Engage() { engaged_.store(true, std::memory_order_seq_cst); }
+
+ private:
+  std::atomic<bool> engaged_{false};
 };
 
 // Redis's rewriteClientCommandVector / alsoPropagate: a handler whose argv would not do the same
@@ -72,6 +85,11 @@ inline void SetReplicationHook(ReplicationHook* hook) {
 }
 inline ReplicationHook* GetReplicationHook() {
   return g_replication_hook.load(std::memory_order_acquire);
+}
+// The hook when it is engaged (above), else null: the per-command call sites' fast path.
+inline ReplicationHook* EngagedReplicationHook() {
+  ReplicationHook* hook = g_replication_hook.load(std::memory_order_acquire);
+  return hook != nullptr && hook->engaged() ? hook : nullptr;
 }
 
 }  // namespace sluice::server

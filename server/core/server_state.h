@@ -217,6 +217,8 @@ class ServerState {
   void Unpause() { pause_until_ms_.store(0, std::memory_order_release); }
   // Real ms until which a command with these flags (CommandFlag) must wait; 0 when it may run.
   int64_t PausedUntil(uint32_t command_flags) const;
+  // False when no pause is set (PausedUntil is then 0 for every command): one load.
+  bool MaybePaused() const { return pause_until_ms_.load(std::memory_order_acquire) != 0; }
   // Real wall-clock ms since the epoch, never the DEBUG CLOCK: client age/idle and timeouts.
   static int64_t RealNowMs();
 

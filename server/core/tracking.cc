@@ -10,8 +10,8 @@ namespace sluice::server {
 
 namespace {
 
-thread_local ClientState* t_committer = nullptr;
-thread_local bool t_suppressed = false;
+using tracking_detail::t_committer;
+using tracking_detail::t_suppressed;
 
 void AppendBulk(std::string* out, std::string_view s) {
   out->push_back('$');
@@ -35,14 +35,6 @@ OutputBufferLimit LimitFor(ServerState& server, const ClientState& c) {
 }
 
 }  // namespace
-
-TrackingRegistry::CommitterScope::CommitterScope(ClientState* client) : saved_(t_committer) {
-  t_committer = client;
-}
-TrackingRegistry::CommitterScope::~CommitterScope() { t_committer = saved_; }
-
-TrackingRegistry::SuppressScope::SuppressScope() : saved_(t_suppressed) { t_suppressed = true; }
-TrackingRegistry::SuppressScope::~SuppressScope() { t_suppressed = saved_; }
 
 void TrackingRegistry::Enable(ClientState& client, uint64_t redirect, uint32_t options,
                               std::span<const std::string_view> prefixes) {

@@ -56,6 +56,14 @@ enum TrackingFlag : uint32_t {
   kTrackingBrokenRedir = 1u << 6,
 };
 
+namespace tracking_detail {
+// The client whose unit commits on this thread (NOLOOP), and whether this thread's commits
+// invalidate nothing (SWAPDB): set by TrackingRegistry's scopes below. Constant-initialised, so
+// the scopes are plain TLS stores, inline (the dispatcher opens one for every command).
+inline thread_local ClientState* t_committer = nullptr;
+inline thread_local bool t_suppressed = false;
+}  // namespace tracking_detail
+
 class TrackingRegistry : public CommitObserver {
  public:
   // The server whose clients, limits and configuration the registry uses. Set once before
@@ -109,8 +117,10 @@ class TrackingRegistry : public CommitObserver {
   // commit group of several clients' commands is written.
   class CommitterScope {
    public:
-    explicit CommitterScope(ClientState* client);
-    ~CommitterScope();
+    explicit CommitterScope(ClientState* client) : saved_(tracking_detail::t_committer) {
+      tracking_detail::t_committer = client;
+    }
+    ~CommitterScope() { tracking_detail::t_committer = saved_; }
     CommitterScope(const CommitterScope&) = delete;
     CommitterScope& operator=(const CommitterScope&) = delete;
 
@@ -120,8 +130,10 @@ class TrackingRegistry : public CommitObserver {
   // While alive, this thread's commits invalidate nothing (SWAPDB: Redis 7.0 sends nothing).
   class SuppressScope {
    public:
-    SuppressScope();
-    ~SuppressScope();
+    SuppressScope() : saved_(tracking_detail::t_suppressed) {
+      tracking_detail::t_suppressed = true;
+    }
+    ~SuppressScope() { tracking_detail::t_suppressed = saved_; }
     SuppressScope(const SuppressScope&) = delete;
     SuppressScope& operator=(const SuppressScope&) = delete;
 

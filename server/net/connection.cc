@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "server/core/args.h"
+#include "server/core/command_stats.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
 #include "server/core/server_state.h"
@@ -475,7 +476,7 @@ void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
   CommandContext ctx{store_, server_, client_, out};
   ctx.group = group_;
   ctx.blocking = &blocked_;
-  const auto start = std::chrono::steady_clock::now();
+  const uint64_t start = CommandTicksNow();
   try {
     dispatcher_.Dispatch(ctx, args);
   } catch (const std::exception& e) {
@@ -487,13 +488,22 @@ void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
   RecordIfSlow(args, start);
 }
 
-void Connection::RecordIfSlow(Args args, std::chrono::steady_clock::time_point start) {
+void Connection::RecordIfSlow(Args args, uint64_t start_ticks) {
   const int64_t threshold = server_.slowlog_slower_than_us();
   const int64_t latency_threshold_ms = server_.latency_threshold_ms();
   if (threshold < 0 && latency_threshold_ms <= 0) return;
-  const int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+  const uint64_t ticks = CommandTicksNow() - start_ticks;
+  // Ticks (the TSC, one instruction) turn into microseconds only for a command that may have
+  // passed a threshold: that conversion reads a clock.
+  uint64_t smallest_us = threshold >= 0 ? static_cast<uint64_t>(threshold) : UINT64_MAX / 2;
+  if (latency_threshold_ms > 0) {
+    smallest_us = std::min(smallest_us, static_cast<uint64_t>(latency_threshold_ms) * 1000);
+  }
+  if (smallest_us < UINT64_MAX / (2 * kMinCommandTicksPerMicro) &&
+      ticks < smallest_us * kMinCommandTicksPerMicro) {
+    return;
+  }
+  const auto micros = static_cast<int64_t>(CommandTicksToMicros(ticks));
   if (latency_threshold_ms > 0 && micros / 1000 >= latency_threshold_ms) {
     // LATENCY's "command" and "fast-command" events, as Redis names them.
     const CommandSpec* spec = dispatcher_.Resolve(args);
@@ -510,6 +520,10 @@ void Connection::RecordIfSlow(Args args, std::chrono::steady_clock::time_point s
 }
 
 bool Connection::HeldByPause(Args args) {
+  if (!server_.MaybePaused()) {  // the usual case: no command lookup
+    paused_until_ms_ = 0;
+    return false;
+  }
   const CommandSpec* spec = dispatcher_.Resolve(args);
   paused_until_ms_ = server_.PausedUntil(spec == nullptr ? 0 : spec->flags);
   return paused_until_ms_ != 0;

@@ -140,7 +140,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // CLIENT PAUSE: true when the command must wait (it stays unread, with what follows it).
   bool HeldByPause(Args args);
   // SLOWLOG: records the command that began at `start` when it was slow enough.
-  void RecordIfSlow(Args args, std::chrono::steady_clock::time_point start);
+  // SLOWLOG and LATENCY for a command that started at `start_ticks` (CommandTicksNow).
+  void RecordIfSlow(Args args, uint64_t start_ticks);
   void WaitForPause();
   void CompactReadBuffer();
   // Where the connection goes once no write or durability wait is in flight: close, resume a

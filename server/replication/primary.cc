@@ -82,6 +82,7 @@ void Replication::ReloadConfig() {
   const Config c = server_.config();
   read_only_.store(c.replica_read_only);
   serve_stale_.store(c.replica_serve_stale_data);
+  if (c.min_replicas_to_write > 0) Engage();  // Admit's -NOREPLICAS
   min_replicas_.store(c.min_replicas_to_write);
   min_lag_s_.store(c.min_replicas_max_lag);
   ack_writes_.store(c.replica_ack_writes);
@@ -96,6 +97,7 @@ void Replication::EnsureBacklogLocked() {
   backlog_ = std::make_unique<Backlog>(static_cast<size_t>(server_.config().repl_backlog_size));
   backlog_->Reset(0);
   last_db_ = -1;
+  Engage();  // before propagating: the gate then calls Capture
   if (!is_replica_.load()) propagating_.store(true, std::memory_order_release);
 }
 

@@ -23,6 +23,7 @@ Status Replication::ReplicaOf(const std::string& host, int port, bool* already) 
   std::lock_guard lock(mu_);
   // Our own history stays (Redis caches the master using itself): a PSYNC with our ID and
   // offset may continue on the new primary when it was our sibling.
+  Engage();  // Admit's -READONLY and -MASTERDOWN
   is_replica_.store(true, std::memory_order_release);
   propagating_.store(false, std::memory_order_release);
   link_up_.store(false);

@@ -6,8 +6,11 @@ namespace {
 
 constexpr size_t kMetaFixedBytes = 17;  // version 8, count 8, flags 1
 
+// `bytes` (<= 8) low bytes of v, most significant first: one append, not one per byte.
 void PutBe(uint64_t v, int bytes, std::string* out) {
-  for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>(v >> (8 * i)));
+  char buf[8];
+  for (int i = 0; i < bytes; ++i) buf[i] = static_cast<char>(v >> (8 * (bytes - 1 - i)));
+  out->append(buf, static_cast<size_t>(bytes));
 }
 uint64_t GetBe(const char* p, int bytes) {
   uint64_t v = 0;
@@ -19,12 +22,17 @@ uint64_t GetBe(const char* p, int bytes) {
 
 std::string EncodeMeta(const CollectionMeta& m) {
   std::string out;
-  out.reserve(kMetaFixedBytes + m.extra.size());
-  AppendFixed64(&out, m.version);
-  AppendFixed64(&out, static_cast<uint64_t>(m.count));
-  out.push_back(static_cast<char>(m.flags));
-  out.append(m.extra);
+  EncodeMetaTo(m, &out);
   return out;
+}
+
+void EncodeMetaTo(const CollectionMeta& m, std::string* out) {
+  out->clear();
+  out->reserve(kMetaFixedBytes + m.extra.size());
+  AppendFixed64(out, m.version);
+  AppendFixed64(out, static_cast<uint64_t>(m.count));
+  out->push_back(static_cast<char>(m.flags));
+  out->append(m.extra);
 }
 
 std::optional<CollectionMeta> DecodeMeta(std::string_view payload) {

@@ -38,6 +38,8 @@ struct CollectionMeta {
 };
 
 std::string EncodeMeta(const CollectionMeta& m);
+// The same into `out` (replaced; its capacity kept: no allocation once warm).
+void EncodeMetaTo(const CollectionMeta& m, std::string* out);
 // nullopt when the payload is too short (corruption).
 std::optional<CollectionMeta> DecodeMeta(std::string_view payload);
 

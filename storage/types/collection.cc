@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "scratch.h"
 #include "sluice/glob.h"
 #include "store_impl.h"
 #include "txn.h"
@@ -113,7 +114,9 @@ void Collection::Save() {
     txn_->Delete(raw_key_);
     return;
   }
-  txn_->Put(raw_key_, kind_, expire_at_ms_, EncodeMeta(meta_));
+  Borrowed<std::string> payload;  // Txn::Put copies it into the unit's batch
+  EncodeMetaTo(meta_, payload.get());
+  txn_->Put(raw_key_, kind_, expire_at_ms_, *payload);
 }
 
 Status CopyElements(Collection& src, Collection& dst) {

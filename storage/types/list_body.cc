@@ -55,17 +55,18 @@ void ListBody::LoadInline() {
   size_t at = 0;
   uint64_t len = 0;
   while (at < extra.size() && ReadVarint(extra, &at, &len) && len <= extra.size() - at) {
-    items_.emplace_back(extra.substr(at, len));
+    items().emplace_back(extra.substr(at, len));
     at += len;
   }
 }
 
 int64_t ListBody::size() const {
-  return inline_ ? static_cast<int64_t>(items_.size()) : ends_.tail - ends_.head;
+  if (!inline_) return ends_.tail - ends_.head;
+  return items_ ? static_cast<int64_t>(items_->size()) : 0;
 }
 
 Result<std::string> ListBody::At(int64_t index) {
-  if (inline_) return items_[static_cast<size_t>(index)];
+  if (inline_) return items()[static_cast<size_t>(index)];
   std::string value;
   bool found = false;
   if (Status s = c_.Get(kCf, PosKey(ends_.head + index), &value, &found); !s.ok()) return s;
@@ -79,7 +80,7 @@ Result<ListBody::Elements> ListBody::Range(int64_t from, int64_t n) {
   if (n <= 0) return out;
   out.reserve(static_cast<size_t>(n));
   if (inline_) {
-    const auto first = items_.begin() + from;
+    const auto first = items().begin() + from;
     out.assign(first, first + n);
     return out;
   }
@@ -96,7 +97,7 @@ Status ListBody::Visit(bool from_tail,
   if (inline_) {
     for (int64_t n = 0; n < len; ++n) {
       const int64_t i = from_tail ? len - 1 - n : n;
-      if (!visit(i, items_[static_cast<size_t>(i)])) break;
+      if (!visit(i, items()[static_cast<size_t>(i)])) break;
     }
     return Status::Ok();
   }
@@ -119,7 +120,7 @@ Status ListBody::Visit(bool from_tail,
 
 void ListBody::Set(int64_t index, std::string_view element) {
   if (inline_) {
-    items_[static_cast<size_t>(index)].assign(element);
+    items()[static_cast<size_t>(index)].assign(element);
   } else {
     c_.Put(kCf, PosKey(ends_.head + index), element);
   }
@@ -128,9 +129,9 @@ void ListBody::Set(int64_t index, std::string_view element) {
 void ListBody::Push(End end, std::string_view element) {
   if (inline_) {
     if (end == End::kLeft) {
-      items_.emplace_front(element);
+      items().emplace_front(element);
     } else {
-      items_.emplace_back(element);
+      items().emplace_back(element);
     }
   } else if (end == End::kLeft) {
     ends_.head -= 1;
@@ -146,11 +147,11 @@ Result<std::string> ListBody::Pop(End end) {
   if (inline_) {
     std::string out;
     if (end == End::kLeft) {
-      out = std::move(items_.front());
-      items_.pop_front();
+      out = std::move(items().front());
+      items().pop_front();
     } else {
-      out = std::move(items_.back());
-      items_.pop_back();
+      out = std::move(items().back());
+      items().pop_back();
     }
     return out;
   }
@@ -170,8 +171,8 @@ void ListBody::Keep(int64_t from, int64_t to) {
   if (from == 0 && to == size()) return;
   shrank_ = true;
   if (inline_) {
-    items_.erase(items_.begin() + to, items_.end());
-    items_.erase(items_.begin(), items_.begin() + from);
+    items().erase(items().begin() + to, items().end());
+    items().erase(items().begin(), items().begin() + from);
     return;
   }
   const Ends keep{ends_.head + from, ends_.head + to};
@@ -183,8 +184,8 @@ void ListBody::Keep(int64_t from, int64_t to) {
 void ListBody::ReplaceFrom(int64_t from, Elements rest) {
   shrank_ = true;
   if (inline_) {
-    items_.erase(items_.begin() + from, items_.end());
-    for (std::string& v : rest) items_.push_back(std::move(v));
+    items().erase(items().begin() + from, items().end());
+    for (std::string& v : rest) items().push_back(std::move(v));
     return;
   }
   for (int64_t pos = ends_.head + from; pos < ends_.tail; ++pos) c_.Erase(kCf, PosKey(pos));
@@ -194,7 +195,7 @@ void ListBody::ReplaceFrom(int64_t from, Elements rest) {
 }
 
 Status ListBody::Save() {
-  if (inline_ && !FitsInline(items_, max_entries_, max_bytes_)) {
+  if (inline_ && !FitsInline(items(), max_entries_, max_bytes_)) {
     MoveToBig();
   } else if (!inline_ && shrank_ && size() > 0) {
     if (Status s = MaybeMoveInline(); !s.ok()) return s;
@@ -215,9 +216,9 @@ Status ListBody::Save() {
 void ListBody::SaveInline() {
   CollectionMeta& m = c_.meta();
   m.flags |= kMetaInline;
-  m.count = static_cast<int64_t>(items_.size());
+  m.count = static_cast<int64_t>(items().size());
   m.extra.clear();
-  for (const std::string& e : items_) {
+  for (const std::string& e : items()) {
     AppendVarint(&m.extra, e.size());
     m.extra.append(e);
   }
@@ -226,9 +227,9 @@ void ListBody::SaveInline() {
 
 void ListBody::MoveToBig() {
   int64_t pos = 0;
-  for (const std::string& e : items_) c_.Put(kCf, PosKey(pos++), e);
+  for (const std::string& e : items()) c_.Put(kCf, PosKey(pos++), e);
   ends_ = Ends{0, pos};
-  items_.clear();
+  items().clear();
   inline_ = false;
   c_.meta().flags &= static_cast<uint8_t>(~kMetaInline);
 }
@@ -239,7 +240,7 @@ Status ListBody::MaybeMoveInline() {
   if (!all.ok()) return all.status();
   if (!FitsInline(*all, max_entries_ / 2, max_bytes_ / 2)) return Status::Ok();
   c_.Renew();  // the element entries of the big layout's version are left behind
-  items_.assign(std::make_move_iterator(all->begin()), std::make_move_iterator(all->end()));
+  items().assign(std::make_move_iterator(all->begin()), std::make_move_iterator(all->end()));
   inline_ = true;
   return Status::Ok();
 }

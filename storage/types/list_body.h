@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,9 +81,15 @@ class ListBody {
   const int64_t max_entries_;
   const size_t max_bytes_;
   bool inline_;
-  bool shrank_ = false;            // an element was removed since the body was made
-  std::deque<std::string> items_;  // inline: the elements
-  Ends ends_;                      // big: the ends
+  bool shrank_ = false;  // an element was removed since the body was made
+  // Inline: the elements. Made on first use: a deque allocates even empty (two blocks), and a
+  // big list's commands never use it.
+  std::deque<std::string>& items() {
+    if (!items_) items_.emplace();
+    return *items_;
+  }
+  std::optional<std::deque<std::string>> items_;
+  Ends ends_;  // big: the ends
 };
 
 }  // namespace sluice::internal

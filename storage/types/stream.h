@@ -153,7 +153,7 @@ class Stream {
   std::string key_;
 };
 
-// The stream at `s` as plain data (WholeValue::stream), and a new stream written from one
+// The stream at `s` as plain data (sluice/stream_whole.h), and a new stream written from one
 // (`s` must not exist yet; the caller creates nothing). stream_whole.cc.
 Status ReadStreamWhole(Stream& s, StreamWhole* out);
 Status WriteStreamWhole(Stream& s, const StreamWhole& in);

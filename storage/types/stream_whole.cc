@@ -1,4 +1,4 @@
-// A stream key as plain data and back (WholeValue::stream): what DUMP/RESTORE, MIGRATE, RDB
+// A stream key as plain data and back (sluice/stream_whole.h): what DUMP/RESTORE, MIGRATE, RDB
 // files and full sync move. Nodes keep Redis's boundaries and accounting, so a stream restored
 // from Redis grows (XADD) into the nodes Redis would have made.
 #include <utility>

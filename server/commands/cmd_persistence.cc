@@ -53,9 +53,6 @@ Status SaveRdbFile(ServerState& server, const std::string& data_dir,
     return s;
   }
   std::string skipped;
-  if (stats.skipped_streams > 0) {
-    skipped += ", " + std::to_string(stats.skipped_streams) + " streams not written";
-  }
   if (stats.skipped_limiters > 0) {
     skipped += ", " + std::to_string(stats.skipped_limiters) +
                " LEAKY/SLIDING/CONC states not written (no Redis form)";

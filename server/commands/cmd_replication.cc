@@ -9,6 +9,7 @@
 #include "server/core/blocking.h"
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
+#include "server/core/errors_failover.h"
 #include "server/core/server_state.h"
 #include "server/replication/replication.h"
 #include "sluice/transaction.h"
@@ -25,6 +26,7 @@ using replication::kWaitKey;
 void ReplicaOfCommand(CommandContext& ctx, Args args) {
   Replication* repl = Instance();
   if (repl == nullptr) return ctx.out.Simple("OK");
+  if (repl->failing_over()) return ReplyError(ctx.out, ReplicaOfWhileFailingOver());
   if (EqualsIgnoreCase(args[1], "no") && EqualsIgnoreCase(args[2], "one")) {
     repl->PromoteToPrimary();
     return ctx.out.Simple("OK");
@@ -85,6 +87,11 @@ void ReplconfCommand(CommandContext& ctx, Args args) {
 void PsyncCommand(CommandContext& ctx, Args args) {
   Replication* repl = Instance();
   if (repl == nullptr) return ReplyError(ctx.out, NoMasterLink());
+  // PSYNC replid offset FAILOVER: our primary hands over to us (FAILOVER on it).
+  if (args.size() > 3 && EqualsIgnoreCase(args[3], "failover")) {
+    if (Status s = repl->AcceptFailover(args[1]); !s.ok()) return ReplyError(ctx.out, s);
+  }
+  if (repl->failing_over()) return ReplyError(ctx.out, SyncWhileFailingOver());
   if (repl->is_replica()) return ReplyError(ctx.out, NoMasterLink());
   const bool sync = args.size() == 1;
   int64_t offset = -1;
@@ -94,6 +101,42 @@ void PsyncCommand(CommandContext& ctx, Args args) {
   }
   // The replies (+FULLRESYNC / +CONTINUE, the RDB, the stream) go through the outbox.
   repl->Psync(ctx.client, sync ? std::string_view("?") : args[1], offset, sync);
+}
+
+// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms], parsed as Redis 7.0 parses it (ABORT
+// only alone; each option once); server/replication/failover.cc does the rest.
+void FailoverCommand(CommandContext& ctx, Args args) {
+  Replication::FailoverRequest r;
+  if (args.size() == 2 && EqualsIgnoreCase(args[1], "abort")) {
+    r.abort = true;
+  } else {
+    for (size_t j = 1; j < args.size(); ++j) {
+      if (EqualsIgnoreCase(args[j], "timeout") && j + 1 < args.size() && r.timeout_ms == 0) {
+        std::optional<int64_t> ms = ParseInt64(args[j + 1]);
+        if (!ms) return ReplyError(ctx.out, NotAnInteger());
+        if (*ms <= 0) return ReplyError(ctx.out, FailoverTimeoutPositive());
+        r.timeout_ms = *ms;
+        ++j;
+      } else if (EqualsIgnoreCase(args[j], "to") && j + 2 < args.size() && !r.has_target) {
+        std::optional<int64_t> port = ParseInt64(args[j + 2]);
+        if (!port) return ReplyError(ctx.out, NotAnInteger());
+        r.has_target = true;
+        r.host = std::string(args[j + 1]);
+        r.port = static_cast<int>(*port);
+        j += 2;
+      } else if (EqualsIgnoreCase(args[j], "force") && !r.force) {
+        r.force = true;
+      } else {
+        return ReplyError(ctx.out, SyntaxError());
+      }
+    }
+  }
+  Replication* repl = Instance();
+  if (repl == nullptr) {
+    return ReplyError(ctx.out, r.abort ? NoFailoverInProgress() : FailoverNoReplicas());
+  }
+  if (Status s = repl->Failover(r); !s.ok()) return ReplyError(ctx.out, s);
+  ctx.out.Simple("OK");
 }
 
 // WAIT numreplicas timeout. Parks (without blocking the I/O thread) until enough replicas
@@ -164,6 +207,9 @@ void RegisterReplicationCommands(CommandTable& table) {
                      "An internal command used in replication.", "2.8.0", "replicationid offset"));
   table.Add(MakeSpec(g, "sync", 1, kAdmin | kNoScript | kNoMulti, {}, PsyncCommand,
                      "An internal command used in replication.", "1.0.0", ""));
+  table.Add(MakeSpec(g, "failover", -1, kAdmin | kNoScript | kStale, {}, FailoverCommand,
+                     "Starts a coordinated failover from a server to one of its replicas.", "6.2.0",
+                     "[TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]"));
   table.Add(MakeSpec("generic", "wait", 3, kNoScript, {}, WaitCommand,
                      "Blocks until the asynchronous replication of all preceding write commands "
                      "sent by the connection is completed.",

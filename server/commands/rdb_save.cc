@@ -39,7 +39,6 @@ Status WriteRdbFromCheckpoint(const std::string& checkpoint_dir, const FunctionR
     Status s = replication::EncodeRdbKeys(**snap, w, replication::LimiterEntries::kSkip, &encoded);
     if (!s.ok()) return s;
     stats->keys = encoded.keys;
-    stats->skipped_streams = encoded.skipped_streams;
     stats->skipped_limiters = encoded.skipped_limiters;
   }
   w.Finish();

@@ -17,7 +17,6 @@ inline constexpr std::string_view kSavedFromAux = "sluice-saved-from";
 
 struct RdbSaveStats {
   int64_t keys = 0;
-  int64_t skipped_streams = 0;   // streams have no RDB form in Sluice yet
   int64_t skipped_limiters = 0;  // LEAKY/SLIDING/CONC states have no Redis form
   int64_t bytes = 0;
 };

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "server/core/errors.h"
+#include "server/core/errors_failover.h"
 
 namespace sluice::server {
 
@@ -43,5 +44,10 @@ Status FailoverTargetUnknown() {
   return Err("ERR FAILOVER target HOST and PORT is not a replica.");
 }
 Status FailoverTargetOffline() { return Err("ERR FAILOVER target replica is not online."); }
+Status PsyncFailoverToPrimary() { return Err("ERR PSYNC FAILOVER can't be sent to a master."); }
+Status PsyncFailoverReplidMismatch() {
+  return Err("ERR PSYNC FAILOVER replid must match my replid.");
+}
+Status SyncWhileFailingOver() { return Err("NOMASTERLINK Can't SYNC while failing over"); }
 
 }  // namespace sluice::server

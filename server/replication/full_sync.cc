@@ -70,10 +70,6 @@ Status EncodeRdbKeys(Store& store, formats::RdbWriter& w, LimiterEntries limiter
         if (!type.ok()) return type.status();
         if (!type->has_value()) continue;
         const ValueKind kind = **type;
-        if (kind == ValueKind::kStream) {
-          ++stats->skipped_streams;
-          continue;
-        }
         if (kind == ValueKind::kLeaky || kind == ValueKind::kSliding || kind == ValueKind::kConc) {
           if (limiters == LimiterEntries::kSkip) {
             ++stats->skipped_limiters;
@@ -236,10 +232,7 @@ void Replication::StartFullSync(ReplicaEntry& entry) {
       return;
     }
     LogInfo("full sync: " + std::to_string(stats.keys) + " keys, " + std::to_string(rdb.size()) +
-            " bytes of RDB in " + std::to_string(ServerState::RealNowMs() - start) + " ms" +
-            (stats.skipped_streams > 0
-                 ? " (" + std::to_string(stats.skipped_streams) + " streams not sent)"
-                 : std::string()));
+            " bytes of RDB in " + std::to_string(ServerState::RealNowMs() - start) + " ms");
     FinishFullSync(id, std::move(rdb), offset, false);
   });
   syncs_.emplace_back(std::move(t), std::move(done));

@@ -16,7 +16,6 @@ namespace sluice::server::replication {
 
 struct EncodeStats {
   int64_t keys = 0;
-  int64_t skipped_streams = 0;   // streams have no whole form yet: not sent
   int64_t skipped_limiters = 0;  // LEAKY/SLIDING/CONC states, with LimiterEntries::kSkip
 };
 

@@ -76,7 +76,7 @@ std::string Replication::InfoSection() {
            ",offset=" + std::to_string(r->ack_offset) +
            ",lag=" + std::to_string(online ? (now - r->ack_ms) / 1000 : 0) + "\r\n";
   }
-  Field(&out, "master_failover_state", "no-failover");
+  Field(&out, "master_failover_state", FailoverStateNameLocked());
   Field(&out, "master_replid", replid_);
   Field(&out, "master_replid2", replid2_);
   Field(&out, "master_repl_offset", offset);

@@ -261,7 +261,9 @@ void Replication::CronLoop() {
         if (now - r->ack_ms > c.repl_timeout * 1000) timed_out.push_back(r->id);
       }
       good_replicas_.store(good);
+      // No PING while a failover waits: the replicas' ACKs must reach the stream's end.
       if (!is_replica_.load() && backlog_ != nullptr && !replicas_.empty() &&
+          failover_ == FailoverState::kNone &&
           now - last_ping_ms >= c.repl_ping_replica_period * 1000) {
         std::string ping;
         AppendCommand({"PING"}, &ping);
@@ -281,6 +283,7 @@ void Replication::CronLoop() {
     }
     for (auto& fn : ready) fn();  // replica-ack-writes' timeouts
     WakeWaiters();                // WAIT's deadlines
+    UpdateFailover();
     if (!timed_out.empty()) {
       server_.clients().ForEachLocked([&](ClientRegistry::Entry& e) {
         for (uint64_t id : timed_out) {

@@ -18,6 +18,7 @@
 #include "server/core/dispatcher.h"
 #include "server/core/logging.h"
 #include "server/replication/full_sync.h"
+#include "server/replication/link_io.h"
 #include "server/replication/replication.h"
 
 namespace sluice::server::replication {
@@ -42,33 +43,17 @@ int Connect(const std::string& host, int port) {
   return fd;
 }
 
-bool SendAll(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      return false;
-    }
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
 // Buffered reads with a deadline.
 class Reader {
  public:
-  explicit Reader(int fd) : fd_(fd) {}
-  // Reads more bytes (waiting up to timeout_ms); false on EOF, error or timeout.
+  explicit Reader(LinkIo& io) : io_(io) {}
+  // Reads more bytes (waiting up to timeout_ms); false on EOF, error (closed()) or timeout.
   bool Fill(int timeout_ms) {
-    pollfd p{fd_, POLLIN, 0};
-    const int r = poll(&p, 1, timeout_ms);
-    if (r <= 0) return false;
-    char tmp[65536];
-    const ssize_t n = recv(fd_, tmp, sizeof(tmp), 0);
-    if (n <= 0) return false;
-    buf_.append(tmp, static_cast<size_t>(n));
-    return true;
+    const LinkIo::ReadResult r = io_.Read(&buf_, timeout_ms);
+    closed_ = r == LinkIo::ReadResult::kClosed;
+    return r == LinkIo::ReadResult::kData;
   }
+  bool closed() const { return closed_; }
   bool Line(std::string* line, int timeout_ms) {
     for (;;) {
       const size_t nl = buf_.find('\n', pos_);
@@ -102,9 +87,10 @@ class Reader {
   }
 
  private:
-  int fd_;
+  LinkIo& io_;
   std::string buf_;
   size_t pos_ = 0;
+  bool closed_ = false;
 };
 
 std::string Command(std::initializer_list<std::string_view> args) {
@@ -172,14 +158,27 @@ void MasterLink::Run() {
 bool MasterLink::Session() {
   const int fd = Connect(host_, port_);
   if (fd < 0) return !stop_.load();
+  LinkIo io(fd);  // closes the socket when the session ends
   fd_.store(fd);
+  struct Forget {  // before `io` closes it: no shutdown() of a reused descriptor number
+    std::atomic<int>& fd;
+    ~Forget() { fd.store(-1); }
+  } forget{fd_};
   if (stop_.load()) return false;
   LogInfo("MASTER <-> REPLICA sync started with " + host_ + ":" + std::to_string(port_));
   const Config config = repl_.server().config();
   const int timeout_ms = static_cast<int>(config.repl_timeout * 1000);
-  Reader in(fd);
+  if (config.tls.replication) {
+    std::string error;
+    if (!io.StartTls(config.tls, &error)) {
+      LogError("TLS connection to MASTER " + host_ + ":" + std::to_string(port_) +
+               " failed: " + error);
+      return !stop_.load();
+    }
+  }
+  Reader in(io);
   std::string line;
-  auto ask = [&](const std::string& cmd) { return SendAll(fd, cmd) && in.Line(&line, timeout_ms); };
+  auto ask = [&](const std::string& cmd) { return io.SendAll(cmd) && in.Line(&line, timeout_ms); };
   if (!ask(Command({"PING"}))) return true;
   if (!config.masterauth.empty()) {
     const bool ok = config.masteruser.empty()
@@ -201,10 +200,20 @@ bool MasterLink::Session() {
   std::string replid;
   int64_t offset = 0;
   repl_.PsyncArgs(&replid, &offset);
-  if (!SendAll(fd, Command({"PSYNC", replid, std::to_string(offset)}))) return true;
+  // A primary handing over (FAILOVER) asks its target to promote itself and continue us.
+  const bool failover = repl_.psync_failover_.load();
+  const std::string psync = failover
+                                ? Command({"PSYNC", replid, std::to_string(offset), "FAILOVER"})
+                                : Command({"PSYNC", replid, std::to_string(offset)});
+  if (!io.SendAll(psync)) return true;
   do {
     if (!in.Line(&line, timeout_ms)) return true;
   } while (line.empty());
+  if (failover) {
+    const bool accepted = line.rfind("+FULLRESYNC ", 0) == 0 || line.rfind("+CONTINUE", 0) == 0;
+    repl_.failover_answer_.store(accepted ? 1 : -1);
+    if (!accepted) return true;
+  }
   if (line.rfind("+FULLRESYNC ", 0) == 0) {
     const std::string rest = line.substr(12);
     const size_t space = rest.find(' ');
@@ -241,10 +250,10 @@ bool MasterLink::Session() {
     // redis-server primary takes as the replica's ACK (it drops a replica silent for
     // repl-timeout, and a big RDB loads for longer than that).
     std::atomic<bool> loading{true};
-    std::thread keepalive([&loading, fd] {
+    std::thread keepalive([&loading, &io] {
       for (int tick = 1; loading.load(); ++tick) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (tick % 10 == 0 && loading.load()) static_cast<void>(SendAll(fd, "\n"));
+        if (tick % 10 == 0 && loading.load()) static_cast<void>(io.SendAll("\n"));
       }
     });
     std::vector<std::string> functions;
@@ -324,17 +333,12 @@ bool MasterLink::Session() {
     // Besides every second and on GETACK, after each batch that wrote: a Sluice primary with
     // replica-ack-writes holds replies until it hears (Redis primaries take extra ACKs too).
     if (getack || wrote || now - last_ack_ms >= 1000) {
-      if (!SendAll(fd, Command({"REPLCONF", "ACK", std::to_string(applied)}))) return true;
+      if (!io.SendAll(Command({"REPLCONF", "ACK", std::to_string(applied)}))) return true;
       last_ack_ms = now;
     }
     const size_t before = in.buffer().size();
     if (!in.Fill(100)) {
-      // EOF/error, or no bytes for 100 ms: which one?
-      pollfd p{fd, POLLIN, 0};
-      if (poll(&p, 1, 0) > 0) {
-        char c;
-        if (recv(fd, &c, 1, MSG_PEEK) <= 0) return true;  // closed
-      }
+      if (in.closed()) return true;  // EOF or error; else no bytes for 100 ms
       if (ServerState::RealNowMs() - last_io_ms_.load() > timeout_ms) {
         LogError("MASTER timeout: no data nor PING received...");
         return true;

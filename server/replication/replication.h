@@ -111,6 +111,24 @@ class Replication final : public ReplicationHook, public CommitObserver {
   void PromoteToPrimary();
   bool is_replica() const { return is_replica_.load(std::memory_order_acquire); }
 
+  // ---- Coordinated failover (failover.cc), Redis 7.0's FAILOVER: writes pause, the target
+  // (or the first replica) acknowledges the whole stream, then this primary becomes its replica
+  // with `PSYNC <replid> <offset> FAILOVER`, which promotes it (it continues our history), and
+  // writes resume (answered -READONLY here from then on).
+  struct FailoverRequest {
+    bool abort = false;
+    bool has_target = false;
+    std::string host;
+    int port = 0;
+    bool force = false;
+    int64_t timeout_ms = 0;  // 0: no timeout
+  };
+  // FAILOVER's checks in Redis's order and its errors; Ok when a failover started or aborted.
+  Status Failover(const FailoverRequest& request);
+  bool failing_over();
+  // PSYNC ... FAILOVER received by a replica: promotes it when `replid` is its own.
+  Status AcceptFailover(std::string_view replid);
+
   // ---- What users see (info.cc)
   std::string InfoSection();  // INFO replication, Redis 7.0.15's fields in order
   void RoleReply(protocol::ReplyWriter& out);
@@ -161,6 +179,10 @@ class Replication final : public ReplicationHook, public CommitObserver {
   void RemoveReplica(ClientState* client);
   void WakeWaiters();  // parked WAITs run again
   void RefreshConfigLocked();
+  void UpdateFailover();  // the cron, every 100 ms (failover.cc)
+  void ClearFailoverLocked();
+  void AbortFailover(const std::string& why);
+  const char* FailoverStateNameLocked() const;
 
   Store& store_;
   ServerState& server_;
@@ -198,6 +220,15 @@ class Replication final : public ReplicationHook, public CommitObserver {
   void TakeReadyWaitersLocked(int64_t now_ms, std::vector<std::function<void()>>* ready);
   std::atomic<int64_t> sync_full_{0}, sync_partial_ok_{0}, sync_partial_err_{0};
   std::unique_ptr<MasterLink> link_;  // guarded by mu_ (replaced under it)
+  // FAILOVER (guarded by mu_; the link reads psync_failover_ and reports the target's answer).
+  enum class FailoverState { kNone, kWaitForSync, kInProgress } failover_ = FailoverState::kNone;
+  std::string failover_host_;
+  int failover_port_ = 0;
+  int64_t failover_end_ms_ = 0;
+  bool failover_force_ = false;
+  std::atomic<bool> psync_failover_{false};
+  // The link's PSYNC FAILOVER: 1 accepted (+CONTINUE / +FULLRESYNC), -1 refused, 0 no answer.
+  std::atomic<int> failover_answer_{0};
   // Full-sync threads (with their done flags), joined when done and by Stop.
   std::vector<std::pair<std::thread, std::shared_ptr<std::atomic<bool>>>> syncs_;
   // When the stream reached each offset (at most one sample per ms, the last ~10 s): the lag

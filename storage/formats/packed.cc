@@ -169,4 +169,67 @@ bool DecodeIntset(std::string_view blob, std::vector<std::string>* out) {
   return true;
 }
 
+void ListpackBuilder::AppendBacklen(size_t entry_len) {
+  // lpEncodeBacklen: 7 bits a byte, most significant first, every byte but the first with the
+  // high bit set.
+  const size_t n = BacklenSize(entry_len);
+  for (size_t i = n; i-- > 0;) {
+    uint8_t b = static_cast<uint8_t>((entry_len >> (7 * i)) & 127);
+    if (i != n - 1) b |= 128;
+    body_.push_back(static_cast<char>(b));
+  }
+}
+
+void ListpackBuilder::AppendInteger(int64_t v) {
+  const size_t start = body_.size();
+  const auto u = static_cast<uint64_t>(v);
+  if (v >= 0 && v <= 127) {
+    body_.push_back(static_cast<char>(v));
+  } else if (v >= -4096 && v <= 4095) {
+    const uint64_t w = u & 0x1fff;
+    body_.push_back(static_cast<char>((w >> 8) | 0xc0));
+    body_.push_back(static_cast<char>(w & 0xff));
+  } else {
+    const size_t width = (v >= -32768 && v <= 32767)          ? 2
+                         : (v >= -8388608 && v <= 8388607)    ? 3
+                         : (v >= INT32_MIN && v <= INT32_MAX) ? 4
+                                                              : 8;
+    const char tag = width == 2 ? '\xf1' : width == 3 ? '\xf2' : width == 4 ? '\xf3' : '\xf4';
+    body_.push_back(tag);
+    AppendLittleEndian(u, width, &body_);
+  }
+  AppendBacklen(body_.size() - start);
+  ++count_;
+}
+
+void ListpackBuilder::AppendString(std::string_view s) {
+  int64_t v = 0;
+  if (ParseCanonicalInt(s, &v)) {
+    AppendInteger(v);
+    return;
+  }
+  const size_t start = body_.size();
+  if (s.size() < 64) {
+    body_.push_back(static_cast<char>(0x80 | s.size()));
+  } else if (s.size() < 4096) {
+    body_.push_back(static_cast<char>(0xe0 | (s.size() >> 8)));
+    body_.push_back(static_cast<char>(s.size() & 0xff));
+  } else {
+    body_.push_back('\xf0');
+    AppendLittleEndian(s.size(), 4, &body_);
+  }
+  body_.append(s);
+  AppendBacklen(body_.size() - start);
+  ++count_;
+}
+
+std::string ListpackBuilder::Finish() {
+  std::string out;
+  AppendLittleEndian(6 + body_.size() + 1, 4, &out);
+  AppendLittleEndian(count_ < 65535 ? count_ : 65535, 2, &out);
+  out.append(body_);
+  out.push_back('\xff');
+  return out;
+}
+
 }  // namespace sluice::formats

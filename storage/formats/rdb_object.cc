@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "storage/formats/packed.h"
+#include "storage/formats/rdb_stream.h"
 
 namespace sluice::formats {
 
@@ -187,9 +188,18 @@ bool IsEmpty(const WholeValue& v) {
   }
 }
 
+// A stream, checked whole, in the WholeValue's string (sluice/stream_whole.h).
+Status ReadStreamValue(uint8_t type, ByteReader& in, WholeValue* out) {
+  StreamWhole stream;
+  if (Status s = ReadStream(type, in, &stream); !s.ok()) return s;
+  out->kind = ValueKind::kStream;
+  out->string = EncodeStreamWhole(stream);
+  return Status::Ok();
+}
+
 }  // namespace
 
-bool IsObjectType(uint8_t type) { return type <= kRdbSetListpack && type != 8; }
+bool IsObjectType(uint8_t type) { return type <= kRdbStreamListpacks3 && type != 8; }
 
 Status ReadObject(uint8_t type, ByteReader& in, WholeValue* out) {
   *out = WholeValue{};
@@ -199,7 +209,8 @@ Status ReadObject(uint8_t type, ByteReader& in, WholeValue* out) {
       return Status::InvalidArgument("module data type (Sluice loads no Redis modules)");
     case kRdbStreamListpacks:
     case kRdbStreamListpacks2:
-      return Status::InvalidArgument("stream (Sluice has no streams yet)");
+    case kRdbStreamListpacks3:
+      return ReadStreamValue(type, in, out);
     case kRdbHashZipmap:
       return Status::InvalidArgument("zipmap-encoded hash (written by Redis before 2.6)");
     default:
@@ -249,6 +260,15 @@ void WriteTypedObject(const WholeValue& value, std::string* out) {
         WriteString(v, out);
       }
       return;
+    case ValueKind::kStream: {
+      // The string is EncodeStreamWhole's (ReadWhole or ReadObject made it); one that does not
+      // decode cannot come from them, and is written as an empty stream.
+      StreamWhole stream;
+      if (!DecodeStreamWhole(value.string, &stream)) stream = StreamWhole{};
+      out->push_back(static_cast<char>(kRdbStreamListpacks2));
+      WriteStream(stream, out);
+      return;
+    }
     case ValueKind::kZSet:
       out->push_back(static_cast<char>(kRdbZSet2));
       WriteLength(value.scored.size(), out);

@@ -25,6 +25,7 @@
 
 #include "collection.h"
 #include "sluice/stream.h"
+#include "sluice/stream_whole.h"
 
 namespace sluice::internal {
 
@@ -127,6 +128,11 @@ class Stream {
   void NoteDelivered(StreamGroup* g, StreamId id) const;
   const StreamState& state() const { return st_; }
 
+  // Whole values (stream_whole.cc): every node in master-ID order; a node and its entries
+  // written as given (the caller keeps the state: nodes, tail, length).
+  Status ListNodes(std::vector<StreamNode>* out);
+  void PutNode(const StreamNode& n, std::span<const StreamEntry> entries);
+
  private:
   explicit Stream(Collection c) : c_(std::move(c)) {}
   Status LoadNode(StreamId first, StreamNode* out);
@@ -146,5 +152,10 @@ class Stream {
   StreamState st_;
   std::string key_;
 };
+
+// The stream at `s` as plain data (sluice/stream_whole.h), and a new stream written from one
+// (`s` must not exist yet; the caller creates nothing). stream_whole.cc.
+Status ReadStreamWhole(Stream& s, StreamWhole* out);
+Status WriteStreamWhole(Stream& s, const StreamWhole& in);
 
 }  // namespace sluice::internal

@@ -263,6 +263,28 @@ void Stream::SaveNode(const StreamNode& n) {
   c_.Put(ElementCf::kStream, NodeKey(n.first), v);
 }
 
+Status Stream::ListNodes(std::vector<StreamNode>* out) {
+  std::vector<StreamId> firsts;
+  Status s = Scan("n", "", false, [&](std::string_view rest, std::string_view) {
+    if (rest.size() == 16) firsts.push_back(ReadStreamId(rest));
+    return true;
+  });
+  if (!s.ok()) return s;
+  out->resize(firsts.size());
+  for (size_t i = 0; i < firsts.size(); ++i) {
+    if (Status e = LoadNode(firsts[i], &(*out)[i]); !e.ok()) return e;
+  }
+  return Status::Ok();
+}
+
+void Stream::PutNode(const StreamNode& n, std::span<const StreamEntry> entries) {
+  SaveNode(n);
+  for (const StreamEntry& e : entries) {
+    std::vector<std::string_view> fields(e.fields.begin(), e.fields.end());
+    c_.Put(ElementCf::kStream, EntryKey(e.id), EncodeStrings(fields));
+  }
+}
+
 void Stream::EraseNode(const StreamNode& n) {
   c_.Erase(ElementCf::kStream, NodeKey(n.first));
   st_.nodes -= 1;

@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "sluice/transaction.h"
+#include "store_impl.h"
+#include "stream.h"
+#include "txn.h"
 
 namespace sluice {
 
@@ -50,6 +53,13 @@ Result<std::optional<WholeValue>> Store::Transaction::ReadWhole(int db, std::str
     case ValueKind::kZSet:
       s = TakeInto(ZRangeByRank(db, key, 0, -1, false), &v.scored);
       break;
+    case ValueKind::kStream: {
+      auto stream = internal::Stream::Open(*txn_, db, key, /*write=*/false);
+      StreamWhole whole;
+      s = stream.ok() ? internal::ReadStreamWhole(*stream, &whole) : stream.status();
+      if (s.ok()) v.string = EncodeStreamWhole(whole);
+      break;
+    }
     default:
       return Status::InvalidArgument(std::string("cannot DUMP Sluice's native '") +
                                      TypeName(v.kind) + "' limiter state: it has no Redis form");
@@ -90,6 +100,15 @@ Status Store::Transaction::WriteWhole(int db, std::string_view key, const WholeV
       pairs.reserve(value.scored.size());
       for (const auto& [member, score] : value.scored) pairs.emplace_back(score, member);
       s = ZAdd(db, key, ZAddFlags{}, pairs).status();
+      break;
+    }
+    case ValueKind::kStream: {
+      StreamWhole whole;
+      if (!DecodeStreamWhole(value.string, &whole)) {
+        return Status::InvalidArgument("not a whole stream");
+      }
+      auto stream = internal::Stream::Open(*txn_, db, key, /*write=*/true);
+      s = stream.ok() ? internal::WriteStreamWhole(*stream, whole) : stream.status();
       break;
     }
     default:

@@ -1,7 +1,8 @@
 """Sluice as a replica of a live redis-server 7.0.15: the zero-downtime move off Redis.
 
 - A redis-server holds keys of every Redis type and encoding (tests/blackbox/test_dump.py's
-  populate: strings, lists, hashes, sets, sorted sets, with TTLs) in databases 0, 1 and 3; a
+  populate: strings, lists, hashes, sets, sorted sets, with TTLs; streams with consumer
+  groups, pending entries and a deleted entry) in databases 0, 1 and 3; a
   Lua-scripted writer (EVAL: SET ... PX, INCR, HSET, LPUSH, ZINCRBY, SADD, PEXPIRE, DEL, in two
   databases) runs while Sluice does `REPLICAOF` it. The full sync is done with the RDB sent
   both ways Redis sends it: `$<len>` (repl-diskless-sync no) and the EOF-marker form
@@ -22,7 +23,7 @@ import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, Server
-from test_dump import populate
+from test_dump import populate, stream_commands
 from test_transactions import (RedisReference, import_redis_py, redis_server_binary,
                                redis_server_version)
 
@@ -68,11 +69,27 @@ def snapshot(r):
                 v = sorted(c.hgetall(key).items())
             elif t == "zset":
                 v = c.zrange(key, 0, -1, withscores=True)
+            elif t == "stream":
+                v = stream_value(c, key)
             else:
                 v = None
             out[(db, key)] = (t, v, c.pexpiretime(key))
         c.close()
     return out
+
+
+def stream_value(c, key):
+    """Entries and XINFO STREAM FULL (every entry, PEL and consumer with their times) without
+    radix-tree-nodes (Redis's inner radix tree nodes)."""
+    raw = redis.Redis(port=c.connection_pool.connection_kwargs["port"],
+                      db=c.connection_pool.connection_kwargs["db"])
+    raw.response_callbacks = {}
+    full = raw.execute_command("XINFO", "STREAM", key, "FULL", "COUNT", 0)
+    full = [None if i > 0 and full[i - 1] == b"radix-tree-nodes" else v
+            for i, v in enumerate(full)]
+    entries = raw.execute_command("XRANGE", key, "-", "+")
+    raw.close()
+    return entries, full
 
 
 def wait_for(pred, timeout=60.0, what="condition"):
@@ -112,6 +129,12 @@ class ReplicaOfRedisTest(BlackboxTestCase):
             for db in DBS:
                 c.call("SELECT", db)
                 populate(c, rng, "p%d" % db)
+            c.call("SELECT", 0)
+            for cmd in stream_commands(rng, "stream", 300):  # streams with groups, read from
+                c.call(*cmd)
+            c.call("XREADGROUP", "GROUP", "g1", "c1", "COUNT", 5, "STREAMS", "stream", ">")
+            c.call("XDEL", "stream", c.call("XRANGE", "stream", "-", "+", "COUNT", 1)[0][0])
+            c.call("XGROUP", "CREATE", "stream:empty", "g", "$", "MKSTREAM")
         self.r.set("int", 12345)
         self.r.set("gone-soon", "x", px=150)  # expires on Redis, then Redis sends DEL
 

@@ -1,6 +1,6 @@
 """A Redis `dump.rdb` found in an empty data dir is loaded at start.
 
-- LoadTest: seeded random data of every type and encoding in databases 0 and 3, with expiry
+- LoadTest: seeded random data of every type and encoding (streams with groups too) in databases 0 and 3, with expiry
   times, saved by a reference redis-server 7.0.15 (SAVE); Sluice started on a data dir holding
   that dump.rdb serves every key with Redis's value and expiry time to the ms, logs its
   progress, and on restart (now holding keys) ignores the file. Its function library is loaded
@@ -15,7 +15,7 @@ import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, Server
-from test_dump import crc64, populate, read_value
+from test_dump import crc64, populate, read_value, stream_commands
 from test_transactions import RedisReference, redis_server_binary, redis_server_version
 
 
@@ -24,6 +24,16 @@ def reference_redis():
     if binary is None or not redis_server_version(binary).startswith("7.0."):
         raise unittest.SkipTest("no redis-server 7.0.x to write the RDB file")
     return RedisReference(binary).start()
+
+
+def add_streams(c, seed):
+    """Two streams in db 0: one with nodes, groups, a consumer's reads and a deleted entry, and
+    an empty one holding a group."""
+    for cmd in stream_commands(random.Random(seed), "stream:a", 250):
+        c.call(*cmd)
+    c.call("XREADGROUP", "GROUP", "g1", "c1", "COUNT", 4, "STREAMS", "stream:a", ">")
+    c.call("XDEL", "stream:a", c.call("XRANGE", "stream:a", "-", "+", "COUNT", 2)[1][0])
+    c.call("XGROUP", "CREATE", "stream:empty", "g", "$", "MKSTREAM")
 
 
 def keyspace(c, db):
@@ -62,6 +72,7 @@ class LoadTest(RdbFileTestCase):
     def test_every_type_loads_with_its_expiry(self):
         rng = random.Random(7)
         populate(self.r, rng, "a")
+        add_streams(self.r, 8)
         self.r.call("SELECT", 3)
         populate(self.r, rng, "b")
         self.r.call("SELECT", 0)
@@ -71,7 +82,8 @@ class LoadTest(RdbFileTestCase):
         with Client(server.port) as s:
             for db in (0, 3):
                 expected = keyspace(self.r, db)
-                self.assertEqual(len(expected), 33)  # populate: 12 strings, 5 x 4 collections, 1
+                # populate: 12 strings, 5 x 4 collections, 1; and 2 streams in db 0
+                self.assertEqual(len(expected), 35 if db == 0 else 33)
                 self.assertEqual(keyspace(s, db), expected)
             self.assertEqual(s.call("DBSIZE"), self.r.call("DBSIZE"))
             s.call("SET", "added-after", "1")
@@ -135,6 +147,7 @@ class SaveForRedisTest(BlackboxTestCase):
         rng = random.Random(11)
         with Client(server.port) as s:
             populate(s, rng, "a")
+            add_streams(s, 9)
             s.call("SELECT", 3)
             populate(s, rng, "b")
             s.call("SELECT", 0)
@@ -143,7 +156,7 @@ class SaveForRedisTest(BlackboxTestCase):
             s.call("GCRA.TAKE", "gcra:1", 10, "1h")  # a string state: Redis holds it as one
             self.assertEqual(s.call("SAVE"), "OK")
             expected = {db: keyspace(s, db) for db in (0, 3)}
-            self.assertEqual(len(expected[0]), 34)
+            self.assertEqual(len(expected[0]), 36)
             redis_ref = RedisReference(binary)
             with open(os.path.join(server.datadir, "dump.rdb"), "rb") as f:
                 saved = f.read()
@@ -165,7 +178,7 @@ class SaveForRedisTest(BlackboxTestCase):
                 time.sleep(0.05)
             else:
                 self.fail("BGSAVE did not rewrite dump.rdb")
-            self.assertIn("dump.rdb (68 keys,", server.log())
+            self.assertIn("dump.rdb (70 keys,", server.log())
             s.call("FLUSHALL")
             s.call("FUNCTION", "FLUSH")
         server.restart()

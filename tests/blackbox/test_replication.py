@@ -1,5 +1,6 @@
 """Replication on Redis's protocol (docs/replication.md): a Sluice primary with Sluice replicas
-(full sync of every type and limiter state, the stream, partial resync after SIGSTOP), a real
+(full sync of every type, streams with their groups and limiter state, the stream, partial
+resync after SIGSTOP), a real
 redis-server 7.0.15 replicating from Sluice, the user surface (ROLE, INFO, READONLY, WAIT,
 NOREPLICAS, CLIENT KILL TYPE), and real redis-sentinel processes failing over between Sluice
 nodes (kill -9 of the primary, SENTINEL FAILOVER, redis-py's Sentinel writing through)."""
@@ -110,6 +111,23 @@ def fill(r, n):
     one = redis.Redis(host="127.0.0.1", port=r.connection_pool.connection_kwargs["port"], db=1)
     one.set("db1:key", "x")
     one.hset("db1:hash", "f", "v")
+    add_streams(r, "x")
+    add_streams(one, "db1:x")
+
+
+def add_streams(r, prefix):
+    """Streams of several nodes with a group, pending entries, an idle consumer and a deleted
+    entry, and an empty stream holding a group: a full sync carries them whole."""
+    for i in range(3):
+        key = "%s:%d" % (prefix, i)
+        for j in range(150):
+            r.xadd(key, {"a": j, "b": "v" * (j % 50)} if j % 7 else {"other": j})
+        r.xgroup_create(key, "g", id="0")
+        r.xreadgroup("g", "c1", {key: ">"}, count=5)
+        r.xreadgroup("g", "c2", {key: ">"}, count=3)
+        r.xgroup_createconsumer(key, "g", "idle")
+        r.xdel(key, r.xrange(key, count=2)[1][0])
+    r.xgroup_create(prefix + ":empty", "g", id="$", mkstream=True)
 
 
 def writes(r):
@@ -319,6 +337,7 @@ class ReplicationTest(unittest.TestCase):
         p.sadd("s", *range(100))
         p.zadd("z", {"m%d" % i: i for i in range(200)})
         p.set("t", "v", px=500000)
+        add_streams(p, "pre")  # in the full sync's RDB
         workdir = tempfile.mkdtemp(prefix="sluice-bb-redis-")
         self.addCleanup(shutil.rmtree, workdir, True)
         port = free_port()
@@ -365,6 +384,13 @@ class ReplicationTest(unittest.TestCase):
         self.assertEqual(raw_r[0], raw_p[0])
         self.assertEqual(raw_r[2], raw_p[2])  # XPENDING, both forms
         self.assertEqual(rr.xinfo_groups("x"), p.xinfo_groups("x"))
+        for key in ("pre:0", "pre:1", "pre:2", "pre:empty"):
+            got, want = stream_state(rr, key), stream_state(p, key)
+            self.assertEqual(got[0], want[0], key)
+            self.assertEqual(got[2], want[2], key)
+            nodes = want[1].index(b"radix-tree-nodes") + 1  # Redis's inner radix tree nodes
+            self.assertEqual(got[1][:nodes] + got[1][nodes + 1:],
+                             want[1][:nodes] + want[1][nodes + 1:], key)
 
 
 def zero_times(v):
@@ -514,6 +540,255 @@ class StreamReplicationTest(unittest.TestCase):
                          p.execute_command("FUNCTION", "LIST"))
 
 
+def raw_error(r, *args):
+    """The error text of a command (None when it succeeded)."""
+    try:
+        r.execute_command(*args)
+    except redis.ResponseError as e:
+        return str(e)
+    return None
+
+
+def redis_reference():
+    from test_transactions import RedisReference, redis_server_binary, redis_server_version
+    binary = redis_server_binary()
+    if binary is None or not redis_server_version(binary).startswith("7.0."):
+        raise unittest.SkipTest("no redis-server 7.0.x")
+    return RedisReference(binary).start()
+
+
+@unittest.skipIf(IS_REDIS, "Sluice's replication")
+class FailoverTest(unittest.TestCase):
+    """FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms] as Redis 7.0: its errors side by side
+    with redis-server; a Sluice primary handing over to a Sluice replica (writes paused, the
+    target promoted by PSYNC ... FAILOVER, partial resync both ways, no key lost) and back;
+    ABORT and TIMEOUT while the replica does not answer (SIGSTOP); a redis-server replica of
+    Sluice taking over, and Sluice taking over from a redis-server primary."""
+
+    def start(self):
+        s = Server()
+        s.start()
+        self.addCleanup(s.stop)
+        return s
+
+    def reference(self):
+        ref = redis_reference()
+        self.addCleanup(ref.stop)
+        return ref
+
+    def pair(self, primary_port, replica):
+        replica.execute_command("REPLICAOF", "127.0.0.1", primary_port)
+        wait_for(lambda: info(replica)["master_link_status"] == "up", what="link up")
+
+    def swapped(self, new_primary, new_replica):
+        return (info(new_primary)["role"] == "master" and
+                info(new_replica).get("master_link_status") == "up" and
+                info(new_primary)["master_failover_state"] == "no-failover" and
+                info(new_replica)["master_failover_state"] == "no-failover")
+
+    def test_errors_as_redis(self):
+        s, r = conn(self.start()), conn(self.reference().port)
+        cases = [("FAILOVER",), ("FAILOVER", "ABORT"), ("FAILOVER", "TIMEOUT", "0"),
+                 ("FAILOVER", "TIMEOUT", "x"), ("FAILOVER", "TIMEOUT", "-5"),
+                 ("FAILOVER", "FORCE"), ("FAILOVER", "BOGUS"), ("FAILOVER", "ABORT", "TIMEOUT", 5),
+                 ("FAILOVER", "TO", "127.0.0.1"), ("FAILOVER", "TO", "h", "x"),
+                 ("FAILOVER", "TIMEOUT", 5, "TIMEOUT", 6), ("FAILOVER", "FORCE", "FORCE"),
+                 ("FAILOVER", "TO", "127.0.0.1", 1, "FORCE"),
+                 ("PSYNC", "0" * 40, 1, "FAILOVER")]
+        for case in cases:
+            self.assertEqual(raw_error(s, *case), raw_error(r, *case), case)
+        self.assertEqual(s.info("replication")["master_failover_state"], "no-failover")
+
+    def test_sluice_to_sluice_and_back(self):
+        primary, replica = self.start(), self.start()
+        p, rc = conn(primary), conn(replica)
+        for i in range(500):
+            p.set("k%d" % i, i)
+        self.pair(primary.port, rc)
+        wait_for(lambda: in_sync(primary, replica), what="sync")
+        # Errors that need a replica.
+        self.assertEqual(raw_error(p, "FAILOVER", "TO", "127.0.0.1", 1),
+                         "FAILOVER target HOST and PORT is not a replica.")
+        self.assertEqual(raw_error(p, "FAILOVER", "TO", "127.0.0.1", replica.port, "FORCE"),
+                         "FAILOVER with force option requires both a timeout and target HOST "
+                         "and IP.")
+        self.assertEqual(raw_error(rc, "FAILOVER"),
+                         "FAILOVER is not valid when server is a replica.")
+        self.assertEqual(raw_error(rc, "PSYNC", "0" * 40, 5, "FAILOVER"),
+                         "PSYNC FAILOVER replid must match my replid.")
+        full_before = info(p, "stats")["sync_full"]
+        self.assertTrue(p.execute_command("FAILOVER", "TIMEOUT", 20000))
+        wait_for(lambda: self.swapped(rc, p), what="the replica promoted")
+        self.assertEqual(p.execute_command("ROLE")[0], b"slave")
+        self.assertEqual(raw_error(p, "SET", "x", "1"),
+                         "You can't write against a read only replica.")
+        rc.set("after", "1")
+        wait_for(lambda: p.get("after") == b"1", what="the new primary's write")
+        self.assertEqual(p.dbsize(), 501)
+        self.assertEqual(info(rc, "stats")["sync_full"], 0)  # +CONTINUE, no full sync
+        self.assertEqual(info(p, "stats")["sync_full"], full_before)
+        # And back, to a named target.
+        self.assertTrue(rc.execute_command("FAILOVER", "TO", "127.0.0.1", primary.port,
+                                           "TIMEOUT", 20000))
+        wait_for(lambda: self.swapped(p, rc), what="the old primary promoted back")
+        p.set("again", "1")
+        wait_for(lambda: rc.get("again") == b"1", what="the write after failing back")
+
+    def test_abort_and_timeout(self):
+        primary, replica = self.start(), self.start()
+        p, rc = conn(primary), conn(replica)
+        self.pair(primary.port, rc)
+        wait_for(lambda: in_sync(primary, replica), what="sync")
+        replica.proc.send_signal(signal.SIGSTOP)
+        try:
+            wait_for(lambda: stopped(replica.proc.pid), what="replica stopped")
+            p.set("unacked", "1")  # the replica cannot acknowledge it
+            self.assertTrue(p.execute_command("FAILOVER"))
+            self.assertEqual(raw_error(p, "FAILOVER"), "FAILOVER already in progress.")
+            self.assertEqual(raw_error(p, "REPLICAOF", "127.0.0.1", 1),
+                             "REPLICAOF not allowed while failing over.")
+            self.assertEqual(info(p)["master_failover_state"], "waiting-for-sync")
+            done = []
+            writer = threading.Thread(target=lambda: done.append(conn(primary).set("w", "1")))
+            writer.start()
+            time.sleep(0.3)
+            self.assertEqual(done, [])  # writes are paused
+            self.assertEqual(p.get("unacked"), b"1")  # reads are not
+            self.assertTrue(p.execute_command("FAILOVER", "ABORT"))
+            writer.join(10)
+            self.assertEqual(done, [True])
+            self.assertEqual(info(p)["master_failover_state"], "no-failover")
+            t = time.monotonic()
+            self.assertTrue(p.execute_command("FAILOVER", "TIMEOUT", 500))
+            wait_for(lambda: info(p)["master_failover_state"] == "no-failover",
+                     what="the timeout")
+            self.assertGreaterEqual(time.monotonic() - t, 0.45)
+            self.assertEqual(info(p)["role"], "master")
+            self.assertTrue(p.set("after-timeout", "1"))
+        finally:
+            replica.proc.send_signal(signal.SIGCONT)
+        self.assertIn("aborted: Replica never caught up before timeout", primary.log())
+        self.assertIn("aborted: Failover manually aborted", primary.log())
+
+    def test_redis_server_replica_takes_over(self):
+        primary = self.start()
+        p = conn(primary)
+        p.set("from-sluice", "1")
+        ref = self.reference()
+        rr = conn(ref.port)
+        self.pair(primary.port, rr)
+        wait_for(lambda: info(rr)["slave_repl_offset"] == info(p)["master_repl_offset"],
+                 what="redis replica in sync")
+        self.assertTrue(p.execute_command("FAILOVER", "TO", "127.0.0.1", ref.port,
+                                          "TIMEOUT", 20000))
+        wait_for(lambda: self.swapped(rr, p), what="redis-server promoted")
+        rr.set("from-redis", "1")
+        wait_for(lambda: p.get("from-redis") == b"1", what="redis's write on Sluice")
+        self.assertEqual(info(rr, "stats")["sync_full"], 0)
+
+    def test_sluice_takes_over_from_redis_server(self):
+        ref = self.reference()
+        rr = conn(ref.port)
+        rr.set("from-redis", "1")
+        replica = self.start()
+        rc = conn(replica)
+        self.pair(ref.port, rc)
+        wait_for(lambda: info(rc)["slave_repl_offset"] == info(rr)["master_repl_offset"],
+                 what="Sluice in sync")
+        self.assertTrue(rr.execute_command("FAILOVER", "TIMEOUT", 20000))
+        wait_for(lambda: self.swapped(rc, rr), what="Sluice promoted")
+        self.assertEqual(rc.get("from-redis"), b"1")
+        rc.set("from-sluice", "1")
+        wait_for(lambda: rr.get("from-sluice") == b"1", what="Sluice's write on redis")
+
+
+@unittest.skipIf(IS_REDIS or shutil.which("openssl") is None, "Sluice's replication over TLS")
+class TlsReplicationTest(unittest.TestCase):
+    """tls-replication yes: the replica's link connects with TLS, presenting its certificate
+    (tls-client-cert-file, else tls-cert-file) to a primary that requires one, and verifying
+    the primary's against tls-ca-cert-file: Sluice to Sluice, a redis-server 7.0.15 replica of
+    Sluice and Sluice replicating a redis-server, all over their tls-ports."""
+
+    @classmethod
+    def setUpClass(cls):
+        import test_tls
+        cls.tls = test_tls
+        test_tls.CERTS = tempfile.mkdtemp(prefix="sluice-bb-repl-tls-")
+        test_tls.make_certificates()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tls.CERTS, ignore_errors=True)
+
+    def start(self, **extra):
+        tls_port = free_port()
+        s = Server(options=self.tls.tls_options(tls_port, **extra))
+        s.start()
+        s.tls_port = tls_port
+        self.addCleanup(s.stop)
+        return s
+
+    def test_sluice_primary_and_replicas_over_tls(self):
+        primary = self.start()
+        p = conn(primary)
+        for i in range(200):
+            p.set("k%d" % i, i)
+        add_streams(p, "x")
+        replicas = [self.start(**{"tls-replication": "yes"}),
+                    self.start(**{"tls-replication": "yes",
+                                  "tls-client-cert-file": self.tls.cert("client.crt"),
+                                  "tls-client-key-file": self.tls.cert("client.key")})]
+        for r in replicas:
+            conn(r).execute_command("REPLICAOF", "127.0.0.1", primary.tls_port)
+        wait_for(lambda: in_sync(primary, *replicas), what="sync over TLS")
+        p.set("after", "1")
+        wait_for(lambda: in_sync(primary, *replicas), what="the stream over TLS")
+        for r in replicas:
+            self.assertEqual(snapshot(conn(r)), snapshot(p))
+        # Without TLS toward the TLS port there is no link (the primary drops the handshake).
+        plain = self.start()
+        conn(plain).execute_command("REPLICAOF", "127.0.0.1", primary.tls_port)
+        time.sleep(1.5)
+        self.assertEqual(info(conn(plain))["master_link_status"], "down")
+        self.assertEqual(len(p.execute_command("ROLE")[2]), 2)
+
+    def redis_tls(self):
+        """redis-server 7.0.15 (Debian's is built with TLS) on a plain and a TLS port."""
+        from test_transactions import redis_server_binary, redis_server_version
+        binary = redis_server_binary()
+        if binary is None or not redis_server_version(binary).startswith("7.0."):
+            self.skipTest("no redis-server 7.0.x")
+        ref = self.tls.RedisReferenceTls(binary)
+        self.addCleanup(ref.stop)
+        return ref.start()
+
+    def test_redis_server_replica_over_tls(self):
+        primary = self.start()
+        p = conn(primary)
+        p.set("a", "1")
+        add_streams(p, "x")
+        ref = self.redis_tls()
+        rr = conn(ref.port)
+        rr.config_set("tls-replication", "yes")
+        rr.execute_command("REPLICAOF", "127.0.0.1", primary.tls_port)
+        wait_for(lambda: info(rr)["master_link_status"] == "up", what="redis over TLS")
+        p.set("b", "2")
+        wait_for(lambda: rr.get("b") == b"2", what="the stream on redis")
+        self.assertEqual(rr.xrange("x:0"), p.xrange("x:0"))
+
+    def test_sluice_replica_of_redis_server_over_tls(self):
+        ref = self.redis_tls()
+        rr = conn(ref.port)
+        rr.set("from-redis", "1")
+        replica = self.start(**{"tls-replication": "yes"})
+        rc = conn(replica)
+        rc.execute_command("REPLICAOF", "127.0.0.1", ref.tls_port)
+        wait_for(lambda: info(rc)["master_link_status"] == "up", what="Sluice over TLS")
+        self.assertEqual(rc.get("from-redis"), b"1")
+        rr.set("later", "2")
+        wait_for(lambda: rc.get("later") == b"2", what="redis's stream on Sluice")
+
+
 @unittest.skipIf(IS_REDIS or REDIS_SENTINEL is None, "Sluice with redis-sentinel")
 class SentinelTest(unittest.TestCase):
     def start_sentinels(self, master_port, n=3):
@@ -603,6 +878,66 @@ class SentinelTest(unittest.TestCase):
         wait_for(lambda: m.set("after-manual", "1"), timeout=30, what="write after manual")
         wait_for(lambda: conn(new).get("after-manual") == b"1", timeout=30,
                  what="old master follows the new one")
+
+    def gcra_loss(self, ack_writes):
+        """GCRA.TAKE load from 4 clients on a primary with 2 replicas under 3 sentinels; kill -9
+        of the primary; returns (takes acknowledged, takes the new primary lost of them)."""
+        opts = {"replica-ack-writes": str(ack_writes), "replica-ack-timeout": "5000"}
+
+        def node(replicaof=None):
+            text = "" if replicaof is None else "replicaof 127.0.0.1 %d\n" % replicaof
+            s = Server(options=opts, config_text=text)
+            s.start()
+            self.addCleanup(s.stop)
+            return s
+
+        primary = node()
+        r1, r2 = node(primary.port), node(primary.port)
+        wait_for(lambda: in_sync(primary, r1, r2), what="replicas")
+        sentinels = self.start_sentinels(primary.port)
+        wait_for(lambda: all(len(conn(s).execute_command("SENTINEL", "REPLICAS", "mymaster")) == 2
+                             for s in sentinels), what="sentinel discovery")
+        quota, period = 1000000, "87000h"  # ~10 years: under 0.01 of a take refilled a second
+        acked = [0] * 4
+        stop = threading.Event()
+
+        def worker(i):
+            c = conn(primary)
+            while not stop.is_set():
+                try:
+                    if c.execute_command("GCRA.TAKE", "gcra:%d" % i, quota, period)[0] == 1:
+                        acked[i] += 1
+                except redis.RedisError:  # the primary is gone
+                    return
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(3)
+        primary.kill9()
+        stop.set()
+        for t in threads:
+            t.join(30)
+        new_port = wait_for(lambda: self.master_of(sentinels[0]) != primary.port
+                            and self.master_of(sentinels[0]), timeout=60, what="failover")
+        new = conn(new_port)
+        wait_for(lambda: new.execute_command("ROLE")[0] == b"master", what="promoted")
+        lost = 0
+        for i in range(4):
+            remaining = new.execute_command("GCRA.TAKE", "gcra:%d" % i, quota, period)[1]
+            recorded = quota - remaining - 1
+            lost += max(0, acked[i] - recorded)
+        return sum(acked), lost
+
+    def test_gcra_takes_across_a_failover(self):
+        total, lost = self.gcra_loss(1)
+        print("replica-ack-writes 1: %d GCRA.TAKEs acknowledged, %d lost by the failover"
+              % (total, lost))
+        self.assertGreater(total, 20)  # each take waits for a replica's ACK (~20-60 ms here)
+        self.assertEqual(lost, 0)
+        total0, lost0 = self.gcra_loss(0)
+        print("replica-ack-writes 0: %d GCRA.TAKEs acknowledged, %d lost by the failover"
+              % (total0, lost0))
 
 
 if __name__ == "__main__":

@@ -150,7 +150,7 @@ TEST_CASE("objects that are well framed but wrong are a bad format") {
       "020201610161",            // a set with a repeated member
       "0402016101620161016300",  // a hash with a repeated field (and a stray byte)
       "06",                      // a module value
-      "0f",                      // a stream
+      "0f",                      // a stream with nothing after its type
       "ee",                      // no such type
       "00c3ff",                  // LZF with a length past the end
       "0b0800000001000000",      // an intset of width 8 with no member bytes

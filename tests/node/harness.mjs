@@ -113,6 +113,13 @@ export async function startServer(kind, extraArgs = []) {
     kind,
     port,
     log: logText,
+    // kill -9 (a machine lost): resolves once the process is gone.
+    async kill9() {
+      if (exited !== null) return;
+      const done = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGKILL');
+      await done;
+    },
     async stop() {
       if (exited === null) {
         const done = new Promise((r) => proc.once('exit', r));

@@ -1,0 +1,39 @@
+// The bytes of a replica's link to its primary: a connected blocking socket, or TLS over it
+// (tls-replication yes, as Redis: the client certificate from tls-client-cert-file /
+// tls-client-key-file, else tls-cert-file / tls-key-file; the primary's certificate verified
+// against tls-ca-cert-file / tls-ca-cert-dir). Used by the link's thread (reads and sends) and
+// its keepalive thread (sends only, while the thread reading loads the RDB). Owns the socket.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "server/core/tls_config.h"
+
+typedef struct ssl_st SSL;
+typedef struct ssl_ctx_st SSL_CTX;
+
+namespace sluice::server::replication {
+
+class LinkIo {
+ public:
+  explicit LinkIo(int fd) : fd_(fd) {}
+  ~LinkIo();  // closes the socket
+  LinkIo(const LinkIo&) = delete;
+  LinkIo& operator=(const LinkIo&) = delete;
+
+  int fd() const { return fd_; }
+  // The client side of a TLS handshake over the socket; false with *error set.
+  bool StartTls(const TlsConfig& tls, std::string* error);
+  bool SendAll(std::string_view bytes);
+  enum class ReadResult { kData, kTimeout, kClosed };
+  // Appends what arrives within timeout_ms.
+  ReadResult Read(std::string* buf, int timeout_ms);
+
+ private:
+  int fd_;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+};
+
+}  // namespace sluice::server::replication

@@ -296,8 +296,9 @@ enum Section : unsigned {
   kCpu = 1u << 9,
   kCommandStats = 1u << 10,
   kErrorStats = 1u << 11,
-  kAll = (1u << 12) - 1,
-  kDefault = kAll & ~kCommandStats,
+  kLatencyStats = 1u << 12,
+  kAll = (1u << 13) - 1,
+  kDefault = kAll & ~kCommandStats & ~kLatencyStats,
 };
 
 unsigned SectionBit(std::string_view name) {
@@ -314,6 +315,7 @@ unsigned SectionBit(std::string_view name) {
       {"cpu", kCpu},
       {"commandstats", kCommandStats},
       {"errorstats", kErrorStats},
+      {"latencystats", kLatencyStats},
       {"default", kDefault},
       {"all", kAll},
       {"everything", kAll},
@@ -344,6 +346,7 @@ void Info(CommandContext& ctx, Args args) {
   section(kCpu, [&] { CpuSection(out); });
   section(kCommandStats, [&] { CommandStatsSection(ctx, out); });
   section(kErrorStats, [&] { ErrorStatsSection(out); });
+  section(kLatencyStats, [&] { LatencyStatsSection(ctx, config, out); });
   section(kKeyspace, [&] { KeyspaceSection(ctx, out); });
   section(kLimiters, [&] { LimitersSection(ctx, out); });
   section(kNativeScripts, [&] { NativeScriptsSection(ctx, out); });

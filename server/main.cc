@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "server/cluster/cluster.h"
 #include "server/commands/commands.h"
@@ -28,6 +30,7 @@
 #include "server/replication/replication.h"
 #include "server/scripting/scripting_state.h"
 #include "sluice/store.h"
+#include "sluice/stream_nodes.h"
 
 #ifndef SLUICE_VERSION
 #define SLUICE_VERSION "unknown"
@@ -147,6 +150,14 @@ int Serve(Config config, const char* argv0) {
   options.block_cache_bytes = static_cast<size_t>(config.block_cache_size);
   options.active_expire_effort = static_cast<int>(config.active_expire_effort);
   options.hll_sparse_max_bytes = config.hll_sparse_max_bytes;
+  {
+    auto compat = [&](const char* name, int64_t fallback) {
+      auto it = config.compat.find(name);
+      return it == config.compat.end() ? fallback : std::strtoll(it->second.c_str(), nullptr, 10);
+    };
+    sluice::SetStreamNodeLimits(compat("stream-node-max-bytes", 4096),
+                                compat("stream-node-max-entries", 100));
+  }
   options.memtable = config.memtable;
   options.write_buffer_bytes = static_cast<size_t>(config.write_buffer_size);
   options.block_bytes = static_cast<size_t>(config.block_size);

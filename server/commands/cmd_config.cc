@@ -1,13 +1,16 @@
 // CONFIG GET / SET / RESETSTAT / HELP over the option table in config.h, with Redis 7.0's
 // replies: GET is a map (RESP3) or flat array (RESP2); SET is all-or-nothing.
 #include <cctype>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "server/commands/server_commands.h"
+#include "server/core/acl_user.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
+#include "server/core/command_latency.h"
 #include "server/core/command_stats.h"
 #include "server/core/config.h"
 #include "server/core/config_compat.h"
@@ -20,6 +23,7 @@
 #include "server/scripting/scripting_state.h"
 #include "sluice/glob.h"
 #include "sluice/store.h"
+#include "sluice/stream_nodes.h"
 
 namespace sluice::server {
 
@@ -70,6 +74,12 @@ void ConfigGet(CommandContext& ctx, Args args) {
   }
 }
 
+// A stored-only parameter's value as a number (`fallback` when unset).
+int64_t CompatInt(const Config& config, const char* name, int64_t fallback) {
+  auto it = config.compat.find(name);
+  return it == config.compat.end() ? fallback : std::strtoll(it->second.c_str(), nullptr, 10);
+}
+
 // Applies the Store-side effects of a new configuration: durability, value limit, cache size,
 // expiry effort, the HyperLogLog sparse limit.
 // Parser limits and the other values are read from ServerState by each connection.
@@ -79,6 +89,8 @@ void ApplyToStore(CommandContext& ctx, const Config& config) {
   ctx.store.set_block_cache_bytes(static_cast<size_t>(config.block_cache_size));
   ctx.store.set_active_expire_effort(static_cast<int>(config.active_expire_effort));
   ctx.store.set_hll_sparse_max_bytes(config.hll_sparse_max_bytes);
+  SetStreamNodeLimits(CompatInt(config, "stream-node-max-bytes", 4096),
+                      CompatInt(config, "stream-node-max-entries", 100));
 }
 
 // One parameter of a CONFIG SET: Sluice's option or Redis's stored-only parameter.
@@ -186,6 +198,19 @@ void ConfigSet(CommandContext& ctx, Args args) {
 void ConfigRewriteCommand(CommandContext& ctx, Args) {
   Config config = ctx.server.config();
   if (config.config_file.empty()) return ReplyError(ctx.out, NoConfigFile());
+  // As Redis's rewriteConfigUserOption: with an aclfile the file's `user` lines go (the users
+  // live in the aclfile); without one every user is written as a `user` line.
+  std::vector<std::string> user_lines;
+  if (config.aclfile.empty()) {
+    for (const auto& user : ctx.server.acl().Users()) {
+      user_lines.push_back("user " + user->name + " " +
+                           DescribeAclUser(*user, ctx.server.commands()));
+    }
+  }
+  AddConfigRewriteHook("user", [user_lines](const Config&, ConfigRewrite& rewrite) {
+    if (user_lines.empty()) return rewrite.MarkProcessed("user");
+    rewrite.Rewrite("user", user_lines, /*force=*/true);
+  });
   std::string error = RewriteConfigFile(config);
   if (!error.empty()) {
     LogError("CONFIG REWRITE failed: " + error);
@@ -200,6 +225,7 @@ void ConfigResetStat(CommandContext& ctx, Args) {
   ctx.server.limiter_stats().Reset();
   ctx.server.scripting().native_stats.Reset();
   ResetCommandStats();
+  ResetCommandLatencies();
   ctx.out.Simple("OK");
 }
 

@@ -352,8 +352,10 @@ void ClientNoEvict(CommandContext& ctx, Args args) {
 // drops the replies: Connection::RunCommand); SKIP while OFF changes nothing.
 void ClientReply(CommandContext& ctx, Args args) {
   if (EqualsIgnoreCase(args[2], "on")) {
+    // As Redis: ON clears SKIP too, the one it would have silenced (itself) included.
     ctx.client.reply_off = false;
     ctx.client.reply_skip_next = false;
+    ctx.client.reply_skip = false;
     return ctx.out.Simple("OK");
   }
   if (EqualsIgnoreCase(args[2], "off")) {

@@ -299,8 +299,9 @@ enum Section : unsigned {
   kCommandStats = 1u << 10,
   kErrorStats = 1u << 11,
   kCluster = 1u << 12,
-  kAll = (1u << 13) - 1,
-  kDefault = kAll & ~kCommandStats,
+  kLatencyStats = 1u << 13,
+  kAll = (1u << 14) - 1,
+  kDefault = kAll & ~kCommandStats & ~kLatencyStats,
 };
 
 unsigned SectionBit(std::string_view name) {
@@ -318,6 +319,7 @@ unsigned SectionBit(std::string_view name) {
       {"commandstats", kCommandStats},
       {"errorstats", kErrorStats},
       {"cluster", kCluster},
+      {"latencystats", kLatencyStats},
       {"default", kDefault},
       {"all", kAll},
       {"everything", kAll},
@@ -348,6 +350,7 @@ void Info(CommandContext& ctx, Args args) {
   section(kCpu, [&] { CpuSection(out); });
   section(kCommandStats, [&] { CommandStatsSection(ctx, out); });
   section(kErrorStats, [&] { ErrorStatsSection(out); });
+  section(kLatencyStats, [&] { LatencyStatsSection(ctx, config, out); });
   // redis-cli --cluster checks cluster_enabled here.
   section(kCluster, [&] {
     out += std::string("# Cluster\r\ncluster_enabled:") + (cluster::Instance() ? "1" : "0") +

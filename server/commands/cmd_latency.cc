@@ -1,12 +1,15 @@
 // LATENCY LATEST | HISTORY | RESET | GRAPH | DOCTOR | HISTOGRAM | HELP over the server's latency
 // monitor (server/core/latency.h), fed by the connections with the commands that take at least
 // latency-monitor-threshold ms ("command", or "fast-command" for O(1) commands, as Redis).
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "server/commands/commands.h"
 #include "server/commands/server_commands.h"
 #include "server/core/args.h"
+#include "server/core/command_latency.h"
+#include "server/core/config_compat.h"
 #include "server/core/errors.h"
 #include "server/core/latency.h"
 #include "server/core/server_state.h"
@@ -57,9 +60,47 @@ void LatencyDoctor(CommandContext& ctx, Args) {
                    ctx.server.latency().Doctor(ctx.server.latency_threshold_ms(), NowSeconds()));
 }
 
-// Sluice keeps no per-command latency histograms: an empty map (as Redis for commands that have
-// not run).
-void LatencyHistogram(CommandContext& ctx, Args) { ctx.out.Map(0); }
+// One command's entry of LATENCY HISTOGRAM: name -> {calls, histogram_usec {usec: count}}.
+void ReplyCommandHistogram(CommandContext& ctx, const std::string& name, const LatencyCounts& h) {
+  ctx.out.Bulk(name);
+  ctx.out.Map(2);
+  ctx.out.Bulk("calls");
+  ctx.out.Integer(static_cast<int64_t>(h.total));
+  ctx.out.Bulk("histogram_usec");
+  const auto buckets = LatencyBuckets(h);
+  ctx.out.Map(buckets.size());
+  for (const auto& [usec, count] : buckets) {
+    ctx.out.Integer(usec);
+    ctx.out.Integer(static_cast<int64_t>(count));
+  }
+}
+
+// LATENCY HISTOGRAM [command ...]: every command (and subcommand) called since the start or
+// CONFIG RESETSTAT; with names, those commands (a container: its subcommands), unknown names
+// and commands never called skipped, as Redis.
+void LatencyHistogram(CommandContext& ctx, Args args) {
+  const std::vector<LatencyCounts> sums = SumCommandLatencies();
+  const std::vector<CommandSpec>& all = ctx.server.commands().all();
+  std::vector<const CommandSpec*> shown;
+  auto add = [&](const CommandSpec& spec) {
+    if (spec.id < sums.size() && sums[spec.id].total > 0) shown.push_back(&spec);
+  };
+  if (args.size() == 2) {
+    for (const CommandSpec& spec : all) add(spec);
+  }
+  for (size_t i = 2; i < args.size(); ++i) {
+    const CommandSpec* spec = ctx.server.commands().Find(args[i]);
+    if (spec == nullptr) continue;
+    add(*spec);
+    if (spec->name.find('|') != std::string::npos) continue;
+    const std::string prefix = spec->name + "|";
+    for (const CommandSpec& sub : all) {
+      if (sub.name.compare(0, prefix.size(), prefix) == 0) add(sub);
+    }
+  }
+  ctx.out.Map(shown.size());
+  for (const CommandSpec* spec : shown) ReplyCommandHistogram(ctx, spec->name, sums[spec->id]);
+}
 
 void LatencyHelp(CommandContext& ctx, Args) {
   static constexpr const char* kLines[] = {
@@ -87,6 +128,27 @@ void LatencyHelp(CommandContext& ctx, Args) {
 }
 
 }  // namespace
+
+void LatencyStatsSection(CommandContext& ctx, const Config& config, std::string& out) {
+  out += "# Latencystats\r\n";
+  if (!LatencyTrackingEnabled()) return;
+  std::vector<double> percentiles;
+  if (const CompatOption* o = FindCompatOption("latency-tracking-info-percentiles")) {
+    const std::string text = GetCompatValue(config, *o);
+    const char* p = text.c_str();
+    char* end = nullptr;
+    for (double v = std::strtod(p, &end); end != p; v = std::strtod(p, &end)) {
+      percentiles.push_back(v);
+      p = end;
+    }
+  }
+  const std::vector<LatencyCounts> sums = SumCommandLatencies();
+  for (const CommandSpec& spec : ctx.server.commands().all()) {
+    if (spec.id >= sums.size() || sums[spec.id].total == 0) continue;
+    out += "latency_percentiles_usec_" + spec.name + ":" +
+           FormatLatencyPercentiles(sums[spec.id], percentiles) + "\r\n";
+  }
+}
 
 void RegisterLatencyCommands(CommandTable& table) {
   constexpr uint32_t kFlags = kAdmin | kNoScript | kLoading | kStale;

@@ -81,6 +81,7 @@ bool BlockedCommand::Resume(CommandContext& ctx, const Dispatcher& dispatcher) {
     return true;
   }
   retrying_ = true;
+  woken_key_ = registry_.WokenKey(&client_);
   ctx.blocking = this;
   std::vector<std::string_view> views(args_.begin(), args_.end());
   const size_t reply_start = ctx.out.buffer()->size();
@@ -91,6 +92,7 @@ bool BlockedCommand::Resume(CommandContext& ctx, const Dispatcher& dispatcher) {
     ReplyError(ctx.out, InternalError(e.what()));
   }
   retrying_ = false;
+  woken_key_.clear();
   const bool replied = ctx.out.buffer()->size() > reply_start;
   if (requested_ && !replied) {  // parked again, in its places, with its timer
     requested_ = false;

@@ -38,6 +38,8 @@ class BlockedCommand {
   // Called by BlockClient (the handler, under its keys' locks).
   bool Park(int db, std::span<const std::string_view> keys, BlockTimeout timeout);
   bool retrying() const { return retrying_; }
+  // While retrying: the key the registry woke it for (empty when unknown).
+  std::string_view woken_key() const { return woken_key_; }
   // Called before Park: the kept copy of the arguments gets `value` at `index` (XREAD's "$"
   // becomes the ID it stood for when the client first blocked, so a retry reads after it).
   void RewriteArg(size_t index, std::string value) {
@@ -70,6 +72,7 @@ class BlockedCommand {
   bool parked_ = false;              // a command waits
   bool requested_ = false;           // the command that just ran asked to park
   bool retrying_ = false;            // the parked command runs again after a wake
+  std::string woken_key_;            // the key it was woken for, while retrying_
   int64_t timeout_ms_ = 0;           // of the command that just asked to park
   std::optional<BlockEvent> event_;  // what will resume the parked command
   const CommandSpec* spec_ = nullptr;

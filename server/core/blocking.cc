@@ -29,9 +29,12 @@ void BlockingRegistry::Park(ClientState* client, int db, std::span<const std::st
                             WakeFn wake) {
   std::lock_guard<std::mutex> l(mu_);
   std::unique_ptr<Waiter>& w = by_client_[client->id];
-  if (w) {  // parking again after a wake: same keys, same places
+  if (w) {  // parking again after a wake: same keys, same places; the woken key's chain ends
+    const bool was_woken = w->woken;
     w->woken = false;
+    w->woken_for.clear();
     w->wake = std::move(wake);
+    if (was_woken) KickPending();
     return;
   }
   w = std::make_unique<Waiter>();
@@ -49,32 +52,56 @@ void BlockingRegistry::Park(ClientState* client, int db, std::span<const std::st
   count_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void BlockingRegistry::WakeFirstParked(Queue& queue) {
-  for (Waiter* w : queue) {
-    if (w->woken) continue;
-    w->woken = true;
-    w->wake(BlockEvent::kRetry);
+void BlockingRegistry::Kick(const std::string& slot) {
+  auto q = by_key_.find(slot);
+  if (q == by_key_.end()) return;
+  for (const Waiter* w : q->second) {
+    if (w->woken && w->woken_for == slot) return;  // its chain runs: it passes the wake on
+  }
+  Waiter* first = q->second.front();
+  if (first->woken) {  // busy for another key: this key's turn comes when it is done
+    for (const std::string& p : pending_) {
+      if (p == slot) return;
+    }
+    pending_.push_back(slot);
     return;
   }
+  first->woken = true;
+  first->woken_for = slot;
+  first->wake(BlockEvent::kRetry);
+}
+
+void BlockingRegistry::KickPending() {
+  if (pending_.empty()) return;
+  std::vector<std::string> pending;
+  pending.swap(pending_);
+  for (const std::string& slot : pending) Kick(slot);
+}
+
+std::string BlockingRegistry::WokenKey(const ClientState* client) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto found = by_client_.find(client->id);
+  if (found == by_client_.end() || !found->second->woken) return {};
+  const std::string& slot = found->second->woken_for;
+  return slot.empty() ? std::string() : slot.substr(1);
 }
 
 void BlockingRegistry::RemoveLocked(uint64_t id) {
   auto found = by_client_.find(id);
   if (found == by_client_.end()) return;
-  Waiter& w = *found->second;
-  for (Place& p : w.places) {
-    auto q = by_key_.find(p.slot);
-    Queue& queue = q->second;
-    queue.erase(p.it);
-    // A wake this waiter did not use goes on, unless another waiter of the key is already
-    // running again (it will serve or pass on in turn): no element stays behind a parked queue.
-    bool running = false;
-    for (const Waiter* other : queue) running = running || other->woken;
-    if (w.woken && !running) WakeFirstParked(queue);
-    if (queue.empty()) by_key_.erase(q);
-  }
+  std::unique_ptr<Waiter> w = std::move(found->second);
   by_client_.erase(found);
+  for (Place& p : w->places) {
+    auto q = by_key_.find(p.slot);
+    q->second.erase(p.it);
+    if (q->second.empty()) by_key_.erase(q);
+  }
   count_.fetch_sub(1, std::memory_order_relaxed);
+  if (!w->woken) return;
+  // The wake it had goes on to the next waiter of that key (the element may still be there),
+  // then the keys that waited for this waiter get their turn.
+  if (!w->woken_for.empty()) Kick(w->woken_for);
+  KickPending();
 }
 
 void BlockingRegistry::Remove(ClientState* client) {
@@ -95,18 +122,11 @@ void BlockingRegistry::OnCommit(std::span<const KeyRef> written, uint32_t /*flus
   // A flush deletes keys and pushes nothing: it wakes no one (as in Redis).
   if (count_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> l(mu_);
-  std::vector<const std::string*> done;  // a key written twice by one unit wakes one waiter
   std::string slot;
-  for (const KeyRef& k : written) {
+  for (const KeyRef& k : written) {  // in write order; a key written twice is kicked once
     slot.assign(1, static_cast<char>(k.db));
     slot.append(k.key);
-    auto q = by_key_.find(slot);
-    if (q == by_key_.end()) continue;
-    bool again = false;
-    for (const std::string* d : done) again = again || *d == slot;
-    if (again) continue;
-    done.push_back(&q->first);
-    WakeFirstParked(q->second);
+    Kick(slot);
   }
 }
 
@@ -135,6 +155,10 @@ void BlockRewriteArg(CommandContext& ctx, size_t index, std::string value) {
 
 bool BlockRetrying(const CommandContext& ctx) {
   return ctx.blocking != nullptr && ctx.blocking->retrying();
+}
+
+std::string_view BlockWokenKey(const CommandContext& ctx) {
+  return BlockRetrying(ctx) ? ctx.blocking->woken_key() : std::string_view();
 }
 
 Result<std::vector<std::string_view>> KeysOfKind(CommandContext& ctx,
@@ -200,6 +224,13 @@ bool BlockCandidates(CommandContext& ctx, std::span<const std::string_view> keys
     out->assign(keys.begin(), keys.end());
     return true;
   }
+  // Only the key it was woken for (when known), and only where the command names it.
+  std::string_view woken = BlockWokenKey(ctx);
+  std::vector<std::string_view> only;
+  for (std::string_view key : keys) {
+    if (!woken.empty() && key == woken && only.empty()) only.push_back(key);
+  }
+  if (!only.empty()) keys = only;
   auto of_kind = KeysOfKind(ctx, keys, kind);
   if (!of_kind.ok()) {
     ReplyError(ctx.out, of_kind.status());

@@ -6,14 +6,18 @@
 // - A parked client holds NO key locks. Its connection runs nothing else (later pipelined
 //   commands wait behind it, as in Redis) but keeps reading, so a disconnect is noticed; its I/O
 //   thread keeps serving other connections.
-// - Wake on commit: the BlockingRegistry is a Store::CommitObserver. A commit that writes a key
-//   someone waits on wakes the first parked waiter of that key (FIFO per key: the order clients
-//   blocked). The waiter runs its command again on its own thread as a fresh unit of work; if
-//   it finds the keys empty again (someone else was faster, or the key now holds another type)
-//   it parks again keeping its place. A waiter that leaves after a wake (served, timed out,
-//   unblocked, disconnected) passes the wake on to the next parked waiter of each of its keys,
-//   so an element is never left behind with a parked waiter. A push inside MULTI/EXEC or a
-//   script wakes at its commit, never before.
+// - Wake on commit, in Redis's order: the BlockingRegistry is a Store::CommitObserver. A commit
+//   that writes a key someone waits on wakes the first waiter of that key (FIFO per key: the
+//   order clients blocked) *for that key*: as in Redis, the woken waiter is served only from
+//   the key that woke it (BlockCandidates), on its own thread as a fresh unit of work. If that
+//   key is empty again (someone else was faster, or it holds another type) it parks again
+//   keeping its place, and the key's chain ends. A waiter that leaves after a wake for key K
+//   (served, timed out, unblocked, disconnected) passes the wake on to the next waiter of K, so
+//   one key's waiters are served one after another, as Redis serves them in one go. A key
+//   whose first waiter is busy (woken for another key) waits, in commit order, until that
+//   waiter is served or parks again: so when one EXEC fills two keys that the same clients
+//   wait on, the first key's waiters are served before the second's, as in Redis ("BLMPOP with
+//   multiple blocked clients"). A push inside MULTI/EXEC or a script wakes at its commit.
 // - No lost wake-ups: a command parks (BlockingRegistry::Park) while its unit still holds its
 //   keys' locks, and commits tell the registry while they hold theirs; so a push either commits
 //   before the command looks (it then finds the element) or tells the registry after the client
@@ -91,6 +95,8 @@ class BlockingRegistry : public CommitObserver {
   bool Unblock(uint64_t client_id, BlockEvent how);
   // Clients waiting now (INFO clients blocked_clients).
   int64_t blocked_clients() const { return count_.load(std::memory_order_relaxed); }
+  // The key `client` was last woken for (empty when none): the one key a retry may pop from.
+  std::string WokenKey(const ClientState* client);
 
   void OnCommit(std::span<const KeyRef> written, uint32_t flushed_dbs) override;
 
@@ -104,18 +110,24 @@ class BlockingRegistry : public CommitObserver {
   struct Waiter {
     ClientState* client = nullptr;
     WakeFn wake;
-    bool woken = false;  // told to run again and not parked since
+    bool woken = false;     // told to run again and not parked since
+    std::string woken_for;  // the slot it was woken for, while `woken`
     std::vector<Place> places;
   };
 
-  // Wakes the first parked waiter of `queue`, if any. mu_ held.
-  static void WakeFirstParked(Queue& queue);
+  // Serves `slot`'s waiters in order: nothing while one of them runs for it; else wakes the
+  // first one for it, or, when that one is busy for another key, keeps `slot` in pending_
+  // until it is done. mu_ held.
+  void Kick(const std::string& slot);
+  // Kicks the pending slots again, in the order they came (a waiter just finished). mu_ held.
+  void KickPending();
   void RemoveLocked(uint64_t id);
 
   std::atomic<int64_t> count_{0};  // waiters, for the commit fast path and INFO
   std::mutex mu_;
   std::unordered_map<std::string, Queue> by_key_;
   std::unordered_map<uint64_t, std::unique_ptr<Waiter>> by_client_;  // by client id
+  std::vector<std::string> pending_;  // written slots waiting for a busy first waiter
 };
 
 // A blocking command's timeout: 0 waits for ever, else milliseconds from when it first parks.
@@ -133,6 +145,8 @@ bool BlockClient(CommandContext& ctx, std::span<const std::string_view> keys, Bl
 void BlockRewriteArg(CommandContext& ctx, size_t index, std::string value);
 // True while the command runs again after a wake (skip keys of another type).
 bool BlockRetrying(const CommandContext& ctx);
+// While retrying: the key the client was woken for (empty when unknown).
+std::string_view BlockWokenKey(const CommandContext& ctx);
 // The keys among `keys` that are missing or hold `kind` (a woken command's candidates).
 Result<std::vector<std::string_view>> KeysOfKind(CommandContext& ctx,
                                                  std::span<const std::string_view> keys,
@@ -149,8 +163,10 @@ struct MPopArgs {
 bool ParseMPopArgs(CommandContext& ctx, std::span<const std::string_view> args, size_t first,
                    bool blocking, bool (*valid_end)(std::string_view), MPopArgs* out);
 
-// The keys a blocking command may pop from now: all of them on its first run, only those that
-// are missing or hold `kind` after a wake. False after replying an error.
+// The keys a blocking command may pop from now: all of them on its first run; after a wake
+// only the key it was woken for, when that key is missing or holds `kind` (Redis serves a
+// woken client from the key that became ready, and only from a key of its type). False after
+// replying an error.
 bool BlockCandidates(CommandContext& ctx, std::span<const std::string_view> keys, ValueKind kind,
                      std::vector<std::string_view>* out);
 

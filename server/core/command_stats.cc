@@ -12,6 +12,8 @@
 #include <x86intrin.h>
 #endif
 
+#include "server/core/command_latency.h"
+
 namespace sluice::server {
 
 namespace {
@@ -75,6 +77,23 @@ const TickSource& Ticks() {
   return source;
 }
 
+// Microseconds per tick in 32.32 fixed point, for the latency histograms (one multiply on the
+// command path). 0 until the first command measures it (by then the process has run long
+// enough, through the data's load, for a precise rate); INFO measures it again.
+std::atomic<uint64_t> micros_per_tick_q32{0};
+
+uint64_t MeasureMicrosPerTick() {
+  const auto q32 = static_cast<uint64_t>(4294967296.0 / Ticks().TicksPerMicro());
+  micros_per_tick_q32.store(q32, std::memory_order_relaxed);
+  return q32;
+}
+
+uint64_t TicksToMicros(uint64_t ticks) {
+  uint64_t q32 = micros_per_tick_q32.load(std::memory_order_relaxed);
+  if (q32 == 0) q32 = MeasureMicrosPerTick();
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(ticks) * q32) >> 32);
+}
+
 // One thread's counts (command_stats_detail::Add).
 struct Block {
   Counters commands[kMaxCommandStats];
@@ -106,6 +125,10 @@ Block& ThisThreadsBlock() {
 
 uint64_t CommandTicksToMicros(uint64_t ticks) {
   return static_cast<uint64_t>(static_cast<double>(ticks) / Ticks().TicksPerMicro());
+}
+
+void RecordCommandLatencyTicks(size_t command_id, uint64_t ticks) {
+  RecordCommandLatency(command_id, TicksToMicros(ticks));
 }
 
 namespace command_stats_detail {
@@ -146,6 +169,7 @@ std::vector<CommandTotals> SumCommandStats() {
     }
   }
   const double per_micro = Ticks().TicksPerMicro();
+  MeasureMicrosPerTick();
   for (size_t i = 0; i < kMaxCommandStats; ++i) {
     out[i].usec = static_cast<uint64_t>(static_cast<double>(ticks[i]) / per_micro);
   }

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/core/command_latency.h"
+
 namespace sluice::server {
 
 // The most commands and subcommands a table may hold (CommandSpec::id below it).
@@ -66,6 +68,10 @@ uint64_t CommandTicksToMicros(uint64_t ticks);
 // steady_clock ticks are nanoseconds): a duration of fewer than N * this ticks is under N us.
 inline constexpr uint64_t kMinCommandTicksPerMicro = 100;
 
+// LATENCY HISTOGRAM / INFO latencystats (command_latency.h): `ticks` in microseconds, into the
+// command's histogram (when latency-tracking is on).
+void RecordCommandLatencyTicks(size_t command_id, uint64_t ticks);
+
 // A command ran (its handler was called) for `ticks` (CommandTicksNow's units); `failed` when
 // it replied with an error.
 inline void RecordCommandCall(size_t command_id, uint64_t ticks, bool failed) {
@@ -74,6 +80,7 @@ inline void RecordCommandCall(size_t command_id, uint64_t ticks, bool failed) {
   command_stats_detail::Add(c.calls, 1);
   command_stats_detail::Add(c.ticks, ticks);
   if (failed) command_stats_detail::Add(c.failed, 1);
+  if (LatencyTrackingEnabled()) RecordCommandLatencyTicks(command_id, ticks);
 }
 // A command was refused before it ran (arity, authentication, ACL, -BUSY, MULTI rules...).
 inline void RecordCommandRejected(size_t command_id) {

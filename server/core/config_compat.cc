@@ -41,6 +41,9 @@ const std::vector<CompatOption>& CompatOptions() {
       {"lazyfree-lazy-server-del", nullptr, K::kBool, 0, "no", 0, 0, nullptr},
       {"lazyfree-lazy-user-del", nullptr, K::kBool, 0, "no", 0, 0, nullptr},
       {"lazyfree-lazy-user-flush", nullptr, K::kBool, 0, "no", 0, 0, nullptr},
+      // A replica's FLUSHALL at a full sync and maxmemory: Sluice has neither knob.
+      {"replica-lazy-flush", "slave-lazy-flush", K::kBool, 0, "no", 0, 0, nullptr},
+      {"replica-ignore-maxmemory", "slave-ignore-maxmemory", K::kBool, 0, "yes", 0, 0, nullptr},
       {"aof-rewrite-incremental-fsync", nullptr, K::kBool, 0, "yes", 0, 0, nullptr},
       {"no-appendfsync-on-rewrite", nullptr, K::kBool, 0, "no", 0, 0, nullptr},
       {"cluster-require-full-coverage", nullptr, K::kBool, 0, "yes", 0, 0, nullptr},

@@ -5,10 +5,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/core/args.h"
 #include "server/core/config.h"
+#include "server/core/config_rewrite.h"
 
 namespace sluice::server {
 
@@ -77,7 +79,22 @@ Error SetBacklogSize(Config& c, std::string_view v) {
 
 constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
 
+constexpr std::pair<const char*, const char*> kAliases[] = {
+    {"lua-time-limit", "busy-reply-threshold"},
+    {"slaveof", "replicaof"},
+    {"slave-read-only", "replica-read-only"},
+    {"slave-serve-stale-data", "replica-serve-stale-data"},
+    {"slave-priority", "replica-priority"},
+    {"slave-announce-ip", "replica-announce-ip"},
+    {"slave-announce-port", "replica-announce-port"},
+    {"repl-ping-slave-period", "repl-ping-replica-period"},
+    {"min-slaves-to-write", "min-replicas-to-write"},
+    {"min-slaves-max-lag", "min-replicas-max-lag"},
+};
+
 }  // namespace
+
+std::span<const std::pair<const char*, const char*>> ConfigOptionAliases() { return kAliases; }
 
 void AppendReplicationOptions(std::vector<ConfigOption>* o) {
   o->push_back({"replicaof", "(none)",
@@ -171,6 +188,19 @@ void AppendReplicationOptions(std::vector<ConfigOption>* o) {
        "Sluice: a write's reply waits until this many replicas acknowledged it.", true, false,
        [](Config& c, std::string_view v) { return Bounded(v, 0, kIntMax, &c.replica_ack_writes); },
        [](const Config& c) { return std::to_string(c.replica_ack_writes); }});
+  // Redis 7.0's old names (config.c's aliases) not listed above: copies of their option.
+  for (const auto& [alias, canonical] : ConfigOptionAliases()) {
+    bool listed = false;
+    for (const ConfigOption& option : *o) listed = listed || std::string_view(option.name) == alias;
+    for (size_t i = 0; i < o->size() && !listed; ++i) {
+      if (std::string_view((*o)[i].name) != canonical) continue;
+      ConfigOption copy = (*o)[i];
+      copy.name = alias;
+      copy.meaning = "Old name of the option of the same meaning (replica-*, min-replicas-*).";
+      o->push_back(copy);
+      break;
+    }
+  }
   o->push_back({"replica-ack-timeout", "1000",
                 "Sluice: ms a reply held by replica-ack-writes waits before NOREPLICAS.", true,
                 false,

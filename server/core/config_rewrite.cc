@@ -56,12 +56,6 @@ Hooks& RewriteHooks() {
   return hooks;
 }
 
-// Sluice's own options that are aliases of another (their lines are the other's).
-constexpr std::pair<const char*, const char*> kOptionAliases[] = {
-    {"lua-time-limit", "busy-reply-threshold"},
-    {"slaveof", "replicaof"},
-    {"slave-read-only", "replica-read-only"},
-};
 // Sluice's options written as quoted strings, and as memory values (1gb, 512mb), as Redis does.
 constexpr const char* kStringOptions[] = {"dir", "requirepass", "aclfile",
                                           "notify-keyspace-events"};
@@ -81,7 +75,7 @@ bool In(const char* const (&list)[N], std::string_view name) {
 }
 
 bool IsAlias(std::string_view name) {
-  for (const auto& [alias, canonical] : kOptionAliases) {
+  for (const auto& [alias, canonical] : ConfigOptionAliases()) {
     if (name == alias) return true;
   }
   return false;
@@ -223,7 +217,7 @@ std::string RewriteConfigText(std::string_view old_text, const Config& config) {
     return FindConfigOption(name) != nullptr || FindCompatOption(name) != nullptr || hooked(name);
   };
   auto canonical = [&](std::string_view name) -> std::string {
-    for (const auto& [alias, target] : kOptionAliases) {
+    for (const auto& [alias, target] : ConfigOptionAliases()) {
       if (name == alias) return target;
     }
     if (const CompatOption* c = FindCompatOption(name)) return c->name;

@@ -9,8 +9,10 @@
 
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/core/config.h"
@@ -44,6 +46,10 @@ class ConfigRewrite {
 // configuration instead of the generic rewrite. Call at startup, before clients connect.
 using ConfigRewriteHook = std::function<void(const Config&, ConfigRewrite&)>;
 void AddConfigRewriteHook(std::string name, ConfigRewriteHook hook);
+
+// Sluice's options that are another option under Redis's old name (alias, option): the same
+// value; the rewrite files an alias's lines under the option (config_replication.cc).
+std::span<const std::pair<const char*, const char*>> ConfigOptionAliases();
 
 // The new text of a config file whose old text is `old_text`.
 std::string RewriteConfigText(std::string_view old_text, const Config& config);

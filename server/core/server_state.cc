@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "server/core/command.h"
+#include "server/core/command_latency.h"
 #include "server/core/notify.h"
 
 namespace sluice::server {
@@ -106,6 +107,10 @@ void ServerState::PublishLocked() {
     auto it = config_.compat.find(name);
     return it == config_.compat.end() ? fallback : std::strtoll(it->second.c_str(), nullptr, 10);
   };
+  {
+    auto it = config_.compat.find("latency-tracking");
+    SetLatencyTracking(it == config_.compat.end() || it->second != "no");
+  }
   stream_node_max_entries_.store(compat("stream-node-max-entries", 100), std::memory_order_relaxed);
   tracking_.set_max_keys(config_.tracking_table_max_keys);
 }

@@ -135,6 +135,10 @@ class Stream {
 
  private:
   explicit Stream(Collection c) : c_(std::move(c)) {}
+  // stream-node-max-bytes / -entries as the store had them when the stream was opened, with
+  // Redis's meaning of 0 (bytes: 1 GB; entries: no limit).
+  int64_t node_max_bytes_ = 4096;
+  int64_t node_max_entries_ = 100;
   Status LoadNode(StreamId first, StreamNode* out);
   void SaveNode(const StreamNode& n);
   void EraseNode(const StreamNode& n);

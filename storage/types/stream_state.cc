@@ -1,10 +1,12 @@
 // The stream layout (stream.h): the codecs of its metadata and sub-keys, opening a stream, and
 // its entries: append with Redis's node boundaries, range reads, deletes and trims.
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstring>
 #include <utility>
 
+#include "sluice/stream_nodes.h"
 #include "store_impl.h"
 #include "stream.h"
 #include "txn.h"
@@ -41,9 +43,11 @@ namespace sluice::internal {
 
 namespace {
 
-// Redis's defaults: stream-node-max-entries and stream-node-max-bytes.
-constexpr int64_t kNodeMaxEntries = 100;
-constexpr int64_t kNodeMaxBytes = 4096;
+// Redis's STREAM_LISTPACK_MAX_SIZE: stream-node-max-bytes 0 or above it means this.
+constexpr int64_t kListpackMaxSize = int64_t{1} << 30;
+// SetStreamNodeLimits (sluice/stream_nodes.h); Redis's defaults.
+std::atomic<int64_t> node_max_bytes{4096};
+std::atomic<int64_t> node_max_entries{100};
 constexpr int kItemSameFields = 2;  // STREAM_ITEM_FLAG_SAMEFIELDS
 
 void AppendBE64(std::string* out, uint64_t v) {
@@ -178,6 +182,9 @@ Result<Stream> Stream::Open(Txn& txn, int db, std::string_view key, bool write) 
   auto c = Collection::Open(txn, db, key, ValueKind::kStream, write);
   if (!c.ok()) return c.status();
   Stream s(std::move(*c));
+  const int64_t max_bytes = node_max_bytes.load(std::memory_order_relaxed);
+  s.node_max_bytes_ = max_bytes <= 0 || max_bytes > kListpackMaxSize ? kListpackMaxSize : max_bytes;
+  s.node_max_entries_ = node_max_entries.load(std::memory_order_relaxed);
   if (s.exists() && !DecodeState(s.c_.meta().extra, &s.st_)) {
     return Status::Corruption("invalid stream metadata");
   }
@@ -332,9 +339,9 @@ Status Stream::RefreshTail() {
   return Status::Ok();
 }
 
-// Redis's streamAppendItem: a new node when the tail's listpack would reach 4 KB or holds 100
-// entries (live and deleted), else the entry joins the tail, compressed when its fields are
-// the node's master fields.
+// Redis's streamAppendItem: a new node when the tail's listpack would reach
+// stream-node-max-bytes or holds stream-node-max-entries entries (live and deleted), else the entry
+// joins the tail, compressed when its fields are the node's master fields.
 Status Stream::Append(StreamId id, std::span<const std::string_view> fields) {
   size_t raw_bytes = 0;
   for (auto f : fields) raw_bytes += f.size();
@@ -343,8 +350,8 @@ Status Stream::Append(StreamId id, std::span<const std::string_view> fields) {
   bool join = st_.has_tail;
   if (join) {
     if (Status s = LoadNode(st_.tail_first, &node); !s.ok()) return s;
-    join = node.bytes + static_cast<int64_t>(raw_bytes) < kNodeMaxBytes &&
-           node.live + node.deleted < kNodeMaxEntries;
+    join = node.bytes + static_cast<int64_t>(raw_bytes) < node_max_bytes_ &&
+           (node_max_entries_ == 0 || node.live + node.deleted < node_max_entries_);
   }
   bool same = true;
   if (!join) {
@@ -478,3 +485,12 @@ Result<int64_t> Stream::Trim(const StreamTrim& t) {
 }
 
 }  // namespace sluice::internal
+
+namespace sluice {
+
+void SetStreamNodeLimits(int64_t max_bytes, int64_t max_entries) {
+  internal::node_max_bytes.store(max_bytes, std::memory_order_relaxed);
+  internal::node_max_entries.store(max_entries, std::memory_order_relaxed);
+}
+
+}  // namespace sluice

@@ -304,6 +304,73 @@ class DifferentialTest(BesideReference):
                 return fields["flags"], fields["cmd"], read_raw_reply(a)
         self.assertEqual(self.both(scenario), ("b", "brpop", b"*2\r\n$2\r\ncl\r\n$1\r\nz\r\n"))
 
+    def serve_in_order(self, port, block_cmds, fill, read_first, refill):
+        """Blocks one client per command of block_cmds (in order), runs fill(admin) (one
+        commit that fills several keys), reads the first read_first clients' replies, then
+        refill(admin) and the remaining replies."""
+        clients = [Client(port) for _ in range(len(block_cmds) + 1)]
+        try:
+            admin = clients[0]
+            for i, (c, cmd) in enumerate(zip(clients[1:], block_cmds)):
+                c.send(encode_command(*cmd))
+                wait_blocked(admin, i + 1)
+            fill(admin)
+            replies = [read_raw_reply(c) for c in clients[1:read_first + 1]]
+            refill(admin)
+            replies += [read_raw_reply(c) for c in clients[read_first + 1:]]
+            return replies
+        finally:
+            for c in clients:
+                c.close()
+
+    def test_one_exec_filling_two_keys_serves_the_first_keys_waiters_first(self):
+        # Redis's "BLMPOP with multiple blocked clients" (unit/type/list), which hung Redis's
+        # list unit on Sluice: every client waits on both keys; Redis serves the first key's
+        # waiters in order until it is empty, then the second key's, each from the key that
+        # became ready.
+        def scenario(port):
+            keys = ("2", "blist", "blist2")
+            cmds = [("BLMPOP", "0") + keys + (end, "COUNT", n)
+                    for end, n in (("LEFT", "1"), ("RIGHT", "10"), ("LEFT", "10"),
+                                   ("RIGHT", "1"))]
+            fill = lambda a: a.pipeline([("MULTI",), ("LPUSH", "blist", "a", "b", "c", "d", "e"),
+                                         ("LPUSH", "blist2", "1", "2", "3", "4", "5"),
+                                         ("EXEC",)])
+            return self.serve_in_order(port, cmds, fill, 3,
+                                       lambda a: a.call("LPUSH", "blist2", "1", "2", "3"))
+        replies = self.both(scenario)
+        self.assertEqual(replies[1], b"*2\r\n$5\r\nblist\r\n*4\r\n$1\r\na\r\n$1\r\nb\r\n"
+                                     b"$1\r\nc\r\n$1\r\nd\r\n")
+
+    def test_zsets_one_exec_filling_two_keys(self):
+        def scenario(port):
+            keys = ("2", "z1", "z2")
+            cmds = [("BZMPOP", "0") + keys + (end, "COUNT", n)
+                    for end, n in (("MIN", "1"), ("MAX", "10"), ("MIN", "10"), ("MAX", "1"))]
+            fill = lambda a: a.pipeline([("MULTI",), ("ZADD", "z1", "1", "a", "2", "b", "3", "c"),
+                                         ("ZADD", "z2", "1", "x", "2", "y"), ("EXEC",)])
+            return self.serve_in_order(port, cmds, fill, 3,
+                                       lambda a: a.call("ZADD", "z2", "5", "w"))
+        self.both(scenario)
+
+    def test_linked_and_circular_moves(self):
+        def linked(port):
+            cmds = [("BLMOVE", "l1", "l2", "RIGHT", "LEFT", "0"),
+                    ("BLMOVE", "l2", "l3", "LEFT", "RIGHT", "0")]
+            replies = self.serve_in_order(port, cmds, lambda a: a.call("RPUSH", "l1", "foo"), 2,
+                                          lambda a: None)
+            with Client(port) as a:
+                return replies, [a.call("LRANGE", k, "0", "-1") for k in ("l1", "l2", "l3")]
+
+        def circular(port):
+            cmds = [("BRPOPLPUSH", "c1", "c2", "0"), ("BRPOPLPUSH", "c2", "c1", "0")]
+            replies = self.serve_in_order(port, cmds, lambda a: a.call("RPUSH", "c1", "foo"), 2,
+                                          lambda a: None)
+            with Client(port) as a:
+                return replies, [a.call("LRANGE", k, "0", "-1") for k in ("c1", "c2")]
+        self.assertEqual(self.both(linked)[1], [[], [], [b"foo"]])
+        self.assertEqual(self.both(circular)[1], [[b"foo"], []])
+
 
 @unittest.skipIf(IS_REDIS, "Sluice's I/O threads")
 class ManyBlockedTest(BlackboxTestCase):

@@ -274,6 +274,30 @@ class ConfigRewriteTest(BlackboxTestCase):
                              [b"maxmemory", b"2147483648", b"list-max-listpack-size", b"8",
                               b"save", b"60 5", b"hash-max-listpack-entries", b"64"])
 
+    def test_rewrite_writes_acl_users_without_an_aclfile(self):
+        server = Server(config_text="# users\nuser old on nopass ~* +@all\n")
+        self.addCleanup(server.stop)
+        server.start()
+        with Client(server.port) as c:
+            self.assertEqual(c.call("ACL", "DELUSER", "old"), 1)
+            self.assertEqual(c.call("ACL", "SETUSER", "bob", "on", ">pw", "~k*", "+get"), "OK")
+            self.assertEqual(c.call("CONFIG", "REWRITE"), "OK")
+            users = [u.decode() for u in c.call("ACL", "LIST")]
+        with open(os.path.join(server.workdir, "sluice.conf")) as f:
+            written = f.read()
+        lines = written.split("\n")
+        self.assertEqual([ln for ln in lines if ln.startswith("user ")], users)
+        self.assertEqual(lines[1], users[0])  # in place of the old user line
+        server.stop()
+        again = Server(config_text=written)  # the rewritten file starts a server with the users
+        self.addCleanup(again.stop)
+        again.port = server.port
+        again.start()
+        with Client(again.port) as c:
+            # Loading a user starts from `reset`, which adds sanitize-payload (as in Redis).
+            loaded = [u.decode().replace(" sanitize-payload", "") for u in c.call("ACL", "LIST")]
+            self.assertEqual(loaded, users)
+
     def test_no_config_file(self):
         server = Server()
         self.addCleanup(server.stop)
@@ -304,6 +328,83 @@ class ConfigRewriteTest(BlackboxTestCase):
             self.assertLess(usage, 5000)
             stats = c.call("MEMORY", "STATS")
             self.assertIn(b"keys.count", stats)
+
+
+# Redis 7.0.15's config.c aliases (old name -> name).
+ALIASES = {
+    "slave-lazy-flush": "replica-lazy-flush", "slave-serve-stale-data": "replica-serve-stale-data",
+    "slave-read-only": "replica-read-only", "slave-ignore-maxmemory": "replica-ignore-maxmemory",
+    "slave-announce-ip": "replica-announce-ip", "slave-announce-port": "replica-announce-port",
+    "slave-priority": "replica-priority", "repl-ping-slave-period": "repl-ping-replica-period",
+    "min-slaves-to-write": "min-replicas-to-write", "min-slaves-max-lag": "min-replicas-max-lag",
+    "slaveof": "replicaof", "lua-time-limit": "busy-reply-threshold",
+    "cluster-slave-no-failover": "cluster-replica-no-failover",
+    "cluster-slave-validity-factor": "cluster-replica-validity-factor",
+    "list-max-ziplist-size": "list-max-listpack-size",
+    "hash-max-ziplist-entries": "hash-max-listpack-entries",
+    "hash-max-ziplist-value": "hash-max-listpack-value",
+    "zset-max-ziplist-entries": "zset-max-listpack-entries",
+    "zset-max-ziplist-value": "zset-max-listpack-value",
+}
+
+
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class AliasAndStreamNodeTest(BlackboxTestCase):
+    """Redis's old parameter names, and stream-node-max-* acting on XADD's nodes, side by side
+    with redis-server."""
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sluice, cls.redis = start_beside_reference()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.redis.stop()
+        cls.sluice.stop()
+
+    def both(self, scenario):
+        results = [scenario(port) for port in (self.sluice.port, self.redis.port)]
+        self.assertEqual(results[0], results[1])
+        return results[0]
+
+    def test_every_alias_reads_and_writes_its_option(self):
+        def scenario(port):
+            with Client(port) as c:
+                got = {a: c.call("CONFIG", "GET", a) for a in ALIASES}
+                pattern = c.call("CONFIG", "GET", "*slave*")
+                pairs = sorted(zip(pattern[::2], pattern[1::2]))
+                steps = [c.call("CONFIG", "SET", "min-slaves-max-lag", "20", "slave-priority",
+                                "7", "slave-lazy-flush", "yes"),
+                         c.call("CONFIG", "GET", "min-replicas-max-lag"),
+                         c.call("CONFIG", "GET", "replica-priority"),
+                         c.call("CONFIG", "GET", "replica-lazy-flush"),
+                         c.call("CONFIG", "SET", "slave-priority", "x"),
+                         c.call("CONFIG", "SET", "min-slaves-max-lag", "10", "slave-priority",
+                                "100", "slave-lazy-flush", "no")]
+                return got, pairs, steps
+        got, pairs, _ = self.both(scenario)
+        self.assertEqual(got["slave-priority"], [b"slave-priority", b"100"])
+        self.assertIn((b"min-slaves-max-lag", b"10"), pairs)
+
+    def test_stream_node_limits_decide_what_approximate_trims_remove(self):
+        def scenario(port):
+            out = []
+            with Client(port) as c:
+                c.call("FLUSHALL")
+                for entries, size in (("3", "4096"), ("0", "60"), ("100", "4096")):
+                    c.call("DEL", "s")
+                    out.append(c.call("CONFIG", "SET", "stream-node-max-entries", entries,
+                                      "stream-node-max-bytes", size))
+                    for i in range(1, 21):
+                        c.call("XADD", "s", "%d-1" % i, "field", "value%d" % i)
+                    out.append(c.call("XTRIM", "s", "MAXLEN", "~", "7"))
+                    out.append(c.call("XLEN", "s"))
+                    out.append(c.call("XRANGE", "s", "-", "+", "COUNT", "1"))
+            return out
+        out = self.both(scenario)
+        self.assertNotEqual(out[2], out[8])  # 3-entry nodes trim, 100-entry ones do not
+
 
 
 if __name__ == "__main__":

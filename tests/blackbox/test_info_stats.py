@@ -74,5 +74,76 @@ class InfoStatsTest(BesideRedis):
                         self.assertRegex(line, r"^[a-z_]+:\d+\.\d{6}$")
 
 
+# LATENCY HISTOGRAM's bucket keys as Redis's HdrHistogram (2 significant digits) reports them:
+# the highest value equivalent to 1024 ns * 2^k, in microseconds (1, 2, 4, 8, 16, 33, 66, ...).
+HISTOGRAM_KEYS = [(1024 * 2 ** k + 2 ** (k + 3) - 1) // 1000 for k in range(21)]
+PERCENTILES_LINE = re.compile(r"^latency_percentiles_usec_([^:]+):(p[0-9.]+=\d+\.\d{3},?)+$")
+
+
+def histograms(c, *names):
+    """LATENCY HISTOGRAM names...: {command: (calls, [(usec, cumulative count), ...])}."""
+    reply = c.call("LATENCY", "HISTOGRAM", *names)
+    out = {}
+    for name, body in zip(reply[::2], reply[1::2]):
+        fields = dict(zip(body[::2], body[1::2]))
+        buckets = fields[b"histogram_usec"]
+        out[name.decode()] = (fields[b"calls"], list(zip(buckets[::2], buckets[1::2])))
+    return out
+
+
+def latency_lines(c):
+    text = c.call("INFO", "latencystats").decode()
+    lines = [line for line in text.split("\r\n") if line]
+    assert lines[0] == "# Latencystats", lines
+    return lines[1:]
+
+
+class LatencyHistogramTest(BesideRedis):
+    """LATENCY HISTOGRAM, INFO latencystats, latency-tracking(-info-percentiles) and CONFIG
+    RESETSTAT as Redis 7.0: the same calls, commands and bucket keys (durations differ)."""
+
+    def scenario(self, port):
+        with Client(port) as c:
+            self.assertEqual(c.call("CONFIG", "SET", "latency-tracking", "yes"), "OK")
+            self.assertEqual(c.call("CONFIG", "RESETSTAT"), "OK")
+            for _ in range(5):
+                c.call("SET", "k", "v")
+            for _ in range(3):
+                c.call("GET", "k")
+            c.call("CONFIG", "GET", "port")
+            named = histograms(c, "set", "GET", "config", "nosuchcommand", "client|id")
+            everything = histograms(c)
+            for calls, buckets in list(named.values()) + list(everything.values()):
+                self.assertEqual(buckets[-1][1], calls, buckets)
+                self.assertEqual([n for _, n in buckets], sorted(n for _, n in buckets))
+                for usec, _ in buckets:
+                    self.assertIn(usec, HISTOGRAM_KEYS)
+            lines = latency_lines(c)
+            for line in lines:
+                self.assertRegex(line, PERCENTILES_LINE)
+            self.assertEqual(c.call("CONFIG", "SET", "latency-tracking-info-percentiles",
+                                    "0 50 99.9 100"), "OK")
+            custom = [line.split(":")[1].split(",") for line in latency_lines(c)]
+            prefixes = {tuple(p.split("=")[0] for p in f) for f in custom}
+            self.assertEqual(c.call("CONFIG", "SET", "latency-tracking-info-percentiles",
+                                    "50 99 99.9"), "OK")
+            # Off: nothing recorded, INFO's section empty.
+            self.assertEqual(c.call("CONFIG", "SET", "latency-tracking", "no"), "OK")
+            self.assertEqual(c.call("CONFIG", "RESETSTAT"), "OK")
+            c.call("SET", "k", "v")
+            off = (histograms(c, "set"), latency_lines(c))
+            self.assertEqual(c.call("CONFIG", "SET", "latency-tracking", "yes"), "OK")
+            return ({k: v[0] for k, v in named.items()}, sorted(everything),
+                    sorted(line.split(":")[0] for line in lines), prefixes, off)
+
+    def test_latency_histogram_as_redis(self):
+        got = self.scenario(self.sluice.port)
+        want = self.scenario(self.redis.port)
+        self.assertEqual(got, want)
+        self.assertEqual(got[0], {"set": 5, "get": 3, "config|get": 1,
+                                  "config|resetstat": 1})
+        self.assertEqual(got[3], {("p0", "p50", "p99.9", "p100")})
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -123,7 +123,8 @@ KEYSPACE_CASES = [
     ["SWAPDB", "1", "x"], ["SWAPDB", "0", "16"], ["SWAPDB", "99999999999", "0"],
     ["CLIENT", "REPLY", "SKIP"], ["SET", "b", "1"], ["GET", "b"], ["CLIENT", "REPLY", "OFF"],
     ["SET", "b", "2"], ["INCR", "b"], ["CLIENT", "REPLY", "SKIP"], ["CLIENT", "REPLY", "ON"],
-    ["GET", "b"], ["CLIENT", "REPLY", "maybe"], ["CLIENT", "NO-EVICT", "on"],
+    ["GET", "b"], ["CLIENT", "REPLY", "SKIP"], ["CLIENT", "REPLY", "ON"], ["PING"],
+    ["CLIENT", "REPLY", "maybe"], ["CLIENT", "NO-EVICT", "on"],
     ["FUNCTION", "LOAD", "#!LUA name=up\nredis.register_function('f', function() return 1 end)"],
     ["FCALL", "f", "0"], ["FUNCTION", "LOAD", "#!Lua NAME=up2\nredis.register_function('g', "
                                               "function() return 2 end)"],

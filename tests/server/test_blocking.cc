@@ -57,13 +57,14 @@ TEST_CASE("registry: a commit wakes the first parked waiter of the key, FIFO") {
   REQUIRE(rec.events.size() == 1);
   CHECK(rec.events[0].first == 1);
   CHECK(rec.events[0].second == BlockEvent::kRetry);
-  // The woken client's pop commits (it is still registered): the next one is woken.
+  // The woken client's pop commits (it is still registered): it runs for k, so nothing more is
+  // woken until it leaves (one key's waiters are served one after another, as in Redis).
   Commit(r, {"k"});
+  CHECK(rec.events.size() == 1);
+  // a was served and leaves: it passes the wake on to b.
+  r.Remove(&a);
   REQUIRE(rec.events.size() == 2);
   CHECK(rec.events[1].first == 2);
-  // a was served and leaves; b is already running, so nothing more is woken.
-  r.Remove(&a);
-  CHECK(rec.events.size() == 2);
   CHECK(r.blocked_clients() == 2);
   // b found the key empty again and parks again: it keeps its place before c.
   r.Park(&b, 0, k, rec.For(2));

@@ -40,7 +40,9 @@ class SingleNodeTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.nodes = start_nodes(["sluice", "redis"])
+        # Without full coverage the one node's cluster is up, so Redis takes the test's writes.
+        cls.nodes = start_nodes(["sluice", "redis"],
+                                options={"cluster-require-full-coverage": "no"})
         cls.sluice, cls.redis = cls.nodes
 
     @classmethod
@@ -81,6 +83,7 @@ class SingleNodeTest(unittest.TestCase):
         for n in (self.sluice, self.redis):
             with Client(n.port) as c:
                 self.assertEqual(c.call("CLUSTER", "ADDSLOTSRANGE", "0", "100", "5474", "5474"), "OK")
+        wait_until(lambda: all_ok(self.nodes), what="cluster_state:ok")
         self.both("CLUSTER", "ADDSLOTS", "7")  # busy
         self.both("CLUSTER", "ADDSLOTS", "200", "200")  # specified twice
         for n in (self.sluice, self.redis):
@@ -88,14 +91,20 @@ class SingleNodeTest(unittest.TestCase):
                 for k in ("{user}a", "{user}b", "{user}c"):
                     self.assertEqual(c.call("SET", k, "v"), "OK")
         self.both("CLUSTER", "COUNTKEYSINSLOT", "5474")
-        self.both("CLUSTER", "GETKEYSINSLOT", "5474", "2")
+        # Redis lists a slot's keys newest first, Sluice in key order: compare the sets.
+        got = []
+        for n in (self.sluice, self.redis):
+            with Client(n.port) as c:
+                got.append(sorted(c.call("CLUSTER", "GETKEYSINSLOT", "5474", "10")))
+                self.assertEqual(len(c.call("CLUSTER", "GETKEYSINSLOT", "5474", "2")), 2)
+        self.assertEqual(got[0], got[1])
         self.both("CLUSTER", "COUNTKEYSINSLOT", "0")
         for n in (self.sluice, self.redis):  # the slot stays mine: its keys do not matter
             with Client(n.port) as c:
                 self.assertEqual(c.call("CLUSTER", "SETSLOT", "5474", "NODE", self.myid(n)), "OK")
         info = cluster_info(self.sluice)
         self.assertEqual(info["cluster_slots_assigned"], "102")
-        self.assertEqual(info["cluster_state"], "fail")
+        self.assertEqual(info["cluster_state"], "ok")
         self.both("CLUSTER", "DELSLOTSRANGE", "0", "100")
         self.both("CLUSTER", "FLUSHSLOTS")  # keys: refused
         for n in (self.sluice, self.redis):
@@ -115,7 +124,8 @@ class SingleNodeTest(unittest.TestCase):
                 before = c.call("CLUSTER", "MYID")
                 self.assertEqual(c.call("CLUSTER", "ADDSLOTS", "1", "2", "3"), "OK")
                 self.assertEqual(c.call("CLUSTER", "BUMPEPOCH"), "BUMPED 1")
-            conf = open(os.path.join(n.datadir, "nodes.conf")).read()
+            with open(os.path.join(n.datadir, "nodes.conf")) as f:
+                conf = f.read()
             self.assertIn(before.decode() if isinstance(before, bytes) else before, conf)
             self.assertIn("vars currentEpoch 1 lastVoteEpoch 0", conf)
             n.restart()
@@ -191,8 +201,12 @@ class FailoverTest(unittest.TestCase):
         master = by_port[port]
         with Client(master.port) as c:
             myid = c.call("CLUSTER", "MYID")
+        def replicas_known():
+            with Client(master.port) as c:
+                return len(c.call("CLUSTER", "REPLICAS", myid)) == 1
+        wait_until(replicas_known, what="the master to know its replica")
+        with Client(master.port) as c:
             replicas = c.call("CLUSTER", "REPLICAS", myid)
-        self.assertEqual(len(replicas), 1)
         replica_port = int(replicas[0].decode().split(" ")[1].split(":")[1].split("@")[0])
         replica = by_port[replica_port]
         with Client(master.port) as c:
@@ -213,6 +227,8 @@ class FailoverTest(unittest.TestCase):
         wait_until(promoted, timeout=60, what="the replica to take over")
         took = time.monotonic() - start
         print("failover took %.2fs (cluster-node-timeout %dms)" % (took, NODE_TIMEOUT_MS))
+        # The goal is node-timeout + 2 s; 3 s more for a loaded test machine.
+        self.assertLess(took, NODE_TIMEOUT_MS / 1000 + 5)
         wait_until(lambda: all_ok(others + [replica]), timeout=30, what="cluster_state:ok again")
         with Client(replica.port) as c:
             self.assertEqual(c.call("GET", "bar"), b"before")

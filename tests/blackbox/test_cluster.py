@@ -238,3 +238,47 @@ class FailoverTest(unittest.TestCase):
             mine = [l for l in node_lines(master) if "myself" in l[2]][0]
             return "slave" in mine[2]
         wait_until(rejoined, timeout=60, what="the old master to rejoin as a replica")
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice and redis-server nodes")
+class ReshardTest(unittest.TestCase):
+    """redis-cli --cluster reshard moves slots (and their keys, by MIGRATE) between Sluice
+    masters; --cluster fix closes a slot left open."""
+
+    def test_reshard_with_keys_and_fix(self):
+        nodes = start_nodes(["sluice"] * 3)
+        self.addCleanup(stop_nodes, nodes)
+        cluster_create(nodes, replicas=0)
+        wait_until(lambda: all_ok(nodes), what="cluster_state:ok on every node")
+        ids = {}
+        for n in nodes:
+            with Client(n.port) as c:
+                ids[n.port] = c.call("CLUSTER", "MYID").decode()
+        _, port = master_of_slot(nodes, 0, nodes[0])
+        source = [n for n in nodes if n.port == port][0]
+        target = [n for n in nodes if n is not source][0]
+        with Client(source.port) as c:
+            for i in range(3):
+                self.assertEqual(c.call("SET", "{k596}%d" % i, "v%d" % i), "OK")  # slot 0
+        out = cluster_cli("reshard", address(source), "--cluster-from", ids[source.port],
+                          "--cluster-to", ids[target.port], "--cluster-slots", 5,
+                          "--cluster-yes")
+        self.assertIn("Moving slot 0 from", out)
+        with Client(target.port) as c:
+            self.assertEqual(c.call("CLUSTER", "COUNTKEYSINSLOT", "0"), 3)
+            self.assertEqual(c.call("GET", "{k596}1"), b"v1")
+        with Client(source.port) as c:
+            self.assertEqual(c.call("CLUSTER", "COUNTKEYSINSLOT", "0"), 0)
+        wait_until(lambda: master_of_slot(nodes, 0, nodes[2])[1] == target.port,
+                   what="every node to see the new owner of slot 0")
+        check_covered(self, nodes[0])
+        # A slot left open (MIGRATING/IMPORTING) is closed by --cluster fix.
+        with Client(source.port) as c:
+            self.assertEqual(c.call("CLUSTER", "SETSLOT", "10", "MIGRATING", ids[target.port]), "OK")
+        with Client(target.port) as c:
+            self.assertEqual(c.call("CLUSTER", "SETSLOT", "10", "IMPORTING", ids[source.port]), "OK")
+        self.assertIn("open", cluster_cli("check", address(source), check=False))
+        cluster_cli("fix", address(source), "--cluster-yes")
+        wait_until(lambda: "[WARNING]" not in cluster_cli("check", address(source), check=False),
+                   what="the open slot to be closed")
+        check_covered(self, nodes[0])

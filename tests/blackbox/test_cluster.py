@@ -151,13 +151,18 @@ class CreateTest(unittest.TestCase):
         wait_until(lambda: all(cluster_info(n)["cluster_known_nodes"] == "6" for n in nodes),
                    what="every node knowing all 6")
         check_covered(self, nodes[0])
+
+        def roles_known():  # the replicas' new role reaches every node by gossip
+            for n in nodes:
+                lines = node_lines(n)
+                if (sum(1 for l in lines if "master" in l[2]) != 3 or
+                        sum(1 for l in lines if "slave" in l[2]) != 3):
+                    return False
+            return True
+        wait_until(roles_known, what="every node to see 3 masters and 3 replicas")
         for n in nodes:
-            info = cluster_info(n)
-            self.assertEqual(info["cluster_size"], "3")
-            lines = node_lines(n)
-            self.assertEqual(len(lines), 6)
-            self.assertEqual(sum(1 for l in lines if "master" in l[2]), 3)
-            self.assertEqual(sum(1 for l in lines if "slave" in l[2]), 3)
+            self.assertEqual(cluster_info(n)["cluster_size"], "3")
+            self.assertEqual(len(node_lines(n)), 6)
         return nodes
 
     def test_create_six_sluice_nodes(self):

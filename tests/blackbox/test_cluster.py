@@ -75,6 +75,7 @@ class SingleNodeTest(unittest.TestCase):
             ["CLUSTER", "MEET", "127.0.0.1", "x"], ["CLUSTER", "RESET", "BOGUS"],
             ["CLUSTER", "SLOTS"], ["CLUSTER", "LINKS"], ["CLUSTER", "GETKEYSINSLOT", "x", "1"],
             ["CLUSTER", "COUNTKEYSINSLOT", "x"], ["CLUSTER", "ADDSLOTSRANGE", "1", "2", "3"],
+            ["REPLICAOF", "127.0.0.1", "1"],
         ]
         for args in cases:
             self.both(*args)

@@ -4,11 +4,13 @@
 #include <string>
 #include <string_view>
 
+#include "server/cluster/cluster.h"
 #include "server/commands/commands.h"
 #include "server/core/args.h"
 #include "server/core/blocking.h"
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
+#include "server/core/errors_cluster.h"
 #include "server/core/errors_failover.h"
 #include "server/core/server_state.h"
 #include "server/replication/replication.h"
@@ -24,6 +26,8 @@ using replication::Replication;
 using replication::kWaitKey;
 
 void ReplicaOfCommand(CommandContext& ctx, Args args) {
+  // A cluster node's master is the cluster's to choose (CLUSTER REPLICATE), as in Redis.
+  if (cluster::Instance() != nullptr) return ReplyError(ctx.out, ReplicaOfInClusterMode());
   Replication* repl = Instance();
   if (repl == nullptr) return ctx.out.Simple("OK");
   if (repl->failing_over()) return ReplyError(ctx.out, ReplicaOfWhileFailingOver());

@@ -75,4 +75,6 @@ Status ResetWithKeys() {
   return Err("CLUSTER RESET can't be called with master nodes containing keys");
 }
 
+Status ReplicaOfInClusterMode() { return Err("REPLICAOF not allowed in cluster mode."); }
+
 }  // namespace sluice::server

@@ -42,5 +42,6 @@ Status InvalidConfigEpoch(long long epoch);
 Status ConfigEpochOthersKnown();
 Status ConfigEpochNonZero();
 Status ResetWithKeys();
+Status ReplicaOfInClusterMode();  // "ERR REPLICAOF not allowed in cluster mode."
 
 }  // namespace sluice::server

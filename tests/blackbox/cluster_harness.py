@@ -36,7 +36,8 @@ class RedisNode:
 
     kind = "redis"
 
-    def __init__(self, node_timeout=NODE_TIMEOUT_MS):
+    def __init__(self, node_timeout=NODE_TIMEOUT_MS, options=None):
+        self.options = options or {}
         self.binary = os.environ.get("REDIS_SERVER") or shutil.which("redis-server")
         self.workdir = tempfile.mkdtemp(prefix="sluice-cluster-redis-")
         self.port, self.cport = free_port_pair()
@@ -48,7 +49,8 @@ class RedisNode:
                 "--dir", self.workdir, "--save", "", "--appendonly", "no",
                 "--cluster-enabled", "yes", "--cluster-port", str(self.cport),
                 "--cluster-node-timeout", str(self.node_timeout),
-                "--cluster-config-file", "nodes.conf", "--daemonize", "no"]
+                "--cluster-config-file", "nodes.conf", "--daemonize", "no"] + [
+                    a for k, v in self.options.items() for a in ("--" + k, str(v))]
 
     def start(self):
         log = open(os.path.join(self.workdir, "redis.log"), "wb")
@@ -112,12 +114,14 @@ def wait_until(predicate, timeout=60.0, what="condition"):
     raise AssertionError("timed out after %.0fs waiting for %s" % (timeout, what))
 
 
-def start_nodes(kinds, node_timeout=NODE_TIMEOUT_MS):
-    """Starts one node per entry of kinds ("sluice" or "redis"); on failure stops those started."""
+def start_nodes(kinds, node_timeout=NODE_TIMEOUT_MS, options=None):
+    """Starts one node per entry of kinds ("sluice" or "redis"), each with the extra config
+    options (name -> value); on failure stops those started."""
     nodes = []
     try:
         for kind in kinds:
-            node = SluiceNode(node_timeout) if kind == "sluice" else RedisNode(node_timeout)
+            node = (SluiceNode(node_timeout, options) if kind == "sluice"
+                    else RedisNode(node_timeout, options))
             nodes.append(node)
             node.start()
     except BaseException:

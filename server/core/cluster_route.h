@@ -36,7 +36,7 @@ struct ClusterRoute {
     kAsk,
   };
   Kind kind = Kind::kServe;
-  int slot = -1;                     // the keys' slot; -1 when the unit has no key
+  int slot = -1;          // the keys' slot; -1 when the unit has no key
   ClusterNodeAddress to;  // kMoved: the slot's owner; kAsk: the node it migrates to
 };
 
@@ -59,8 +59,8 @@ ClusterRoute RouteUnit(const ClusterRouter& router, Store& store, const CommandS
 // command that can name no key (no key positions, no finder, not EXEC) is served; EXEC is
 // routed with its queue; a primary's replication link is obeyed. Sets ctx.client.cluster_slot
 // (the slot scripts must keep to, -1 when none).
-ClusterRoute RouteCommand(const ClusterRouter& router, CommandContext& ctx,
-                          const CommandSpec& spec, Args args);
+ClusterRoute RouteCommand(const ClusterRouter& router, CommandContext& ctx, const CommandSpec& spec,
+                          Args args);
 
 // The error reply for a route that is not kServe (Redis's clusterRedirectClient); a TLS client
 // is sent the node's tls port when it has one. In errors_cluster_route.cc.
@@ -70,20 +70,20 @@ Status ClusterRedirectError(const ClusterRoute& route, bool tls_client);
 // routed with the script caller's ASKING/READONLY flags, and kept to the slot of the keys the
 // script declared or touched first unless `allow_cross_slot` (the script's
 // allow-cross-slot-keys flag). OK or the error redis.call raises.
-Status RouteScriptCommand(const ClusterRouter& router, CommandContext& ctx,
-                          const CommandSpec& spec, Args args, bool allow_cross_slot);
+Status RouteScriptCommand(const ClusterRouter& router, CommandContext& ctx, const CommandSpec& spec,
+                          Args args, bool allow_cross_slot);
 
 // Errors of cluster mode's client side (errors_cluster_route.cc).
-Status ClusterSupportDisabled();      // "ERR This instance has cluster support disabled"
-Status SelectNotAllowedInCluster();   // "ERR SELECT is not allowed in cluster mode"
-Status MoveNotAllowedInCluster();     // "ERR MOVE is not allowed in cluster mode"
-Status SwapDbNotAllowedInCluster();   // "ERR SWAPDB is not allowed in cluster mode"
-Status CopyDbNotAllowedInCluster();   // "ERR Copying to another database is not allowed ..."
-Status ScriptNoClusterFlag();         // "ERR Can not run script on cluster, 'no-cluster' ..."
+Status ClusterSupportDisabled();     // "ERR This instance has cluster support disabled"
+Status SelectNotAllowedInCluster();  // "ERR SELECT is not allowed in cluster mode"
+Status MoveNotAllowedInCluster();    // "ERR MOVE is not allowed in cluster mode"
+Status SwapDbNotAllowedInCluster();  // "ERR SWAPDB is not allowed in cluster mode"
+Status CopyDbNotAllowedInCluster();  // "ERR Copying to another database is not allowed ..."
+Status ScriptNoClusterFlag();        // "ERR Can not run script on cluster, 'no-cluster' ..."
 // redis.call refused in cluster mode (Redis's scriptVerifyClusterState).
-Status ScriptClusterDown();           // "ERR Script attempted to execute a command while ..."
-Status ScriptClusterDownReadOnly();   // "... a write command while the cluster is down ..."
-Status ScriptNonLocalKey();           // "ERR Script attempted to access a non local key ..."
-Status ScriptCrossSlot();             // "ERR Script attempted to access keys that do not ..."
+Status ScriptClusterDown();          // "ERR Script attempted to execute a command while ..."
+Status ScriptClusterDownReadOnly();  // "... a write command while the cluster is down ..."
+Status ScriptNonLocalKey();          // "ERR Script attempted to access a non local key ..."
+Status ScriptCrossSlot();            // "ERR Script attempted to access keys that do not ..."
 
 }  // namespace sluice::server

@@ -223,6 +223,7 @@ class Store::Impl final : public internal::EngineHost {
   Status InitVersions();
   internal::KeyspaceCounts counts_;
   Status PersistVersionLimit(uint64_t limit);
+
  public:
   // The data dir's mode marker in the meta column family (format.cc).
   Result<DataDirMode> ReadDataDirMode();

@@ -72,13 +72,14 @@ class LocalCluster:
         for i in range(masters):
             port = free_cluster_port()
             d = os.path.join(self.workdir, str(port))
-            os.makedirs(d)
-            args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", d,
+            data = os.path.join(d, "data")  # no stderr.log among Sluice's write-ahead logs
+            os.makedirs(data)
+            args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", data,
                     "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                     "--cluster-node-timeout", "5000", "--save", "", "--appendonly", "no"]
             log = open(os.path.join(d, "stderr.log"), "wb")
             self.procs.append(subprocess.Popen(DIE_WITH_TEST + args, stdout=log, stderr=log,
-                                               stdin=subprocess.DEVNULL, cwd=d))
+                                               stdin=subprocess.DEVNULL, cwd=data))
             log.close()
             self.ports.append(port)
         for port, proc in zip(self.ports, self.procs):

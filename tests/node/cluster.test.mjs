@@ -86,13 +86,14 @@ async function startCluster(binary, masters = MASTERS) {
     for (let i = 0; i < masters; i++) {
       const port = await clusterPort();
       const d = path.join(dir, `${port}`);
-      fs.mkdirSync(d);
+      const data = path.join(d, 'data');  // no stderr.log among Sluice's write-ahead logs
+      fs.mkdirSync(data, { recursive: true });
       const log = fs.openSync(path.join(d, 'stderr.log'), 'w');
-      const args = ['--port', `${port}`, '--bind', '127.0.0.1', '--dir', d, '--cluster-enabled',
+      const args = ['--port', `${port}`, '--bind', '127.0.0.1', '--dir', data, '--cluster-enabled',
                     'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000',
                     '--save', '', '--appendonly', 'no'];
       const proc = spawn('setpriv', ['--pdeathsig', 'SIGKILL', '--', binary, ...args],
-                         { stdio: ['ignore', log, log], cwd: d });
+                         { stdio: ['ignore', log, log], cwd: data });
       const node = { port, proc, exited: null };
       proc.once('exit', (code, sig) => { node.exited = code ?? sig; });
       nodes.push(node);

@@ -30,9 +30,11 @@ class FakeRouter : public ClusterRouter {
     return mine;
   }
 
+  // The slot's entry, created as this node's.
   ClusterSlotRoute& Slot(std::string_view key) {
-    ClusterSlotRoute& r = slots[KeyHashSlot(key)];
-    return r;
+    auto [it, added] = slots.try_emplace(KeyHashSlot(key));
+    if (added) it->second.owner = ClusterSlotRoute::Owner::kMe;
+    return it->second;
   }
   void OwnedElsewhere(std::string_view key) {
     ClusterSlotRoute& r = Slot(key);
@@ -64,7 +66,7 @@ const std::string kTryAgain = "-TRYAGAIN Multiple keys request during rehashing 
 
 TEST_CASE("standalone: ASKING, READONLY, READWRITE refused; SELECT, MOVE as ever") {
   Harness h;
-  const std::string disabled = Err("This instance has cluster support disabled");
+  const std::string disabled = Err("ERR This instance has cluster support disabled");
   CHECK(h.Cmd("ASKING") == disabled);
   CHECK(h.Cmd("READONLY") == disabled);
   CHECK(h.Cmd("READWRITE") == disabled);
@@ -168,8 +170,8 @@ TEST_CASE("cluster: MULTI/EXEC is checked as commands queue and as a unit at EXE
   CHECK(c.Cmd("MULTI") == Ok());
   CHECK(c.Cmd("SET foo 1") == Simple("QUEUED"));
   CHECK(c.Cmd("SET bar 1") == Simple("QUEUED"));
-  CHECK(c.Cmd("EXEC") == kCrossSlot);                 // discarded, not aborted
-  CHECK(c.Cmd("EXEC") == Err("EXEC without MULTI"));  // no transaction left
+  CHECK(c.Cmd("EXEC") == kCrossSlot);                     // discarded, not aborted
+  CHECK(c.Cmd("EXEC") == Err("ERR EXEC without MULTI"));  // no transaction left
   c.router->OwnedElsewhere("foo");
   CHECK(c.Cmd("MULTI") == Ok());
   CHECK(c.Cmd("GET foo") == Moved("foo"));
@@ -181,7 +183,7 @@ TEST_CASE("cluster: MULTI/EXEC is checked as commands queue and as a unit at EXE
   CHECK(c.Cmd("SET foo 1") == Simple("QUEUED"));
   c.router->OwnedElsewhere("foo");
   CHECK(c.Cmd("EXEC") == Moved("foo"));
-  CHECK(c.Cmd("DISCARD") == Err("DISCARD without MULTI"));
+  CHECK(c.Cmd("DISCARD") == Err("ERR DISCARD without MULTI"));
 }
 
 TEST_CASE("cluster: scripts are routed by their declared keys and kept to one slot") {
@@ -202,7 +204,8 @@ TEST_CASE("cluster: scripts are routed by their declared keys and kept to one sl
   const std::string flagged = "#!lua flags=allow-cross-slot-keys\n" + two;
   CHECK(eval(flagged, {"1", "foo"}) == Nil());
   const std::string no_cluster = "#!lua flags=no-cluster\nreturn 1";
-  CHECK(eval(no_cluster, {"0"}) == Err("Can not run script on cluster, 'no-cluster' flag is set."));
+  CHECK(eval(no_cluster, {"0"}) ==
+        Err("ERR Can not run script on cluster, 'no-cluster' flag is set."));
   c.router->OwnedElsewhere("bar");
   CHECK(eval(one, {"1", "bar"}) == Moved("bar"));
   const std::string other = "return redis.call('get','bar')";
@@ -223,13 +226,13 @@ TEST_CASE("cluster: scripts are routed by their declared keys and kept to one sl
 
 TEST_CASE("cluster: only db 0: SELECT, MOVE, SWAPDB and COPY ... DB refused") {
   ClusterHarness c;
-  CHECK(c.Cmd("SELECT 1") == Err("SELECT is not allowed in cluster mode"));
+  CHECK(c.Cmd("SELECT 1") == Err("ERR SELECT is not allowed in cluster mode"));
   CHECK(c.Cmd("SELECT x") == NotIntegerErr());
   CHECK(c.Cmd("SELECT 0") == Ok());
-  CHECK(c.Cmd("MOVE foo 1") == Err("MOVE is not allowed in cluster mode"));
-  CHECK(c.Cmd("SWAPDB 0 1") == Err("SWAPDB is not allowed in cluster mode"));
+  CHECK(c.Cmd("MOVE foo 1") == Err("ERR MOVE is not allowed in cluster mode"));
+  CHECK(c.Cmd("SWAPDB 0 1") == Err("ERR SWAPDB is not allowed in cluster mode"));
   CHECK(c.Cmd("COPY {a}x {a}y DB 1") ==
-        Err("Copying to another database is not allowed in cluster mode"));
+        Err("ERR Copying to another database is not allowed in cluster mode"));
 }
 
 }  // namespace sluice::server::testing

@@ -249,7 +249,6 @@ TEST_CASE("slot walks: count, list with a limit, delete; other slots, dbs and ex
   CHECK(*f.store->CountKeysInSlot(0, slot) == 0);
   CHECK(*f.store->Keys(0, "*") == std::vector<std::string>{"other"});
   CHECK(*f.store->CountKeysInSlot(1, slot) == 1);
-  CHECK(*f.store->DbSize(0) == 1);
 }
 
 }  // namespace

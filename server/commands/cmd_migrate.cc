@@ -14,6 +14,7 @@
 #include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
+#include "server/core/server_state.h"
 #include "sluice/transaction.h"
 #include "storage/formats/dump_payload.h"
 
@@ -96,8 +97,10 @@ Status CollectKeys(CommandContext& ctx, Args args, const MigrateArgs& m,
 }
 
 // The commands of one attempt: AUTH when given (every time, as Redis), SELECT only when the
-// connection's selected database differs, then a RESTORE per key.
-std::string BuildCommands(const MigrateArgs& m, bool select, const std::vector<Outgoing>& keys) {
+// connection's selected database differs, then a RESTORE per key (RESTORE-ASKING in cluster
+// mode, as Redis: the target serves it on a slot it is importing, without a redirect).
+std::string BuildCommands(const MigrateArgs& m, bool select, bool cluster,
+                          const std::vector<Outgoing>& keys) {
   std::string out;
   if (m.password && m.user) AppendCommand({"AUTH", *m.user, *m.password}, &out);
   if (m.password && !m.user) AppendCommand({"AUTH", *m.password}, &out);
@@ -105,7 +108,8 @@ std::string BuildCommands(const MigrateArgs& m, bool select, const std::vector<O
   if (select) AppendCommand({"SELECT", db}, &out);
   for (const Outgoing& k : keys) {
     const std::string ttl = std::to_string(k.ttl_ms);
-    std::vector<std::string_view> restore = {"RESTORE", k.key, ttl, k.payload};
+    std::vector<std::string_view> restore = {cluster ? "RESTORE-ASKING" : "RESTORE", k.key, ttl,
+                                             k.payload};
     if (m.replace) restore.push_back("REPLACE");
     AppendCommand(restore, &out);
   }
@@ -121,7 +125,7 @@ void MigrateOnce(CommandContext& ctx, const MigrateArgs& m, const std::vector<Ou
   const int timeout = static_cast<int>(m.timeout_ms);
   const bool select = lease.last_db != m.db;
   MigrateLink& link = lease.link;
-  if (!link.WriteAll(BuildCommands(m, select, keys), timeout)) {
+  if (!link.WriteAll(BuildCommands(m, select, ctx.server.cluster() != nullptr, keys), timeout)) {
     *retry = !link.timed_out();
     link.Close();
     return ReplyError(ctx.out, MigrateIoError("writing to target instance"));

@@ -13,6 +13,7 @@ import subprocess
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, RespError, Server, server_binary
+from cluster_harness import wait_until
 from test_transactions import start_beside_reference
 
 
@@ -58,6 +59,11 @@ class DataDirModeTest(BlackboxTestCase):
                          % (s.datadir, s.datadir))
         self.start_in(s, cluster=True)
         with Client(s.port) as c:
+            # A lone node serves its keys once it owns every slot and its state is ok.
+            self.assertEqual(c.call("GET", "k"), "CLUSTERDOWN Hash slot not served")
+            self.assertEqual(c.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383"), "OK")
+            wait_until(lambda: b"cluster_state:ok" in c.call("CLUSTER", "INFO"), 30,
+                       "cluster_state:ok")
             self.assertEqual(c.call("GET", "k"), b"v")
         self.assertEqual(s.terminate(), 0)
         err = self.refused(s, cluster=False)

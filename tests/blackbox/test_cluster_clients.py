@@ -4,24 +4,16 @@ running a Lua fixed-window limiter and GCRA.TAKE across many keys and slots, lim
 storage (redis+cluster://), and the exact redirection replies a plain client gets.
 
 The binary is a parameter: ReferenceClusterTest runs on redis-server 7.0.15 nodes (proving the
-expected values are Redis's), SluiceClusterTest on sluice-server nodes. The Sluice run is skipped,
-with the reason, while a Sluice started with --cluster-enabled yes cannot form a cluster (no
-CLUSTER command yet: the cluster bus is another branch's work). Not registered in ctest until it
-passes against Sluice (tests/blackbox/CMakeLists.txt says so).
+expected values are Redis's), SluiceClusterTest on sluice-server nodes.
 
 Run by hand: cd tests/blackbox && SLUICE_SERVER=../../build/server/sluice-server \\
     /usr/bin/python3 -m unittest -v test_cluster_clients
 """
 
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
 import unittest
 
-from harness import DIE_WITH_TEST, REDIS_CLI, Client, RespError
+from cluster_harness import cluster_create, cluster_info, start_nodes, stop_nodes, wait_until
+from harness import Client
 from test_clients import import_limits
 from test_transactions import import_redis_py, redis_server_binary, redis_server_version
 
@@ -40,91 +32,26 @@ return 0
 """
 
 
-def port_pair_free(port):
-    """True when `port` and its cluster bus port (port + 10000) can both be bound."""
-    for p in (port, port + 10000):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", p))
-            except OSError:
-                return False
-    return True
-
-
-def free_cluster_port():
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port < 55000 and port_pair_free(port):
-            return port
-
-
 class LocalCluster:
-    """N master nodes of `binary` on free ports, each in its own directory, joined by
-    redis-cli --cluster create. stop() kills them and removes the directories."""
+    """N master nodes of one kind ("sluice" or "redis", cluster_harness) joined by
+    redis-cli --cluster create. stop() stops them and removes their directories."""
 
-    def __init__(self, binary, masters=MASTERS):
-        self.binary = binary
-        self.workdir = tempfile.mkdtemp(prefix="sluice-cluster-")
-        self.procs = []
-        self.ports = []
-        for i in range(masters):
-            port = free_cluster_port()
-            d = os.path.join(self.workdir, str(port))
-            data = os.path.join(d, "data")  # no stderr.log among Sluice's write-ahead logs
-            os.makedirs(data)
-            args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", data,
-                    "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                    "--cluster-node-timeout", "5000", "--save", "", "--appendonly", "no"]
-            log = open(os.path.join(d, "stderr.log"), "wb")
-            self.procs.append(subprocess.Popen(DIE_WITH_TEST + args, stdout=log, stderr=log,
-                                               stdin=subprocess.DEVNULL, cwd=data))
-            log.close()
-            self.ports.append(port)
-        for port, proc in zip(self.ports, self.procs):
-            self.wait_ping(port, proc)
-
-    def wait_ping(self, port, proc):
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end:
-            if proc.poll() is not None:
-                raise AssertionError("node %d exited with %s:\n%s"
-                                     % (port, proc.returncode, self.log(port)))
-            try:
-                with Client(port, timeout=5) as c:
-                    c.call("PING")
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError("node %d did not start" % port)
-
-    def log(self, port):
-        with open(os.path.join(self.workdir, str(port), "stderr.log"), "rb") as f:
-            return f.read().decode(errors="replace")[-4000:]
+    def __init__(self, kind, masters=MASTERS):
+        self.nodes = start_nodes([kind] * masters, node_timeout=5000)
+        self.ports = [n.port for n in self.nodes]
 
     def create(self):
         """redis-cli --cluster create, then waits until every node sees the cluster ok."""
-        out = subprocess.run([REDIS_CLI, "--cluster", "create"] +
-                             ["127.0.0.1:%d" % p for p in self.ports] +
-                             ["--cluster-replicas", "0", "--cluster-yes"],
-                             capture_output=True, text=True, timeout=120)
-        if out.returncode != 0:
-            raise AssertionError("redis-cli --cluster create failed:\n%s%s"
-                                 % (out.stdout, out.stderr))
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end:
-            if all(self.node_ok(p) for p in self.ports):
-                return self
-            time.sleep(0.1)
-        raise AssertionError("the cluster did not agree within %ss" % DEADLINE)
+        cluster_create(self.nodes, replicas=0)
+        wait_until(lambda: all(self.node_ok(n) for n in self.nodes), DEADLINE,
+                   "the cluster to agree")
+        return self
 
-    def node_ok(self, port):
-        with Client(port) as c:
-            info = c.call("CLUSTER", "INFO")
-        info = info.decode() if isinstance(info, bytes) else str(info)
-        return ("cluster_state:ok" in info and "cluster_slots_ok:16384" in info and
-                "cluster_known_nodes:%d" % len(self.ports) in info)
+    def node_ok(self, node):
+        info = cluster_info(node)
+        return (info.get("cluster_state") == "ok" and
+                info.get("cluster_slots_ok") == "16384" and
+                info.get("cluster_known_nodes") == str(len(self.nodes)))
 
     def owner_port(self, slot):
         """The port of the master serving `slot` (CLUSTER SLOTS of the first node)."""
@@ -135,39 +62,18 @@ class LocalCluster:
         raise AssertionError("slot %d is not served" % slot)
 
     def stop(self):
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-
-def sluice_cluster_unavailable(binary):
-    """Why a Sluice of `binary` cannot form a cluster, or None when it can."""
-    cluster = LocalCluster(binary, masters=1)
-    try:
-        with Client(cluster.ports[0]) as c:
-            enabled = c.call("CONFIG", "GET", "cluster-enabled")
-            info = c.call("CLUSTER", "INFO")
-        if enabled != [b"cluster-enabled", b"yes"]:
-            return "CONFIG GET cluster-enabled answered %r" % (enabled,)
-        if isinstance(info, RespError):
-            return ("a Sluice started with --cluster-enabled yes cannot start a cluster: CLUSTER "
-                    "INFO answered %r (the cluster bus has not landed)" % (str(info),))
-        return None
-    finally:
-        cluster.stop()
+        stop_nodes(self.nodes)
 
 
 class ClusterClientsBase:
-    """The scenarios, on a cluster of cls.binary() nodes started once for the class."""
+    """The scenarios, on a cluster of cls.kind() nodes started once for the class."""
     sluice = False
 
     @classmethod
     def setUpClass(cls):
         if redis is None:
             raise unittest.SkipTest("redis-py is not installed (python3-redis)")
-        cls.cluster = LocalCluster(cls.binary())
+        cls.cluster = LocalCluster(cls.kind())
         try:
             cls.cluster.create()
         except BaseException:
@@ -256,11 +162,11 @@ class ReferenceClusterTest(ClusterClientsBase, unittest.TestCase):
     """The scenarios on redis-server 7.0.15 nodes: the expected values are Redis's."""
 
     @classmethod
-    def binary(cls):
+    def kind(cls):
         binary = redis_server_binary()
         if binary is None or not redis_server_version(binary).startswith("7.0."):
             raise unittest.SkipTest("no redis-server 7.0.x to build a reference cluster")
-        return binary
+        return "redis"
 
 
 class SluiceClusterTest(ClusterClientsBase, unittest.TestCase):
@@ -268,15 +174,8 @@ class SluiceClusterTest(ClusterClientsBase, unittest.TestCase):
     sluice = True
 
     @classmethod
-    def binary(cls):
-        path = os.environ.get("SLUICE_SERVER")
-        if not path:
-            raise unittest.SkipTest("SLUICE_SERVER is not set")
-        path = os.path.abspath(path)
-        why = sluice_cluster_unavailable(path)
-        if why is not None:
-            raise unittest.SkipTest(why)
-        return path
+    def kind(cls):
+        return "sluice"
 
 
 if __name__ == "__main__":

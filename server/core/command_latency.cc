@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "server/core/command_stats.h"
+#include "server/core/per_thread_blocks.h"
 
 namespace sluice::server {
 
@@ -62,35 +63,21 @@ struct Block {
   std::atomic<std::atomic<uint64_t>*> hist[kMaxCommandStats] = {};
 };
 
-struct Registry {
-  std::mutex mu;
-  std::vector<std::unique_ptr<Block>> blocks;   // never shrinks: threads' blocks outlive them
-  std::vector<std::unique_ptr<Counts>> arrays;  // every histogram, owned here
-};
+using Blocks = PerThreadBlocks<Block>;
 
-Registry& TheRegistry() {
-  static Registry* registry = new Registry;  // never destroyed: threads may count at exit
-  return *registry;
-}
-
-Block& ThisThreadsBlock() {
-  thread_local Block* block = [] {
-    Registry& r = TheRegistry();
-    std::lock_guard<std::mutex> l(r.mu);
-    r.blocks.push_back(std::make_unique<Block>());
-    return r.blocks.back().get();
-  }();
-  return *block;
+// Every histogram array, owned here; guarded by Blocks::Mutex().
+std::vector<std::unique_ptr<Counts>>& Arrays() {
+  static auto* arrays = new std::vector<std::unique_ptr<Counts>>;  // never destroyed
+  return *arrays;
 }
 
 // The first call of a command on this thread: its zeroed array (off the fast path).
 std::atomic<uint64_t>* NewCounts(std::atomic<std::atomic<uint64_t>*>& slot) {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> l(r.mu);
+  std::lock_guard<std::mutex> l(Blocks::Mutex());
   auto counts = std::make_unique<Counts>();
   for (auto& c : counts->c) c.store(0, std::memory_order_relaxed);
   std::atomic<uint64_t>* p = counts->c;
-  r.arrays.push_back(std::move(counts));
+  Arrays().push_back(std::move(counts));
   slot.store(p, std::memory_order_release);
   return p;
 }
@@ -105,7 +92,7 @@ void RecordCommandLatency(size_t command_id, uint64_t usec) {
   const int64_t ns = usec >= static_cast<uint64_t>(kMaxValue / 1000)
                          ? kMaxValue
                          : std::max<int64_t>(static_cast<int64_t>(usec) * 1000, kMinValue);
-  std::atomic<std::atomic<uint64_t>*>& slot = ThisThreadsBlock().hist[command_id];
+  std::atomic<std::atomic<uint64_t>*>& slot = Blocks::Mine().hist[command_id];
   std::atomic<uint64_t>* counts = slot.load(std::memory_order_relaxed);
   if (counts == nullptr) counts = NewCounts(slot);
   std::atomic<uint64_t>& c = counts[CountsIndex(ns)];
@@ -114,11 +101,9 @@ void RecordCommandLatency(size_t command_id, uint64_t usec) {
 
 std::vector<LatencyCounts> SumCommandLatencies() {
   std::vector<LatencyCounts> out(kMaxCommandStats);
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> l(r.mu);
-  for (const auto& block : r.blocks) {
+  Blocks::ForEach([&](const Block& block) {
     for (size_t id = 0; id < kMaxCommandStats; ++id) {
-      const std::atomic<uint64_t>* counts = block->hist[id].load(std::memory_order_acquire);
+      const std::atomic<uint64_t>* counts = block.hist[id].load(std::memory_order_acquire);
       if (counts == nullptr) continue;
       LatencyCounts& sum = out[id];
       if (sum.counts.empty()) sum.counts.assign(kCountsLen, 0);
@@ -128,14 +113,13 @@ std::vector<LatencyCounts> SumCommandLatencies() {
         sum.total += n;
       }
     }
-  }
+  });
   return out;
 }
 
 void ResetCommandLatencies() {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> l(r.mu);
-  for (const auto& counts : r.arrays) {
+  std::lock_guard<std::mutex> l(Blocks::Mutex());
+  for (const auto& counts : Arrays()) {
     for (auto& c : counts->c) c.store(0, std::memory_order_relaxed);
   }
 }

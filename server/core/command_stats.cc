@@ -13,6 +13,7 @@
 #endif
 
 #include "server/core/command_latency.h"
+#include "server/core/per_thread_blocks.h"
 
 namespace sluice::server {
 
@@ -101,25 +102,7 @@ struct Block {
   std::map<std::string, uint64_t, std::less<>> errors;
 };
 
-struct Registry {
-  std::mutex mu;
-  std::vector<std::unique_ptr<Block>> blocks;  // never shrinks: threads' blocks outlive them
-};
-
-Registry& TheRegistry() {
-  static Registry* registry = new Registry;  // never destroyed: threads may count at exit
-  return *registry;
-}
-
-Block& ThisThreadsBlock() {
-  thread_local Block* block = [] {
-    Registry& r = TheRegistry();
-    std::lock_guard<std::mutex> l(r.mu);
-    r.blocks.push_back(std::make_unique<Block>());
-    return r.blocks.back().get();
-  }();
-  return *block;
-}
+using Blocks = PerThreadBlocks<Block>;
 
 }  // namespace
 
@@ -136,7 +119,7 @@ namespace command_stats_detail {
 uint64_t CommandTicksSlow() { return Ticks().Read(); }
 
 Counters* RegisterThisThread() {
-  t_counters = ThisThreadsBlock().commands;
+  t_counters = Blocks::Mine().commands;
   return t_counters;
 }
 
@@ -144,7 +127,7 @@ Counters* RegisterThisThread() {
 
 void RecordErrorReply(std::string_view message) {
   const std::string_view code = message.substr(0, message.find(' '));
-  Block& block = ThisThreadsBlock();
+  Block& block = Blocks::Mine();
   std::lock_guard<std::mutex> l(block.errors_mu);
   auto it = block.errors.find(code);
   if (it != block.errors.end()) {
@@ -157,17 +140,15 @@ void RecordErrorReply(std::string_view message) {
 std::vector<CommandTotals> SumCommandStats() {
   std::vector<CommandTotals> out(kMaxCommandStats);
   std::vector<uint64_t> ticks(kMaxCommandStats);
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> l(r.mu);
-  for (const auto& block : r.blocks) {
+  Blocks::ForEach([&](const Block& block) {
     for (size_t i = 0; i < kMaxCommandStats; ++i) {
-      const Counters& c = block->commands[i];
+      const Counters& c = block.commands[i];
       out[i].calls += c.calls.load(std::memory_order_relaxed);
       ticks[i] += c.ticks.load(std::memory_order_relaxed);
       out[i].rejected += c.rejected.load(std::memory_order_relaxed);
       out[i].failed += c.failed.load(std::memory_order_relaxed);
     }
-  }
+  });
   const double per_micro = Ticks().TicksPerMicro();
   MeasureMicrosPerTick();
   for (size_t i = 0; i < kMaxCommandStats; ++i) {
@@ -178,30 +159,26 @@ std::vector<CommandTotals> SumCommandStats() {
 
 std::vector<std::pair<std::string, uint64_t>> SumErrorStats() {
   std::map<std::string, uint64_t> sum;
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> l(r.mu);
-  for (const auto& block : r.blocks) {
-    std::lock_guard<std::mutex> el(block->errors_mu);
-    for (const auto& [code, n] : block->errors) {
+  Blocks::ForEach([&](Block& block) {
+    std::lock_guard<std::mutex> el(block.errors_mu);
+    for (const auto& [code, n] : block.errors) {
       if (sum.count(code) > 0 || sum.size() < kMaxErrorCodes) sum[code] += n;
     }
-  }
+  });
   return {sum.begin(), sum.end()};
 }
 
 void ResetCommandStats() {
-  Registry& r = TheRegistry();
-  std::lock_guard<std::mutex> l(r.mu);
-  for (const auto& block : r.blocks) {
-    for (Counters& c : block->commands) {
+  Blocks::ForEach([](Block& block) {
+    for (Counters& c : block.commands) {
       c.calls.store(0, std::memory_order_relaxed);
       c.ticks.store(0, std::memory_order_relaxed);
       c.rejected.store(0, std::memory_order_relaxed);
       c.failed.store(0, std::memory_order_relaxed);
     }
-    std::lock_guard<std::mutex> el(block->errors_mu);
-    block->errors.clear();
-  }
+    std::lock_guard<std::mutex> el(block.errors_mu);
+    block.errors.clear();
+  });
 }
 
 }  // namespace sluice::server

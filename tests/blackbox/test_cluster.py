@@ -14,6 +14,11 @@ def node_lines(node):
     return [line.split(" ") for line in cluster_nodes(node).strip().split("\n")]
 
 
+def node_id(node):
+    with Client(node.port) as c:
+        return c.call("CLUSTER", "MYID").decode()
+
+
 def check_covered(test, node):
     out = cluster_cli("check", address(node))
     test.assertIn("[OK] All 16384 slots covered.", out)
@@ -288,3 +293,62 @@ class ReshardTest(unittest.TestCase):
         wait_until(lambda: "[WARNING]" not in cluster_cli("check", address(source), check=False),
                    what="the open slot to be closed")
         check_covered(self, nodes[0])
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice nodes")
+class GrowShrinkTest(unittest.TestCase):
+    """redis-cli --cluster add-node (a master, then a replica of it), rebalance onto the new
+    master, and del-node, on Sluice nodes."""
+
+    def known_nodes(self, nodes):
+        return {int(cluster_info(n)["cluster_known_nodes"]) for n in nodes}
+
+    def agreed(self, node):
+        out = cluster_cli("check", address(node), check=False)
+        return "[OK] All nodes agree about slots configuration." in out
+
+    def test_add_node_rebalance_del_node(self):
+        a, b, c, d = nodes = start_nodes(["sluice"] * 4)
+        self.addCleanup(stop_nodes, nodes)
+        # Two masters with uneven halves, so rebalance moves a few hundred slots, not thousands
+        # (each SETSLOT fsyncs nodes.conf, as in Redis).
+        self.assertEqual(cli(a.port, "CLUSTER", "ADDSLOTSRANGE", 0, 8299).strip(), "OK")
+        self.assertEqual(cli(b.port, "CLUSTER", "ADDSLOTSRANGE", 8300, 16383).strip(), "OK")
+        self.assertEqual(cli(a.port, "CLUSTER", "MEET", "127.0.0.1", b.port, b.cport).strip(),
+                         "OK")
+        wait_until(lambda: all_ok([a, b]), what="two masters ok")
+        with Client(a.port) as x:
+            self.assertEqual(x.call("SET", "{k596}x", "v"), "OK")  # slot 0, on a
+
+        out = cluster_cli("add-node", address(c), address(a))
+        self.assertIn("[OK] New node added correctly.", out)
+        wait_until(lambda: self.known_nodes([a, b, c]) == {3}, what="c known to all")
+        # redis-cli adds a node only to a cluster whose nodes agree: c learns the slots by gossip.
+        wait_until(lambda: self.agreed(a), what="c to learn the slots")
+        out = cluster_cli("add-node", address(d), address(a), "--cluster-slave",
+                          "--cluster-master-id", node_id(c))
+        self.assertIn("[OK] New node added correctly.", out)
+        wait_until(lambda: self.known_nodes(nodes) == {4}, what="d known to all")
+        wait_until(lambda: "slave" in [l for l in node_lines(a) if l[0] == node_id(d)][0][2],
+                   what="d seen as c's replica")
+
+        # A node serves (RESTORE-ASKING included) once its own view is ok, as in Redis.
+        wait_until(lambda: all_ok(nodes), what="cluster_state:ok on every node")
+        # A small weight for the new master: rebalance moves ~190 slots, not ~2800.
+        out = cluster_cli("rebalance", address(a), "--cluster-use-empty-masters",
+                          "--cluster-weight", "%s=0.02" % node_id(c))
+        self.assertIn("Moving", out)
+        wait_until(lambda: self.agreed(a), timeout=60, what="every node to agree on the slots")
+        self.assertEqual(cluster_info(c)["cluster_state"], "ok")
+        c_line = [l for l in node_lines(a) if l[0] == node_id(c)][0]
+        self.assertGreater(len(c_line[8:]), 0, "the new master got slots: %s" % c_line)
+        check_covered(self, a)
+        # The key of slot 0 is readable wherever slot 0 went (MIGRATE moved it with the slot).
+        _, port = master_of_slot(nodes, 0, a)
+        with Client(port) as x:
+            self.assertEqual(x.call("GET", "{k596}x"), b"v")
+
+        out = cluster_cli("del-node", address(a), node_id(d))
+        self.assertIn("Sending CLUSTER FORGET messages to the cluster", out)
+        wait_until(lambda: self.known_nodes([a, b, c]) == {3}, what="d forgotten by all")
+        wait_until(lambda: self.agreed(a), timeout=60, what="agreement after del-node")

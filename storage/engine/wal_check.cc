@@ -83,11 +83,24 @@ WalFinding CheckBytes(const std::vector<uint8_t>& data) {
 
 }  // namespace
 
+namespace {
+
+// RocksDB names its write-ahead logs by number ("000012.log"); any other *.log in the data dir
+// (an operator's stderr.log, RocksDB's LOG is not *.log) is not ours to check.
+bool IsWalName(const std::filesystem::path& path) {
+  if (path.extension() != ".log") return false;
+  const std::string stem = path.stem().string();
+  return !stem.empty() &&
+         std::all_of(stem.begin(), stem.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
 std::vector<std::string> WalFiles(const std::string& dir) {
   std::vector<std::string> logs;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".log" && entry.is_regular_file(ec)) {
+    if (IsWalName(entry.path()) && entry.is_regular_file(ec)) {
       logs.push_back(entry.path().string());
     }
   }

@@ -22,11 +22,12 @@ struct WalFinding {
   std::string what;        // "checksum mismatch", "incomplete record at the end", ...
 };
 
-// The *.log files in `dir`, in file-number order (none if it cannot be read).
+// RocksDB's write-ahead logs in `dir` (files named <number>.log; other *.log files are not
+// theirs), in file-number order (none if it cannot be read).
 std::vector<std::string> WalFiles(const std::string& dir);
 
-// Checks every *.log file in `dir` (in file-number order). Returns one finding per file that
-// is not clean: a torn tail, or the first damage in it.
+// Checks every write-ahead log in `dir` (WalFiles, in file-number order). Returns one finding per
+// file that is not clean: a torn tail, or the first damage in it.
 std::vector<WalFinding> CheckWalFiles(const std::string& dir);
 
 }  // namespace sluice::internal

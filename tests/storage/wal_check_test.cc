@@ -52,6 +52,9 @@ void WriteAll(const std::string& path, const std::string& data) {
 TEST_CASE("wal check: clean, flipped byte, cut short") {
   TempDir dir;
   const std::string log = WriteLogOnly(dir.path(), 300);
+  // An operator's log file beside the engine's is not a write-ahead log.
+  WriteAll(dir.path() + "/stderr.log", "server started\n");
+  CHECK(internal::WalFiles(dir.path()) == std::vector<std::string>{log});
   CHECK(internal::CheckWalFiles(dir.path()).empty());
   const std::string clean = ReadAll(log);
   REQUIRE(clean.size() > 40000);

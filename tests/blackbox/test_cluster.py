@@ -352,3 +352,64 @@ class GrowShrinkTest(unittest.TestCase):
         self.assertIn("Sending CLUSTER FORGET messages to the cluster", out)
         wait_until(lambda: self.known_nodes([a, b, c]) == {3}, what="d forgotten by all")
         wait_until(lambda: self.agreed(a), timeout=60, what="agreement after del-node")
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice and redis-server nodes")
+class MixedReshardTest(unittest.TestCase):
+    """A cluster of one redis-server 7.0.15 master and one Sluice master: redis-cli --cluster
+    reshard moves slot 0 with keys of every type from Redis to Sluice (Redis's MIGRATE sends
+    Redis DUMP payloads by RESTORE-ASKING) and back (Sluice's MIGRATE to Redis)."""
+
+    def fill(self, c):
+        self.assertEqual(c.call("SET", "{k596}s", "text"), "OK")
+        self.assertEqual(c.call("PEXPIRE", "{k596}s", "600000"), 1)
+        self.assertEqual(c.call("RPUSH", "{k596}l", "a", "b", "c"), 3)
+        self.assertEqual(c.call("HSET", "{k596}h", "f", "1", "g", "2"), 2)
+        self.assertEqual(c.call("SADD", "{k596}set", "x", "y"), 2)
+        self.assertEqual(c.call("ZADD", "{k596}z", "1.5", "m", "2", "n"), 2)
+        self.assertEqual(c.call("XADD", "{k596}x", "1-1", "k", "v"), b"1-1")
+
+    def check(self, c):
+        self.assertEqual(c.call("GET", "{k596}s"), b"text")
+        self.assertGreater(c.call("PTTL", "{k596}s"), 500000)
+        self.assertEqual(c.call("LRANGE", "{k596}l", "0", "-1"), [b"a", b"b", b"c"])
+        self.assertEqual(c.call("HGETALL", "{k596}h"), [b"f", b"1", b"g", b"2"])
+        self.assertEqual(sorted(c.call("SMEMBERS", "{k596}set")), [b"x", b"y"])
+        self.assertEqual(c.call("ZRANGE", "{k596}z", "0", "-1", "WITHSCORES"),
+                         [b"m", b"1.5", b"n", b"2"])
+        self.assertEqual(c.call("XRANGE", "{k596}x", "-", "+"), [[b"1-1", [b"k", b"v"]]])
+        self.assertEqual(c.call("CLUSTER", "COUNTKEYSINSLOT", "0"), 6)
+
+    def reshard(self, source, target, ids):
+        out = cluster_cli("reshard", address(source), "--cluster-from", ids[source.port],
+                          "--cluster-to", ids[target.port], "--cluster-slots", 1,
+                          "--cluster-yes")
+        self.assertIn("Moving slot 0 from", out)
+
+    def test_reshard_both_ways(self):
+        redis_node, sluice_node = nodes = start_nodes(["redis", "sluice"])
+        self.addCleanup(stop_nodes, nodes)
+        self.assertEqual(cli(redis_node.port, "CLUSTER", "ADDSLOTSRANGE", 0, 8191).strip(), "OK")
+        self.assertEqual(cli(sluice_node.port, "CLUSTER", "ADDSLOTSRANGE", 8192, 16383).strip(),
+                         "OK")
+        self.assertEqual(cli(redis_node.port, "CLUSTER", "MEET", "127.0.0.1", sluice_node.port,
+                             sluice_node.cport).strip(), "OK")
+        wait_until(lambda: all_ok(nodes), what="cluster_state:ok on both")
+        ids = {n.port: node_id(n) for n in nodes}
+        with Client(redis_node.port) as c:
+            self.fill(c)
+        self.reshard(redis_node, sluice_node, ids)
+        with Client(sluice_node.port) as c:
+            self.check(c)
+        with Client(redis_node.port) as c:
+            self.assertEqual(c.call("CLUSTER", "COUNTKEYSINSLOT", "0"), 0)
+            self.assertEqual(c.call("GET", "{k596}s"),
+                             "MOVED 0 127.0.0.1:%d" % sluice_node.port)
+        wait_until(lambda: all(master_of_slot(nodes, 0, n)[1] == sluice_node.port
+                               for n in nodes), what="both to see Sluice own slot 0")
+        self.reshard(sluice_node, redis_node, ids)
+        with Client(redis_node.port) as c:
+            self.check(c)
+        wait_until(lambda: all(master_of_slot(nodes, 0, n)[1] == redis_node.port
+                               for n in nodes), what="both to see Redis own slot 0 again")
+        check_covered(self, sluice_node)

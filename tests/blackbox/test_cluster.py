@@ -413,3 +413,43 @@ class MixedReshardTest(unittest.TestCase):
         wait_until(lambda: all(master_of_slot(nodes, 0, n)[1] == redis_node.port
                                for n in nodes), what="both to see Redis own slot 0 again")
         check_covered(self, sluice_node)
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice and redis-server nodes")
+class MixedFailoverTest(unittest.TestCase):
+    """Masters redis-server, Sluice, redis-server; a Sluice replica of a redis-server master and
+    a redis-server replica of the Sluice master. kill -9 of each master: its replica of the other
+    kind wins the election (votes from masters of both kinds) and serves the data."""
+
+    def test_replicas_of_the_other_kind_take_over(self):
+        ra, sb, rc, sd, re = nodes = start_nodes(["redis", "sluice", "redis", "sluice", "redis"])
+        self.addCleanup(stop_nodes, nodes)
+        for node, (lo, hi) in ((ra, (0, 5460)), (sb, (5461, 10922)), (rc, (10923, 16383))):
+            self.assertEqual(cli(node.port, "CLUSTER", "ADDSLOTSRANGE", lo, hi).strip(), "OK")
+        for node in nodes[1:]:
+            self.assertEqual(cli(ra.port, "CLUSTER", "MEET", "127.0.0.1", node.port,
+                                 node.cport).strip(), "OK")
+        wait_until(lambda: {int(cluster_info(n)["cluster_known_nodes"]) for n in nodes} == {5},
+                   what="every node to know the others")
+        self.assertEqual(cli(sd.port, "CLUSTER", "REPLICATE", node_id(ra)).strip(), "OK")
+        self.assertEqual(cli(re.port, "CLUSTER", "REPLICATE", node_id(sb)).strip(), "OK")
+        wait_until(lambda: all_ok(nodes), what="cluster_state:ok on every node")
+        with Client(ra.port) as c:
+            self.assertEqual(c.call("SET", "{k596}a", "on-redis"), "OK")  # slot 0
+        with Client(sb.port) as c:
+            self.assertEqual(c.call("SET", "c", "on-sluice"), "OK")  # slot 7365
+        for replica, slot in ((sd, 0), (re, 7365)):
+            wait_until(lambda: cli(replica.port, "CLUSTER", "COUNTKEYSINSLOT", slot).strip()
+                       == "1", what="the write to reach the replica on %d" % replica.port)
+
+        for master, replica, key, value, survivors in (
+                (ra, sd, "{k596}a", b"on-redis", [sb, rc, sd, re]),
+                (sb, re, "c", b"on-sluice", [rc, sd, re])):
+            master.kill9()
+            def promoted():
+                mine = [l for l in node_lines(replica) if "myself" in l[2]][0]
+                return "master" in mine[2] and len(mine) > 8
+            wait_until(promoted, timeout=60, what="%s replica to take over" % replica.kind)
+            wait_until(lambda: all_ok(survivors), timeout=60, what="cluster_state:ok again")
+            with Client(replica.port) as c:
+                self.assertEqual(c.call("GET", key), value)

@@ -116,12 +116,34 @@ ClusterRoute RouteUnit(const ClusterRouter& router, Store& store, const CommandS
     return out;
   }
   const bool writes = (unit_flags & kWrite) || unit_writes;
+  if (migrating && writes && existing > 0) {
+    out.recheck_under_locks = true;
+    out.to = route.migrating_to;
+  }
   if ((client.readonly || pubsub_shard) && !writes && route.served_by_my_master) return out;
   if (route.owner != ClusterSlotRoute::Owner::kMe) {
     out.kind = ClusterRoute::Kind::kMoved;
     out.to = route.owner_address;
   }
   return out;
+}
+
+Status RecheckMigratingKeys(CommandContext& ctx, const CommandSpec& spec, Args args,
+                            const ClusterRoute& route) {
+  thread_local std::vector<int> positions;
+  positions.clear();
+  RoutedKeyPositions(spec, args, &positions);
+  int missing = 0;
+  for (int p : positions) {
+    const std::string_view key = args[static_cast<size_t>(p)];
+    auto n = ctx.txn().Exists(0, std::span<const std::string_view>(&key, 1));
+    if (!n.ok() || *n == 0) ++missing;
+  }
+  if (missing == 0) return Status::Ok();
+  ClusterRoute redirect = route;
+  redirect.kind = missing == static_cast<int>(positions.size()) ? ClusterRoute::Kind::kAsk
+                                                                : ClusterRoute::Kind::kUnstable;
+  return ClusterRedirectError(redirect, ctx.client.tls);
 }
 
 ClusterRoute RouteCommand(const ClusterRouter& router, CommandContext& ctx, const CommandSpec& spec,

@@ -38,6 +38,10 @@ struct ClusterRoute {
   Kind kind = Kind::kServe;
   int slot = -1;          // the keys' slot; -1 when the unit has no key
   ClusterNodeAddress to;  // kMoved: the slot's owner; kAsk: the node it migrates to
+  // kServe of a command that writes keys of a MIGRATING slot (all present at the gate): the
+  // gate looked without the keys' locks, so MIGRATE may move one before the command runs.
+  // RecheckMigratingKeys runs again under the unit's locks; `to` is the migration's target.
+  bool recheck_under_locks = false;
 };
 
 // What a client brings to routing: its ASKING and READONLY flags.
@@ -61,6 +65,14 @@ ClusterRoute RouteUnit(const ClusterRouter& router, Store& store, const CommandS
 // (the slot scripts must keep to, -1 when none).
 ClusterRoute RouteCommand(const ClusterRouter& router, CommandContext& ctx, const CommandSpec& spec,
                           Args args);
+
+// For a route with recheck_under_locks, called by the dispatcher inside the command's unit
+// (its key locks held, so a MIGRATE of these keys either committed or waits for it): OK when
+// every key is still here, else the -ASK (all gone) or -TRYAGAIN (some gone) error to reply
+// instead of running the command: Redis's single thread makes its gate check and the command
+// one step; this makes them one step under the keys' locks.
+Status RecheckMigratingKeys(CommandContext& ctx, const CommandSpec& spec, Args args,
+                            const ClusterRoute& route);
 
 // The error reply for a route that is not kServe (Redis's clusterRedirectClient); a TLS client
 // is sent the node's tls port when it has one. In errors_cluster_route.cc.

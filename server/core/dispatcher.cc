@@ -219,6 +219,15 @@ void NotifyKeyMisses(CommandContext& ctx, const CommandSpec& spec, Args args) {
 // own planned from the command table. A data call whose handler asked for a script unit runs
 // again in one. A command whose own unit hit a key it did not declare (kLockConflict: a key the
 // table cannot name, e.g. COPY's DB destination) runs once more holding every stripe.
+// A command the cluster gate admitted on a MIGRATING slot (ClusterAdmits), checked again under
+// its unit's locks before its handler runs: the client it belongs to (constant-initialised, so
+// the hot path pays one TLS load) and the route (its migration target).
+thread_local const ClientState* t_recheck_client = nullptr;
+ClusterRoute& MigratingRecheck() {
+  thread_local ClusterRoute route;
+  return route;
+}
+
 void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (count) ctx.server.stats().total_commands_processed.fetch_add(1, std::memory_order_relaxed);
   const uint64_t start = count ? CommandTicksNow() : 0;
@@ -250,7 +259,16 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     NotifyKeyMisses(ctx, spec, args);
   }
   if (t_effect_override.set) t_effect_override.Clear();
-  spec.handler(ctx, args);
+  if (top && t_recheck_client == &ctx.client) [[unlikely]] {
+    t_recheck_client = nullptr;
+    if (Status s = RecheckMigratingKeys(ctx, spec, args, MigratingRecheck()); !s.ok()) {
+      ReplyError(ctx.out, s);  // nothing ran: the unit commits nothing
+    } else {
+      spec.handler(ctx, args);
+    }
+  } else {
+    spec.handler(ctx, args);
+  }
   if (top && ctx.needs_script_unit) {
     // Nothing was staged or replied; the member's rollback leaves the group as it was.
     if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
@@ -355,8 +373,16 @@ bool AllowedWhileSubscribed(const CommandSpec& spec) {
 // line: standalone mode pays only the null check in Gate.
 [[gnu::noinline]] bool ClusterAdmits(CommandContext& ctx, const ClusterRouter& router,
                                      const CommandSpec& spec, Args args) {
+  t_recheck_client = nullptr;
   const ClusterRoute route = RouteCommand(router, ctx, spec, args);
-  if (route.kind == ClusterRoute::Kind::kServe) return true;
+  if (route.kind == ClusterRoute::Kind::kServe) {
+    // Run checks it again under the locks; a queued command is checked again at EXEC.
+    if (route.recheck_under_locks && !ctx.client.multi.active) {
+      MigratingRecheck() = route;
+      t_recheck_client = &ctx.client;
+    }
+    return true;
+  }
   const Status error = ClusterRedirectError(route, ctx.client.tls);
   if (spec.name != "exec") {
     Reject(ctx, &spec, error, args);

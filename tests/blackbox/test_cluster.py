@@ -2,16 +2,34 @@
 built with the real `redis-cli --cluster`, alone and mixed with redis-server 7.0.15 nodes."""
 
 import os
+import threading
 import time
 import unittest
 
 from cluster_harness import (NODE_TIMEOUT_MS, address, all_ok, cli, cluster_cli, cluster_create,
                              cluster_info, cluster_nodes, start_nodes, stop_nodes, wait_until)
 from harness import IS_REDIS, Client, RespError, Server, sluice_only
+from test_transactions import import_redis_py
 
 
 def node_lines(node):
     return [line.split(" ") for line in cluster_nodes(node).strip().split("\n")]
+
+
+def KeyHashSlot(key):
+    """Redis Cluster's slot of a key without a hash tag's braces mattering here: CRC16/XMODEM
+    of the tag (or the key) mod 16384."""
+    s, e = key.find("{"), -1
+    if s >= 0:
+        e = key.find("}", s + 1)
+    if s >= 0 and e > s + 1:
+        key = key[s + 1:e]
+    crc = 0
+    for b in key.encode():
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc % 16384
 
 
 def node_id(node):
@@ -453,3 +471,62 @@ class MixedFailoverTest(unittest.TestCase):
             wait_until(lambda: all_ok(survivors), timeout=60, what="cluster_state:ok again")
             with Client(replica.port) as c:
                 self.assertEqual(c.call("GET", key), value)
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice nodes")
+class ReshardUnderLoadTest(unittest.TestCase):
+    """GCRA.TAKE from redis-py RedisCluster clients (following -MOVED and -ASK) while
+    redis-cli --cluster reshard moves the slots of half their keys: every acknowledged take is in
+    the final state and no key records a take that was not acknowledged."""
+
+    def test_gcra_takes_survive_a_reshard(self):
+        redis = import_redis_py()
+        if redis is None:
+            self.skipTest("redis-py is not installed (python3-redis)")
+        nodes = start_nodes(["sluice"] * 3)
+        self.addCleanup(stop_nodes, nodes)
+        cluster_create(nodes, replicas=0)
+        wait_until(lambda: all_ok(nodes), what="cluster_state:ok on every node")
+        source = [n for n in nodes if master_of_slot(nodes, 0, nodes[0])[1] == n.port][0]
+        target = [n for n in nodes if n is not source][0]
+        # redis-cli moves the source's lowest slots first: 200 keys in slots 0-299 move.
+        moving = [k for k in ("rl:{u%d}" % i for i in range(20000))
+                  if KeyHashSlot(k) < 300][:200]
+        staying = ["rl:{s%d}" % i for i in range(100)]
+        quota, period = 1000000, "87000h"  # ~10 years: nothing refills during the test
+        acked = {k: 0 for k in moving + staying}
+        errors = []
+        stop = threading.Event()
+
+        def worker(keys):
+            client = redis.RedisCluster(host="127.0.0.1", port=source.port)
+            while not stop.is_set():
+                for k in keys:
+                    try:
+                        if client.execute_command("GCRA.TAKE", k, quota, period)[0] == 1:
+                            acked[k] += 1
+                    except redis.RedisError as e:
+                        errors.append(repr(e))
+            client.close()
+
+        keys = moving + staying
+        threads = [threading.Thread(target=worker, args=(keys[i::4],)) for i in range(4)]
+        for t in threads:
+            t.start()
+        wait_until(lambda: sum(acked.values()) >= 2000, what="load before the reshard")
+        cluster_cli("reshard", address(source), "--cluster-from", node_id(source),
+                    "--cluster-to", node_id(target), "--cluster-slots", 300, "--cluster-yes")
+        done = sum(acked.values())
+        wait_until(lambda: sum(acked.values()) >= done + 2000, what="load after the reshard")
+        stop.set()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(errors, [])
+        client = redis.RedisCluster(host="127.0.0.1", port=target.port)
+        recorded = {k: quota - client.execute_command("GCRA.TAKE", k, quota, period)[1] - 1
+                    for k in keys}
+        client.close()
+        self.assertEqual(recorded, acked)
+        with Client(target.port) as c:
+            self.assertGreater(sum(c.call("CLUSTER", "COUNTKEYSINSLOT", s) for s in range(300)),
+                               0)

@@ -2,6 +2,7 @@
 built with the real `redis-cli --cluster`, alone and mixed with redis-server 7.0.15 nodes."""
 
 import os
+import socket
 import threading
 import time
 import unittest
@@ -426,10 +427,12 @@ class MixedReshardTest(unittest.TestCase):
         wait_until(lambda: all(master_of_slot(nodes, 0, n)[1] == sluice_node.port
                                for n in nodes), what="both to see Sluice own slot 0")
         self.reshard(sluice_node, redis_node, ids)
-        with Client(redis_node.port) as c:
-            self.check(c)
+        # Once in ~4 runs redis-server still redirected slot 0 to Sluice right after the reshard
+        # returned (see issue 42's note): wait for both views to converge before reading.
         wait_until(lambda: all(master_of_slot(nodes, 0, n)[1] == redis_node.port
                                for n in nodes), what="both to see Redis own slot 0 again")
+        with Client(redis_node.port) as c:
+            self.check(c)
         check_covered(self, sluice_node)
 
 
@@ -535,3 +538,54 @@ class ReshardUnderLoadTest(unittest.TestCase):
         with Client(target.port) as c:
             self.assertGreater(sum(c.call("CLUSTER", "COUNTKEYSINSLOT", s) for s in range(300)),
                                0)
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice nodes")
+class ShardPubSubTest(unittest.TestCase):
+    """SPUBLISH on a master reaches SSUBSCRIBE clients of its replica over the bus (Redis's
+    PUBLISHSHARD message), and PUBLISH reaches subscribers of every node (its reply counts the
+    receivers of the node it ran on, as Redis's)."""
+
+    def subscriber(self, node, command, channel):
+        sock = socket.create_connection(("127.0.0.1", node.port), timeout=10)
+        self.addCleanup(sock.close)
+        sock.sendall(("%s %s\r\n" % (command, channel)).encode())
+        expected = b"*3\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n:1\r\n" % (
+            len(command), command.lower().encode(), len(channel), channel.encode())
+        self.assertEqual(read_exactly(sock, len(expected)), expected)
+        return sock
+
+    def test_spublish_reaches_the_replica_and_publish_every_node(self):
+        master, replica = nodes = start_nodes(["sluice"] * 2)
+        self.addCleanup(stop_nodes, nodes)
+        self.assertEqual(cli(master.port, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).strip(), "OK")
+        self.assertEqual(cli(master.port, "CLUSTER", "MEET", "127.0.0.1", replica.port,
+                             replica.cport).strip(), "OK")
+        master_id = node_id(master)
+        wait_until(lambda: master_id in cluster_nodes(replica) and
+                   "handshake" not in cluster_nodes(replica), what="the replica to know the master")
+        self.assertEqual(cli(replica.port, "CLUSTER", "REPLICATE", master_id).strip(), "OK")
+        wait_until(lambda: "slave" in cluster_nodes(master), what="the master to see its replica")
+        wait_until(lambda: all_ok(nodes), what="cluster_state:ok on both")
+        on_replica = self.subscriber(replica, "SSUBSCRIBE", "ch")
+        on_master = self.subscriber(master, "SSUBSCRIBE", "ch")
+        with Client(master.port) as c:
+            self.assertEqual(c.call("SPUBLISH", "ch", "hello"), 1)
+        message = b"*3\r\n$8\r\nsmessage\r\n$2\r\nch\r\n$5\r\nhello\r\n"
+        self.assertEqual(read_exactly(on_master, len(message)), message)
+        self.assertEqual(read_exactly(on_replica, len(message)), message)
+        plain = self.subscriber(replica, "SUBSCRIBE", "pc")
+        with Client(master.port) as c:
+            self.assertEqual(c.call("PUBLISH", "pc", "x"), 0)  # no receiver on the master
+        message = b"*3\r\n$7\r\nmessage\r\n$2\r\npc\r\n$1\r\nx\r\n"
+        self.assertEqual(read_exactly(plain, len(message)), message)
+
+
+def read_exactly(sock, n):
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data

@@ -353,8 +353,8 @@ void Info(CommandContext& ctx, Args args) {
   section(kLatencyStats, [&] { LatencyStatsSection(ctx, config, out); });
   // redis-cli --cluster checks cluster_enabled here.
   section(kCluster, [&] {
-    out += std::string("# Cluster\r\ncluster_enabled:") + (cluster::Instance() ? "1" : "0") +
-           "\r\n";
+    out +=
+        std::string("# Cluster\r\ncluster_enabled:") + (cluster::Instance() ? "1" : "0") + "\r\n";
   });
   section(kKeyspace, [&] { KeyspaceSection(ctx, out); });
   section(kLimiters, [&] { LimitersSection(ctx, out); });

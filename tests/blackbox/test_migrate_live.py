@@ -24,6 +24,7 @@ import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, Server
 from test_dump import populate, stream_commands
+from test_replication import wait_for
 from test_transactions import (RedisReference, import_redis_py, redis_server_binary,
                                redis_server_version)
 
@@ -90,20 +91,6 @@ def stream_value(c, key):
     entries = raw.execute_command("XRANGE", key, "-", "+")
     raw.close()
     return entries, full
-
-
-def wait_for(pred, timeout=60.0, what="condition"):
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        try:
-            last = pred()
-            if last:
-                return last
-        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as e:
-            last = e
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for %s (last: %r)" % (what, last))
 
 
 @unittest.skipIf(IS_REDIS, "Sluice following redis-server")

@@ -47,7 +47,7 @@ def stopped(pid):
     return True
 
 
-def wait_for(pred, timeout=30.0, what="condition"):
+def wait_for(pred, timeout=60.0, what="condition"):
     end = time.monotonic() + timeout
     last = None
     while time.monotonic() < end:

@@ -14,6 +14,10 @@ persistence; Sluice's pub/sub touches no storage). Two measurements:
   frame has a known size), the same for both servers.
 - PUBLISH with no subscribers: redis-benchmark, 50 clients, pipeline 1 and 16, requests/s.
 
+Beside each rate it reports the server's CPU time (user + system, all threads, from /proc) per
+delivered message or per PUBLISH: on a machine whose cores the reader and redis-benchmark share,
+the rate swings with what else runs, while the CPU per message says what the server itself costs.
+
 Each row runs --repeat times alternating the servers; the median is reported. Not a test:
 numbers depend on the machine and on whatever else runs on it (the reader and redis-benchmark
 share its cores).
@@ -68,6 +72,12 @@ class Servers:
         }
         for name, proc in self.procs.items():
             wait_ready(self.ports[name], proc)
+
+    def cpu_seconds(self, name):
+        """User + system CPU time of the server `name` so far, all threads (Linux /proc)."""
+        with open("/proc/%d/stat" % self.procs[name].pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self):
         for proc in self.procs.values():
@@ -154,22 +164,31 @@ def main():
     args = ap.parse_args()
     servers = Servers(args.sluice, args.redis_server, args.sluice_flags)
     try:
+        # (title, measure(port) -> rate, operations a run performs: the CPU is divided by them)
         rows = [("fan-out: 1 publisher -> %d subscribers, %d B, msgs delivered/s"
                  % (args.subscribers, args.size),
                  lambda port: fan_out(port, args.subscribers, args.messages, args.size,
-                                      args.benchmark))]
+                                      args.benchmark),
+                 args.subscribers * args.messages)]
         for p in (1, 16):
             rows.append(("PUBLISH, no subscribers, 50 clients, pipeline %d, req/s" % p,
                          lambda port, p=p: publish_rate(port, p, args.benchmark,
-                                                        args.publish_requests)))
-        print("%-66s %12s %12s %7s" % ("", "sluice", "redis", "ratio"))
-        for title, measure in rows:
+                                                        args.publish_requests),
+                         args.publish_requests))
+        print("%-66s %12s %12s %7s   %s" % ("", "sluice", "redis", "ratio",
+                                            "server CPU ns/op: sluice, redis"))
+        for title, measure, ops in rows:
             runs = {"sluice": [], "redis": []}
+            cpu = {"sluice": [], "redis": []}
             for _ in range(args.repeat):
                 for name in ("sluice", "redis"):
+                    before = servers.cpu_seconds(name)
                     runs[name].append(measure(servers.ports[name]))
+                    cpu[name].append((servers.cpu_seconds(name) - before) * 1e9 / ops)
             s, r = statistics.median(runs["sluice"]), statistics.median(runs["redis"])
-            print("%-66s %12.0f %12.0f %6.2fx" % (title, s, r, s / r), flush=True)
+            print("%-66s %12.0f %12.0f %6.2fx   %6.0f %6.0f" % (
+                title, s, r, s / r, statistics.median(cpu["sluice"]),
+                statistics.median(cpu["redis"])), flush=True)
     finally:
         servers.stop()
 

@@ -1,15 +1,16 @@
-// node-redis 6's client-side cache (node-redis 5 and later) (RESP3 + CLIENT TRACKING) against sluice-server, side by side
+// node-redis 5's and 6's client-side cache (RESP3 + CLIENT TRACKING) against sluice-server, side by side
 // with the reference redis-server: a repeated read is served from the cache, another client's
 // write (and FLUSHALL) invalidates it, and the next read sees the new value.
 
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClient } from 'redis-6';
+import { createClient as createClient5 } from 'redis-5';
+import { createClient as createClient6 } from 'redis-6';
 import { startTargets, stopTargets } from './harness.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function scenario(port) {
+async function scenario(createClient, port) {
   const url = `redis://127.0.0.1:${port}`;
   const cached = createClient({ url, RESP: 3, clientSideCache: { ttl: 0, maxEntries: 0 } });
   const writer = createClient({ url });
@@ -40,16 +41,18 @@ async function scenario(port) {
   return out;
 }
 
-describe('node-redis 6 client-side cache', () => {
-  let servers;
-  before(async () => { servers = await startTargets(); });
-  after(async () => { await stopTargets(servers); });
+for (const [name, createClient] of [['node-redis 5', createClient5], ['node-redis 6', createClient6]]) {
+  describe(`${name} client-side cache`, () => {
+    let servers;
+    before(async () => { servers = await startTargets(); });
+    after(async () => { await stopTargets(servers); });
 
-  test('reads are cached until another client writes', async () => {
-    const expected = ['v1', 'v1', ['hits', 1, 'misses', 1], 'v2', '1', '1', null,
-                      ['hits', 2, 'misses', 4]];
-    for (const s of Object.values(servers)) {
-      assert.deepEqual(await scenario(s.port), expected, s.kind);
-    }
+    test('reads are cached until another client writes', async () => {
+      const expected = ['v1', 'v1', ['hits', 1, 'misses', 1], 'v2', '1', '1', null,
+                        ['hits', 2, 'misses', 4]];
+      for (const s of Object.values(servers)) {
+        assert.deepEqual(await scenario(createClient, s.port), expected, s.kind);
+      }
+    });
   });
-});
+}

@@ -1,12 +1,13 @@
-// Pub/sub through ioredis (subscribe, psubscribe, ssubscribe) and node-redis (subscribe,
-// pSubscribe, RESP2), the clients Node applications (Socket.IO's Redis adapter, job queues) use.
+// Pub/sub through ioredis (subscribe, psubscribe, ssubscribe) and node-redis 4 and 5 (subscribe,
+// pSubscribe; RESP2, and RESP3 push frames for node-redis 5), the clients Node applications (Socket.IO's Redis adapter, job queues) use.
 // Each scenario runs against sluice-server and, side by side, the reference redis-server 7.0.x;
 // the results must equal the expected values written here.
 
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import Redis from 'ioredis';
-import { createClient } from 'redis';
+import { createClient as createClient4 } from 'redis';
+import { createClient as createClient5 } from 'redis-5';
 import { plain, sluiceAndReference } from './harness.mjs';
 
 const onBoth = sluiceAndReference();
@@ -74,29 +75,38 @@ describe('ioredis', () => {
   });
 });
 
-describe('node-redis', () => {
-  test('subscribe and pSubscribe listeners get every message in order', async () => {
-    await onBoth(async (port) => {
-      const pub = createClient({ socket: { port, host: '127.0.0.1', reconnectStrategy: false } });
-      pub.on('error', () => {});
-      await pub.connect();
-      const sub = pub.duplicate();
-      sub.on('error', () => {});
-      await sub.connect();
-      try {
-        const events = collector(6);
-        await sub.subscribe('jobs', (msg, ch) => events.push('jobs', ch, msg));
-        await sub.pSubscribe('job*', (msg, ch) => events.push('job*', ch, msg));
-        const sent = [];
-        for (const m of ['a', 'b', 'c']) sent.push(await pub.publish('jobs', m));
-        const got = await events.all;
-        return [sent, got.filter((e) => e[0] === 'jobs'), got.filter((e) => e[0] === 'job*'),
-                await pub.pubSubNumPat()];
-      } finally {
-        await sub.quit().catch(() => sub.disconnect());
-        await pub.quit().catch(() => pub.disconnect());
-      }
-    }, [[2, 2, 2], [['jobs', 'jobs', 'a'], ['jobs', 'jobs', 'b'], ['jobs', 'jobs', 'c']],
-        [['job*', 'jobs', 'a'], ['job*', 'jobs', 'b'], ['job*', 'jobs', 'c']], 1]);
+// node-redis 5 speaks RESP2 by default and RESP3 when asked: messages then arrive as push frames.
+const nodeRedisClients = [
+  ['node-redis 4', (port) => createClient4({ socket: { port, host: '127.0.0.1', reconnectStrategy: false } })],
+  ['node-redis 5', (port) => createClient5({ socket: { port, host: '127.0.0.1', reconnectStrategy: false } })],
+  ['node-redis 5 RESP3', (port) => createClient5({ RESP: 3, socket: { port, host: '127.0.0.1', reconnectStrategy: false } })],
+];
+
+for (const [name, makeClient] of nodeRedisClients) {
+  describe(name, () => {
+    test('subscribe and pSubscribe listeners get every message in order', async () => {
+      await onBoth(async (port) => {
+        const pub = makeClient(port);
+        pub.on('error', () => {});
+        await pub.connect();
+        const sub = pub.duplicate();
+        sub.on('error', () => {});
+        await sub.connect();
+        try {
+          const events = collector(6);
+          await sub.subscribe('jobs', (msg, ch) => events.push('jobs', ch, msg));
+          await sub.pSubscribe('job*', (msg, ch) => events.push('job*', ch, msg));
+          const sent = [];
+          for (const m of ['a', 'b', 'c']) sent.push(await pub.publish('jobs', m));
+          const got = await events.all;
+          return [sent, got.filter((e) => e[0] === 'jobs'), got.filter((e) => e[0] === 'job*'),
+                  await pub.pubSubNumPat()];
+        } finally {
+          await sub.quit().catch(() => sub.disconnect());
+          await pub.quit().catch(() => pub.disconnect());
+        }
+      }, [[2, 2, 2], [['jobs', 'jobs', 'a'], ['jobs', 'jobs', 'b'], ['jobs', 'jobs', 'c']],
+          [['job*', 'jobs', 'a'], ['job*', 'jobs', 'b'], ['job*', 'jobs', 'c']], 1]);
+    });
   });
-});
+}

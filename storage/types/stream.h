@@ -34,6 +34,8 @@ namespace sluice::internal {
 struct StreamState {
   StreamId last_id;
   StreamId max_deleted_id;
+  // The first live entry's ID (0-0 when empty). Invariant: never above the first live entry, so
+  // reads and trims may start there and skip the tombstones of what was removed before it.
   StreamId first_id;
   uint64_t entries_added = 0;
   int64_t length = 0;
@@ -139,7 +141,9 @@ class Stream {
   // Redis's meaning of 0 (bytes: 1 GB; entries: no limit).
   int64_t node_max_bytes_ = 4096;
   int64_t node_max_entries_ = 100;
-  Status LoadNode(StreamId first, StreamNode* out);
+  Status LoadNode(StreamId first, StreamNode* out);  // Corruption when absent
+  // The node whose first ID is `first`, if one is stored.
+  Status FindNode(StreamId first, StreamNode* out, bool* found);
   void SaveNode(const StreamNode& n);
   void EraseNode(const StreamNode& n);
   // The node holding `id` (the last node whose first ID is <= id); found false when none.

@@ -214,7 +214,11 @@ Status Stream::GetEntry(StreamId id, StreamEntry* out, bool* found) {
 
 Status Stream::Range(StreamId start, StreamId end, bool rev, int64_t count,
                      std::vector<StreamEntry>* out) {
-  if (start > end || !exists()) return Status::Ok();
+  if (start > end || !exists() || st_.length == 0) return Status::Ok();
+  // No live entry lies below first_id: starting there skips the erased entries' tombstones,
+  // which a seek from the stream's start would step over one by one until compaction.
+  if (start < st_.first_id) start = st_.first_id;
+  if (start > end) return Status::Ok();
   auto it = c_.NewIterator(ElementCf::kStream);
   const std::string lo = c_.SubKey(EntryKey(start));
   const std::string hi = c_.SubKey(EntryKey(end));
@@ -246,10 +250,17 @@ Status Stream::Range(StreamId start, StreamId end, bool rev, int64_t count,
 // ---- Nodes
 
 Status Stream::LoadNode(StreamId first, StreamNode* out) {
-  std::string v;
   bool found = false;
-  if (Status s = c_.Get(ElementCf::kStream, NodeKey(first), &v, &found); !s.ok()) return s;
-  if (!found || v.size() < 40) return Status::Corruption("stream node missing");
+  if (Status s = FindNode(first, out, &found); !s.ok()) return s;
+  return found ? Status::Ok() : Status::Corruption("stream node missing");
+}
+
+Status Stream::FindNode(StreamId first, StreamNode* out, bool* found) {
+  std::string v;
+  if (Status s = c_.Get(ElementCf::kStream, NodeKey(first), &v, found); !s.ok() || !*found) {
+    return s;
+  }
+  if (v.size() < 40) return Status::Corruption("stream node missing");
   out->first = first;
   out->last = ReadStreamId(v);
   out->live = static_cast<int64_t>(DecodeFixed64(v.data() + 16));
@@ -313,16 +324,31 @@ Status Stream::NodeOf(StreamId id, StreamNode* out, bool* found) {
   return LoadNode(first, out);
 }
 
+// first_id is never above the first live entry (see stream.h), so the node holding it, or else
+// the first node after it, is the first node: found without stepping over the tombstones of the
+// nodes trimmed before it (a seek from the first possible node key did, making every trim of a
+// long-lived stream cost in proportion to what earlier trims removed).
 Status Stream::FirstNode(StreamNode* out, bool* found) {
   *found = false;
+  if (st_.nodes == 0) return Status::Ok();
+  // Without XDEL or exact trims the first node starts at first_id: one point read, no iterator.
+  if (Status s = FindNode(st_.first_id, out, found); !s.ok() || *found) return s;
+  const auto node_at = [&](const rocksdb::Iterator& it, StreamId* first) {
+    if (!it.Valid()) return false;
+    std::string_view el = c_.ElementOf(it.key());
+    if (el.size() != 17 || el[0] != 'n') return false;
+    *first = ReadStreamId(el.substr(1));
+    return true;
+  };
   StreamId first;
   {
     auto it = c_.NewIterator(ElementCf::kStream);
-    it->Seek(c_.SubKey("n"));
-    if (!it->Valid()) return Status::Ok();
-    std::string_view el = c_.ElementOf(it->key());
-    if (el.size() != 17 || el[0] != 'n') return Status::Ok();
-    first = ReadStreamId(el.substr(1));
+    const std::string hint = c_.SubKey(NodeKey(st_.first_id));
+    it->SeekForPrev(hint);
+    if (!node_at(*it, &first)) {
+      it->Seek(hint);
+      if (!node_at(*it, &first)) return Status::Ok();
+    }
   }
   *found = true;
   return LoadNode(first, out);
@@ -390,11 +416,14 @@ Status Stream::Append(StreamId id, std::span<const std::string_view> fields) {
 }
 
 // The first live entry becomes first_id (0-0 when none), as streamGetEdgeID does.
+// Seeks from the old first_id (nothing live lies below it), so it steps only over what was
+// just removed.
 void Stream::UpdateFirstId() {
+  const StreamId from = st_.first_id;
   st_.first_id = StreamId{};
   if (st_.length == 0) return;
   auto it = c_.NewIterator(ElementCf::kStream);
-  it->Seek(c_.SubKey("e"));
+  it->Seek(c_.SubKey(EntryKey(from)));
   if (!it->Valid()) return;
   std::string_view el = c_.ElementOf(it->key());
   if (el.size() == 17 && el[0] == 'e') st_.first_id = ReadStreamId(el.substr(1));

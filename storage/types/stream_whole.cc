@@ -94,6 +94,13 @@ Status WriteStreamWhole(Stream& s, const StreamWhole& in) {
     st.has_tail = true;
     st.tail_first = n.master;
   }
+  // A payload whose first ID is above its first entry (damaged, or written by another tool)
+  // would break first_id's invariant (stream.h).
+  for (const StreamWholeNode& n : in.nodes) {
+    if (n.entries.empty()) continue;
+    if (n.entries.front().id < st.first_id) st.first_id = n.entries.front().id;
+    break;
+  }
   for (const StreamWholeGroup& g : in.groups) WriteGroup(s, g);
   s.Save();
   return Status::Ok();

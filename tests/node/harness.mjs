@@ -112,6 +112,7 @@ export async function startServer(kind, extraArgs = []) {
   return {
     kind,
     port,
+    pid: proc.pid,  // the server's own (setpriv execs it)
     log: logText,
     // kill -9 (a machine lost): resolves once the process is gone.
     async kill9() {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "rocksdb/perf_context.h"
+#include "rocksdb/perf_level.h"
 #include "sluice/transaction.h"
 #include "test_util.h"
 
@@ -73,6 +75,54 @@ TEST_CASE("stream: ~ trims whole nodes of 100 entries, = trims exactly, LIMIT ca
   StreamTrim exact{.by = StreamTrim::By::kMinId, .min_id = {260, 0}};
   CHECK(*t.XTrim(0, "s", exact) == 59);
   CHECK((*t.XInfoStream(0, "s"))->first_id == StreamId{260, 0});
+}
+
+// A long-lived capped stream (BullMQ's event stream: XADD then XTRIM MAXLEN ~ on every event)
+// leaves the trimmed entries' and nodes' tombstones before its head until compaction. A trim, a
+// range from "-" and an XDEL of the first entry must start at the head, not step over them: the
+// RocksDB perf context counts the deleted keys an operation skipped.
+TEST_CASE("stream: trims and reads from the head skip no tombstones of earlier trims") {
+  Fixture f;
+  const SV fields[] = {"f", "v"};
+  const StreamTrim cap{.by = StreamTrim::By::kMaxLen, .approx = true, .max_len = 1000};
+  uint64_t ms = 0;
+  for (int round = 0; round < 20; ++round) {
+    Txn t(*f.store, {});
+    for (int i = 0; i < 1000; ++i) {
+      REQUIRE(t.XAdd(0, "s", At(++ms, 0), fields).ok());
+      if (i % 100 == 99) REQUIRE(t.XTrim(0, "s", cap).ok());
+    }
+    REQUIRE(t.Commit().ok());
+  }
+  const auto skipped_by = [](auto&& op) {
+    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+    rocksdb::get_perf_context()->Reset();
+    op();
+    const uint64_t n = rocksdb::get_perf_context()->internal_delete_skipped_count;
+    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+    return n;
+  };
+  Txn t(*f.store, {});
+  CHECK(*t.XLen(0, "s") <= 1100);
+  // 19,000 entries and 190 nodes were trimmed before the head.
+  CHECK(skipped_by([&] {
+          for (int i = 0; i < 100; ++i) REQUIRE(t.XAdd(0, "s", At(++ms, 0), fields).ok());
+          CHECK(*t.XTrim(0, "s", cap) == 100);
+        }) <= 200);  // the node just removed: its 100 entries and its record
+  CHECK(skipped_by([&] {
+          CHECK(t.XRange(0, "s", {0, 0}, StreamId::Max(), false, 1)->size() == 1);
+        }) == 0);
+  const StreamId head = (*t.XInfoStream(0, "s"))->first_id;
+  CHECK(skipped_by([&] {
+          const StreamId gone[] = {head};
+          CHECK(*t.XDel(0, "s", gone) == 1);
+        }) <= 2);
+  CHECK((*t.XInfoStream(0, "s"))->first_id == StreamId{head.ms + 1, 0});
+  // The head node no longer starts at first_id: the trim finds it through the iterator.
+  CHECK(skipped_by([&] {
+          for (int i = 0; i < 100; ++i) REQUIRE(t.XAdd(0, "s", At(++ms, 0), fields).ok());
+          CHECK(*t.XTrim(0, "s", cap) == 99);
+        }) <= 200);
 }
 
 TEST_CASE("stream groups: deliver, pending, claim, ack; entries-read and lag") {

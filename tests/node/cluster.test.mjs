@@ -1,6 +1,6 @@
 // Cluster clients, unchanged, against a cluster of N master nodes of one binary built by
-// `redis-cli --cluster create`: ioredis `Cluster`, and node-redis `createCluster` (4.7 and 6.3,
-// the versions pinned here on either side of 5) running a Lua fixed-window limiter and
+// `redis-cli --cluster create`: ioredis `Cluster`, and node-redis `createCluster` (4.7, 5.9 and
+// 6.3) running a Lua fixed-window limiter and
 // GCRA.TAKE across many keys and slots; every master must take its share of the keys.
 //
 // The binary is a parameter: the scenarios run on redis-server 7.0.15 nodes (the expected values
@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { createCluster as createCluster4 } from 'redis';
+import { createCluster as createCluster5 } from 'redis-5';
 import { createCluster as createCluster6 } from 'redis-6';
 import { referenceMissing } from './harness.mjs';
 
@@ -202,7 +203,8 @@ function scenarios(kind, binary) {
       }
     });
 
-    for (const [version, createCluster] of [['4.7', createCluster4], ['6.3', createCluster6]]) {
+    for (const [version, createCluster] of [['4.7', createCluster4], ['5.9', createCluster5],
+                                           ['6.3', createCluster6]]) {
       test(`node-redis ${version} createCluster: the same`, async (t) => {
         if (skip) return t.skip(skip);
         const c = createCluster({

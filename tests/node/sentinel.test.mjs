@@ -1,7 +1,7 @@
 // Node clients writing through a Sentinel failover: three Sluice nodes (a primary and two
 // replicas, every node with replica-ack-writes 1, so a write is acknowledged only once a replica
 // holds it) and three real redis-sentinel 7.0.x processes; the client (ioredis `sentinels:`,
-// node-redis 6's createSentinel) writes while the primary is killed with SIGKILL. The client
+// node-redis 5's and 6's createSentinel) writes while the primary is killed with SIGKILL. The client
 // reaches the promoted replica by itself, and every write it was told succeeded is on the new
 // primary. Skipped when redis-sentinel is not installed.
 
@@ -12,7 +12,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { createSentinel } from 'redis-6';
+import { createSentinel as createSentinel5 } from 'redis-5';
+import { createSentinel as createSentinel6 } from 'redis-6';
 import { freePort, startServer } from './harness.mjs';
 
 function sentinelBinary() {
@@ -158,21 +159,23 @@ test('ioredis sentinels: writes go on through a kill -9 failover, none acknowled
   }
 });
 
-test('node-redis createSentinel: writes go on through a kill -9 failover, none acknowledged lost',
-     { skip: SENTINEL === null && 'redis-sentinel is not installed' }, async () => {
-  const group = await startGroup();
-  const client = createSentinel({
-    name: 'mymaster',
-    sentinelRootNodes: group.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })),
+for (const [version, createSentinel] of [['5.9', createSentinel5], ['6.3', createSentinel6]]) {
+  test(`node-redis ${version} createSentinel: writes go on through a kill -9 failover, none acknowledged lost`,
+       { skip: SENTINEL === null && 'redis-sentinel is not installed' }, async () => {
+    const group = await startGroup();
+    const client = createSentinel({
+      name: 'mymaster',
+      sentinelRootNodes: group.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })),
+    });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      const { acked, failed } = await writeThroughFailover(group, (k, v) => client.set(k, v));
+      console.log(`node-redis ${version}: ${acked.length} writes acknowledged, ${failed} failed during failover`);
+      await checkNewPrimary(group, acked);
+    } finally {
+      await client.close().catch(() => {});
+      await group.stop();
+    }
   });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    const { acked, failed } = await writeThroughFailover(group, (k, v) => client.set(k, v));
-    console.log(`node-redis: ${acked.length} writes acknowledged, ${failed} failed during failover`);
-    await checkNewPrimary(group, acked);
-  } finally {
-    await client.close().catch(() => {});
-    await group.stop();
-  }
-});
+}

@@ -1,12 +1,14 @@
 #include "server/commands/rdb_load.h"
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <vector>
 
 #include "server/commands/rdb_save.h"
+#include "server/core/durable_file.h"
 #include "server/core/logging.h"
 #include "sluice/transaction.h"
 #include "storage/formats/rdb_file.h"
@@ -87,6 +89,29 @@ class KeyWriter {
   std::chrono::steady_clock::time_point last_log_ = std::chrono::steady_clock::now();
 };
 
+// While a file's keys are being written, a marker beside it names the load: a crash then leaves
+// the marker, and the next start clears the half-loaded keys and loads the file again, where a
+// data dir holding keys would otherwise make it skip the file for good.
+std::string LoadingMarker(const std::string& path) { return path + ".sluice-loading"; }
+
+// Clears what an interrupted load wrote (keys and function libraries), so the load starts over.
+// Fails when the file is gone: the keys then are all there is of it, and only the user decides.
+Status ResumeInterruptedLoad(Store& store, FunctionRegistry& functions, const std::string& path) {
+  std::error_code ec;
+  const std::string marker = LoadingMarker(path);
+  if (!std::filesystem::exists(marker, ec)) return Status::Ok();
+  if (!std::filesystem::exists(path, ec)) {
+    return Status::InvalidArgument(
+        "a load of " + path + " was interrupted (" + marker +
+        " is there) and the file is gone: put it back to load it again, or delete " + marker +
+        " to keep the keys loaded so far");
+  }
+  LogInfo("loading: the last load of " + path +
+          " was interrupted; clearing the keys it wrote to load it again");
+  if (Status s = store.FlushAll(); !s.ok()) return s;
+  return functions.Flush();
+}
+
 Status LoadLibrary(FunctionRegistry& registry, std::string_view code) {
   std::string name;
   Status s = registry.Load(code, /*replace=*/false, &name);
@@ -97,6 +122,7 @@ Status LoadLibrary(FunctionRegistry& registry, std::string_view code) {
 }  // namespace
 
 Status LoadRdbFileIfFresh(Store& store, FunctionRegistry& functions, const std::string& path) {
+  if (Status s = ResumeInterruptedLoad(store, functions, path); !s.ok()) return s;
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return Status::Ok();
   Result<bool> empty = StoreIsEmpty(store);
@@ -134,13 +160,21 @@ Status LoadRdbFileIfFresh(Store& store, FunctionRegistry& functions, const std::
     LogInfo("loading: " + path + " ignored: this data dir's own SAVE wrote it");
     return Status::Ok();
   }
+  const std::string marker = LoadingMarker(path);
+  if (int err = WriteFileDurably(marker, path + "\n"); err != 0) {
+    return Status::IOError("cannot write " + marker + ": " + std::strerror(err));
+  }
   KeyWriter writer(store, total);
   formats::RdbVisitor load;
   load.key = [&](formats::RdbKey& key) { return writer.Add(key); };
   load.function = [&](std::string_view code) { return LoadLibrary(functions, code); };
   Status s = formats::ReadRdbFile(file, load);
   if (s.ok()) s = writer.Flush();
+  if (s.ok()) s = store.SyncWal();  // every key durable before the marker goes
   if (!s.ok()) return s;
+  if (int err = RemoveFileDurably(marker); err != 0) {
+    return Status::IOError("cannot remove " + marker + ": " + std::strerror(err));
+  }
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();

@@ -10,6 +10,16 @@ namespace sluice::server {
 
 namespace {
 
+void SyncDirectoryOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
 // The errno of a failed step, after removing the temporary file.
 int Fail(const std::string& tmp, int err) {
   std::remove(tmp.c_str());
@@ -39,14 +49,13 @@ int WriteFileDurably(const std::string& path, std::string_view data) {
   }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) return Fail(tmp, errno);
-  // The rename itself is durable once the directory is synced.
-  const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  SyncDirectoryOf(path);  // the rename itself is durable once the directory is synced
+  return 0;
+}
+
+int RemoveFileDurably(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno;
+  SyncDirectoryOf(path);
   return 0;
 }
 

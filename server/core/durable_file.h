@@ -13,4 +13,8 @@ namespace sluice::server {
 // removed then). Blocking I/O: call it off the I/O threads' hot path (saves, admin commands).
 int WriteFileDurably(const std::string& path, std::string_view data);
 
+// Removes `path` and fsyncs its directory, so the removal survives a crash. Returns 0 (also when
+// the file was already gone) or the errno of the step that failed.
+int RemoveFileDurably(const std::string& path);
+
 }  // namespace sluice::server

@@ -266,10 +266,7 @@ ssize_t Bus::Recv(int fd, Link& link, char* buf, size_t size) {
     case SSL_ERROR_SSL: {
       // An alert after the handshake: with TLS 1.3 the client's handshake ends before the
       // server checked its certificate, so a refusal shows here.
-      const unsigned long e = ERR_peek_error();
-      char reason[256] = "TLS error";
-      if (e != 0) ERR_error_string_n(e, reason, sizeof(reason));
-      LogTlsFailure(PeerOf(fd, link), reason);
+      LogTlsFailure(PeerOf(fd, link), OpenSslError("TLS error"));
       SSL_set_quiet_shutdown(link.ssl, 1);  // no close_notify after a fatal error
       return -2;
     }

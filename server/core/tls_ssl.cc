@@ -14,20 +14,6 @@ namespace sluice::server {
 
 namespace {
 
-// The oldest error OpenSSL queued on this thread ("error:80000002:system library::No such file
-// or directory"), the queue emptied.
-std::string OpenSslError() {
-  unsigned long code = ERR_peek_error();
-  std::string text = "unknown error";
-  if (code != 0) {
-    char buffer[256];
-    ERR_error_string_n(code, buffer, sizeof(buffer));
-    text = buffer;
-  }
-  ERR_clear_error();
-  return text;
-}
-
 // tls-protocols: the SSL_OP_NO_* options that leave only the named versions. False on a name
 // Redis does not know or an empty set.
 bool ProtocolOptions(const std::string& protocols, uint64_t* options) {
@@ -62,18 +48,19 @@ int PassphraseCallback(char* buf, int size, int /*rwflag*/, void* userdata) {
   return n;
 }
 
-// What OpenSSL queued on this thread ("error:0A000086:SSL routines::certificate verify
-// failed"), the queue emptied; `fallback` when it queued nothing.
-std::string OpenSslReason(const std::string& fallback) {
-  const unsigned long code = ERR_get_error();
+}  // namespace
+
+std::string OpenSslError(const char* fallback) {
+  unsigned long code = ERR_peek_error();
+  std::string text = fallback;
+  if (code != 0) {
+    char buffer[256];
+    ERR_error_string_n(code, buffer, sizeof(buffer));
+    text = buffer;
+  }
   ERR_clear_error();
-  if (code == 0) return fallback;
-  char text[256];
-  ERR_error_string_n(code, text, sizeof(text));
   return text;
 }
-
-}  // namespace
 
 SSL_CTX* NewTlsServerContext(const TlsConfig& tls, std::string* error) {
   ERR_clear_error();
@@ -182,7 +169,7 @@ std::shared_ptr<SSL_CTX> BuildTlsClientContext(const TlsConfig& tls, std::string
   ERR_clear_error();
   std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
   if (ctx == nullptr) {
-    *error = "SSL_CTX_new: " + OpenSslReason("unknown error");
+    *error = "SSL_CTX_new: " + OpenSslError();
     return nullptr;
   }
   SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
@@ -196,17 +183,17 @@ std::shared_ptr<SSL_CTX> BuildTlsClientContext(const TlsConfig& tls, std::string
   }
   const bool cert_ok =
       cert.empty() || SSL_CTX_use_certificate_chain_file(ctx.get(), cert.c_str()) == 1;
-  if (!cert_ok) *error = "loading certificate " + cert + ": " + OpenSslReason("unknown error");
+  if (!cert_ok) *error = "loading certificate " + cert + ": " + OpenSslError();
   const bool key_ok = !cert_ok || key.empty() ||
                       SSL_CTX_use_PrivateKey_file(ctx.get(), key.c_str(), SSL_FILETYPE_PEM) == 1;
-  if (!key_ok) *error = "loading private key " + key + ": " + OpenSslReason("unknown error");
+  if (!key_ok) *error = "loading private key " + key + ": " + OpenSslError();
   SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), nullptr);
   if (!cert_ok || !key_ok) return nullptr;
   const char* ca_file = tls.ca_cert_file.empty() ? nullptr : tls.ca_cert_file.c_str();
   const char* ca_dir = tls.ca_cert_dir.empty() ? nullptr : tls.ca_cert_dir.c_str();
   if ((ca_file != nullptr || ca_dir != nullptr) &&
       SSL_CTX_load_verify_locations(ctx.get(), ca_file, ca_dir) != 1) {
-    *error = "loading the CA certificates: " + OpenSslReason("unknown error");
+    *error = "loading the CA certificates: " + OpenSslError();
     return nullptr;
   }
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
@@ -239,7 +226,7 @@ TlsProgress TlsHandshakeStep(SSL* ssl, std::string* error) {
   const char* fallback = code == SSL_ERROR_SYSCALL || code == SSL_ERROR_ZERO_RETURN
                              ? "the peer closed the connection during the handshake"
                              : "handshake failed";
-  *error = OpenSslReason(fallback);
+  *error = OpenSslError(fallback);
   const long verify = SSL_get_verify_result(ssl);
   if (verify != X509_V_OK) *error += std::string(": ") + X509_verify_cert_error_string(verify);
   return TlsProgress::kFailed;

@@ -39,6 +39,10 @@ enum class TlsProgress { kDone, kWantRead, kWantWrite, kFailed };
 // kFailed with *error set (OpenSSL's reason, and why the peer's certificate was refused).
 TlsProgress TlsHandshakeStep(SSL* ssl, std::string* error);
 
+// The oldest error OpenSSL queued on this thread ("error:80000002:system library::No such file
+// or directory"), the queue emptied; `fallback` when it queued none.
+std::string OpenSslError(const char* fallback = "unknown error");
+
 // Sends close_notify once, without waiting for the peer's (never blocks on a non-blocking
 // socket: what does not fit in the socket buffer is dropped), when the handshake finished.
 void TlsSendCloseNotify(SSL* ssl);

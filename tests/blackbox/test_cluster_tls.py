@@ -67,6 +67,15 @@ def start_tls_nodes(kinds, plain):
     return nodes
 
 
+def port_is_free(port):
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
 def tls_ping(node):
     try:
         with TlsClient(node.tls_port, timeout=5) as c:
@@ -188,6 +197,27 @@ class TlsOnlyClusterTest(TlsClusterCase):
             member = dict(zip(shard[3][0][0::2], shard[3][0][1::2]))
             self.assertNotIn(b"port", member)  # no plain port (port 0)
             self.assertIn(member[b"tls-port"], [n.tls_port for n in self.nodes])
+
+    def test_default_bus_port_is_tls_port_plus_10000(self):
+        """Without cluster-port the bus listens on tls-port + 10000 (port + 10000 without
+        tls-cluster), as Redis; CLUSTER NODES shows it."""
+        while True:
+            tls_port = test_tls.free_port()
+            if tls_port + 10000 < 65536 and port_is_free(tls_port + 10000):
+                break
+        options = tls_node_options(tls_port, plain=True)
+        node = SluiceNode(options=options)
+        node.options.pop("cluster-port")
+        node.tls_port = tls_port
+        self.addCleanup(node.stop)
+        node.start()
+        myself = [line for line in text(tls_call(node, "CLUSTER", "NODES")).split("\n")
+                  if "myself" in line][0]
+        self.assertIn(":%d@%d " % (tls_port, tls_port + 10000), myself)
+        with Client(node.port) as c:  # a plain client is shown the plain port
+            self.assertIn(":%d@%d " % (node.port, tls_port + 10000),
+                          text(c.call("CLUSTER", "NODES")))
+        socket.create_connection(("127.0.0.1", tls_port + 10000), timeout=10).close()
 
     def test_silent_peer_is_dropped_and_the_bus_goes_on(self):
         """A peer that opens a bus connection and never handshakes holds nothing but its own

@@ -78,11 +78,7 @@ Bus::~Bus() { Stop(); }
 
 std::string Bus::Listen() {
   if (c_.settings_.tls_cluster) {
-    std::string why;
-    tls_server_.reset(NewTlsServerContext(c_.settings_.tls, &why), SSL_CTX_free);
-    if (tls_server_ == nullptr) return "Cluster bus TLS: " + why;
-    tls_client_ = BuildTlsClientContext(c_.settings_.tls, &why);
-    if (tls_client_ == nullptr) return "Cluster bus TLS (client side): " + why;
+    if (std::string why = BuildTlsContexts(); !why.empty()) return why;
   }
   for (std::string addr : c_.settings_.bind) {
     if (!addr.empty() && addr[0] == '-') addr.erase(0, 1);
@@ -242,6 +238,17 @@ bool Bus::WriteLink(int fd) {
   return true;
 }
 
+std::string Bus::BuildTlsContexts() {
+  std::string why;
+  std::shared_ptr<SSL_CTX> server(NewTlsServerContext(c_.settings_.tls, &why), SSL_CTX_free);
+  if (server == nullptr) return "Cluster bus TLS: " + why;
+  std::shared_ptr<SSL_CTX> client = BuildTlsClientContext(c_.settings_.tls, &why);
+  if (client == nullptr) return "Cluster bus TLS (client side): " + why;
+  tls_server_ = std::move(server);  // links made with the old ones keep them (SSL_new refs)
+  tls_client_ = std::move(client);
+  return "";
+}
+
 ssize_t Bus::Recv(int fd, Link& link, char* buf, size_t size) {
   if (link.ssl == nullptr) {
     for (;;) {
@@ -384,6 +391,15 @@ void Bus::Loop() {
     {
       std::lock_guard lock(c_.mu_);
       DrainClosed();
+      if (c_.tls_reload_) {
+        c_.tls_reload_ = false;
+        const std::string why = BuildTlsContexts();
+        if (why.empty()) {
+          LogInfo("Cluster bus: TLS certificates and settings reloaded for new links");
+        } else {
+          LogError(why + " (the bus keeps its current TLS settings)");
+        }
+      }
       for (int fd : listen_fds_) pfds.push_back({fd, POLLIN, 0});
       for (auto& [fd, link] : links_) {
         short events = POLLIN;

@@ -6,10 +6,11 @@
 // tls-cluster yes: every link is TLS (server/core/tls_ssl.h), as Redis: an accepted link with
 // the server context and a client certificate required (tls-auth-clients does not apply), an
 // outgoing one with the client context (tls-client-cert-file, else tls-cert-file). Both are
-// built when the bus starts. A handshake runs in non-blocking steps inside the poll loop, so it
-// never holds the other links; one that has not finished within kHandshakeTimeoutMs (or fails)
-// drops its link (logged) and the cron connects again as after any failed link. A link the bus
-// closes after its handshake sends close_notify first.
+// built when the bus starts and again after a CONFIG SET of the tls-* files (Cluster::ReloadTls). A
+// handshake runs in non-blocking steps inside the poll loop, so it never holds the other links; one
+// that has not finished within kHandshakeTimeoutMs (or fails) drops its link (logged) and the cron
+// connects again as after any failed link. A link the bus closes after its handshake sends
+// close_notify first.
 #pragma once
 
 #include <sys/types.h>
@@ -62,6 +63,8 @@ class Bus {
   bool ReadLink(int fd);
   bool WriteLink(int fd);
   // ---- TLS (tls-cluster yes)
+  // Builds both contexts from c_.settings_.tls; "" or why not (nothing changed then).
+  std::string BuildTlsContexts();
   static constexpr int64_t kHandshakeTimeoutMs = 10000;
   bool StartTls(int fd, Link& link);       // false: no session could be made (logged)
   bool StepHandshake(int fd, Link& link);  // false: failed (logged), close the link

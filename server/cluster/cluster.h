@@ -118,6 +118,10 @@ class Cluster final : public ClusterRouter {
   // node's plain port (pport) where the node has one (Redis's use_pport).
   std::string NodesText(bool plain_client);
   bool tls_cluster() const { return settings_.tls_cluster; }
+  // CONFIG SET of a tls-* file or context option: the bus builds its TLS contexts again from
+  // `tls` for the links made from now on (open links keep theirs; on failure, logged, the old
+  // ones stay). Any thread.
+  void ReloadTls(const TlsConfig& tls);
   Status Meet(const std::string& ip, int port, int cport);
   // ADDSLOTS(RANGE) / DELSLOTS(RANGE): inclusive ranges, each start <= end, all checked
   // before any is applied.
@@ -251,6 +255,7 @@ class Cluster final : public ClusterRouter {
   // was deleted or its address changed).
   std::map<int, std::string> outbox_;
   std::vector<int> to_close_;
+  bool tls_reload_ = false;  // ReloadTls asked the bus to rebuild its contexts from settings_.tls
   // Replication hooks to run outside mu_ (ReplicaOf joins the old link's thread): queued under
   // mu_, run by the bus thread after it lets go of mu_.
   std::vector<std::function<void()>> deferred_;

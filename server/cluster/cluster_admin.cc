@@ -66,6 +66,13 @@ void ClusterSettings::AnnouncedPorts(int* announced_port, int* announced_pport,
   if (announce_bus_port != 0) *announced_cport = announce_bus_port;
 }
 
+void Cluster::ReloadTls(const TlsConfig& tls) {
+  std::lock_guard lock(mu_);
+  if (!settings_.tls_cluster) return;
+  settings_.tls = tls;
+  tls_reload_ = true;
+}
+
 std::string Cluster::Start() {
   if (std::string why = bus_->Listen(); !why.empty()) return why;
   bus_->Start();

@@ -219,6 +219,26 @@ class TlsOnlyClusterTest(TlsClusterCase):
                           text(c.call("CLUSTER", "NODES")))
         socket.create_connection(("127.0.0.1", tls_port + 10000), timeout=10).close()
 
+    def test_config_set_reloads_the_bus_certificate(self):
+        """CONFIG SET tls-cert-file/tls-key-file: new bus links get the new certificate, and
+        the cluster stays up."""
+        n = self.nodes[2]
+
+        def bus_certificate_cn():
+            raw = socket.create_connection(("127.0.0.1", n.cport), timeout=10)
+            with test_tls.client_context().wrap_socket(raw, server_hostname="localhost") as s:
+                return dict(x[0] for x in s.getpeercert()["subject"])["commonName"]
+
+        self.assertEqual(bus_certificate_cn(), "server-one")
+        self.addCleanup(tls_call, n, "CONFIG", "SET", "tls-cert-file", cert("server.crt"),
+                        "tls-key-file", cert("server.key"))
+        self.assertEqual(tls_call(n, "CONFIG", "SET", "tls-cert-file", cert("server2.crt"),
+                                  "tls-key-file", cert("server2.key")), "OK")
+        wait_until(lambda: bus_certificate_cn() == "server-two", what="the bus's new certificate")
+        self.assertIn("Cluster bus: TLS certificates and settings reloaded for new links",
+                      n.stderr())
+        self.assertTrue(tls_all_ok(self.nodes))
+
     def test_silent_peer_is_dropped_and_the_bus_goes_on(self):
         """A peer that opens a bus connection and never handshakes holds nothing but its own
         link, which is dropped (one log line) after the bounded handshake time."""

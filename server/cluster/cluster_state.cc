@@ -207,10 +207,11 @@ void Cluster::SetMyMaster(Node* master) {
   mf_end_ = 0;
   MarkDirty();
   if (hooks_.replicate) {
-    deferred_.push_back(
-        [this, ip = master->ip, port = master->port] {  // as Redis: TLS when tls-cluster
-          hooks_.replicate(ip, port);
-        });
+    // Redis replicates from the master's port (its TLS one with tls-cluster); a plain link
+    // (tls-replication no) to a tls-cluster master takes its plain port where it has one.
+    const bool plain_link = settings_.tls_cluster && !settings_.tls.replication;
+    const int port = plain_link && master->pport != 0 ? master->pport : master->port;
+    deferred_.push_back([this, ip = master->ip, port] { hooks_.replicate(ip, port); });
   }
 }
 

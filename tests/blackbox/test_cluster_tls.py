@@ -239,6 +239,39 @@ class TlsOnlyClusterTest(TlsClusterCase):
                       n.stderr())
         self.assertTrue(tls_all_ok(self.nodes))
 
+    def test_replica_replicates_over_tls(self):
+        """A fourth TLS-only node added as a replica (redis-cli --tls --cluster add-node
+        --cluster-slave) replicates its master over TLS (tls-replication yes), from the port the
+        master announces; forgotten again afterwards."""
+        replica = start_tls_nodes(["sluice"], plain=False)[0]
+        master = self.nodes[0]
+        master_id = text(tls_call(master, "CLUSTER", "MYID"))
+        replica_id = text(tls_call(replica, "CLUSTER", "MYID"))
+
+        def forget():
+            replica.stop()
+            for n in self.nodes:
+                tls_call(n, "CLUSTER", "FORGET", replica_id)
+        self.addCleanup(forget)
+        tls_cli("--cluster", "add-node", "127.0.0.1:%d" % replica.tls_port,
+                "127.0.0.1:%d" % master.tls_port, "--cluster-slave", "--cluster-master-id",
+                master_id)
+
+        def link_up():
+            return "master_link_status:up" in text(tls_call(replica, "INFO", "replication"))
+        wait_until(link_up, what="the replica's TLS link to its master")
+        self.assertIn("master_port:%d\r\n" % master.tls_port,
+                      text(tls_call(replica, "INFO", "replication")))
+        key = next(k for k in ("r%d" % i for i in range(1000))
+                   if owner_of(self.nodes, KeyHashSlot(k)) is master)
+        self.assertEqual(tls_call(master, "SET", key, "replicated"), "OK")
+
+        def replicated():
+            with TlsClient(replica.tls_port) as c:
+                self.assertEqual(c.call("READONLY"), "OK")
+                return c.call("GET", key) == b"replicated"
+        wait_until(replicated, what="the key on the replica")
+
     def test_silent_peer_is_dropped_and_the_bus_goes_on(self):
         """A peer that opens a bus connection and never handshakes holds nothing but its own
         link, which is dropped (one log line) after the bounded handshake time."""

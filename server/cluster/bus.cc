@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <cstring>
 
 #include "server/core/logging.h"
+#include "server/core/tls_ssl.h"
 
 namespace sluice::server::cluster {
 
@@ -74,6 +77,9 @@ void Nonblocking(int fd) {
 Bus::~Bus() { Stop(); }
 
 std::string Bus::Listen() {
+  if (c_.settings_.tls_cluster) {
+    if (std::string why = BuildTlsContexts(); !why.empty()) return why;
+  }
   for (std::string addr : c_.settings_.bind) {
     if (!addr.empty() && addr[0] == '-') addr.erase(0, 1);
     if (addr == "*") addr = "0.0.0.0";
@@ -108,7 +114,13 @@ void Bus::Stop() {
   if (thread_.joinable()) thread_.join();
   for (int fd : listen_fds_) close(fd);
   listen_fds_.clear();
-  for (auto& [fd, link] : links_) close(fd);
+  for (auto& [fd, link] : links_) {
+    if (link.ssl != nullptr) {
+      TlsSendCloseNotify(link.ssl);
+      SSL_free(link.ssl);
+    }
+    close(fd);
+  }
   links_.clear();
 }
 
@@ -117,6 +129,10 @@ void Bus::CloseFd(int fd) {
   if (it == links_.end()) return;
   if (it->second.node != nullptr && it->second.node->link == fd) it->second.node->link = -1;
   c_.outbox_.erase(fd);
+  if (it->second.ssl != nullptr) {
+    TlsSendCloseNotify(it->second.ssl);  // nothing when the handshake had not finished
+    SSL_free(it->second.ssl);
+  }
   close(fd);
   links_.erase(it);
 }
@@ -140,6 +156,10 @@ void Bus::Accept(int listen_fd) {
     Link link;
     link.inbound = true;
     link.ctime = NowMs();
+    if (tls_server_ != nullptr && !StartTls(fd, link)) {
+      close(fd);
+      continue;
+    }
     links_[fd] = std::move(link);
   }
 }
@@ -175,14 +195,12 @@ bool Bus::ReadLink(int fd) {
   Link& link = links_[fd];
   char buf[16384];
   for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
+    const ssize_t n = Recv(fd, link, buf, sizeof(buf));
     if (n > 0) {
       link.rbuf.append(buf, static_cast<size_t>(n));
       continue;
     }
-    if (n == 0) return false;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-    if (errno == EINTR) continue;
+    if (n == -1) break;
     return false;
   }
   size_t at = 0;
@@ -212,11 +230,148 @@ bool Bus::ReadLink(int fd) {
 bool Bus::WriteLink(int fd) {
   auto it = c_.outbox_.find(fd);
   if (it == c_.outbox_.end() || it->second.empty()) return true;
-  ssize_t n = write(fd, it->second.data(), it->second.size());
-  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  const ssize_t n = Send(fd, links_[fd], it->second.data(), it->second.size());
+  if (n == -1) return true;
+  if (n <= 0) return false;
   it->second.erase(0, static_cast<size_t>(n));
   if (it->second.empty()) c_.outbox_.erase(it);
   return true;
+}
+
+std::string Bus::BuildTlsContexts() {
+  std::string why;
+  std::shared_ptr<SSL_CTX> server(NewTlsServerContext(c_.settings_.tls, &why), SSL_CTX_free);
+  if (server == nullptr) return "Cluster bus TLS: " + why;
+  std::shared_ptr<SSL_CTX> client = BuildTlsClientContext(c_.settings_.tls, &why);
+  if (client == nullptr) return "Cluster bus TLS (client side): " + why;
+  tls_server_ = std::move(server);  // links made with the old ones keep them (SSL_new refs)
+  tls_client_ = std::move(client);
+  return "";
+}
+
+ssize_t Bus::Recv(int fd, Link& link, char* buf, size_t size) {
+  if (link.ssl == nullptr) {
+    for (;;) {
+      const ssize_t n = read(fd, buf, size);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2;
+    }
+  }
+  link.want_write = false;
+  ERR_clear_error();
+  const int n = SSL_read(link.ssl, buf, static_cast<int>(size));
+  if (n > 0) return n;
+  switch (SSL_get_error(link.ssl, n)) {
+    case SSL_ERROR_WANT_READ:
+      return -1;
+    case SSL_ERROR_WANT_WRITE:
+      link.want_write = true;
+      return -1;
+    case SSL_ERROR_ZERO_RETURN:
+      return 0;  // close_notify
+    case SSL_ERROR_SSL: {
+      // An alert after the handshake: with TLS 1.3 the client's handshake ends before the
+      // server checked its certificate, so a refusal shows here.
+      LogTlsFailure(PeerOf(fd, link), OpenSslError("TLS error"));
+      SSL_set_quiet_shutdown(link.ssl, 1);  // no close_notify after a fatal error
+      return -2;
+    }
+    default:
+      SSL_set_quiet_shutdown(link.ssl, 1);
+      return -2;
+  }
+}
+
+ssize_t Bus::Send(int fd, Link& link, const char* buf, size_t size) {
+  if (link.ssl == nullptr) {
+    for (;;) {
+      const ssize_t n = write(fd, buf, size);
+      if (n >= 0) return n == 0 ? -1 : n;
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2;
+    }
+  }
+  link.want_write = false;
+  ERR_clear_error();
+  const int n = SSL_write(link.ssl, buf, static_cast<int>(std::min<size_t>(size, 1u << 30)));
+  if (n > 0) return n;
+  switch (SSL_get_error(link.ssl, n)) {
+    case SSL_ERROR_WANT_READ:
+      return -1;  // POLLIN is always polled; the next read lets the write go on
+    case SSL_ERROR_WANT_WRITE:
+      link.want_write = true;
+      return -1;
+    default:
+      SSL_set_quiet_shutdown(link.ssl, 1);  // no close_notify after a fatal error
+      return -2;
+  }
+}
+
+bool Bus::StartTls(int fd, Link& link) {
+  link.ssl = NewTlsSession(link.inbound ? tls_server_.get() : tls_client_.get(), fd,
+                           /*client=*/!link.inbound);
+  if (link.ssl == nullptr) {
+    LogTlsFailure(PeerOf(fd, link), "cannot create a TLS session");
+    return false;
+  }
+  // An accepted link must present a certificate the CA signed (Redis: TLS_CLIENT_AUTH_YES).
+  if (link.inbound) {
+    SSL_set_verify(link.ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  }
+  link.handshaking = true;
+  link.want_write = false;
+  link.handshake_deadline = NowMs() + std::min(kHandshakeTimeoutMs, c_.settings_.node_timeout_ms);
+  return true;
+}
+
+bool Bus::StepHandshake(int fd, Link& link) {
+  std::string why;
+  switch (TlsHandshakeStep(link.ssl, &why)) {
+    case TlsProgress::kDone:
+      link.handshaking = link.want_write = false;
+      return true;
+    case TlsProgress::kWantRead:
+      link.want_write = false;
+      return true;
+    case TlsProgress::kWantWrite:
+      link.want_write = true;
+      return true;
+    case TlsProgress::kFailed:
+      break;
+  }
+  LogTlsFailure(PeerOf(fd, link), why);
+  return false;
+}
+
+void Bus::DropLateHandshakes() {
+  const int64_t now = NowMs();
+  std::vector<int> late;
+  for (const auto& [fd, link] : links_) {
+    if (link.handshaking && now > link.handshake_deadline) late.push_back(fd);
+  }
+  for (int fd : late) {
+    LogTlsFailure(PeerOf(fd, links_[fd]), "the TLS handshake did not finish in time");
+    CloseFd(fd);
+  }
+}
+
+std::string Bus::PeerOf(int fd, const Link& link) const {
+  if (!link.inbound && link.node != nullptr) {
+    return "node " + link.node->name + " (" + link.node->ip + ":" +
+           std::to_string(link.node->cport) + ")";
+  }
+  return "an incoming link from " + PeerIp(fd);
+}
+
+void Bus::LogTlsFailure(const std::string& peer, const std::string& why) {
+  const int64_t now = NowMs();
+  int64_t& last = tls_logged_[peer + "\n" + why];
+  if (last != 0 && now - last < 10000) return;
+  last = now;
+  if (tls_logged_.size() > 1024) tls_logged_.clear();  // bounded: peers come and go
+  LogError("Cluster bus: TLS handshake with " + peer + " failed: " + why +
+           " (the link is dropped and retried)");
 }
 
 void Bus::RunDeferred() {
@@ -236,11 +391,25 @@ void Bus::Loop() {
     {
       std::lock_guard lock(c_.mu_);
       DrainClosed();
+      if (c_.tls_reload_) {
+        c_.tls_reload_ = false;
+        const std::string why = BuildTlsContexts();
+        if (why.empty()) {
+          LogInfo("Cluster bus: TLS certificates and settings reloaded for new links");
+        } else {
+          LogError(why + " (the bus keeps its current TLS settings)");
+        }
+      }
       for (int fd : listen_fds_) pfds.push_back({fd, POLLIN, 0});
       for (auto& [fd, link] : links_) {
         short events = POLLIN;
         auto out = c_.outbox_.find(fd);
-        if (link.connecting || (out != c_.outbox_.end() && !out->second.empty())) events |= POLLOUT;
+        const bool queued = out != c_.outbox_.end() && !out->second.empty();
+        if (link.handshaking) {
+          events = link.want_write ? POLLOUT : POLLIN;
+        } else if (link.connecting || link.want_write || queued) {
+          events |= POLLOUT;
+        }
         pfds.push_back({fd, events, 0});
       }
     }
@@ -264,18 +433,27 @@ void Bus::Loop() {
         getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &len);
         if (err != 0) keep = false;
         it->second.connecting = false;
+        if (keep && tls_client_ != nullptr) keep = StartTls(p.fd, it->second);
       }
-      if (keep && (p.revents & (POLLIN | POLLHUP | POLLERR))) keep = ReadLink(p.fd);
+      if (keep && it->second.handshaking) {
+        keep = StepHandshake(p.fd, it->second);
+        if (keep && it->second.handshaking) continue;
+      }
+      // A TLS session may hold decrypted bytes, or have waited to write for a read: read on
+      // any event.
+      const bool tls = it->second.ssl != nullptr;
+      if (keep && (tls || (p.revents & (POLLIN | POLLHUP | POLLERR)))) keep = ReadLink(p.fd);
       if (keep && links_.count(p.fd) && (p.revents & POLLOUT)) keep = WriteLink(p.fd);
       if (!keep) CloseFd(p.fd);
     }
     // Replies queued while processing go out now rather than after the next poll.
     for (auto it = links_.begin(); it != links_.end();) {
       const int fd = it->first;
-      const bool ok = it->second.connecting || WriteLink(fd);
+      const bool ok = it->second.connecting || it->second.handshaking || WriteLink(fd);
       ++it;
       if (!ok) CloseFd(fd);
     }
+    DropLateHandshakes();
     if (NowMs() >= next_cron) {
       next_cron = NowMs() + 100;
       c_.Cron();

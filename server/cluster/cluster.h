@@ -22,6 +22,7 @@
 
 #include "server/cluster/bus_message.h"
 #include "server/core/cluster_router.h"
+#include "server/core/tls_config.h"
 #include "sluice/status.h"
 #include "sluice/store.h"
 
@@ -38,7 +39,13 @@ struct ClusterSettings {
   int64_t node_timeout_ms = 15000;
   int port = 6379;  // the client port
   int tls_port = 0;
-  int bus_port = 16379;  // cluster-port, or port + 10000
+  // cluster-port, or 10000 above the client port (the tls-port when tls-cluster is yes, as
+  // Redis).
+  int bus_port = 16379;
+  // tls-cluster: every bus link speaks TLS (the contexts built from `tls` when the bus starts),
+  // and "the" port this node announces is its tls-port (the plain one goes as pport).
+  bool tls_cluster = false;
+  TlsConfig tls;
   std::vector<std::string> bind = {"127.0.0.1"};
   std::string announce_ip, announce_hostname;
   int announce_port = 0, announce_tls_port = 0, announce_bus_port = 0;
@@ -48,6 +55,10 @@ struct ClusterSettings {
   int64_t migration_barrier = 1;
   bool replica_no_failover = false;
   static ClusterSettings From(const Config& config);
+  // The ports this node announces (Redis's deriveAnnouncedPorts): port is the tls-port when
+  // tls-cluster is yes (pport then the plain port), else the plain port (pport 0); the
+  // cluster-announce-* options override them.
+  void AnnouncedPorts(int* port, int* pport, int* cport) const;
 };
 
 struct FailReport {
@@ -103,7 +114,14 @@ class Cluster final : public ClusterRouter {
   // (server/core/errors_cluster.h) and fills its out-parameters with what the reply needs.
   std::string MyId();
   std::string InfoText();
-  std::string NodesText();
+  // `plain_client`: the asking client is not TLS while tls-cluster is yes, so it is shown each
+  // node's plain port (pport) where the node has one (Redis's use_pport).
+  std::string NodesText(bool plain_client);
+  bool tls_cluster() const { return settings_.tls_cluster; }
+  // CONFIG SET of a tls-* file or context option: the bus builds its TLS contexts again from
+  // `tls` for the links made from now on (open links keep theirs; on failure, logged, the old
+  // ones stay). Any thread.
+  void ReloadTls(const TlsConfig& tls);
   Status Meet(const std::string& ip, int port, int cport);
   // ADDSLOTS(RANGE) / DELSLOTS(RANGE): inclusive ranges, each start <= end, all checked
   // before any is applied.
@@ -112,7 +130,7 @@ class Cluster final : public ClusterRouter {
   Status SetSlot(int slot, const std::string& how, const std::string& node_id);
   Status Forget(const std::string& node_id);
   Status Replicate(const std::string& node_id);
-  Status Replicas(const std::string& node_id, std::vector<std::string>* lines);
+  Status Replicas(const std::string& node_id, bool plain_client, std::vector<std::string>* lines);
   Status Reset(bool hard);
   Status SetConfigEpoch(int64_t epoch);
   Status BumpEpoch(bool* bumped, uint64_t* epoch);
@@ -124,13 +142,15 @@ class Cluster final : public ClusterRouter {
     int start = 0, end = 0;
     struct Member {
       std::string name, ip, hostname;
-      int port = 0;
+      int port = 0;  // the port the asking client uses (CLUSTER SLOTS)
+      // CLUSTER SHARDS's "port" and "tls-port" (0: not shown), by tls-cluster alone, as Redis.
+      int plain_port = 0, tls_port = 0;
       bool master = false, fail = false;
       int64_t offset = 0;
     };
     std::vector<Member> members;  // the master first, then its replicas
   };
-  std::vector<SlotRange> SlotRanges();
+  std::vector<SlotRange> SlotRanges(bool plain_client);
   struct Shard {
     std::vector<std::pair<int, int>> slots;
     std::vector<SlotRange::Member> members;
@@ -174,7 +194,7 @@ class Cluster final : public ClusterRouter {
   bool BumpEpochLocked();
   void HandleEpochCollision(Node* sender);
   void UpdateSlotsConfigWith(Node* sender, uint64_t sender_epoch, const SlotBitmap& slots);
-  std::string Description(const Node* n) const;
+  std::string Description(const Node* n, bool plain_client = false) const;
   // The slot ranges (inclusive) the slot table gives n, in order.
   std::vector<std::pair<int, int>> RangesOf(const Node* n) const;
   // ---- messages (cluster_messages.cc, mu_ held)
@@ -235,6 +255,7 @@ class Cluster final : public ClusterRouter {
   // was deleted or its address changed).
   std::map<int, std::string> outbox_;
   std::vector<int> to_close_;
+  bool tls_reload_ = false;  // ReloadTls asked the bus to rebuild its contexts from settings_.tls
   // Replication hooks to run outside mu_ (ReplicaOf joins the old link's thread): queued under
   // mu_, run by the bus thread after it lets go of mu_.
   std::vector<std::function<void()>> deferred_;

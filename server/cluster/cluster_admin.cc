@@ -33,8 +33,11 @@ ClusterSettings ClusterSettings::From(const Config& config) {
   s.node_timeout_ms = CompatInt(config, "cluster-node-timeout");
   s.port = config.port;
   s.tls_port = config.tls.port;
+  s.tls_cluster = config.tls.cluster;
+  s.tls = config.tls;
   const int64_t cport = CompatInt(config, "cluster-port");
-  s.bus_port = cport != 0 ? static_cast<int>(cport) : config.port + 10000;
+  const int base = s.tls_cluster ? config.tls.port : config.port;
+  s.bus_port = cport != 0 ? static_cast<int>(cport) : base + 10000;
   s.bind = config.bind;
   s.announce_ip = Compat(config, "cluster-announce-ip");
   s.announce_hostname = Compat(config, "cluster-announce-hostname");
@@ -47,6 +50,27 @@ ClusterSettings ClusterSettings::From(const Config& config) {
   s.migration_barrier = CompatInt(config, "cluster-migration-barrier");
   s.replica_no_failover = Compat(config, "cluster-replica-no-failover") == "yes";
   return s;
+}
+
+void ClusterSettings::AnnouncedPorts(int* announced_port, int* announced_pport,
+                                     int* announced_cport) const {
+  *announced_port = tls_cluster ? tls_port : port;
+  *announced_pport = tls_cluster ? port : 0;
+  *announced_cport = bus_port;
+  if (tls_cluster && announce_tls_port != 0) {
+    *announced_port = announce_tls_port;
+    *announced_pport = announce_port;
+  } else if (announce_port != 0) {
+    *announced_port = announce_port;
+  }
+  if (announce_bus_port != 0) *announced_cport = announce_bus_port;
+}
+
+void Cluster::ReloadTls(const TlsConfig& tls) {
+  std::lock_guard lock(mu_);
+  if (!settings_.tls_cluster) return;
+  settings_.tls = tls;
+  tls_reload_ = true;
 }
 
 std::string Cluster::Start() {
@@ -66,10 +90,10 @@ std::string Cluster::MyId() {
   return myself_->name;
 }
 
-std::string Cluster::NodesText() {
+std::string Cluster::NodesText(bool plain_client) {
   std::lock_guard lock(mu_);
   std::string text;
-  for (const auto& [name, n] : nodes_) text += Description(n.get()) + "\n";
+  for (const auto& [name, n] : nodes_) text += Description(n.get(), plain_client) + "\n";
   return text;
 }
 
@@ -247,12 +271,13 @@ Status Cluster::Replicate(const std::string& node_id) {
   return Status::Ok();
 }
 
-Status Cluster::Replicas(const std::string& node_id, std::vector<std::string>* lines) {
+Status Cluster::Replicas(const std::string& node_id, bool plain_client,
+                         std::vector<std::string>* lines) {
   std::lock_guard lock(mu_);
   Node* n = Lookup(node_id);
   if (n == nullptr) return UnknownNode(node_id);
   if (n->is_replica()) return NotAMaster();
-  for (Node* r : n->replicas) lines->push_back(Description(r));
+  for (Node* r : n->replicas) lines->push_back(Description(r, plain_client));
   return Status::Ok();
 }
 

@@ -6,12 +6,16 @@ namespace sluice::server::cluster {
 
 namespace {
 
-Cluster::SlotRange::Member MemberOf(const Node* n, int64_t my_offset) {
+Cluster::SlotRange::Member MemberOf(const Node* n, int64_t my_offset, bool plain_client,
+                                    bool tls_cluster) {
   Cluster::SlotRange::Member m;
   m.name = n->name;
   m.ip = n->ip;
   m.hostname = n->hostname;
-  m.port = n->port;
+  m.port = plain_client && n->pport != 0 ? n->pport : n->port;
+  // Redis takes tls-cluster as the sign that port is the TLS one.
+  m.plain_port = tls_cluster ? n->pport : n->port;
+  m.tls_port = tls_cluster ? n->port : 0;
   m.master = n->is_master();
   m.fail = (n->flags & kFlagFail) != 0;
   m.offset = (n->flags & kFlagMyself) ? my_offset : n->repl_offset;
@@ -20,7 +24,7 @@ Cluster::SlotRange::Member MemberOf(const Node* n, int64_t my_offset) {
 
 }  // namespace
 
-std::vector<Cluster::SlotRange> Cluster::SlotRanges() {
+std::vector<Cluster::SlotRange> Cluster::SlotRanges(bool plain_client) {
   std::lock_guard lock(mu_);
   const int64_t my_offset = hooks_.repl_offset ? hooks_.repl_offset() : 0;
   std::vector<SlotRange> out;
@@ -35,9 +39,9 @@ std::vector<Cluster::SlotRange> Cluster::SlotRanges() {
     SlotRange r;
     r.start = j;
     r.end = end;
-    r.members.push_back(MemberOf(n, my_offset));
+    r.members.push_back(MemberOf(n, my_offset, plain_client, settings_.tls_cluster));
     for (const Node* replica : n->replicas) {
-      SlotRange::Member m = MemberOf(replica, my_offset);
+      SlotRange::Member m = MemberOf(replica, my_offset, plain_client, settings_.tls_cluster);
       if (!m.fail && m.offset != 0) r.members.push_back(m);  // isReplicaAvailable
     }
     out.push_back(std::move(r));
@@ -55,8 +59,10 @@ std::vector<Cluster::Shard> Cluster::Shards() {
     if (!n->is_master()) continue;
     Shard s;
     s.slots = RangesOf(n);
-    s.members.push_back(MemberOf(n, my_offset));
-    for (const Node* replica : n->replicas) s.members.push_back(MemberOf(replica, my_offset));
+    s.members.push_back(MemberOf(n, my_offset, false, settings_.tls_cluster));
+    for (const Node* replica : n->replicas) {
+      s.members.push_back(MemberOf(replica, my_offset, false, settings_.tls_cluster));
+    }
     out.push_back(std::move(s));
   }
   return out;

@@ -87,9 +87,14 @@ void Cluster::Publish() {
   auto address_of = [&](const Node* n) -> int16_t {
     auto [it, fresh] = index.emplace(n, static_cast<int16_t>(t->addresses.size()));
     if (fresh) {
-      // TLS clients see the TLS port: Redis gossips port (TLS when tls-cluster) and pport.
-      t->addresses.push_back(
-          {n->ip, n->pport != 0 ? n->pport : n->port, n->pport != 0 ? n->port : 0});
+      // With tls-cluster a node's port is its TLS one and pport its plain one (if any): plain
+      // clients are sent pport where there is one, TLS clients port (Redis's use_pport).
+      // Without, every client is sent port.
+      if (settings_.tls_cluster) {
+        t->addresses.push_back({n->ip, n->pport != 0 ? n->pport : n->port, n->port});
+      } else {
+        t->addresses.push_back({n->ip, n->port, 0});
+      }
     }
     return it->second;
   };
@@ -202,10 +207,11 @@ void Cluster::SetMyMaster(Node* master) {
   mf_end_ = 0;
   MarkDirty();
   if (hooks_.replicate) {
-    deferred_.push_back(
-        [this, ip = master->ip, port = master->pport ? master->pport : master->port] {
-          hooks_.replicate(ip, port);
-        });
+    // Redis replicates from the master's port (its TLS one with tls-cluster); a plain link
+    // (tls-replication no) to a tls-cluster master takes its plain port where it has one.
+    const bool plain_link = settings_.tls_cluster && !settings_.tls.replication;
+    const int port = plain_link && master->pport != 0 ? master->pport : master->port;
+    deferred_.push_back([this, ip = master->ip, port] { hooks_.replicate(ip, port); });
   }
 }
 
@@ -353,9 +359,10 @@ std::vector<std::pair<int, int>> Cluster::RangesOf(const Node* n) const {
   return ranges;
 }
 
-std::string Cluster::Description(const Node* n) const {
+std::string Cluster::Description(const Node* n, bool plain_client) const {
+  const int port = plain_client && n->pport != 0 ? n->pport : n->port;
   std::string s =
-      n->name + " " + n->ip + ":" + std::to_string(n->port) + "@" + std::to_string(n->cport);
+      n->name + " " + n->ip + ":" + std::to_string(port) + "@" + std::to_string(n->cport);
   if (!n->hostname.empty()) s += "," + n->hostname;
   s += " ";
   static constexpr std::pair<uint16_t, const char*> kNames[] = {

@@ -149,8 +149,7 @@ std::string Cluster::Load() {
     LogInfo("Node configuration loaded, I'm " + myself_->name);
   }
   // The ports are this process's (a node restarted on another port announces it).
-  myself_->port = settings_.announce_port ? settings_.announce_port : settings_.port;
-  myself_->cport = settings_.announce_bus_port ? settings_.announce_bus_port : settings_.bus_port;
+  settings_.AnnouncedPorts(&myself_->port, &myself_->pport, &myself_->cport);
   myself_->hostname = settings_.announce_hostname;
   if (!settings_.announce_ip.empty()) myself_->ip = settings_.announce_ip;
   current_epoch_ = std::max(current_epoch_, MaxEpoch());

@@ -15,6 +15,10 @@ cluster::Cluster* ClusterOrReply(CommandContext& ctx) {
   return c;
 }
 
+bool PlainClient(const CommandContext& ctx, const cluster::Cluster& c) {
+  return c.tls_cluster() && !ctx.client.tls;
+}
+
 std::optional<int> SlotOrReply(CommandContext& ctx, std::string_view arg) {
   std::optional<int64_t> v = ParseInt64(arg);
   if (!v || *v < 0 || *v >= cluster::kSlots) {
@@ -35,7 +39,9 @@ void ClusterMyId(CommandContext& ctx, Args) {
 }
 
 void ClusterNodes(CommandContext& ctx, Args) {
-  if (cluster::Cluster* c = ClusterOrReply(ctx)) ctx.out.Verbatim("txt", c->NodesText());
+  if (cluster::Cluster* c = ClusterOrReply(ctx)) {
+    ctx.out.Verbatim("txt", c->NodesText(PlainClient(ctx, *c)));
+  }
 }
 
 // One node of CLUSTER SLOTS: ip, port, id, and a map of the hostname when it has one.
@@ -54,7 +60,7 @@ void SlotsMember(CommandContext& ctx, const cluster::Cluster::SlotRange::Member&
 void ClusterSlots(CommandContext& ctx, Args) {
   cluster::Cluster* c = ClusterOrReply(ctx);
   if (c == nullptr) return;
-  const std::vector<cluster::Cluster::SlotRange> ranges = c->SlotRanges();
+  const std::vector<cluster::Cluster::SlotRange> ranges = c->SlotRanges(PlainClient(ctx, *c));
   ctx.out.Array(ranges.size());
   for (const auto& r : ranges) {
     ctx.out.Array(2 + r.members.size());
@@ -65,11 +71,17 @@ void ClusterSlots(CommandContext& ctx, Args) {
 }
 
 void ShardMember(CommandContext& ctx, const cluster::Cluster::SlotRange::Member& m) {
-  ctx.out.Map(m.hostname.empty() ? 7 : 8);
+  ctx.out.Map((m.hostname.empty() ? 6 : 7) + (m.plain_port != 0) + (m.tls_port != 0));
   ctx.out.Bulk("id");
   ctx.out.Bulk(m.name);
-  ctx.out.Bulk("port");
-  ctx.out.Integer(m.port);
+  if (m.plain_port != 0) {
+    ctx.out.Bulk("port");
+    ctx.out.Integer(m.plain_port);
+  }
+  if (m.tls_port != 0) {
+    ctx.out.Bulk("tls-port");
+    ctx.out.Integer(m.tls_port);
+  }
   ctx.out.Bulk("ip");
   ctx.out.Bulk(m.ip);
   ctx.out.Bulk("endpoint");

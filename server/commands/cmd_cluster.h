@@ -10,6 +10,9 @@ namespace sluice::server {
 
 // The process's cluster, or nullptr after replying ClusterDisabled.
 cluster::Cluster* ClusterOrReply(CommandContext& ctx);
+// Whether the client is shown nodes' plain ports (Redis's use_pport): tls-cluster is yes and the
+// client's connection is not TLS.
+bool PlainClient(const CommandContext& ctx, const cluster::Cluster& c);
 // A slot argument: nullopt after replying "Invalid or out of range slot".
 std::optional<int> SlotOrReply(CommandContext& ctx, std::string_view arg);
 // The admin subcommands' specs (cmd_cluster_admin.cc).

@@ -98,7 +98,8 @@ void Replicas(CommandContext& ctx, Args args) {
   cluster::Cluster* c = ClusterOrReply(ctx);
   if (c == nullptr) return;
   std::vector<std::string> lines;
-  if (Status s = c->Replicas(std::string(args[2]), &lines); !s.ok()) return ReplyError(ctx.out, s);
+  if (Status s = c->Replicas(std::string(args[2]), PlainClient(ctx, *c), &lines); !s.ok())
+    return ReplyError(ctx.out, s);
   ctx.out.Array(lines.size());
   for (const std::string& l : lines) ctx.out.Bulk(l);
 }

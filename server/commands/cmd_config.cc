@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/cluster/cluster.h"
 #include "server/commands/server_commands.h"
 #include "server/core/acl_user.h"
 #include "server/core/args.h"
@@ -139,6 +140,7 @@ void ConfigSet(CommandContext& ctx, Args args) {
   // One atomic read-modify-write: a CONFIG SET of another option on another connection can
   // neither be undone by this one nor reorder the Store's settings against CONFIG GET.
   Status failed = Status::Ok();
+  bool tls_reloaded = false;  // the cluster bus rebuilds its TLS contexts too
   bool applied = ctx.server.UpdateConfig([&](Config& config) {
     const int64_t maxclients_before = config.maxclients;
     for (size_t i = 2; i < args.size(); i += 2) {
@@ -185,12 +187,16 @@ void ConfigSet(CommandContext& ctx, Args args) {
                                                       : TlsConfigureFailed(tls_option);
         return false;
       }
+      tls_reloaded = tls_reload;
     }
     ApplyToStore(ctx, config);
     return true;
   });
   if (!applied) return ReplyError(ctx.out, failed);
   if (replication::Replication* repl = replication::Instance()) repl->ReloadConfig();
+  if (tls_reloaded) {
+    if (cluster::Cluster* c = cluster::Instance()) c->ReloadTls(ctx.server.config().tls);
+  }
   ctx.out.Simple("OK");
 }
 

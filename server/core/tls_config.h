@@ -21,7 +21,7 @@ struct TlsConfig {
   std::string cert_file;
   std::string key_file;
   std::string key_file_pass;
-  std::string client_cert_file;  // outgoing connections (replication, cluster bus): stored
+  std::string client_cert_file;  // outgoing links (replication, cluster bus); "": cert_file
   std::string client_key_file;
   std::string client_key_file_pass;
   std::string dh_params_file;
@@ -35,8 +35,8 @@ struct TlsConfig {
   bool session_caching = true;
   int64_t session_cache_size = 20480;
   int64_t session_cache_timeout = 300;  // seconds
-  bool replication = false;             // stored: replication over TLS when it lands
-  bool cluster = false;                 // stored: the cluster bus over TLS when it lands
+  bool replication = false;             // a replica's link to its primary over TLS
+  bool cluster = false;                 // the cluster bus over TLS (read at start)
 
   // A TLS context is needed (Redis's rule: a TLS port, or TLS for replication or the bus).
   bool needed() const { return port != 0 || replication || cluster; }

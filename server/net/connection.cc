@@ -672,6 +672,16 @@ void Connection::CloseNow() {
   server_.monitors().Remove(&client_);
   server_.tracking().Disable(client_);
   client_.outbox.Close();
+  // TLS: close_notify first (bounded, asynchronous), unless a write in flight is being aborted.
+  if (tls_ != nullptr && !writing_ && tls_->Established()) {
+    auto self = shared_from_this();
+    tls_->Shutdown(self, [self] { self->CloseSocket(); });
+    return;
+  }
+  CloseSocket();
+}
+
+void Connection::CloseSocket() {
   std::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   socket_.close(ec);

@@ -164,7 +164,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnSoftLimitTimer(const std::error_code& ec);
   // Closes at once, dropping unwritten replies (a write in flight is aborted).
   void Drop(const std::string& why, StatCounter& counter);
+  // Closes now (unregistered at once); a TLS connection sends close_notify first unless a write
+  // is being aborted, and its socket closes when that ends (TlsStream::Shutdown, bounded).
   void CloseNow();
+  void CloseSocket();
 
   asio::ip::tcp::socket socket_;
   std::unique_ptr<TlsStream> tls_;  // over socket_ when a TLS connection; else nullptr

@@ -32,6 +32,24 @@ void TlsStream::Handshake(std::shared_ptr<void> keep_alive, std::function<void(s
                           });
 }
 
+bool TlsStream::Established() { return SSL_is_init_finished(stream_.native_handle()) == 1; }
+
+void TlsStream::Shutdown(std::shared_ptr<void> keep_alive, std::function<void()> done) {
+  std::error_code ignored;
+  stream_.next_layer().cancel(ignored);  // a pending read ends (its handler sees the close)
+  auto finish = std::make_shared<std::function<void()>>(std::move(done));
+  timer_.expires_after(kCloseNotifyTimeout);
+  timer_.async_wait([this, keep_alive, finish](const std::error_code& ec) {
+    if (ec) return;  // the shutdown ended first
+    std::error_code e;
+    stream_.next_layer().close(e);  // the pending shutdown completes with an error
+  });
+  stream_.async_shutdown([this, keep_alive, finish](const std::error_code&) {
+    timer_.cancel();
+    (*finish)();
+  });
+}
+
 std::string TlsStream::Reason(const std::error_code& ec) {
   if (timed_out_) {
     return "handshake timed out after " + std::to_string(kHandshakeTimeout.count()) + " s";

@@ -21,6 +21,7 @@ namespace sluice::server {
 class TlsStream {
  public:
   static constexpr std::chrono::seconds kHandshakeTimeout{10};
+  static constexpr std::chrono::milliseconds kCloseNotifyTimeout{1000};
   using Stream = asio::ssl::stream<asio::ip::tcp::socket&>;
 
   // `socket` must outlive this stream. `auth`: tls-auth-clients when the client was accepted.
@@ -36,6 +37,13 @@ class TlsStream {
   // which the caller closes the socket. `keep_alive` (the connection) is held by the pending
   // handlers.
   void Handshake(std::shared_ptr<void> keep_alive, std::function<void(std::string)> done);
+
+  // Whether the handshake finished (close_notify makes sense).
+  bool Established();
+  // Sends close_notify (asio's async_shutdown, after cancelling a read in flight; no write may
+  // be in flight) and waits for the peer's at most kCloseNotifyTimeout; then done(), after
+  // which the caller closes the socket. Never blocks the thread.
+  void Shutdown(std::shared_ptr<void> keep_alive, std::function<void()> done);
 
  private:
   // The handshake's error in words, with OpenSSL's verification result when it failed there.

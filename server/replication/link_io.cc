@@ -1,6 +1,6 @@
 #include "server/replication/link_io.h"
 
-#include <openssl/err.h>
+#include <fcntl.h>
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -10,64 +10,45 @@
 
 namespace sluice::server::replication {
 
-namespace {
-
-std::string LastSslError(const char* what) {
-  const unsigned long e = ERR_get_error();
-  char text[256] = "unknown error";
-  if (e != 0) ERR_error_string_n(e, text, sizeof(text));
-  return std::string(what) + ": " + text;
-}
-
-}  // namespace
-
 LinkIo::~LinkIo() {
-  if (ssl_ != nullptr) SSL_free(ssl_);
-  if (ctx_ != nullptr) SSL_CTX_free(ctx_);
+  if (ssl_ != nullptr) {
+    // The primary sees a clean close; non-blocking first, so a full socket buffer never holds
+    // the closing thread.
+    fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL, 0) | O_NONBLOCK);
+    TlsSendCloseNotify(ssl_);
+    SSL_free(ssl_);
+  }
   if (fd_ >= 0) close(fd_);
 }
 
 bool LinkIo::StartTls(const TlsConfig& tls, std::string* error) {
-  ctx_ = SSL_CTX_new(TLS_client_method());
-  if (ctx_ == nullptr) {
-    *error = LastSslError("SSL_CTX_new");
-    return false;
-  }
-  SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
-  const bool own = !tls.client_cert_file.empty();
-  const std::string& cert = own ? tls.client_cert_file : tls.cert_file;
-  const std::string& key = own ? tls.client_key_file : tls.key_file;
-  const std::string& pass = own ? tls.client_key_file_pass : tls.key_file_pass;
-  if (!pass.empty()) {
-    SSL_CTX_set_default_passwd_cb_userdata(ctx_, const_cast<char*>(pass.c_str()));
-  }
-  if (!cert.empty() && SSL_CTX_use_certificate_chain_file(ctx_, cert.c_str()) != 1) {
-    *error = LastSslError(("loading certificate " + cert).c_str());
-    return false;
-  }
-  if (!key.empty() && SSL_CTX_use_PrivateKey_file(ctx_, key.c_str(), SSL_FILETYPE_PEM) != 1) {
-    *error = LastSslError(("loading private key " + key).c_str());
-    return false;
-  }
-  const char* ca_file = tls.ca_cert_file.empty() ? nullptr : tls.ca_cert_file.c_str();
-  const char* ca_dir = tls.ca_cert_dir.empty() ? nullptr : tls.ca_cert_dir.c_str();
-  if ((ca_file != nullptr || ca_dir != nullptr) &&
-      SSL_CTX_load_verify_locations(ctx_, ca_file, ca_dir) != 1) {
-    *error = LastSslError("loading the CA certificates");
-    return false;
-  }
-  SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
-  ssl_ = SSL_new(ctx_);
-  if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1) {
-    *error = LastSslError("SSL_new");
+  ctx_ = BuildTlsClientContext(tls, error);
+  if (ctx_ == nullptr) return false;
+  ssl_ = NewTlsSession(ctx_.get(), fd_, /*client=*/true);
+  if (ssl_ == nullptr) {
+    *error = "SSL_new failed";
     return false;
   }
   SSL_set_mode(ssl_, SSL_MODE_AUTO_RETRY);
-  if (SSL_connect(ssl_) != 1) {
-    *error = LastSslError("TLS handshake");
-    return false;
+  for (;;) {
+    std::string why;
+    const TlsProgress step = TlsHandshakeStep(ssl_, &why);
+    if (step == TlsProgress::kDone) return true;
+    if (step == TlsProgress::kFailed) {
+      *error = "TLS handshake: " + why;
+      return false;
+    }
+    pollfd p{fd_, static_cast<short>(step == TlsProgress::kWantRead ? POLLIN : POLLOUT), 0};
+    const int r = poll(&p, 1, kHandshakeTimeoutMs);
+    if (r == 0) {
+      *error = "TLS handshake: timed out";
+      return false;
+    }
+    if (r < 0 && errno != EINTR) {
+      *error = "TLS handshake: poll failed";
+      return false;
+    }
   }
-  return true;
 }
 
 bool LinkIo::SendAll(std::string_view bytes) {

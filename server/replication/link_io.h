@@ -5,25 +5,25 @@
 // its keepalive thread (sends only, while the thread reading loads the RDB). Owns the socket.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "server/core/tls_config.h"
-
-typedef struct ssl_st SSL;
-typedef struct ssl_ctx_st SSL_CTX;
+#include "server/core/tls_ssl.h"
 
 namespace sluice::server::replication {
 
 class LinkIo {
  public:
   explicit LinkIo(int fd) : fd_(fd) {}
-  ~LinkIo();  // closes the socket
+  ~LinkIo();  // closes the socket (after close_notify over TLS)
   LinkIo(const LinkIo&) = delete;
   LinkIo& operator=(const LinkIo&) = delete;
 
   int fd() const { return fd_; }
-  // The client side of a TLS handshake over the socket; false with *error set.
+  // The client side of a TLS handshake over the socket (server/core/tls_ssl.h), each step
+  // bounded by kHandshakeTimeoutMs; false with *error set.
   bool StartTls(const TlsConfig& tls, std::string* error);
   bool SendAll(std::string_view bytes);
   enum class ReadResult { kData, kTimeout, kClosed };
@@ -31,8 +31,9 @@ class LinkIo {
   ReadResult Read(std::string* buf, int timeout_ms);
 
  private:
+  static constexpr int kHandshakeTimeoutMs = 10000;
   int fd_;
-  SSL_CTX* ctx_ = nullptr;
+  std::shared_ptr<SSL_CTX> ctx_;
   SSL* ssl_ = nullptr;
 };
 

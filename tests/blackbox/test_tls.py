@@ -304,6 +304,51 @@ class TrafficTest(TlsServerCase):
                 c.call("PING")
 
 
+class CloseNotifyTest(TlsServerCase):
+    """Sluice sends close_notify before it closes a TLS connection (QUIT, CLIENT KILL, the idle
+    timeout): a client that takes a ragged EOF as an error (suppress_ragged_eofs=False) reads a
+    clean end (b''), no SSLEOFError."""
+
+    def connect(self):
+        raw = socket.create_connection(("127.0.0.1", self.tls_port), timeout=30)
+        s = client_context().wrap_socket(raw, server_hostname="localhost",
+                                         suppress_ragged_eofs=False)
+        self.addCleanup(s.close)
+        return s
+
+    def read_to_clean_end(self, s, expected):
+        data = b""
+        while True:
+            chunk = s.recv(4096)  # ssl.SSLEOFError when the TCP stream ends without close_notify
+            if chunk == b"":
+                break
+            data += chunk
+        self.assertEqual(data, expected)
+
+    def test_quit(self):
+        s = self.connect()
+        s.sendall(b"PING\r\nQUIT\r\n")
+        self.read_to_clean_end(s, b"+PONG\r\n+OK\r\n")
+
+    def test_client_kill(self):
+        s = self.connect()
+        s.sendall(b"CLIENT ID\r\n")
+        reply = b""
+        while not reply.endswith(b"\r\n"):
+            reply += s.recv(100)
+        with self.server.client() as p:
+            self.assertEqual(p.call("CLIENT", "KILL", "ID", int(reply[1:-2])), 1)
+        self.read_to_clean_end(s, b"")
+
+    def test_idle_timeout(self):
+        with self.server.client() as p:
+            self.assertEqual(p.call("CONFIG", "SET", "timeout", "1"), "OK")
+        self.addCleanup(lambda: self.server.cli("CONFIG", "SET", "timeout", "0"))
+        s = self.connect()
+        s.sendall(b"PING\r\n")
+        self.read_to_clean_end(s, b"+PONG\r\n")
+
+
 class ReloadTest(TlsServerCase):
     def test_config_set_reloads_and_keeps_connections(self):
         admin = TlsClient(self.tls_port)

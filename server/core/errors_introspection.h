@@ -1,0 +1,11 @@
+// Redis's error text for introspection and runtime-configuration replies added after errors.h
+// (kept apart so that adding one does not rebuild every command family).
+#pragma once
+
+#include "sluice/status.h"
+
+namespace sluice::server {
+
+Status GetKeysInvalidArgs();  // "ERR Invalid arguments specified for command"
+
+}  // namespace sluice::server

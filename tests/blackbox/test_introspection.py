@@ -1,0 +1,78 @@
+"""Introspection side by side with a real redis-server 7.0.15 (issue 38, the units
+unit/introspection and unit/introspection-2): COMMAND GETKEYS / GETKEYSANDFLAGS over Redis's key
+specs, raw replies compared byte for byte in RESP2 and RESP3."""
+import unittest
+
+from harness import IS_REDIS, BlackboxTestCase, Client, encode_command
+from test_transactions import read_raw_reply, start_beside_reference
+
+# Every shape of key spec: index/keyword begin, range/keynum find, VARIABLE_FLAGS (SET,
+# BITFIELD), the INCOMPLETE/unknown specs Redis hands to its own finders (SORT, MIGRATE), NOT_KEY
+# (SPUBLISH), commands without keys, NO_MANDATORY_KEYS (EVAL, FCALL) and bad numkeys.
+GETKEYS_CASES = [
+    ["SET", "k1", "v1"], ["SET", "k1", "v1", "GET"], ["SET", "k1", "v1", "EX", "10", "get"],
+    ["MSET", "k1", "v1", "k2", "v2"], ["LMOVE", "k1", "k2", "left", "right"],
+    ["SORT", "k1", "STORE", "k2"], ["SORT", "k1", "BY", "x", "GET", "y", "STORE", "k2"],
+    ["SORT", "k1"], ["SORT_RO", "k1", "BY", "x"], ["BITFIELD", "k1", "GET", "u8", "0"],
+    ["BITFIELD", "k1", "SET", "u8", "0", "1"], ["BITFIELD", "k1", "OVERFLOW", "SAT", "GET", "u8",
+                                                 "0"],
+    ["BITFIELD_RO", "k1", "GET", "u8", "0"], ["EVAL", "return 1", "0"],
+    ["EVAL", "return 1", "2", "a", "b"], ["EVALSHA_RO", "abc", "1", "a"], ["FCALL", "f", "0"],
+    ["FCALL_RO", "f", "1", "a"], ["PING"], ["GET"], ["GET", "a"], ["ZUNIONSTORE", "a", "0"],
+    ["ZUNIONSTORE", "a", "3", "b"], ["ZUNIONSTORE", "a", "x", "b"],
+    ["ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "2"], ["ZINTER", "2", "a", "b"],
+    ["MIGRATE", "h", "1", "k", "0", "1"], ["MIGRATE", "h", "1", "", "0", "1", "KEYS", "a", "b"],
+    ["GEORADIUS", "k", "1", "1", "1", "m", "STORE", "s"],
+    ["GEORADIUS", "k", "1", "1", "1", "m", "STOREDIST", "s"],
+    ["GEOSEARCHSTORE", "d", "s", "FROMMEMBER", "m", "BYRADIUS", "1", "m"],
+    ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", "0", "0"],
+    ["XREAD", "COUNT", "1", "STREAMS", "a", "b", "0", "0"], ["XREAD", "STREAMS", "a", "b", "0"],
+    ["XGROUP", "CREATE", "key", "g", "$"], ["SPUBLISH", "a", "b"], ["PUBLISH", "a", "b"],
+    ["OBJECT", "ENCODING", "a"], ["MEMORY", "USAGE", "a"], ["LMPOP", "2", "a", "b", "LEFT"],
+    ["BLMPOP", "0", "2", "a", "b", "LEFT"], ["BZMPOP", "0", "1", "z", "MIN"],
+    ["DEL", "a", "b", "c"], ["RENAME", "a", "b"], ["COPY", "a", "b"], ["SMOVE", "a", "b", "c"],
+    ["GETEX", "a"], ["GETDEL", "a"], ["BITOP", "AND", "d", "a", "b"], ["PFMERGE", "d", "a", "b"],
+    ["PFCOUNT", "a", "b"], ["LCS", "a", "b"], ["SINTERCARD", "2", "a", "b"],
+    ["ZRANGESTORE", "d", "s", "0", "-1"], ["RPOPLPUSH", "a", "b"], ["HSET", "h", "f", "v"],
+    ["LPOS", "l", "x"], ["WATCH", "a", "b"], ["NOSUCH", "a", "b"], ["CLIENT", "LIST"],
+    ["CONFIG", "GET", "x"], ["CLIENT", "NOSUCH"], ["SET", "a"], ["XADD", "s", "*", "f", "v"],
+    ["EXPIRE", "a", "1"], ["SUNIONSTORE", "d", "a", "b"], ["BLMOVE", "a", "b", "LEFT", "LEFT",
+                                                         "0"],
+]
+
+
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class IntrospectionDifferentialTest(BlackboxTestCase):
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sluice, cls.redis = start_beside_reference()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.redis.stop()
+        cls.sluice.stop()
+
+    def raw(self, port, commands, proto):
+        """The raw replies to `commands`, pipelined on a fresh connection."""
+        with Client(port) as c:
+            if proto == 3:
+                self.assertEqual(c.call("HELLO", "3")[b"proto"], 3)
+            c.send(b"".join(encode_command(*cmd) for cmd in commands))
+            return [read_raw_reply(c) for _ in commands]
+
+    def check(self, commands):
+        for proto in (2, 3):
+            want = self.raw(self.redis.port, commands, proto)
+            got = self.raw(self.sluice.port, commands, proto)
+            for i, (g, w) in enumerate(zip(got, want)):
+                self.assertEqual(g, w, "RESP%d %r" % (proto, commands[i]))
+
+    def test_getkeys_and_flags(self):
+        for case in GETKEYS_CASES:
+            self.check([["COMMAND", "GETKEYS"] + case, ["COMMAND", "GETKEYSANDFLAGS"] + case])
+
+
+if __name__ == "__main__":
+    unittest.main()

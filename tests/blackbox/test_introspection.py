@@ -1,6 +1,8 @@
 """Introspection side by side with a real redis-server 7.0.15 (issue 38, the units
 unit/introspection and unit/introspection-2): COMMAND GETKEYS / GETKEYSANDFLAGS over Redis's key
-specs, raw replies compared byte for byte in RESP2 and RESP3."""
+specs, raw replies compared byte for byte in RESP2 and RESP3; CLIENT LIST / CLIENT INFO's buffer
+fields (qbuf, argv-mem, multi-mem, obl, oll, omem, multi=, flags=x) as Redis reports them."""
+import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, encode_command
@@ -72,6 +74,60 @@ class IntrospectionDifferentialTest(BlackboxTestCase):
     def test_getkeys_and_flags(self):
         for case in GETKEYS_CASES:
             self.check([["COMMAND", "GETKEYS"] + case, ["COMMAND", "GETKEYSANDFLAGS"] + case])
+
+    # The fields whose values Sluice gives as Redis does; rbs, rbp, qbuf-free and tot-mem
+    # measure each server's own allocations (docs/server.md "CLIENT LIST buffer fields").
+    EXACT_FIELDS = ["flags", "multi", "qbuf", "argv-mem", "multi-mem", "obl", "oll", "omem"]
+
+    def fields(self, line):
+        fields = dict(f.split("=", 1) for f in line.decode().strip().split(" "))
+        for name in ("qbuf-free", "rbs", "rbp", "tot-mem"):
+            self.assertGreaterEqual(int(fields[name]), 0)
+        return {n: fields[n] for n in self.EXACT_FIELDS}
+
+    def buffer_scenario(self, port):
+        out = []
+        with Client(port) as a, Client(port) as b:
+            out.append(self.fields(a.call("CLIENT", "INFO")))  # qbuf=26 argv-mem=10
+            # Pipelined: the SET's reply waits in the output buffer (obl=5) and the query buffer
+            # still holds both commands (qbuf=53), as Redis trims it after the whole read.
+            a.send(encode_command("SET", "k", "v") + encode_command("CLIENT", "INFO"))
+            self.assertEqual(a.read(), "OK")
+            out.append(self.fields(a.read()))
+            for cmd in (["MULTI"], ["SET", "a", "b"], ["GET", "a"]):
+                a.call(*cmd)
+            a_id = a.call("CLIENT", "ID")  # queued too: seen by b as multi=3
+            self.assertEqual(a_id, "QUEUED")
+            a_id = int(b.call("CLIENT", "LIST").decode().split("id=")[1].split(" ")[0])
+            out.append(self.fields(b.call("CLIENT", "LIST", "ID", str(a_id))))
+            self.assertEqual(len(a.call("EXEC")), 3)
+            out.append(self.fields(b.call("CLIENT", "LIST", "ID", str(a_id))))
+        return out
+
+    def test_client_list_buffer_fields(self):
+        self.assertEqual(self.buffer_scenario(self.sluice.port),
+                         self.buffer_scenario(self.redis.port))
+
+    def test_unread_replies_fill_omem(self):
+        """A client that does not read its large replies: the pending bytes beyond the first
+        16 KB show as omem (and oll blocks), on both servers."""
+        for port in (self.sluice.port, self.redis.port):
+            with Client(port) as a, Client(port) as b:
+                a.call("SET", "big", "x" * (1 << 20))
+                a_id = a.call("CLIENT", "ID")
+                a.send(encode_command("GET", "big") * 16)
+                deadline = time.monotonic() + 30
+                while True:
+                    fields = dict(f.split("=", 1) for f in b.call(
+                        "CLIENT", "LIST", "ID", str(a_id)).decode().strip().split(" "))
+                    if int(fields["omem"]) > 0:
+                        break
+                    self.assertLess(time.monotonic(), deadline, fields)
+                    time.sleep(0.01)
+                self.assertEqual(fields["obl"], str(16 * 1024) if port == self.sluice.port
+                                 else fields["obl"])
+                self.assertGreater(int(fields["oll"]), 0)
+                self.assertGreater(int(fields["tot-mem"]), int(fields["omem"]))
 
 
 if __name__ == "__main__":

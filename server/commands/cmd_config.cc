@@ -16,6 +16,8 @@
 #include "server/core/config_compat.h"
 #include "server/core/config_rewrite.h"
 #include "server/core/errors.h"
+#include "server/core/errors_introspection.h"
+#include "server/core/listen_hook.h"
 #include "server/core/logging.h"
 #include "server/core/open_files.h"
 #include "server/core/server_state.h"
@@ -141,6 +143,8 @@ void ConfigSet(CommandContext& ctx, Args args) {
   Status failed = Status::Ok();
   bool applied = ctx.server.UpdateConfig([&](Config& config) {
     const int64_t maxclients_before = config.maxclients;
+    const int port_before = config.port;
+    const std::vector<std::string> bind_before = config.bind;
     for (size_t i = 2; i < args.size(); i += 2) {
       const SetTarget& t = targets[(i - 2) / 2];
       std::optional<std::string> error = t.option != nullptr
@@ -183,6 +187,15 @@ void ConfigSet(CommandContext& ctx, Args args) {
                  " setting. Restoring previous settings.");
         failed = tls == TlsApplyResult::kListenFailed ? TlsListenFailed()
                                                       : TlsConfigureFailed(tls_option);
+        return false;
+      }
+    }
+    // port / bind: the listeners move now (Redis's changeListenPort / changeBindAddr); when
+    // they cannot, the old ones stay and nothing of this CONFIG SET is kept.
+    if (config.port != port_before || config.bind != bind_before) {
+      const ListenApplyResult listen = ApplyListen(config.port, config.bind);
+      if (listen != ListenApplyResult::kOk) {
+        failed = listen == ListenApplyResult::kBindFailed ? BindFailed() : PortListenFailed();
         return false;
       }
     }

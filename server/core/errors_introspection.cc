@@ -1,5 +1,7 @@
 #include "server/core/errors_introspection.h"
 
+#include "server/core/errors.h"
+
 namespace sluice::server {
 
 namespace {
@@ -8,5 +10,11 @@ Status Err(std::string message) { return Status::InvalidArgument(std::move(messa
 }  // namespace
 
 Status GetKeysInvalidArgs() { return Err("Invalid arguments specified for command"); }
+
+Status PortListenFailed() {
+  return ConfigSetFailed("port", "Unable to listen on this port. Check server logs.");
+}
+
+Status BindFailed() { return ConfigSetFailed("bind", "Failed to bind to specified addresses."); }
 
 }  // namespace sluice::server

@@ -7,5 +7,8 @@
 namespace sluice::server {
 
 Status GetKeysInvalidArgs();  // "ERR Invalid arguments specified for command"
+// CONFIG SET port / bind when the new listeners cannot be bound (Redis's updatePort / applyBind).
+Status PortListenFailed();
+Status BindFailed();
 
 }  // namespace sluice::server

@@ -1,11 +1,14 @@
 """Introspection side by side with a real redis-server 7.0.15 (issue 38, the units
 unit/introspection and unit/introspection-2): COMMAND GETKEYS / GETKEYSANDFLAGS over Redis's key
 specs, raw replies compared byte for byte in RESP2 and RESP3; CLIENT LIST / CLIENT INFO's buffer
-fields (qbuf, argv-mem, multi-mem, obl, oll, omem, multi=, flags=x) as Redis reports them."""
+fields (qbuf, argv-mem, multi-mem, obl, oll, omem, multi=, flags=x) as Redis reports them;
+CONFIG SET port / bind moving the listener while connections stay, and Redis's errors (the old
+listener kept) when the new one cannot be bound."""
+import socket
 import time
 import unittest
 
-from harness import IS_REDIS, BlackboxTestCase, Client, encode_command
+from harness import IS_REDIS, BlackboxTestCase, Client, encode_command, free_port
 from test_transactions import read_raw_reply, start_beside_reference
 
 # Every shape of key spec: index/keyword begin, range/keynum find, VARIABLE_FLAGS (SET,
@@ -128,6 +131,64 @@ class IntrospectionDifferentialTest(BlackboxTestCase):
                                  else fields["obl"])
                 self.assertGreater(int(fields["oll"]), 0)
                 self.assertGreater(int(fields["tot-mem"]), int(fields["omem"]))
+
+
+def refused(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        return False
+    except ConnectionRefusedError:
+        return True
+
+
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class ListenerDifferentialTest(BlackboxTestCase):
+    """Each server moves its own listener: a pair of its own, so the other tests keep theirs."""
+    maxDiff = None
+
+    def setUp(self):
+        self.sluice, self.redis = start_beside_reference()
+        self.addCleanup(self.sluice.stop)
+        self.addCleanup(self.redis.stop)
+
+    def scenario(self, server):
+        out = []
+        port = server.port
+        with Client(port) as held:
+            # A port in use: Redis's error, the old listener kept, nothing of the CONFIG SET.
+            with socket.socket() as busy:
+                busy.bind(("127.0.0.1", 0))
+                busy.listen()
+                out.append(held.call("CONFIG", "SET", "maxmemory", "10000001", "port",
+                                     str(busy.getsockname()[1]), "client-query-buffer-limit",
+                                     "10m"))
+            out.append(held.call("CONFIG", "GET", "maxmemory"))
+            with Client(port) as c:
+                out.append(c.call("PING"))
+            out.append(held.call("CONFIG", "SET", "port", str(port)))  # unchanged: nothing to do
+            moved = free_port()
+            out.append(held.call("CONFIG", "SET", "port", str(moved)))
+            out.append(held.call("CONFIG", "GET", "port") == [b"port", str(moved).encode()])
+            out.append(held.call("PING"))  # the connection stays
+            out.append(refused(port))
+            with Client(moved) as c:
+                out.append(c.call("INFO", "server").split(b"tcp_port:")[1].split(b"\r\n")[0]
+                           == str(moved).encode())
+                out.append(c.call("CONFIG", "SET", "bind", "127.0.0.1 -::1"))
+                out.append(c.call("CONFIG", "GET", "bind"))
+                out.append(c.call("CONFIG", "SET", "bind", "192.0.2.1"))
+                out.append(c.call("CONFIG", "GET", "bind"))
+                out.append(c.call("PING"))
+                out.append(c.call("CONFIG", "SET", "port", "99999"))
+                out.append(c.call("CONFIG", "SET", "port", str(port)))
+            with Client(port) as c:
+                out.append(c.call("PING"))
+            out.append(refused(moved))
+            out.append(held.call("PING"))
+        return out
+
+    def test_config_set_port_and_bind(self):
+        self.assertEqual(self.scenario(self.sluice), self.scenario(self.redis))
 
 
 if __name__ == "__main__":

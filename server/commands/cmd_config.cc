@@ -1,5 +1,6 @@
 // CONFIG GET / SET / RESETSTAT / HELP over the option table in config.h, with Redis 7.0's
 // replies: GET is a map (RESP3) or flat array (RESP2); SET is all-or-nothing.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <string>
@@ -95,6 +96,24 @@ void ApplyToStore(CommandContext& ctx, const Config& config) {
                       CompatInt(config, "stream-node-max-entries", 100));
 }
 
+// An immutable option of Sluice's own (Redis has none of that name) set to the value it already
+// has: nothing to change, so OK, and a tool that writes back CONFIG GET * (Redis's "CONFIG
+// sanity" test) works. Redis's immutable options keep Redis's error whatever the value.
+bool SameValueOfOwnImmutable(const ConfigOption& option, const Config& current,
+                             std::string_view value) {
+  static constexpr std::string_view kOwn[] = {"threads",
+                                              "block-size",
+                                              "memtable",
+                                              "write-buffer-size",
+                                              "compression",
+                                              "list-inline-max-entries",
+                                              "list-inline-max-bytes",
+                                              "wal-recovery-mode"};
+  if (std::find(std::begin(kOwn), std::end(kOwn), option.name) == std::end(kOwn)) return false;
+  Config probe = current;
+  return !option.set(probe, value) && option.get(probe) == option.get(current);
+}
+
 // One parameter of a CONFIG SET: Sluice's option or Redis's stored-only parameter.
 struct SetTarget {
   const ConfigOption* option = nullptr;
@@ -128,7 +147,8 @@ void ConfigSet(CommandContext& ctx, Args args) {
     bool is_protected = (t.compat != nullptr && (t.compat->flags & CompatOption::kProtected)) ||
                         (t.option != nullptr && EqualsIgnoreCase(t.option->name, "dir"));
     if (is_protected && !protected_ok) return ReplyError(ctx.out, ConfigSetProtected(name));
-    if ((t.option != nullptr && !t.option->mutable_at_runtime) ||
+    if ((t.option != nullptr && !t.option->mutable_at_runtime &&
+         !SameValueOfOwnImmutable(*t.option, current, args[i + 1])) ||
         (t.compat != nullptr && (t.compat->flags & CompatOption::kImmutable))) {
       return ReplyError(ctx.out, ConfigSetImmutable(name));
     }

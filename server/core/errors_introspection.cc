@@ -15,6 +15,12 @@ Status PortListenFailed() {
   return ConfigSetFailed("port", "Unable to listen on this port. Check server logs.");
 }
 
+Status LfuSelected() {
+  return Err(
+      "An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+      "switching between policies at runtime LRU and LFU data will take some time to adjust.");
+}
+
 Status BindFailed() { return ConfigSetFailed("bind", "Failed to bind to specified addresses."); }
 
 }  // namespace sluice::server

@@ -10,5 +10,7 @@ Status GetKeysInvalidArgs();  // "ERR Invalid arguments specified for command"
 // CONFIG SET port / bind when the new listeners cannot be bound (Redis's updatePort / applyBind).
 Status PortListenFailed();
 Status BindFailed();
+// OBJECT IDLETIME under an LFU maxmemory-policy.
+Status LfuSelected();
 
 }  // namespace sluice::server

@@ -2,7 +2,8 @@
 unit/introspection and unit/introspection-2): COMMAND GETKEYS / GETKEYSANDFLAGS over Redis's key
 specs, raw replies compared byte for byte in RESP2 and RESP3; CLIENT LIST / CLIENT INFO's buffer
 fields (qbuf, argv-mem, multi-mem, obl, oll, omem, multi=, flags=x) as Redis reports them;
-CONFIG SET port / bind moving the listener while connections stay, and Redis's errors (the old
+OBJECT IDLETIME (reads and writes touch a key; TTL, TYPE, EXISTS and OBJECT do not); CONFIG SET
+port / bind moving the listener while connections stay, and Redis's errors (the old
 listener kept) when the new one cannot be bound."""
 import socket
 import time
@@ -131,6 +132,40 @@ class IntrospectionDifferentialTest(BlackboxTestCase):
                                  else fields["obl"])
                 self.assertGreater(int(fields["oll"]), 0)
                 self.assertGreater(int(fields["tot-mem"]), int(fields["omem"]))
+
+    def test_object_idletime(self):
+        """Both servers get the same commands around one wait of 2.5 s: the idle times agree
+        (a key touched after the wait: under 2 s; one only TTL/TYPE/EXISTS/OBJECT looked at:
+        at least 2 s)."""
+        ports = (self.sluice.port, self.redis.port)
+        clients = [Client(p) for p in ports]
+        for c in clients:
+            self.addCleanup(c.close)
+            c.call("FLUSHALL")
+            for key in ("plain", "read", "script", "multi", "written", "touched"):
+                c.call("SET", key, "v")
+        time.sleep(2.5)
+        for c in clients:
+            for cmd in (["TTL", "plain"], ["PTTL", "plain"], ["TYPE", "plain"],
+                        ["EXISTS", "plain"], ["OBJECT", "ENCODING", "plain"],
+                        ["EXPIRETIME", "plain"], ["GET", "read"], ["TOUCH", "touched"],
+                        ["EVAL", "return redis.call('strlen', KEYS[1])", "1", "script"],
+                        ["MULTI"], ["GET", "multi"], ["EXEC"], ["APPEND", "written", "x"]):
+                c.call(*cmd)
+        results = []
+        for c in clients:
+            got = {}
+            for key in ("plain", "read", "script", "multi", "written", "touched"):
+                idle = c.call("OBJECT", "IDLETIME", key)
+                got[key] = idle >= 2
+            got["missing"] = c.call("OBJECT", "IDLETIME", "nope")
+            c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+            got["lfu"] = c.call("OBJECT", "IDLETIME", "plain")
+            c.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+            results.append(got)
+        self.assertEqual(results[0], results[1])
+        self.assertEqual(results[0]["plain"], True)
+        self.assertEqual(results[0]["read"], False)
 
 
 def refused(port):

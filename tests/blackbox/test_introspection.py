@@ -167,6 +167,26 @@ class IntrospectionDifferentialTest(BlackboxTestCase):
         self.assertEqual(results[0]["plain"], True)
         self.assertEqual(results[0]["read"], False)
 
+    def test_expire_cycle_latency_event(self):
+        """200,000 keys expiring together keep the expiry cycle busy up to its time cap (25 ms
+        in both servers): over a threshold of 20 ms, LATENCY LATEST shows expire-cycle."""
+        for port in (self.sluice.port, self.redis.port):
+            with Client(port) as c:
+                c.call("FLUSHALL")
+                self.assertEqual(c.call("CONFIG", "SET", "latency-monitor-threshold", "20"), "OK")
+                c.call("LATENCY", "RESET")
+                c.call("EVAL", "for i=1,200000 do redis.call('set','k'..i,'v','px',200) end", "0")
+                deadline = time.monotonic() + 60
+                while c.call("DBSIZE") != 0:
+                    self.assertLess(time.monotonic(), deadline)
+                    time.sleep(0.05)
+                events = [e[0] for e in c.call("LATENCY", "LATEST")]
+                self.assertIn(b"expire-cycle", events, port)
+                history = c.call("LATENCY", "HISTORY", "expire-cycle")
+                self.assertGreaterEqual(history[-1][1], 20)
+                c.call("CONFIG", "SET", "latency-monitor-threshold", "0")
+                c.call("LATENCY", "RESET")
+
 
 def refused(port):
     try:

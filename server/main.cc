@@ -158,6 +158,7 @@ int Serve(Config config, const char* argv0) {
     };
     sluice::SetStreamNodeLimits(compat("stream-node-max-bytes", 4096),
                                 compat("stream-node-max-entries", 100));
+    sluice::SetEncodingLimits(sluice::server::EncodingLimitsOf(config));
   }
   options.memtable = config.memtable;
   options.write_buffer_bytes = static_cast<size_t>(config.write_buffer_size);

@@ -24,6 +24,7 @@
 #include "server/core/server_state.h"
 #include "server/replication/replication.h"
 #include "server/scripting/scripting_state.h"
+#include "sluice/encoding_limits.h"
 #include "sluice/glob.h"
 #include "sluice/store.h"
 #include "sluice/stream_nodes.h"
@@ -94,6 +95,7 @@ void ApplyToStore(CommandContext& ctx, const Config& config) {
   ctx.store.set_hll_sparse_max_bytes(config.hll_sparse_max_bytes);
   SetStreamNodeLimits(CompatInt(config, "stream-node-max-bytes", 4096),
                       CompatInt(config, "stream-node-max-entries", 100));
+  SetEncodingLimits(EncodingLimitsOf(config));
 }
 
 // An immutable option of Sluice's own (Redis has none of that name) set to the value it already

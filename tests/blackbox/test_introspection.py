@@ -2,7 +2,7 @@
 unit/introspection and unit/introspection-2): COMMAND GETKEYS / GETKEYSANDFLAGS over Redis's key
 specs, raw replies compared byte for byte in RESP2 and RESP3; CLIENT LIST / CLIENT INFO's buffer
 fields (qbuf, argv-mem, multi-mem, obl, oll, omem, multi=, flags=x) as Redis reports them;
-OBJECT IDLETIME (reads and writes touch a key; TTL, TYPE, EXISTS and OBJECT do not); CONFIG SET
+OBJECT ENCODING under CONFIG SET encoding thresholds; OBJECT IDLETIME (reads and writes touch a key; TTL, TYPE, EXISTS and OBJECT do not); CONFIG SET
 port / bind moving the listener while connections stay, and Redis's errors (the old
 listener kept) when the new one cannot be bound."""
 import socket
@@ -46,6 +46,28 @@ GETKEYS_CASES = [
                                                          "0"],
 ]
 
+# The encoding thresholds as CONFIG SET leaves them (aliases too), conversions that never go
+# back, Redis 7.0's defaults (a 600-field hash is a hashtable, a 300-field one still listpack).
+ENCODING_CASES = [
+    ["FLUSHALL"], ["EVAL", "for i=1,300 do redis.call('hset',KEYS[1],'f'..i,i) end", "1", "h300"],
+    ["OBJECT", "ENCODING", "h300"], ["HSET", "h300", "big", "x" * 65], ["OBJECT", "ENCODING", "h300"],
+    ["EVAL", "for i=1,600 do redis.call('hset',KEYS[1],'f'..i,i) end", "1", "h600"],
+    ["OBJECT", "ENCODING", "h600"], ["CONFIG", "SET", "zset-max-ziplist-entries", "2"],
+    ["ZADD", "z", "1", "a", "2", "b"], ["OBJECT", "ENCODING", "z"], ["ZADD", "z", "3", "c"],
+    ["OBJECT", "ENCODING", "z"], ["ZREM", "z", "b", "c"], ["OBJECT", "ENCODING", "z"],
+    ["CONFIG", "SET", "zset-max-listpack-entries", "128", "zset-max-listpack-value", "3"],
+    ["ZADD", "z2", "1", "abc"], ["OBJECT", "ENCODING", "z2"], ["ZADD", "z2", "1", "abcd"],
+    ["OBJECT", "ENCODING", "z2"], ["CONFIG", "SET", "hash-max-ziplist-entries", "1",
+                                   "hash-max-ziplist-value", "1kb"],
+    ["HSET", "h", "a", "1"], ["OBJECT", "ENCODING", "h"], ["HSET", "h", "b", "x" * 100],
+    ["OBJECT", "ENCODING", "h"], ["CONFIG", "SET", "set-max-intset-entries", "2"],
+    ["SADD", "s", "1", "2"], ["OBJECT", "ENCODING", "s"], ["SADD", "s", "3"],
+    ["OBJECT", "ENCODING", "s"], ["SREM", "s", "3"], ["OBJECT", "ENCODING", "s"],
+    ["CONFIG", "SET", "hash-max-listpack-entries", "512", "hash-max-listpack-value", "64",
+     "zset-max-listpack-entries", "128", "zset-max-listpack-value", "64",
+     "set-max-intset-entries", "512"],
+]
+
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
 class IntrospectionDifferentialTest(BlackboxTestCase):
@@ -75,6 +97,13 @@ class IntrospectionDifferentialTest(BlackboxTestCase):
             for i, (g, w) in enumerate(zip(got, want)):
                 self.assertEqual(g, w, "RESP%d %r" % (proto, commands[i]))
 
+    def test_object_encoding_thresholds(self):
+        for proto in (2, 3):
+            want = self.raw(self.redis.port, ENCODING_CASES, proto)
+            got = self.raw(self.sluice.port, ENCODING_CASES, proto)
+            for i, (g, w) in enumerate(zip(got, want)):
+                self.assertEqual(g, w, "RESP%d %r" % (proto, ENCODING_CASES[i]))
+
     def test_getkeys_and_flags(self):
         for case in GETKEYS_CASES:
             self.check([["COMMAND", "GETKEYS"] + case, ["COMMAND", "GETKEYSANDFLAGS"] + case])
@@ -103,10 +132,20 @@ class IntrospectionDifferentialTest(BlackboxTestCase):
             a_id = a.call("CLIENT", "ID")  # queued too: seen by b as multi=3
             self.assertEqual(a_id, "QUEUED")
             a_id = int(b.call("CLIENT", "LIST").decode().split("id=")[1].split(" ")[0])
-            out.append(self.fields(b.call("CLIENT", "LIST", "ID", str(a_id))))
+            out.append(self.settled(b, a_id))
             self.assertEqual(len(a.call("EXEC")), 3)
-            out.append(self.fields(b.call("CLIENT", "LIST", "ID", str(a_id))))
+            out.append(self.settled(b, a_id))
         return out
+
+    def settled(self, b, a_id):
+        """a's fields as b sees them once a's last write completed: Sluice's connection learns
+        that its reply left after the client may already have read it (obl drops to 0 then)."""
+        deadline = time.monotonic() + 10
+        while True:
+            fields = self.fields(b.call("CLIENT", "LIST", "ID", str(a_id)))
+            if fields["obl"] == "0" or time.monotonic() > deadline:
+                return fields
+            time.sleep(0.01)
 
     def test_client_list_buffer_fields(self):
         self.assertEqual(self.buffer_scenario(self.sluice.port),

@@ -8,6 +8,7 @@
 #include "server/core/args.h"
 #include "server/core/command_stats.h"
 #include "server/core/errors.h"
+#include "server/core/key_access.h"
 #include "server/core/logging.h"
 #include "server/core/server_state.h"
 #include "server/net/io_round.h"
@@ -461,6 +462,9 @@ void Connection::PrefetchAhead(size_t offset) {
   prefetched_until_ = std::max(at, offset + 1);
   if (n >= 2) {
     store_.PrefetchKeys(client_.db, std::span<const std::string_view>(keys, n));
+    // OBJECT IDLETIME's clock: each command stamps its key once it ran (key_access.h).
+    KeyAccessClock& clock = KeyAccess();
+    for (size_t i = 0; i < n; ++i) clock.Prefetch(client_.db, keys[i]);
   }
   // A hot collection's elements (runs of commands on one key; PrefetchElements skips the rest).
   if (n_elements >= 2) {

@@ -227,6 +227,21 @@ void StampKeys(CommandContext& ctx, const CommandSpec& spec, Args args) {
   CommandKeyPositions(spec, args, &positions);
   KeyAccessClock& clock = KeyAccess();
   for (int p : positions) clock.Touch(ctx.client.db, args[static_cast<size_t>(p)]);
+  // MOVE and COPY ... DB write a key in another database: Redis moves or creates the object
+  // there, just accessed.
+  const std::string& n = spec.name;
+  if ((n == "move" || n == "copy") && !positions.empty()) {
+    const std::string_view key = args[static_cast<size_t>(positions.back())];
+    size_t at = n == "move" ? 2 : 0;  // MOVE key db; COPY source destination [DB db] ...
+    for (size_t i = 3; at == 0 && i + 1 < args.size(); ++i) {
+      if (EqualsIgnoreCase(args[i], "db")) at = i + 1;
+    }
+    if (at != 0 && at < args.size()) {
+      if (std::optional<int64_t> db = ParseInt64(args[at]); db && *db >= 0 && *db < 1024) {
+        clock.Touch(static_cast<int>(*db), key);
+      }
+    }
+  }
 }
 
 // Runs the handler, in ctx.unit when the caller set one (EXEC, scripts), else in a unit of its

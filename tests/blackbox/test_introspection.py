@@ -181,7 +181,7 @@ class IntrospectionDifferentialTest(BlackboxTestCase):
         for c in clients:
             self.addCleanup(c.close)
             c.call("FLUSHALL")
-            for key in ("plain", "read", "script", "multi", "written", "touched"):
+            for key in ("plain", "read", "script", "multi", "written", "touched", "moved"):
                 c.call("SET", key, "v")
         time.sleep(2.5)
         for c in clients:
@@ -198,6 +198,10 @@ class IntrospectionDifferentialTest(BlackboxTestCase):
                 idle = c.call("OBJECT", "IDLETIME", key)
                 got[key] = idle >= 2
             got["missing"] = c.call("OBJECT", "IDLETIME", "nope")
+            c.call("MOVE", "moved", "1")
+            c.call("SELECT", "1")
+            got["moved"] = c.call("OBJECT", "IDLETIME", "moved") >= 2
+            c.call("SELECT", "0")
             c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
             got["lfu"] = c.call("OBJECT", "IDLETIME", "plain")
             c.call("CONFIG", "SET", "maxmemory-policy", "noeviction")

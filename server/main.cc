@@ -29,6 +29,7 @@
 #include "server/pubsub/pubsub_registry.h"
 #include "server/replication/replication.h"
 #include "server/scripting/scripting_state.h"
+#include "sluice/expiry_latency.h"
 #include "sluice/store.h"
 #include "sluice/stream_nodes.h"
 
@@ -157,6 +158,7 @@ int Serve(Config config, const char* argv0) {
     };
     sluice::SetStreamNodeLimits(compat("stream-node-max-bytes", 4096),
                                 compat("stream-node-max-entries", 100));
+    sluice::SetEncodingLimits(sluice::server::EncodingLimitsOf(config));
   }
   options.memtable = config.memtable;
   options.write_buffer_bytes = static_cast<size_t>(config.write_buffer_size);
@@ -185,6 +187,19 @@ int Serve(Config config, const char* argv0) {
   store->AddCommitObserver(&state.dirty());     // INFO rdb_changes_since_last_save
   store->AddCommitObserver(&expired_events);    // keyspace notifications' "expired"
   store->AddCommitObserver(&state.tracking());  // client-side caching's invalidations
+  // LATENCY's expire-cycle event (Redis's activeExpireCycle): an expiry cycle that ran at least
+  // latency-monitor-threshold. Detached (the guard, destroyed before the Store) before the
+  // Store's expiry thread stops.
+  sluice::SetExpiryCycleListener([&state](int64_t micros) {
+    const int64_t threshold_ms = state.latency_threshold_ms();
+    if (threshold_ms > 0 && micros / 1000 >= threshold_ms) {
+      state.latency().Add("expire-cycle", micros / 1000,
+                          sluice::server::ServerState::RealNowMs() / 1000);
+    }
+  });
+  struct DetachExpiryListener {
+    ~DetachExpiryListener() { sluice::SetExpiryCycleListener(nullptr); }
+  } detach_expiry_listener;
 
   state.set_executable(ExecutablePath(argv0));
   sluice::server::CommandTable table;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "server/commands/key_specs.h"
 #include "server/commands/server_commands.h"
 #include "server/core/acl_categories.h"
 #include "server/core/acl_user.h"
@@ -11,6 +12,7 @@
 #include "server/core/client_state.h"
 #include "server/core/dispatcher.h"
 #include "server/core/errors.h"
+#include "server/core/errors_introspection.h"
 #include "server/core/server_state.h"
 #include "sluice/glob.h"
 
@@ -235,8 +237,8 @@ void GetKeysImpl(CommandContext& ctx, Args args, bool with_flags) {
   Args cmd = args.subspan(2);
   const CommandSpec* spec = table.Find(cmd[0]);
   if (spec != nullptr && cmd.size() >= 2 && SubcommandsOf(table, *spec).size() > 0) {
-    const CommandSpec* sub = table.Find(spec->name + "|" + std::string(cmd[1]));
-    if (sub != nullptr) spec = sub;
+    // A container's unknown subcommand is an unknown command (Redis's lookupCommand).
+    spec = table.Find(spec->name + "|" + std::string(cmd[1]));
   }
   if (spec == nullptr) return ReplyError(ctx.out, GetKeysInvalidCommand());
   if (!ArityOk(*spec, cmd.size())) {
@@ -244,21 +246,28 @@ void GetKeysImpl(CommandContext& ctx, Args args, bool with_flags) {
   }
   std::vector<int> positions;
   CommandKeyPositions(*spec, cmd, &positions);
-  if (positions.empty()) {
+  // Redis's own commands: their keys and flags from Redis's key specs (key_specs.h).
+  RedisKeys found = FindRedisKeys(spec->name, cmd, positions);
+  if (found.outcome == RedisKeys::kNotInTable) {
+    if (positions.empty()) return ReplyError(ctx.out, GetKeysNoKeys());
+    for (size_t i = 0; i < positions.size(); ++i) {
+      found.keys.push_back({static_cast<size_t>(positions[i]), KeyFlags(*spec, i)});
+    }
+  } else if (found.outcome == RedisKeys::kNoKeyArgs) {
     return ReplyError(ctx.out, GetKeysNoKeys());
+  } else if (found.outcome == RedisKeys::kInvalid) {
+    return ReplyError(ctx.out, GetKeysInvalidArgs());
   }
-  ctx.out.Array(positions.size());
-  for (size_t i = 0; i < positions.size(); ++i) {
-    const std::string_view key = cmd[static_cast<size_t>(positions[i])];
+  ctx.out.Array(found.keys.size());
+  for (const FoundKey& key : found.keys) {
     if (!with_flags) {
-      ctx.out.Bulk(key);
+      ctx.out.Bulk(cmd[key.pos]);
       continue;
     }
     ctx.out.Array(2);
-    ctx.out.Bulk(key);
-    const std::vector<std::string> flags = KeyFlags(*spec, i);
-    ctx.out.Set(flags.size());
-    for (const std::string& f : flags) ctx.out.Simple(f);
+    ctx.out.Bulk(cmd[key.pos]);
+    ctx.out.Set(key.flags.size());
+    for (const std::string& f : key.flags) ctx.out.Simple(f);
   }
 }
 

@@ -1,5 +1,6 @@
 // CONFIG GET / SET / RESETSTAT / HELP over the option table in config.h, with Redis 7.0's
 // replies: GET is a map (RESP3) or flat array (RESP2); SET is all-or-nothing.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <string>
@@ -17,11 +18,14 @@
 #include "server/core/config_compat.h"
 #include "server/core/config_rewrite.h"
 #include "server/core/errors.h"
+#include "server/core/errors_introspection.h"
+#include "server/core/listen_hook.h"
 #include "server/core/logging.h"
 #include "server/core/open_files.h"
 #include "server/core/server_state.h"
 #include "server/replication/replication.h"
 #include "server/scripting/scripting_state.h"
+#include "sluice/encoding_limits.h"
 #include "sluice/glob.h"
 #include "sluice/store.h"
 #include "sluice/stream_nodes.h"
@@ -92,6 +96,25 @@ void ApplyToStore(CommandContext& ctx, const Config& config) {
   ctx.store.set_hll_sparse_max_bytes(config.hll_sparse_max_bytes);
   SetStreamNodeLimits(CompatInt(config, "stream-node-max-bytes", 4096),
                       CompatInt(config, "stream-node-max-entries", 100));
+  SetEncodingLimits(EncodingLimitsOf(config));
+}
+
+// An immutable option of Sluice's own (Redis has none of that name) set to the value it already
+// has: nothing to change, so OK, and a tool that writes back CONFIG GET * (Redis's "CONFIG
+// sanity" test) works. Redis's immutable options keep Redis's error whatever the value.
+bool SameValueOfOwnImmutable(const ConfigOption& option, const Config& current,
+                             std::string_view value) {
+  static constexpr std::string_view kOwn[] = {"threads",
+                                              "block-size",
+                                              "memtable",
+                                              "write-buffer-size",
+                                              "compression",
+                                              "list-inline-max-entries",
+                                              "list-inline-max-bytes",
+                                              "wal-recovery-mode"};
+  if (std::find(std::begin(kOwn), std::end(kOwn), option.name) == std::end(kOwn)) return false;
+  Config probe = current;
+  return !option.set(probe, value) && option.get(probe) == option.get(current);
 }
 
 // One parameter of a CONFIG SET: Sluice's option or Redis's stored-only parameter.
@@ -127,7 +150,8 @@ void ConfigSet(CommandContext& ctx, Args args) {
     bool is_protected = (t.compat != nullptr && (t.compat->flags & CompatOption::kProtected)) ||
                         (t.option != nullptr && EqualsIgnoreCase(t.option->name, "dir"));
     if (is_protected && !protected_ok) return ReplyError(ctx.out, ConfigSetProtected(name));
-    if ((t.option != nullptr && !t.option->mutable_at_runtime) ||
+    if ((t.option != nullptr && !t.option->mutable_at_runtime &&
+         !SameValueOfOwnImmutable(*t.option, current, args[i + 1])) ||
         (t.compat != nullptr && (t.compat->flags & CompatOption::kImmutable))) {
       return ReplyError(ctx.out, ConfigSetImmutable(name));
     }
@@ -143,6 +167,8 @@ void ConfigSet(CommandContext& ctx, Args args) {
   bool tls_reloaded = false;  // the cluster bus rebuilds its TLS contexts too
   bool applied = ctx.server.UpdateConfig([&](Config& config) {
     const int64_t maxclients_before = config.maxclients;
+    const int port_before = config.port;
+    const std::vector<std::string> bind_before = config.bind;
     for (size_t i = 2; i < args.size(); i += 2) {
       const SetTarget& t = targets[(i - 2) / 2];
       std::optional<std::string> error = t.option != nullptr
@@ -188,6 +214,15 @@ void ConfigSet(CommandContext& ctx, Args args) {
         return false;
       }
       tls_reloaded = tls_reload;
+    }
+    // port / bind: the listeners move now (Redis's changeListenPort / changeBindAddr); when
+    // they cannot, the old ones stay and nothing of this CONFIG SET is kept.
+    if (config.port != port_before || config.bind != bind_before) {
+      const ListenApplyResult listen = ApplyListen(config.port, config.bind);
+      if (listen != ListenApplyResult::kOk) {
+        failed = listen == ListenApplyResult::kBindFailed ? BindFailed() : PortListenFailed();
+        return false;
+      }
     }
     ApplyToStore(ctx, config);
     return true;

@@ -9,7 +9,10 @@
 #include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/cluster_route.h"
+#include "server/core/config_compat.h"
 #include "server/core/errors.h"
+#include "server/core/errors_introspection.h"
+#include "server/core/key_access.h"
 #include "server/core/server_state.h"
 #include "sluice/store.h"
 
@@ -93,12 +96,19 @@ void ObjectRefcount(CommandContext& ctx, Args args) {
   ctx.out.Integer(refs);
 }
 
-// OBJECT IDLETIME: Sluice keeps no access times; every key reads as just used (0).
+// OBJECT IDLETIME: seconds since the key was last read or written, from the in-memory access
+// clock (server/core/key_access.h: approximate, never overstated, not kept across restarts).
+// Under an LFU maxmemory-policy Redis tracks no idle time and says so.
 void ObjectIdletime(CommandContext& ctx, Args args) {
   auto kind = ObjectKind(ctx, args);
   if (!kind.ok()) return ReplyError(ctx.out, kind.status());
   if (!kind->has_value()) return ctx.out.NullBulk();
-  ctx.out.Integer(0);
+  if (const CompatOption* policy = FindCompatOption("maxmemory-policy")) {
+    if (GetCompatValue(ctx.server.config(), *policy).find("lfu") != std::string::npos) {
+      return ReplyError(ctx.out, LfuSelected());
+    }
+  }
+  ctx.out.Integer(KeyAccess().IdleSeconds(ctx.client.db, args[2]));
 }
 
 // OBJECT FREQ: Redis's answer under its default (non-LFU) maxmemory-policy, the only one here.

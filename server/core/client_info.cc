@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "server/core/client_buffers.h"
 #include "server/core/tracking.h"
 
 namespace sluice::server {
@@ -29,6 +30,10 @@ std::string ClientInfoLine(const ClientState& c, int64_t now_ms) {
   if (repl == ClientState::kMasterLink) flags += 'M';
   if (c.monitoring.load(std::memory_order_relaxed)) flags += 'O';
   if (c.subscribed()) flags += 'P';
+  const ClientBuffers* buffers = ClientBuffersOf().Find(&c);
+  auto get = [](const std::atomic<int64_t>& v) { return v.load(std::memory_order_relaxed); };
+  const int64_t multi = buffers == nullptr ? -1 : get(buffers->multi);
+  if (multi >= 0) flags += 'x';
   if (c.blocked.load(std::memory_order_relaxed)) flags += 'b';
   const uint32_t tracking = c.tracking.load(std::memory_order_relaxed);
   if (tracking & kTrackingOn) flags += 't';
@@ -39,10 +44,23 @@ std::string ClientInfoLine(const ClientState& c, int64_t now_ms) {
   num("sub", c.sub_channels.load(std::memory_order_relaxed));
   num("psub", c.sub_patterns.load(std::memory_order_relaxed));
   num("ssub", c.sub_shard.load(std::memory_order_relaxed));
-  num("multi", -1);
-  for (const char* zero : {"qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl", "oll",
-                           "omem", "tot-mem"}) {
-    num(zero, 0);
+  num("multi", multi);
+  if (buffers == nullptr) {
+    for (const char* zero : {"qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl",
+                             "oll", "omem", "tot-mem"}) {
+      num(zero, 0);
+    }
+  } else {
+    num("qbuf", get(buffers->qbuf));
+    num("qbuf-free", get(buffers->qbuf_free));
+    num("argv-mem", get(buffers->argv_mem));
+    num("multi-mem", get(buffers->multi_mem));
+    num("rbs", get(buffers->rbs));
+    num("rbp", get(buffers->rbp));
+    num("obl", get(buffers->obl));
+    num("oll", get(buffers->oll));
+    num("omem", get(buffers->omem));
+    num("tot-mem", get(buffers->tot_mem));
   }
   field("events", "r");
   const std::string* cmd = c.last_command.load(std::memory_order_relaxed);

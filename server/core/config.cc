@@ -361,12 +361,12 @@ static std::vector<ConfigOption> WithReplicationOptions(std::vector<ConfigOption
 
 const std::vector<ConfigOption>& ConfigOptions() {
   static const std::vector<ConfigOption> options = WithReplicationOptions({
-      {"port", "6379", "TCP port to listen on.", false, false, SetPort,
+      {"port", "6379", "TCP port to listen on.", true, false, SetPort,
        [](const Config& c) { return std::to_string(c.port); }},
       {"bind", "127.0.0.1",
        "Addresses to listen on, space separated; * is every IPv4 address, a - prefix "
        "marks one as optional.",
-       false, true, SetBind, GetBind},
+       true, true, SetBind, GetBind},
       {"dir", "./data", "Data directory (created if missing).", false, false, SetDir,
        [](const Config& c) { return c.dir; }},
       {"threads", "0", "I/O threads; 0 means one per core the process may run on.", false, false,

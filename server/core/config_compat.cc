@@ -557,4 +557,22 @@ CompatRewrite RewriteCompatOption(const Config& config, const CompatOption& o) {
   }
 }
 
+EncodingLimits EncodingLimitsOf(const Config& config) {
+  EncodingLimits limits;
+  auto read = [&](const char* name, int64_t* out) {
+    const CompatOption* option = FindCompatOption(name);
+    if (option == nullptr) return;
+    const std::string value = GetCompatValue(config, *option);
+    char* end = nullptr;
+    const long long n = std::strtoll(value.c_str(), &end, 10);
+    if (end != value.c_str()) *out = n;
+  };
+  read("hash-max-listpack-entries", &limits.hash_max_listpack_entries);
+  read("hash-max-listpack-value", &limits.hash_max_listpack_value);
+  read("set-max-intset-entries", &limits.set_max_intset_entries);
+  read("zset-max-listpack-entries", &limits.zset_max_listpack_entries);
+  read("zset-max-listpack-value", &limits.zset_max_listpack_value);
+  return limits;
+}
+
 }  // namespace sluice::server

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server/core/config.h"
+#include "sluice/encoding_limits.h"
 
 namespace sluice::server {
 
@@ -77,5 +78,9 @@ CompatRewrite RewriteCompatOption(const Config& config, const CompatOption& opti
 std::string QuoteConfigValue(std::string_view value);
 // Redis's memory form for a config file: 1gb, 512mb, 4kb or plain bytes.
 std::string FormatConfigMemory(int64_t bytes);
+
+// The collection encoding thresholds of `config` (hash-max-listpack-*, set-max-intset-entries,
+// zset-max-listpack-*, aliases included) for the engine (SetEncodingLimits).
+EncodingLimits EncodingLimitsOf(const Config& config);
 
 }  // namespace sluice::server

@@ -9,6 +9,7 @@
 #include "server/core/command_stats.h"
 #include "server/core/crash_report.h"
 #include "server/core/errors.h"
+#include "server/core/key_access.h"
 #include "server/core/notify.h"
 #include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
@@ -215,6 +216,34 @@ void NotifyKeyMisses(CommandContext& ctx, const CommandSpec& spec, Args args) {
   }
 }
 
+// OBJECT IDLETIME's clock (key_access.h): the command's keys were accessed now. A script's
+// keys are stamped by the commands it runs.
+void StampKeys(CommandContext& ctx, const CommandSpec& spec, Args args) {
+  if (spec.flags & kScriptUnit) return;
+  if (spec.first_key == 0 && spec.find_keys == nullptr) return;
+  if (!KeyAccessClock::Touches(spec)) return;
+  thread_local std::vector<int> positions;
+  positions.clear();
+  CommandKeyPositions(spec, args, &positions);
+  KeyAccessClock& clock = KeyAccess();
+  for (int p : positions) clock.Touch(ctx.client.db, args[static_cast<size_t>(p)]);
+  // MOVE and COPY ... DB write a key in another database: Redis moves or creates the object
+  // there, just accessed.
+  const std::string& n = spec.name;
+  if ((n == "move" || n == "copy") && !positions.empty()) {
+    const std::string_view key = args[static_cast<size_t>(positions.back())];
+    size_t at = n == "move" ? 2 : 0;  // MOVE key db; COPY source destination [DB db] ...
+    for (size_t i = 3; at == 0 && i + 1 < args.size(); ++i) {
+      if (EqualsIgnoreCase(args[i], "db")) at = i + 1;
+    }
+    if (at != 0 && at < args.size()) {
+      if (std::optional<int64_t> db = ParseInt64(args[at]); db && *db >= 0 && *db < 1024) {
+        clock.Touch(static_cast<int>(*db), key);
+      }
+    }
+  }
+}
+
 // Runs the handler, in ctx.unit when the caller set one (EXEC, scripts), else in a unit of its
 // own planned from the command table. A data call whose handler asked for a script unit runs
 // again in one. A command whose own unit hit a key it did not declare (kLockConflict: a key the
@@ -324,6 +353,7 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     }
   }
   if (monitored && !(spec.flags & kScriptUnit)) FeedMonitors(ctx, args);
+  StampKeys(ctx, spec, args);
   const bool failed = buffer->size() > reply_start && (*buffer)[reply_start] == '-';
   // A script's command's error is counted once, as the script's own error reply when it
   // returns it (Redis counts it once too; an error the script swallows with redis.pcall is

@@ -8,6 +8,7 @@
 #include "server/core/args.h"
 #include "server/core/command_stats.h"
 #include "server/core/errors.h"
+#include "server/core/key_access.h"
 #include "server/core/logging.h"
 #include "server/core/server_state.h"
 #include "server/net/io_round.h"
@@ -64,6 +65,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
 
 Connection::~Connection() {
   if (registered_) server_.clients().Remove(&client_);
+  ClientBuffersOf().Remove(&client_);
   if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
   server_.monitors().Remove(&client_);
   server_.watches().UnwatchAll(&client_);
@@ -99,6 +101,8 @@ void Connection::Start() {
     if (auto self = weak.lock()) self->RequestClose();
   });
   registered_ = true;
+  PublishBuffers(0);
+  ClientBuffersOf().Add(&client_, &buffers_);
   blocked_.set_notify([weak](uint64_t gen, BlockEvent event) {
     if (auto self = weak.lock()) {
       asio::post(self->socket_.get_executor(),
@@ -310,6 +314,7 @@ void Connection::ProcessBatch() {
   const bool stopped = RunBatchCommands();
   group_ = nullptr;
   if (!stopped) CompactReadBuffer();
+  PublishBuffers(0);
 }
 
 // Runs the complete commands in the read buffer until it is empty, the replies are large, or
@@ -355,6 +360,9 @@ bool Connection::RunBatchCommands() {
       if (client_.outbox.queued_bytes() > 0) client_.outbox.TakeInto(&out_);
       protocol::ReplyWriter out(&out_, client_.resp);
       const size_t reply_start = out_.size();
+      size_t argv_mem = 0;
+      for (std::string_view a : args) argv_mem += a.size();
+      PublishBuffers(argv_mem);
       RunCommand(out, args);
       if (blocked_.TakePark(args, dispatcher_, out_.size() > reply_start)) {
         DropSuppressedReply(reply_start, args);  // moves REPLY SKIP on; the wake still answers
@@ -454,6 +462,9 @@ void Connection::PrefetchAhead(size_t offset) {
   prefetched_until_ = std::max(at, offset + 1);
   if (n >= 2) {
     store_.PrefetchKeys(client_.db, std::span<const std::string_view>(keys, n));
+    // OBJECT IDLETIME's clock: each command stamps its key once it ran (key_access.h).
+    KeyAccessClock& clock = KeyAccess();
+    for (size_t i = 0; i < n; ++i) clock.Prefetch(client_.db, keys[i]);
   }
   // A hot collection's elements (runs of commands on one key; PrefetchElements skips the rest).
   if (n_elements >= 2) {
@@ -563,6 +574,42 @@ bool Connection::DropSuppressedReply(size_t reply_start, Args args) {
   return drop;
 }
 
+void Connection::PublishBuffers(size_t argv_mem) {
+  // Redis's mstate.argv_len_sums: each queued command's argument bytes plus a pointer per
+  // argument; summed as commands are queued (the queue only grows until EXEC/DISCARD).
+  const MultiState& multi = client_.multi;
+  if (!multi.active || multi.queue.size() < multi_counted_) multi_counted_ = multi_mem_ = 0;
+  for (; multi.active && multi_counted_ < multi.queue.size(); ++multi_counted_) {
+    const std::vector<std::string>& args = multi.queue[multi_counted_].args;
+    multi_mem_ += args.size() * sizeof(void*);
+    for (const std::string& a : args) multi_mem_ += a.size();
+  }
+  // Redis keeps the first 16 KB of pending replies in the client's own buffer (obl, bytes) and
+  // the rest in a list of 16 KB blocks (oll blocks, omem bytes).
+  constexpr size_t kReplyChunk = 16 * 1024;
+  const size_t pending = out_.size() - out_sent_ + client_.outbox.queued_bytes();
+  const size_t obl = std::min(pending, kReplyChunk);
+  const size_t omem = pending - obl;
+  reply_peak_ = std::max(reply_peak_, out_.size());
+  auto set = [](std::atomic<int64_t>& field, size_t v) {
+    field.store(static_cast<int64_t>(v), std::memory_order_relaxed);
+  };
+  buffers_.multi.store(multi.active ? static_cast<int64_t>(multi.queue.size()) : -1,
+                       std::memory_order_relaxed);
+  set(buffers_.qbuf, in_len_);
+  set(buffers_.qbuf_free, in_.size() - in_len_);
+  set(buffers_.argv_mem, argv_mem);
+  set(buffers_.multi_mem, multi_mem_);
+  set(buffers_.rbs, out_.capacity());
+  set(buffers_.rbp, reply_peak_);
+  set(buffers_.obl, obl);
+  set(buffers_.oll, (omem + kReplyChunk - 1) / kReplyChunk);
+  set(buffers_.omem, omem);
+  set(buffers_.tot_mem, sizeof(Connection) + in_.capacity() + parked_in_.capacity() +
+                            out_.capacity() + client_.outbox.queued_bytes() + argv_mem +
+                            multi_mem_);
+}
+
 void Connection::CompactReadBuffer() {
   if (in_len_ == 0 && in_.size() > kKeepReadBuffer) {
     std::vector<char>(kInitialReadBuffer).swap(in_);
@@ -585,6 +632,7 @@ void Connection::OnWrite(const std::error_code& ec, size_t n) {
   out_sent_ += n;
   if (out_sent_ < out_.size()) {
     if (OverOutputLimit()) return;
+    PublishBuffers(0);
     return Write();
   }
   out_sent_ = 0;
@@ -593,6 +641,7 @@ void Connection::OnWrite(const std::error_code& ec, size_t n) {
   } else {
     out_.clear();
   }
+  PublishBuffers(0);
   OverOutputLimit();  // nothing pending: disarms the soft-limit timer
   Continue();
 }

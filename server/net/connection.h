@@ -47,6 +47,7 @@
 #include "protocol/reply_writer.h"
 #include "protocol/request_parser.h"
 #include "server/core/blocked_command.h"
+#include "server/core/client_buffers.h"
 #include "server/core/client_state.h"
 #include "server/core/dispatcher.h"
 #include "server/core/stat_counter.h"
@@ -143,6 +144,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // SLOWLOG and LATENCY for a command that started at `start_ticks` (CommandTicksNow).
   void RecordIfSlow(Args args, uint64_t start_ticks);
   void WaitForPause();
+  // CLIENT LIST's buffer fields (server/core/client_buffers.h) as of now; `argv_mem`: the
+  // argument bytes of the command about to run (0 between commands).
+  void PublishBuffers(size_t argv_mem);
   void CompactReadBuffer();
   // Where the connection goes once no write or durability wait is in flight: close, resume a
   // parked command with an event, run input left over, or read.
@@ -176,7 +180,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const Dispatcher& dispatcher_;
   IoRound& round_;
   ClientState client_;
-  BlockedCommand blocked_;  // the parked blocking command, if any
+  ClientBuffers buffers_;     // published for CLIENT LIST (PublishBuffers)
+  size_t reply_peak_ = 0;     // the most bytes out_ held: rbp=
+  size_t multi_counted_ = 0;  // MULTI commands already summed into multi_mem_
+  size_t multi_mem_ = 0;      // Redis's mstate.argv_len_sums for them
+  BlockedCommand blocked_;    // the parked blocking command, if any
   protocol::RequestParser parser_;
   protocol::RequestParser lookahead_;  // PrefetchAhead's: parses ahead of parser_
   size_t prefetched_until_ = 0;        // in the current batch's read buffer

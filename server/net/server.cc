@@ -63,11 +63,16 @@ Server::Server(Store& store, ServerState& state, const CommandTable& table)
     rounds_.push_back(std::make_unique<IoRound>(*context, store_));
   }
   state_.set_tls_apply([this](const TlsConfig& tls, bool reload) { return ApplyTls(tls, reload); });
+  SetListenApply(
+      [this](int port, const std::vector<std::string>& bind) { return ApplyListen(port, bind); });
 }
 
 // Members go in reverse order: timers and acceptors before the io_contexts they use; the
 // io_contexts last, destroying the connections their pending handlers still hold.
-Server::~Server() { state_.set_tls_apply(nullptr); }
+Server::~Server() {
+  state_.set_tls_apply(nullptr);
+  SetListenApply(nullptr);
+}
 
 Status Server::Listen() {
   Config config = state_.config();
@@ -134,6 +139,94 @@ TlsApplyResult Server::ApplyTls(const TlsConfig& tls, bool reload) {
   }
   tls_port_ = tls.port;
   return TlsApplyResult::kOk;
+}
+
+ListenApplyResult Server::ApplyListen(int port, const std::vector<std::string>& bind) {
+  auto moved = std::make_shared<std::promise<ListenApplyResult>>();
+  std::future<ListenApplyResult> done = moved->get_future();
+  asio::post(control_, [this, moved, port, bind] { moved->set_value(MoveListeners(port, bind)); });
+  if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    return ListenApplyResult::kPortFailed;
+  }
+  return done.get();
+}
+
+Status Server::ListenAll(const Config& config, int port, bool with_tls, int* bound,
+                         std::vector<std::unique_ptr<Listener>>& fresh) {
+  *bound = 0;
+  if (port != 0) {
+    Status s = ListenOn(config, port, false, bound, fresh);
+    if (!s.ok()) return s;
+  }
+  if (with_tls && tls_bound_port_ != 0) {
+    int tls_bound = tls_bound_port_;
+    Status s = ListenOn(config, tls_bound_port_, true, &tls_bound, fresh);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+void Server::RetireListeners(bool tls) {
+  std::error_code ec;
+  for (auto it = listeners_.begin(); it != listeners_.end();) {
+    if ((*it)->tls != tls) {
+      ++it;
+      continue;
+    }
+    (*it)->acceptor.close(ec);
+    (*it)->pause.cancel();
+    retired_.push_back(std::move(*it));
+    it = listeners_.erase(it);
+  }
+}
+
+ListenApplyResult Server::MoveListeners(int port, const std::vector<std::string>& bind) {
+  const bool rebind = bind != listen_config_.bind;
+  const ListenApplyResult failed =
+      rebind ? ListenApplyResult::kBindFailed : ListenApplyResult::kPortFailed;
+  if (stopping_.load(std::memory_order_acquire)) return failed;
+  Config next = listen_config_;
+  next.port = port;
+  next.bind = bind;
+  std::vector<std::unique_ptr<Listener>> fresh;
+  int bound = 0;
+  Status s = ListenAll(next, port, rebind, &bound, fresh);
+  if (!s.ok() && rebind) {
+    // An address in both lists is still held by the old listener: close first, then retry.
+    fresh.clear();
+    RetireListeners(false);
+    RetireListeners(true);
+    s = ListenAll(next, port, true, &bound, fresh);
+    if (!s.ok()) {
+      fresh.clear();
+      int old_bound = 0;
+      Status back = ListenAll(listen_config_, bound_port_, true, &old_bound, fresh);
+      if (!back.ok())
+        LogError("CONFIG SET bind: the old listeners came back partly: " + back.message());
+      for (auto& listener : fresh) {
+        Accept(*listener);
+        listeners_.push_back(std::move(listener));
+      }
+      LogError("CONFIG SET bind: " + s.message());
+      return failed;
+    }
+  } else if (!s.ok()) {
+    LogError("CONFIG SET port " + std::to_string(port) + ": " + s.message());
+    return failed;  // the fresh listeners close as they go
+  }
+  RetireListeners(false);
+  if (rebind) RetireListeners(true);
+  for (auto& listener : fresh) {
+    Accept(*listener);
+    listeners_.push_back(std::move(listener));
+  }
+  bound_port_ = bound;
+  listen_config_ = next;
+  state_.set_tcp_port(bound_port_ != 0 ? bound_port_ : tls_bound_port_);
+  LogInfo(bound_port_ == 0 ? std::string("No longer listening for plain TCP connections")
+                           : "Listening on port " + std::to_string(bound_port_));
+  WarnIfExposed();
+  return ListenApplyResult::kOk;
 }
 
 bool Server::MoveTlsListener(int port) {

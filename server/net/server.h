@@ -28,6 +28,7 @@
 
 #include "server/core/config.h"
 #include "server/core/dispatcher.h"
+#include "server/core/listen_hook.h"
 #include "server/net/tls_context.h"
 #include "sluice/status.h"
 
@@ -88,6 +89,20 @@ class Server {
   // listeners, which are closed once the new ones are bound; false (logged, nothing changed)
   // when they cannot be.
   bool MoveTlsListener(int port);
+  // CONFIG SET port / bind (server/core/listen_hook.h): moves the listeners on the control
+  // thread while the caller (holding the configuration lock) waits.
+  ListenApplyResult ApplyListen(int port, const std::vector<std::string>& bind);
+  // On the control thread: the plain listeners on `port` (0: none) and, when the addresses
+  // change, the TLS ones too, at `bind`. New listeners are bound before the old ones close; when
+  // an address is in both (the same port), the old ones close first and come back on failure.
+  // The failure (logged) when the new ones cannot be bound: the old ones then keep listening.
+  ListenApplyResult MoveListeners(int port, const std::vector<std::string>& bind);
+  // Binds `config`'s plain (port) and, with `with_tls`, TLS (tls_bound_port_) listeners into
+  // `fresh`; *bound: the plain port bound (0 when port is 0).
+  Status ListenAll(const Config& config, int port, bool with_tls, int* bound,
+                   std::vector<std::unique_ptr<Listener>>& fresh);
+  // Closes the listeners of one kind (plain or TLS) into retired_.
+  void RetireListeners(bool tls);
   void Accept(Listener& listener);
   // `socket` was accepted onto the control context; a served one moves to NextContext()'s.
   void OnAccepted(Listener& listener, const std::error_code& ec, asio::ip::tcp::socket socket);

@@ -8,9 +8,12 @@
 #include <chrono>
 #include <iterator>
 #include <memory>
+#include <mutex>
+#include <utility>
 
 #include "encoding.h"
 #include "lock_pool.h"
+#include "sluice/expiry_latency.h"
 #include "txn.h"
 
 namespace sluice::internal {
@@ -257,6 +260,24 @@ int64_t ExpiryCycle::Run(int64_t budget_us) {
 // that sampled nothing counts as 0%, so the estimate decays once nothing is expired). An idle
 // cycle's microseconds are not counted: recording them (a clock read and stores to memory gone
 // cold during the sleep) was 5.6% of an idle server's samples, and idle should cost nothing.
+namespace {
+std::mutex& ListenerMutex() {
+  static std::mutex* mu = new std::mutex;
+  return *mu;
+}
+ExpiryCycleListener& Listener() {
+  static ExpiryCycleListener* listener = new ExpiryCycleListener;
+  return *listener;
+}
+std::atomic<bool> g_has_listener{false};  // the common case (none) takes no lock
+
+void NotifyExpiryCycleListener(int64_t micros) {
+  if (!g_has_listener.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(ListenerMutex());
+  if (Listener()) Listener()(micros);
+}
+}  // namespace
+
 void ExpiryCycle::RecordCycle(std::chrono::steady_clock::time_point start,
                               std::chrono::steady_clock::time_point deadline, int64_t sampled,
                               int64_t expired, bool idle) {
@@ -266,9 +287,9 @@ void ExpiryCycle::RecordCycle(std::chrono::steady_clock::time_point start,
     return;
   }
   const auto end = std::chrono::steady_clock::now();
-  expire_cycle_us_.fetch_add(
-      std::chrono::duration_cast<std::chrono::microseconds>(end - start).count(),
-      std::memory_order_relaxed);
+  const int64_t micros = std::chrono::duration_cast<std::chrono::microseconds>(end - start).count();
+  expire_cycle_us_.fetch_add(micros, std::memory_order_relaxed);
+  NotifyExpiryCycleListener(micros);
   if (end >= deadline) expiry_time_cap_reached_.fetch_add(1, std::memory_order_relaxed);
   const double current = sampled > 0 ? static_cast<double>(expired) / sampled : 0.0;
   expired_stale_.store(current * 0.05 + average * 0.95, std::memory_order_relaxed);
@@ -326,3 +347,13 @@ void ExpiryCycle::AddStats(Store::Stats* st) const {
 }
 
 }  // namespace sluice::internal
+
+namespace sluice {
+
+void SetExpiryCycleListener(ExpiryCycleListener listener) {
+  std::lock_guard lock(internal::ListenerMutex());
+  internal::g_has_listener.store(static_cast<bool>(listener), std::memory_order_release);
+  internal::Listener() = std::move(listener);
+}
+
+}  // namespace sluice

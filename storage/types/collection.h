@@ -28,12 +28,7 @@ namespace sluice::internal {
 
 class Txn;
 
-// Redis 7.0's default conversion thresholds, for OBJECT ENCODING's names.
-inline constexpr int64_t kHashMaxListpackEntries = 128;  // hash-max-listpack-entries
-inline constexpr size_t kHashMaxListpackValue = 64;      // hash-max-listpack-value
-inline constexpr int64_t kSetMaxIntsetEntries = 512;     // set-max-intset-entries
-inline constexpr int64_t kZsetMaxListpackEntries = 128;  // zset-max-listpack-entries
-inline constexpr size_t kZsetMaxListpackValue = 64;      // zset-max-listpack-value
+// The conversion thresholds are the process's (sluice/encoding_limits.h).
 
 // Redis's OBJECT ENCODING name of a collection: hash listpack|hashtable, list quicklist (Redis
 // 7.0), set intset|hashtable, zset listpack|skiplist.

@@ -8,6 +8,7 @@
 
 #include "collection.h"
 #include "numeric.h"
+#include "sluice/encoding_limits.h"
 #include "sluice/glob.h"
 #include "store_impl.h"
 #include "txn.h"
@@ -64,16 +65,17 @@ Result<Collection> OpenHash(Txn& txn, int db, std::string_view key, bool write) 
   return Collection::Open(txn, db, key, ValueKind::kHash, write);
 }
 
-// Redis converts a listpack hash once a field or value is longer than 64 bytes, or it has more
-// than 128 fields; never back.
+// Redis converts a listpack hash once a field or value is longer than hash-max-listpack-value
+// bytes, or it has more than hash-max-listpack-entries fields (sluice/encoding_limits.h); never
+// back.
 void NoteSize(Collection& h, std::string_view field, std::string_view value) {
-  if (field.size() > internal::kHashMaxListpackValue ||
-      value.size() > internal::kHashMaxListpackValue) {
+  const auto limit = static_cast<size_t>(GetEncodingLimits().hash_max_listpack_value);
+  if (field.size() > limit || value.size() > limit) {
     h.meta().flags |= internal::kMetaBigEncoding;
   }
 }
 void NoteCount(Collection& h) {
-  if (h.meta().count > internal::kHashMaxListpackEntries) {
+  if (h.meta().count > GetEncodingLimits().hash_max_listpack_entries) {
     h.meta().flags |= internal::kMetaBigEncoding;
   }
 }

@@ -7,6 +7,7 @@
 
 #include "collection.h"
 #include "numeric.h"
+#include "sluice/encoding_limits.h"
 #include "sluice/glob.h"
 #include "store_impl.h"
 #include "txn.h"
@@ -28,12 +29,13 @@ Result<Collection> OpenSet(Txn& txn, int db, std::string_view key, bool write) {
 
 bool IsIntset(const Collection& s) { return (s.meta().flags & internal::kMetaBigEncoding) == 0; }
 
-// Redis converts an intset on a member that is not an integer, or past 512 members.
+// Redis converts an intset on a member that is not an integer, or past set-max-intset-entries
+// members (sluice/encoding_limits.h).
 void NoteMember(Collection& s, std::string_view member) {
   if (!internal::ParseInt64(member)) s.meta().flags |= internal::kMetaBigEncoding;
 }
 void NoteCount(Collection& s) {
-  if (s.meta().count > internal::kSetMaxIntsetEntries) {
+  if (s.meta().count > GetEncodingLimits().set_max_intset_entries) {
     s.meta().flags |= internal::kMetaBigEncoding;
   }
 }

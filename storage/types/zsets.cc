@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "collection.h"
+#include "sluice/encoding_limits.h"
 #include "store_impl.h"
 #include "txn.h"
 #include "zset_elements.h"
@@ -98,7 +99,9 @@ Status EraseZScoreElement(Collection& z, double score, std::string_view member) 
 
 Status PutZMember(Collection& z, std::string_view member, double score, std::optional<double> old) {
   if (!old) z.meta().count += 1;
-  if (member.size() > kZsetMaxListpackValue || z.meta().count > kZsetMaxListpackEntries) {
+  const EncodingLimits limits = GetEncodingLimits();  // sluice/encoding_limits.h
+  if (member.size() > static_cast<size_t>(limits.zset_max_listpack_value) ||
+      z.meta().count > limits.zset_max_listpack_entries) {
     z.meta().flags |= kMetaBigEncoding;
   }
   // Redis's listpack keeps a score as text that reads back -0 as 0; its skiplist keeps -0.

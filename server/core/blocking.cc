@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <iterator>
+#include <string>
+#include <vector>
 
 #include "server/core/args.h"
 #include "server/core/blocked_command.h"
@@ -118,10 +120,21 @@ bool BlockingRegistry::Unblock(uint64_t client_id, BlockEvent how) {
   return true;
 }
 
-void BlockingRegistry::OnCommit(std::span<const KeyRef> written, uint32_t /*flushed_dbs*/) {
-  // A flush deletes keys and pushes nothing: it wakes no one (as in Redis).
+void BlockingRegistry::OnCommit(std::span<const KeyRef> written, uint32_t flushed_dbs) {
   if (count_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> l(mu_);
+  if (flushed_dbs != 0) {
+    // A flush (FLUSHALL, FLUSHDB, SWAPDB's two databases) deleted every key of its databases:
+    // their waiters retry, as Redis's scanDatabaseForDeletedStreams wakes a group's reader to
+    // answer UNBLOCKED; a list, sorted set or plain XREAD waiter finds nothing and parks again
+    // in its place, as it stays blocked in Redis.
+    std::vector<std::string> flushed;
+    for (const auto& [slot, queue] : by_key_) {
+      const auto db = static_cast<unsigned char>(slot[0]);
+      if (db < 32 && (flushed_dbs & (1u << db)) != 0) flushed.push_back(slot);
+    }
+    for (const std::string& slot : flushed) Kick(slot);
+  }
   std::string slot;
   for (const KeyRef& k : written) {  // in write order; a key written twice is kicked once
     slot.assign(1, static_cast<char>(k.db));

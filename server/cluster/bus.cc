@@ -8,6 +8,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -106,12 +107,28 @@ std::string Bus::Listen() {
 }
 
 void Bus::Start() {
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);  // -1: the loop's tick still sends
   thread_ = std::thread([this] { Loop(); });
+}
+
+namespace {
+thread_local bool on_bus_thread = false;  // set by Loop: the bus sends its own queue anyway
+}  // namespace
+
+void Bus::WakeFromOtherThread() {
+  if (wake_fd_ < 0 || on_bus_thread) return;
+  if (wake_pending_.exchange(true, std::memory_order_acq_rel)) return;
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
 }
 
 void Bus::Stop() {
   stop_ = true;
+  wake_pending_ = false;
+  WakeFromOtherThread();
   if (thread_.joinable()) thread_.join();
+  if (wake_fd_ >= 0) close(wake_fd_);
+  wake_fd_ = -1;
   for (int fd : listen_fds_) close(fd);
   listen_fds_.clear();
   for (auto& [fd, link] : links_) {
@@ -384,6 +401,7 @@ void Bus::RunDeferred() {
 }
 
 void Bus::Loop() {
+  on_bus_thread = true;
   int64_t next_cron = NowMs();
   std::vector<pollfd> pfds;
   while (!stop_) {
@@ -401,6 +419,7 @@ void Bus::Loop() {
         }
       }
       for (int fd : listen_fds_) pfds.push_back({fd, POLLIN, 0});
+      if (wake_fd_ >= 0) pfds.push_back({wake_fd_, POLLIN, 0});
       for (auto& [fd, link] : links_) {
         short events = POLLIN;
         auto out = c_.outbox_.find(fd);
@@ -420,6 +439,12 @@ void Bus::Loop() {
     DrainClosed();
     for (const pollfd& p : pfds) {
       if (p.revents == 0) continue;
+      if (p.fd == wake_fd_) {  // what woke it is queued: the writes below (POLLOUT) go next turn
+        uint64_t count = 0;
+        [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof count);
+        wake_pending_.store(false, std::memory_order_release);
+        continue;
+      }
       if (std::find(listen_fds_.begin(), listen_fds_.end(), p.fd) != listen_fds_.end()) {
         Accept(p.fd);
         continue;

@@ -38,6 +38,11 @@ class Bus {
   std::string Listen();
   void Start();
   void Stop();
+  // Any thread but the bus's own, after queueing messages (c_.outbox_): the loop wakes from
+  // poll and sends them now rather than at its next tick (up to 100 ms later; a SETSLOT's
+  // PONG announcing a bumped epoch arrived after redis-cli's next step). One eventfd write per
+  // loop turn at most.
+  void WakeFromOtherThread();
   size_t link_count() const { return links_.size(); }  // mu_ held
 
   struct Link {
@@ -84,6 +89,8 @@ class Bus {
   std::map<std::string, int64_t> tls_logged_;         // peer and reason -> when logged (ms)
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  int wake_fd_ = -1;                       // eventfd in the poll set
+  std::atomic<bool> wake_pending_{false};  // a wake was written and not yet drained
 };
 
 }  // namespace sluice::server::cluster

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "server/cluster/bus.h"
 #include "server/cluster/cluster.h"
 #include "server/core/logging.h"
 
@@ -79,6 +80,7 @@ void Cluster::SendTo(Node* n, const BusMessage& m) {
   if (n == nullptr || n->link < 0) return;
   outbox_[n->link] += Encode(m);
   ++sent_[static_cast<int>(m.type) % kMsgTypeCount];
+  if (bus_ != nullptr) bus_->WakeFromOtherThread();
 }
 
 void Cluster::Broadcast(const BusMessage& m) {

@@ -427,8 +427,10 @@ class MixedReshardTest(unittest.TestCase):
         wait_until(lambda: all(master_of_slot(nodes, 0, n)[1] == sluice_node.port
                                for n in nodes), what="both to see Sluice own slot 0")
         self.reshard(sluice_node, redis_node, ids)
-        # Once in ~4 runs redis-server still redirected slot 0 to Sluice right after the reshard
-        # returned (see issue 42's note): wait for both views to converge before reading.
+        # redis-cli sends SETSLOT NODE to each node in turn: the views converge a moment later.
+        # (Until the bus woke on queued messages, Sluice's PONG announcing the epoch it took for
+        # slot 0 could reach redis-server after this second reshard began; redis-server then
+        # took slot 0 back without a newer epoch and lost it to Sluice's UPDATE for good.)
         wait_until(lambda: all(master_of_slot(nodes, 0, n)[1] == redis_node.port
                                for n in nodes), what="both to see Redis own slot 0 again")
         with Client(redis_node.port) as c:

@@ -109,6 +109,13 @@ std::unique_ptr<rocksdb::Iterator> Collection::NewIterator(ElementCf cf) {
   return txn_->NewIterator(txn_->impl().element_cf(cf), prefix_, PrefixEnd(prefix_));
 }
 
+std::unique_ptr<rocksdb::Iterator> Collection::NewIterator(ElementCf cf,
+                                                           std::string_view element_prefix) {
+  std::string lower = SubKey(element_prefix);
+  const std::string upper = PrefixEnd(lower);
+  return txn_->NewIterator(txn_->impl().element_cf(cf), lower, upper);
+}
+
 void Collection::Save() {
   if (meta_.count <= 0) {
     txn_->Delete(raw_key_);

@@ -80,6 +80,10 @@ class Collection {
   // The unit's view of this version's elements in cf, ordered by element bytes; element bytes
   // of an entry: ElementOf(it->key()). Do not write through the Txn while iterating.
   std::unique_ptr<rocksdb::Iterator> NewIterator(ElementCf cf);
+  // The same, bounded to the elements whose bytes start with `element_prefix`: a seek or step
+  // past the last of them ends there, where the unbounded form walks on over whatever follows,
+  // erased elements' tombstones included (a stream's acknowledged entries, until compaction).
+  std::unique_ptr<rocksdb::Iterator> NewIterator(ElementCf cf, std::string_view element_prefix);
   std::string_view ElementOf(const rocksdb::Slice& sub_key) const {
     return sub_key.ToStringView().substr(prefix_.size());
   }

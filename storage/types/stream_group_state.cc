@@ -44,7 +44,7 @@ int64_t Fixed(std::string_view v, size_t at) {
 // rev), passing the element bytes after the prefix and the value, while visit returns true.
 Status Stream::Scan(std::string_view prefix, std::string_view from, bool rev,
                     const std::function<bool(std::string_view, std::string_view)>& visit) {
-  auto it = c_.NewIterator(ElementCf::kStream);
+  auto it = c_.NewIterator(ElementCf::kStream, prefix);
   const std::string start = c_.SubKey(std::string(prefix).append(from));
   if (rev) {
     it->SeekForPrev(start);

@@ -225,7 +225,7 @@ Status Stream::Range(StreamId start, StreamId end, bool rev, int64_t count,
   // which a seek from the stream's start would step over one by one until compaction.
   if (start < st_.first_id) start = st_.first_id;
   if (start > end) return Status::Ok();
-  auto it = c_.NewIterator(ElementCf::kStream);
+  auto it = c_.NewIterator(ElementCf::kStream, "e");
   const std::string lo = c_.SubKey(EntryKey(start));
   const std::string hi = c_.SubKey(EntryKey(end));
   if (rev) {
@@ -319,7 +319,7 @@ Status Stream::NodeOf(StreamId id, StreamNode* out, bool* found) {
   *found = false;
   StreamId first;
   {
-    auto it = c_.NewIterator(ElementCf::kStream);
+    auto it = c_.NewIterator(ElementCf::kStream, "n");
     it->SeekForPrev(c_.SubKey(NodeKey(id)));
     if (!it->Valid()) return Status::Ok();
     std::string_view el = c_.ElementOf(it->key());
@@ -348,7 +348,7 @@ Status Stream::FirstNode(StreamNode* out, bool* found) {
   };
   StreamId first;
   {
-    auto it = c_.NewIterator(ElementCf::kStream);
+    auto it = c_.NewIterator(ElementCf::kStream, "n");
     const std::string hint = c_.SubKey(NodeKey(st_.first_id));
     it->SeekForPrev(hint);
     if (!node_at(*it, &first)) {
@@ -428,7 +428,7 @@ void Stream::UpdateFirstId() {
   const StreamId from = st_.first_id;
   st_.first_id = StreamId{};
   if (st_.length == 0) return;
-  auto it = c_.NewIterator(ElementCf::kStream);
+  auto it = c_.NewIterator(ElementCf::kStream, "e");
   it->Seek(c_.SubKey(EntryKey(from)));
   if (!it->Valid()) return;
   std::string_view el = c_.ElementOf(it->key());
@@ -463,7 +463,7 @@ Status Stream::Delete(StreamId id, bool* deleted) {
 Status Stream::EraseEntriesOf(const StreamNode& n) {
   std::vector<std::string> keys;
   {
-    auto it = c_.NewIterator(ElementCf::kStream);
+    auto it = c_.NewIterator(ElementCf::kStream, "e");
     const std::string hi = c_.SubKey(EntryKey(n.last));
     for (it->Seek(c_.SubKey(EntryKey(n.first))); it->Valid(); it->Next()) {
       if (it->key().ToStringView() > hi) break;

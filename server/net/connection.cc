@@ -207,6 +207,16 @@ void Connection::OnReadWhileParked(const std::error_code& ec, size_t n) {
 }
 
 void Connection::FinishBatch() {
+  // A replica's link on this primary (REPLCONF ACKs: no reply, no write) joins no round. A round
+  // whose replies replica-ack-writes holds waits for exactly these ACKs: a link waiting in it
+  // would neither read the next ACK nor send the stream (OnPush), and the round would wait for
+  // replica-ack-timeout. With no reply to hold, skipping the round acknowledges nothing early
+  // (what out_ holds then is the stream, taken from the outbox).
+  if (batch_replies_ == 0 &&
+      client_.repl_kind.load(std::memory_order_relaxed) == ClientState::kReplicaLink) {
+    batch_wrote_ = false;
+    return AfterDurable(Status::Ok());
+  }
   // Other connections of this thread are served meanwhile; this one reads nothing more until
   // the round is durable.
   awaiting_durable_ = true;

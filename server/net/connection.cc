@@ -9,6 +9,7 @@
 #include "server/core/command_stats.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
+#include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
 #include "server/net/io_round.h"
 #include "server/net/tls_stream.h"
@@ -529,6 +530,22 @@ void Connection::RecordIfSlow(Args args, uint64_t start_ticks) {
                                 server_.slowlog_max_len());
 }
 
+namespace {
+
+// Redis checks -READONLY, -MASTERDOWN and -NOREPLICAS before a pause: a write on a primary that
+// FAILOVER has just made a replica is refused at once, not held until the failover ends.
+bool RefusedByReplication(Store& store, ServerState& server, ClientState& client,
+                          const CommandSpec& spec) {
+  ReplicationHook* repl = GetReplicationHook();
+  if (repl == nullptr || !repl->engaged()) return false;
+  std::string scratch;
+  protocol::ReplyWriter out(&scratch, client.resp);
+  const CommandContext ctx{store, server, client, out};
+  return !repl->Admit(ctx, spec).ok();
+}
+
+}  // namespace
+
 bool Connection::HeldByPause(Args args) {
   if (!server_.MaybePaused()) {  // the usual case: no command lookup
     paused_until_ms_ = 0;
@@ -536,6 +553,10 @@ bool Connection::HeldByPause(Args args) {
   }
   const CommandSpec* spec = dispatcher_.Resolve(args);
   paused_until_ms_ = server_.PausedUntil(spec == nullptr ? 0 : spec->flags);
+  if (paused_until_ms_ != 0 && spec != nullptr &&
+      RefusedByReplication(store_, server_, client_, *spec)) {
+    paused_until_ms_ = 0;  // answered -READONLY (or the like) now, as Redis
+  }
   return paused_until_ms_ != 0;
 }
 

@@ -1,6 +1,8 @@
 #include "server/replication/replica_link.h"
 
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -36,7 +38,13 @@ int Connect(const std::string& host, int port) {
   for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
     fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
     if (fd < 0) continue;
-    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
+    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      // The ACKs are small writes that replica-ack-writes waits for: no Nagle delay on them
+      // (the primary's side of a link is an ordinary connection, already TCP_NODELAY).
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      break;
+    }
     close(fd);
     fd = -1;
   }

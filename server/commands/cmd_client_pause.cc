@@ -33,8 +33,9 @@ void ClientPause(CommandContext& ctx, Args args) {
   if (*ms > INT64_MAX - now) {
     return ReplyError(ctx.out, TimeoutOutOfRange());
   }
-  // Its own purpose: a failover's write pause (FAILOVER) stays whatever this sets.
-  SetPause(ctx.server, PausePurpose::kClientCommand, *ms == 0 ? 0 : now + *ms, all);
+  // Its own purpose: a failover's write pause (FAILOVER) stays whatever this sets. Merged with
+  // an earlier CLIENT PAUSE still on, as Redis 7.0 (the later end, the more restrictive kind).
+  AddPause(ctx.server, PausePurpose::kClientCommand, now + *ms, all);
   ctx.out.Simple("OK");
 }
 

@@ -59,6 +59,19 @@ void SetPause(ServerState& server, PausePurpose purpose, int64_t until_ms, bool 
   PublishLocked(p, server);
 }
 
+void AddPause(ServerState& server, PausePurpose purpose, int64_t until_ms, bool all) {
+  Pauses& p = State();
+  std::lock_guard lock(p.mu);
+  Purpose& q = PurposesLocked(p, server)[static_cast<int>(purpose)];
+  if (q.until_ms != 0 && q.until_ms <= ServerState::RealNowMs()) q = Purpose{};  // ended
+  if (q.until_ms == 0) {
+    q = Purpose{until_ms, all};
+  } else {
+    q = Purpose{std::max(q.until_ms, until_ms), q.all || all};
+  }
+  PublishLocked(p, server);
+}
+
 void LiftPause(ServerState& server, PausePurpose purpose) { SetPause(server, purpose, 0, false); }
 
 void RefreshPauses(ServerState& server) {

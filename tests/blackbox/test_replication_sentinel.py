@@ -9,7 +9,7 @@
   the replica is up (a replica's link on the primary never waits in a held round);
 - FAILOVER's TIMEOUT expiring, with and without FORCE, side by side with redis-server 7.0.15
   (replies, INFO master_failover_state, roles), and its write pause kept apart from CLIENT
-  PAUSE / UNPAUSE as Redis keeps them.
+  PAUSE / UNPAUSE as Redis keeps them; CLIENT PAUSE merging with one still on, as Redis.
 
 The Sentinel tests of issue 40 (three redis-sentinel processes, kill -9, redis-py Sentinel) are
 in test_replication.py, SentinelTest."""
@@ -236,6 +236,35 @@ class FailoverTimeoutBesideRedisTest(unittest.TestCase):
         self.assertIn(("write while failing over", []), got)
         self.assertIn("failover-in-progress", got)
         self.assertIn("aborted: Replica never caught up before timeout", s_primary.log())
+
+
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class ClientPauseMergeBesideRedisTest(unittest.TestCase):
+    """CLIENT PAUSE kept per purpose (server/core/pause_purposes.h) also merges as Redis 7.0's
+    pauseClients: a shorter (or 0) CLIENT PAUSE never shortens one still on."""
+
+    def steps(self, port):
+        a = conn(port)
+        seen = [a.execute_command("CLIENT", "PAUSE", 100000, "WRITE"),
+                a.execute_command("CLIENT", "PAUSE", 10, "WRITE"),
+                a.execute_command("CLIENT", "PAUSE", 0, "WRITE")]
+        time.sleep(0.3)
+        done = write_in_thread(port, "k")
+        time.sleep(0.5)
+        seen += [("held", list(done)), a.get("k"), a.execute_command("CLIENT", "UNPAUSE")]
+        wait_for(lambda: done, what="the write after CLIENT UNPAUSE")
+        seen.append(("after unpause", list(done)))
+        return seen
+
+    def test_a_shorter_pause_does_not_shorten_a_longer_one(self):
+        s = Server()
+        s.start()
+        self.addCleanup(s.stop)
+        ref = redis_reference()
+        self.addCleanup(ref.stop)
+        got, want = self.steps(s.port), self.steps(ref.port)
+        self.assertEqual(got, want)
+        self.assertIn(("held", []), got)
 
 
 if __name__ == "__main__":

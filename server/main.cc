@@ -125,6 +125,18 @@ std::shared_ptr<sluice::server::cluster::Cluster> MakeCluster(
       store, sluice::server::cluster::ClusterSettings::From(config), std::move(hooks));
 }
 
+// `logfile`: the log (and crash reports) go to that file, appended, instead of stderr. A relative
+// path is under `dir`, as in Redis (which chdir()s there). Errors before this point stay on stderr.
+bool OpenLogFile(const Config& config) {
+  auto it = config.compat.find("logfile");
+  if (it == config.compat.end() || it->second.empty()) return true;
+  std::filesystem::path path(it->second);
+  if (path.is_relative()) path = std::filesystem::path(config.dir) / path;
+  if (std::freopen(path.c_str(), "a", stderr) != nullptr) return true;
+  std::cout << "Can't open the log file: " << path.string() << std::endl;
+  return false;
+}
+
 int Serve(Config config, const char* argv0) {
   if (!FitMaxclients(config)) return 1;
   if (config.tls.needed()) {  // checked before the data dir opens (and again by Listen)
@@ -137,6 +149,7 @@ int Serve(Config config, const char* argv0) {
   std::error_code ec;
   std::filesystem::create_directories(config.dir, ec);
   if (ec) return Fail("cannot use data directory '" + config.dir + "': " + ec.message());
+  if (!OpenLogFile(config)) return 1;
 
   auto clock = std::make_shared<sluice::AdjustableClock>();
   // Declared before the store, so it outlives the store, which calls its WatchRegistry.

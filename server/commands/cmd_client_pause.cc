@@ -6,6 +6,7 @@
 #include "server/commands/commands.h"
 #include "server/core/args.h"
 #include "server/core/errors.h"
+#include "server/core/pause_purposes.h"
 #include "server/core/server_state.h"
 
 namespace sluice::server {
@@ -32,12 +33,14 @@ void ClientPause(CommandContext& ctx, Args args) {
   if (*ms > INT64_MAX - now) {
     return ReplyError(ctx.out, TimeoutOutOfRange());
   }
-  ctx.server.Pause(*ms == 0 ? 0 : now + *ms, all);
+  // Its own purpose: a failover's write pause (FAILOVER) stays whatever this sets. Merged with
+  // an earlier CLIENT PAUSE still on, as Redis 7.0 (the later end, the more restrictive kind).
+  AddPause(ctx.server, PausePurpose::kClientCommand, now + *ms, all);
   ctx.out.Simple("OK");
 }
 
 void ClientUnpause(CommandContext& ctx, Args) {
-  ctx.server.Unpause();
+  LiftPause(ctx.server, PausePurpose::kClientCommand);
   ctx.out.Simple("OK");
 }
 

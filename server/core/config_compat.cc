@@ -44,6 +44,14 @@ const std::vector<CompatOption>& CompatOptions() {
       // A replica's FLUSHALL at a full sync and maxmemory: Sluice has neither knob.
       {"replica-lazy-flush", "slave-lazy-flush", K::kBool, 0, "no", 0, 0, nullptr},
       {"replica-ignore-maxmemory", "slave-ignore-maxmemory", K::kBool, 0, "yes", 0, 0, nullptr},
+      // How a full sync travels and loads: Sluice always streams its RDB from a checkpoint and
+      // loads it in memory, so these are stored only (Redis's tests set them).
+      {"repl-diskless-sync", nullptr, K::kBool, 0, "yes", 0, 0, nullptr},
+      {"repl-diskless-sync-delay", nullptr, K::kInt, 0, "5", 0, INT32_MAX, nullptr},
+      {"repl-diskless-sync-max-replicas", nullptr, K::kInt, 0, "0", 0, INT32_MAX, nullptr},
+      {"repl-diskless-load", nullptr, K::kEnum, 0, "disabled", 0, 0, "disabled,on-empty-db,swapdb"},
+      {"repl-disable-tcp-nodelay", nullptr, K::kBool, 0, "no", 0, 0, nullptr},
+      {"replica-ignore-disk-write-errors", nullptr, K::kBool, 0, "no", 0, 0, nullptr},
       {"aof-rewrite-incremental-fsync", nullptr, K::kBool, 0, "yes", 0, 0, nullptr},
       {"no-appendfsync-on-rewrite", nullptr, K::kBool, 0, "no", 0, 0, nullptr},
       {"cluster-require-full-coverage", nullptr, K::kBool, 0, "yes", 0, 0, nullptr},

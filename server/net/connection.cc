@@ -10,6 +10,7 @@
 #include "server/core/errors.h"
 #include "server/core/key_access.h"
 #include "server/core/logging.h"
+#include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
 #include "server/net/io_round.h"
 #include "server/net/tls_stream.h"
@@ -211,6 +212,16 @@ void Connection::OnReadWhileParked(const std::error_code& ec, size_t n) {
 }
 
 void Connection::FinishBatch() {
+  // A replica's link on this primary (REPLCONF ACKs: no reply, no write) joins no round. A round
+  // whose replies replica-ack-writes holds waits for exactly these ACKs: a link waiting in it
+  // would neither read the next ACK nor send the stream (OnPush), and the round would wait for
+  // replica-ack-timeout. With no reply to hold, skipping the round acknowledges nothing early
+  // (what out_ holds then is the stream, taken from the outbox).
+  if (batch_replies_ == 0 &&
+      client_.repl_kind.load(std::memory_order_relaxed) == ClientState::kReplicaLink) {
+    batch_wrote_ = false;
+    return AfterDurable(Status::Ok());
+  }
   // Other connections of this thread are served meanwhile; this one reads nothing more until
   // the round is durable.
   awaiting_durable_ = true;
@@ -530,6 +541,22 @@ void Connection::RecordIfSlow(Args args, uint64_t start_ticks) {
                                 server_.slowlog_max_len());
 }
 
+namespace {
+
+// Redis checks -READONLY, -MASTERDOWN and -NOREPLICAS before a pause: a write on a primary that
+// FAILOVER has just made a replica is refused at once, not held until the failover ends.
+bool RefusedByReplication(Store& store, ServerState& server, ClientState& client,
+                          const CommandSpec& spec) {
+  ReplicationHook* repl = GetReplicationHook();
+  if (repl == nullptr || !repl->engaged()) return false;
+  std::string scratch;
+  protocol::ReplyWriter out(&scratch, client.resp);
+  const CommandContext ctx{store, server, client, out};
+  return !repl->Admit(ctx, spec).ok();
+}
+
+}  // namespace
+
 bool Connection::HeldByPause(Args args) {
   if (!server_.MaybePaused()) {  // the usual case: no command lookup
     paused_until_ms_ = 0;
@@ -537,6 +564,10 @@ bool Connection::HeldByPause(Args args) {
   }
   const CommandSpec* spec = dispatcher_.Resolve(args);
   paused_until_ms_ = server_.PausedUntil(spec == nullptr ? 0 : spec->flags);
+  if (paused_until_ms_ != 0 && spec != nullptr &&
+      RefusedByReplication(store_, server_, client_, *spec)) {
+    paused_until_ms_ = 0;  // answered -READONLY (or the like) now, as Redis
+  }
   return paused_until_ms_ != 0;
 }
 

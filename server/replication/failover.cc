@@ -10,6 +10,7 @@
 #include "server/core/errors.h"
 #include "server/core/errors_failover.h"
 #include "server/core/logging.h"
+#include "server/core/pause_purposes.h"
 #include "server/replication/replica_link.h"
 #include "server/replication/replication.h"
 
@@ -61,7 +62,8 @@ Status Replication::Failover(const FailoverRequest& r) {
   failover_force_ = r.force;
   failover_answer_.store(0);
   failover_ = FailoverState::kWaitForSync;
-  server_.Pause(std::numeric_limits<int64_t>::max(), /*all=*/false);
+  // Its own purpose, as Redis: CLIENT UNPAUSE does not lift it.
+  SetPause(server_, PausePurpose::kFailover, std::numeric_limits<int64_t>::max(), /*all=*/false);
   return Status::Ok();
 }
 
@@ -73,7 +75,7 @@ void Replication::ClearFailoverLocked() {
   failover_force_ = false;
   psync_failover_.store(false);
   failover_answer_.store(0);
-  server_.Unpause();
+  LiftPause(server_, PausePurpose::kFailover);
 }
 
 void Replication::AbortFailover(const std::string& why) {
@@ -119,6 +121,8 @@ void Replication::UpdateFailover() {
               " succeeded.");
       return ClearFailoverLocked();
     }
+    // A client's ALL pause shorter than ours may have ended: ours alone again.
+    if (failover_ != FailoverState::kNone) RefreshPauses(server_);
     if (failover_ != FailoverState::kWaitForSync) return;
     const int64_t now = ServerState::RealNowMs();
     const int64_t offset = backlog_ == nullptr ? 0 : backlog_->offset();

@@ -1,6 +1,8 @@
 #include "server/replication/replica_link.h"
 
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -35,7 +38,13 @@ int Connect(const std::string& host, int port) {
   for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
     fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
     if (fd < 0) continue;
-    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
+    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      // The ACKs are small writes that replica-ack-writes waits for: no Nagle delay on them
+      // (the primary's side of a link is an ordinary connection, already TCP_NODELAY).
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      break;
+    }
     close(fd);
     fd = -1;
   }
@@ -296,6 +305,19 @@ bool MasterLink::Session() {
     if (stop_.load() || server.shutdown_requested()) return false;
     bool wrote = false;
     bool getack = false;
+    // What one read brought is applied as one RocksDB write where it can (plain data commands
+    // join the group, as a primary's I/O round), flushed before the ACK that covers it: the
+    // apply rate bounds replica-ack-writes' rate and the replica's lag.
+    std::optional<CommitGroup> group;
+    // The bytes applied go to our own backlog in one append per read (one lock, not one a
+    // command); the buffer is not compacted before that.
+    const size_t batch_start = in.pos();
+    auto proxy = [&] {
+      if (in.pos() > batch_start) {
+        repl_.AppendProxied(
+            std::string_view(in.buffer()).substr(batch_start, in.pos() - batch_start));
+      }
+    };
     for (;;) {
       std::string& b = in.buffer();
       size_t consumed = 0;
@@ -305,6 +327,7 @@ bool MasterLink::Session() {
       if (r == protocol::ParseResult::kNeedMore) break;
       if (r == protocol::ParseResult::kError) {
         LogError("Protocol error from MASTER: " + parser.error());
+        proxy();
         return true;
       }
       Args args = parser.args();
@@ -316,15 +339,25 @@ bool MasterLink::Session() {
           replies.clear();
           protocol::ReplyWriter out(&replies, 2);
           CommandContext ctx(store, server, client_, out);
+          if (!group) group.emplace(store, /*defer_durability=*/true);
+          ctx.group = &*group;
           dispatcher.Dispatch(ctx, args);
           wrote = true;
         }
       }
-      repl_.AppendProxied(data.substr(0, consumed));
       applied += static_cast<int64_t>(consumed);
       in.pos() += consumed;
     }
+    proxy();
     in.Compact();
+    if (group) {
+      const Status flushed = group->Flush();
+      group.reset();
+      if (!flushed.ok()) {
+        LogError("Applying the MASTER's stream failed: " + flushed.ToString());
+        return true;
+      }
+    }
     if (wrote) {
       static_cast<void>(store.FlushLog());
       last_apply_ms_.store(ServerState::RealNowMs());

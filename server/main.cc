@@ -120,6 +120,12 @@ std::shared_ptr<sluice::server::cluster::Cluster> MakeCluster(
       pubsub->Publish(channel, message);
     }
   };
+  hooks.master_data_age_ms = [&replication]() -> int64_t {
+    return replication != nullptr ? replication->MasterDataAgeMs() : 0;
+  };
+  hooks.settings = [&state] {
+    return sluice::server::cluster::ClusterSettings::From(state.config());
+  };
   return std::make_shared<sluice::server::cluster::Cluster>(
       store, sluice::server::cluster::ClusterSettings::From(config), std::move(hooks));
 }

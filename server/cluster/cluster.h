@@ -31,7 +31,8 @@ struct Config;
 
 namespace sluice::server::cluster {
 
-// cluster-* parameters (read from the config at start and by the cron each second).
+// cluster-* parameters (read from the config at start; the ones Redis lets CONFIG SET change
+// are re-read by the cron through ClusterHooks::settings: RefreshSettings).
 struct ClusterSettings {
   std::string config_file = "nodes.conf";  // relative to dir
   std::string dir = ".";
@@ -46,7 +47,9 @@ struct ClusterSettings {
   bool allow_reads_when_down = false;
   int64_t replica_validity_factor = 10;
   int64_t migration_barrier = 1;
+  bool allow_replica_migration = true;
   bool replica_no_failover = false;
+  int64_t repl_ping_replica_period_s = 10;  // repl-ping-replica-period (the validity check)
   static ClusterSettings From(const Config& config);
 };
 
@@ -63,6 +66,7 @@ struct Node {
   int numslots = 0;
   Node* master = nullptr;
   std::vector<Node*> replicas;
+  int64_t orphaned_time = 0;  // since when this master has had no working replica (ms), or 0
   int64_t ping_sent = 0, pong_received = 0, data_received = 0, fail_time = 0, voted_time = 0;
   int64_t repl_offset = 0, repl_offset_time = 0;
   std::string ip, hostname;
@@ -82,6 +86,11 @@ struct ClusterHooks {
   std::function<bool()> keyspace_empty;  // db 0 and the rest empty (CLUSTER FLUSHSLOTS, ...)
   // A PUBLISH (shard: SPUBLISH) another node propagated: delivered to local subscribers.
   std::function<void(const std::string& channel, const std::string& message, bool shard)> publish;
+  // A replica's time without data from its master (ms): since the link's last read while it is
+  // up, since it went down otherwise; 0 when unknown. Redis's data_age (the validity check).
+  std::function<int64_t()> master_data_age_ms;
+  // The current configuration's cluster-* parameters (CONFIG SET changes them at run time).
+  std::function<ClusterSettings()> settings;
 };
 
 class Cluster final : public ClusterRouter {
@@ -146,6 +155,9 @@ class Cluster final : public ClusterRouter {
   // PUBLISH goes to every node, SPUBLISH to the other nodes of this node's shard (its master and
   // replicas), as Redis's clusterPropagatePublish. Any thread.
   void PropagatePublish(std::string_view channel, std::string_view message, bool shard);
+  // DEBUG DROP-CLUSTER-PACKET-FILTER: bus messages of this type are dropped unprocessed (-1:
+  // none). Any thread.
+  void SetDropPacketFilter(int64_t type) { drop_filter_.store(type, std::memory_order_relaxed); }
   Store& store() { return store_; }
 
  private:
@@ -196,11 +208,22 @@ class Cluster final : public ClusterRouter {
   void SendTo(Node* n, const BusMessage& m);
   void Cron();  // cluster_cron.cc
   void HandleReplicaFailover();
+  // Redis's clusterHandleSlaveFailover data-age rule: false when my data is too old to start an
+  // election (cluster-replica-validity-factor), logged once per reason.
+  bool DataRecentEnough(bool manual);
+  // clusterCron's orphaned-master census and clusterHandleSlaveMigration (cluster_migration.cc).
+  void CheckReplicaMigration();
+  void MigrateIfCandidate(int max_replicas);
+  int CountNonFailingReplicas(const Node* n) const;
+  // The parameters CONFIG SET may change, re-read from hooks_.settings (each cron run).
+  void RefreshSettings();
   void HandleManualFailover();
   void FailoverReplaceMaster();
   int ReplicaRank();
   void ResetManualFailover();
   int64_t cron_runs_ = 0;
+  std::atomic<int64_t> drop_filter_{-1};
+  bool logged_data_age_ = false;
 
   Store& store_;
   ClusterSettings settings_;

@@ -46,6 +46,8 @@ ClusterSettings ClusterSettings::From(const Config& config) {
   s.replica_validity_factor = CompatInt(config, "cluster-replica-validity-factor");
   s.migration_barrier = CompatInt(config, "cluster-migration-barrier");
   s.replica_no_failover = Compat(config, "cluster-replica-no-failover") == "yes";
+  s.allow_replica_migration = Compat(config, "cluster-allow-replica-migration") == "yes";
+  s.repl_ping_replica_period_s = config.repl_ping_replica_period;
   return s;
 }
 

@@ -105,12 +105,9 @@ std::shared_ptr<sluice::server::cluster::Cluster> MakeCluster(
   hooks.repl_offset = [&replication]() -> int64_t {
     return replication != nullptr ? replication->offset() : 0;
   };
-  hooks.keyspace_empty = [&store] {
-    for (int db = 0; db < 16; ++db) {
-      auto n = store.DbSize(db);
-      if (!n.ok() || *n != 0) return false;
-    }
-    return true;
+  hooks.keyspace_empty = [&store] {  // db 0 only, as Redis checks (cluster mode has one db)
+    auto n = store.DbSize(0);
+    return n.ok() && *n == 0;
   };
   sluice::server::PubSubRegistry* pubsub = &sluice::server::PubSubOf(state);
   hooks.publish = [pubsub](const std::string& channel, const std::string& message, bool shard) {

@@ -83,7 +83,8 @@ struct ClusterHooks {
   std::function<void(const std::string& host, int port)> replicate;  // REPLICAOF host port
   std::function<void()> promote;                                     // REPLICAOF NO ONE
   std::function<int64_t()> repl_offset;  // master_repl_offset, or a replica's processed one
-  std::function<bool()> keyspace_empty;  // db 0 and the rest empty (CLUSTER FLUSHSLOTS, ...)
+  // db 0 empty (CLUSTER FLUSHSLOTS, REPLICATE, RESET: Redis looks at db 0 only).
+  std::function<bool()> keyspace_empty;
   // A PUBLISH (shard: SPUBLISH) another node propagated: delivered to local subscribers.
   std::function<void(const std::string& channel, const std::string& message, bool shard)> publish;
   // A replica's time without data from its master (ms): since the link's last read while it is
@@ -224,6 +225,9 @@ class Cluster final : public ClusterRouter {
   int64_t cron_runs_ = 0;
   std::atomic<int64_t> drop_filter_{-1};
   bool logged_data_age_ = false;
+  // Whether replication toward myself_->master was asked for (SetMyMaster, or the cron for a
+  // replica loaded from nodes.conf: Redis's clusterCron "replication still turned off" rule).
+  bool replicating_ = false;
 
   Store& store_;
   ClusterSettings settings_;

@@ -75,6 +75,16 @@ void Cluster::Cron() {
     }
   }
   (void)update;
+  // A replica restarted from nodes.conf: replication starts once its master's address is known.
+  Node* master = myself_->master;
+  if (myself_->is_replica() && !replicating_ && master != nullptr && hooks_.replicate &&
+      !(master->flags & kFlagNoAddr) && !master->ip.empty() && master->port != 0) {
+    replicating_ = true;
+    deferred_.push_back(
+        [this, ip = master->ip, port = master->pport ? master->pport : master->port] {
+          hooks_.replicate(ip, port);
+        });
+  }
   if (mf_end_ != 0 && mf_end_ < now) {
     LogInfo("Manual failover timed out.");
     ResetManualFailover();

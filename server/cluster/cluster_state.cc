@@ -181,6 +181,7 @@ void Cluster::SetNodeAsMaster(Node* n) {
   n->flags &= ~kFlagSlave;
   n->flags |= kFlagMaster;
   n->master = nullptr;
+  if (n == myself_) replicating_ = false;
   MarkDirty();
 }
 
@@ -202,6 +203,7 @@ void Cluster::SetMyMaster(Node* master) {
   mf_end_ = 0;
   MarkDirty();
   if (hooks_.replicate) {
+    replicating_ = true;
     deferred_.push_back(
         [this, ip = master->ip, port = master->pport ? master->pport : master->port] {
           hooks_.replicate(ip, port);

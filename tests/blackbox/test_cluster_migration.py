@@ -132,6 +132,23 @@ class ReplicaValidityTest(unittest.TestCase):
         wait_until(promoted, timeout=60, what="the replica to take over with factor 0")
 
 
+@unittest.skipIf(IS_REDIS, "starts its own Sluice nodes")
+class ReplicaRestartTest(unittest.TestCase):
+    """A replica restarted from its nodes.conf replicates its master again (Redis's clusterCron
+    turns replication on for a replica whose master's address is known)."""
+
+    def test_restarted_replica_replicates_again(self):
+        m, r = nodes = start_nodes(["sluice"] * 2)
+        self.addCleanup(stop_nodes, nodes)
+        build([m], {r: m}, [(0, 16383)])
+        r.restart()
+        wait_until(lambda: "role:slave" in call(r, "INFO", "replication").decode(), timeout=30,
+                   what="the restarted replica to be a replica again")
+        self.assertEqual(call(m, "SET", "k", "after"), "OK")
+        wait_until(lambda: call(r, "CLUSTER", "COUNTKEYSINSLOT", KeyHashSlot("k")) == 1,
+                   timeout=30, what="the master's write to reach the restarted replica")
+
+
 @unittest.skipIf(IS_REDIS, "starts its own Sluice and redis-server nodes")
 class ClusterTestHooksTest(unittest.TestCase):
     """What Redis's tests/cluster framework needs from a node, beside redis-server 7.0.15: FCALL

@@ -203,7 +203,7 @@ Status Cluster::SetSlot(int slot, const std::string& how, const std::string& nod
     const bool was_mine = slots_[slot] == myself_;
     DelSlot(slot);
     AddSlot(n, slot);
-    if (was_mine && n != myself_ && myself_->numslots == 0) {
+    if (was_mine && n != myself_ && myself_->numslots == 0 && settings_.allow_replica_migration) {
       LogInfo("Configuration change detected. Reconfiguring myself as a replica of " + n->name);
       SetMyMaster(n);
     }

@@ -287,17 +287,25 @@ void Cluster::UpdateSlotsConfigWith(Node* sender, uint64_t sender_epoch, const S
       MarkDirty();
     }
   }
-  (void)sender_slots;
-  if (new_master != nullptr && cur_master->numslots == 0) {
+  // A master left without slots follows their new owner (a failover took them) unless
+  // cluster-allow-replica-migration is no and only some of the sender's slots were ours (a
+  // rebalance emptied it: it keeps its replicas, as Redis 7.0).
+  if (new_master != nullptr && cur_master->numslots == 0 &&
+      (settings_.allow_replica_migration || sender_slots == migrated_ours)) {
     LogInfo("Configuration change detected. Reconfiguring myself as a replica of " + sender->name);
     SetMyMaster(sender);
+  } else if (myself_->master != nullptr && myself_->master->master != nullptr &&
+             myself_->master->master != myself_) {
+    // A replica of a master that turned replica: follow the grandmaster (no sub-replicas).
+    LogInfo("I'm a sub-replica! Reconfiguring myself as a replica of grandmaster " +
+            myself_->master->master->name);
+    SetMyMaster(myself_->master->master);
   } else {
     for (int j : dirty) {
       auto n = store_.CountKeysInSlot(0, static_cast<uint16_t>(j));
       if (n.ok() && *n > 0) (void)store_.DeleteKeysInSlot(0, static_cast<uint16_t>(j));
     }
   }
-  (void)migrated_ours;
 }
 
 // clusterUpdateState: ok when every slot is served by a reachable master (or coverage is not

@@ -133,6 +133,37 @@ class ReplicaValidityTest(unittest.TestCase):
 
 
 @unittest.skipIf(IS_REDIS, "starts its own Sluice nodes")
+class EmptiedMasterTest(unittest.TestCase):
+    """A master whose last slot moves away (SETSLOT NODE, as redis-cli rebalance sends) becomes a
+    replica of the new owner, unless cluster-allow-replica-migration is no: then it stays a
+    master (with no slots) and keeps its replica (Redis's 12.1-replica-migration-3 unit)."""
+
+    def run_case(self, allow):
+        a, b, c, ra = nodes = start_nodes(["sluice"] * 4,
+                                          options={"cluster-allow-replica-migration": allow})
+        self.addCleanup(stop_nodes, nodes)
+        build([a, b, c], {ra: a}, [(0, 0), (1, 8191), (8192, 16383)])
+        a_id, b_id = node_id(a), node_id(b)
+        self.assertEqual(call(b, "CLUSTER", "SETSLOT", "0", "IMPORTING", a_id), "OK")
+        self.assertEqual(call(a, "CLUSTER", "SETSLOT", "0", "MIGRATING", b_id), "OK")
+        for n in (b, a, c):
+            self.assertEqual(call(n, "CLUSTER", "SETSLOT", "0", "NODE", b_id), "OK")
+        return a, b, c, ra, a_id, b_id
+
+    def test_emptied_master_follows_the_new_owner(self):
+        a, b, c, ra, a_id, b_id = self.run_case("yes")
+        wait_until(lambda: master_of(b, a) == b_id, what="A to become B's replica")
+
+    def test_emptied_master_keeps_its_replica_when_migration_is_off(self):
+        a, b, c, ra, a_id, b_id = self.run_case("no")
+        time.sleep(3)  # gossip rounds: nothing may move
+        for view in (a, b, c):
+            self.assertEqual(master_of(view, a), "-")
+            self.assertEqual(master_of(view, ra), a_id)
+        self.assertIn("role:master", call(a, "INFO", "replication").decode())
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice nodes")
 class ReplicaRestartTest(unittest.TestCase):
     """A replica restarted from its nodes.conf replicates its master again (Redis's clusterCron
     turns replication on for a replica whose master's address is known)."""

@@ -120,6 +120,13 @@ std::shared_ptr<sluice::server::cluster::Cluster> MakeCluster(
   hooks.master_data_age_ms = [&replication]() -> int64_t {
     return replication != nullptr ? replication->MasterDataAgeMs() : 0;
   };
+  hooks.pause_writes = [&state](int64_t until_ms) {
+    if (until_ms == 0) {
+      state.Unpause();
+    } else {
+      state.Pause(until_ms, /*all=*/false);
+    }
+  };
   hooks.settings = [&state] {
     return sluice::server::cluster::ClusterSettings::From(state.config());
   };

@@ -90,6 +90,9 @@ struct ClusterHooks {
   // A replica's time without data from its master (ms): since the link's last read while it is
   // up, since it went down otherwise; 0 when unknown. Redis's data_age (the validity check).
   std::function<int64_t()> master_data_age_ms;
+  // A master during a manual failover: writers wait until `until_ms` (real ms since the epoch),
+  // 0: they go on (Redis's pauseClients(PAUSE_DURING_FAILOVER, ..., CLUSTER_PAUSE_WRITE)).
+  std::function<void(int64_t until_ms)> pause_writes;
   // The current configuration's cluster-* parameters (CONFIG SET changes them at run time).
   std::function<ClusterSettings()> settings;
 };
@@ -258,6 +261,7 @@ class Cluster final : public ClusterRouter {
   int64_t mf_master_offset_ = -1;
   bool mf_can_start_ = false;
   bool mf_force_ = false;
+  bool mf_paused_ = false;  // this master paused its writers for a replica's manual failover
   // Outgoing messages per fd, drained by the bus thread; links the bus must close (their node
   // was deleted or its address changed).
   std::map<int, std::string> outbox_;

@@ -104,6 +104,8 @@ void Cluster::ResetManualFailover() {
   mf_replica_ = nullptr;
   mf_master_offset_ = -1;
   mf_force_ = false;
+  if (mf_paused_ && hooks_.pause_writes) hooks_.pause_writes(0);
+  mf_paused_ = false;
 }
 
 void Cluster::HandleManualFailover() {

@@ -358,9 +358,15 @@ bool Cluster::Process(int fd, bool inbound, Node* link_node, const BusMessage& m
     }
   } else if (m.type == MsgType::kMfStart) {
     if (sender == nullptr || sender->master != myself_) return true;
-    mf_end_ = now + 5000;
+    mf_end_ = now + 5000;  // CLUSTER_MF_TIMEOUT
     mf_replica_ = sender;
     mf_master_offset_ = -1;
+    // Writers wait, so that the offset this master reports (PAUSED) is the one the replica
+    // must reach; released when the failover ends or times out (ResetManualFailover).
+    if (hooks_.pause_writes) {
+      hooks_.pause_writes(now + 5000 * 2);  // CLUSTER_MF_PAUSE_MULT
+      mf_paused_ = true;
+    }
     LogInfo("Manual failover requested by replica " + sender->name + ".");
     SendTo(sender, BuildPing(MsgType::kPing, sender));
   } else if (m.type == MsgType::kUpdate) {

@@ -200,7 +200,7 @@ void Cluster::SetMyMaster(Node* master) {
   }
   myself_->master = master;
   AddReplica(master, myself_);
-  mf_end_ = 0;
+  ResetManualFailover();
   MarkDirty();
   if (hooks_.replicate) {
     replicating_ = true;

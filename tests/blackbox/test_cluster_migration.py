@@ -2,6 +2,7 @@
 cluster_cron.cc; docs/cluster.md), on Sluice nodes built by hand (CLUSTER ADDSLOTSRANGE, MEET,
 REPLICATE), as Redis 7.0's clusterHandleSlaveMigration and clusterHandleSlaveFailover do it."""
 
+import threading
 import time
 import unittest
 
@@ -161,6 +162,52 @@ class EmptiedMasterTest(unittest.TestCase):
             self.assertEqual(master_of(view, a), "-")
             self.assertEqual(master_of(view, ra), a_id)
         self.assertIn("role:master", call(a, "INFO", "replication").decode())
+
+
+@unittest.skipIf(IS_REDIS, "starts its own Sluice nodes")
+class ManualFailoverTest(unittest.TestCase):
+    """CLUSTER FAILOVER on a replica while a client writes to its master without pause: the
+    master pauses its writers (Redis's manual failover), the replica reaches the offset it
+    reported, wins, and every acknowledged write is on the new master (Redis's
+    10-manual-failover unit)."""
+
+    def test_manual_failover_under_write_load(self):
+        m1, m2, m3, r = nodes = start_nodes(["sluice"] * 4)
+        self.addCleanup(stop_nodes, nodes)
+        build([m1, m2, m3], {r: m1}, [(0, 5460), (5461, 10922), (10923, 16383)])
+        keys = [k for k in ("key:%d" % i for i in range(200)) if KeyHashSlot(k) <= 5460]
+        acked = []
+        stop = threading.Event()
+
+        def writer():
+            with Client(m1.port) as c:
+                i = 0
+                while not stop.is_set():
+                    key = keys[i % len(keys)]
+                    reply = c.call("RPUSH", key, str(i))
+                    if not isinstance(reply, int):
+                        return  # MOVED: the old master is a replica now
+                    acked.append((key, str(i)))
+                    i += 1
+        t = threading.Thread(target=writer)
+        t.start()
+        self.addCleanup(t.join)
+        self.addCleanup(stop.set)
+        wait_until(lambda: len(acked) > 200, what="writes before the failover")
+        self.assertEqual(call(r, "CLUSTER", "FAILOVER"), "OK")
+
+        def promoted():
+            mine = [l for l in cluster_nodes(r).split("\n") if "myself" in l][0].split(" ")
+            return "master" in mine[2] and "0-5460" in mine[8:]
+        wait_until(promoted, timeout=30, what="the replica to win the manual failover")
+        stop.set()
+        t.join()
+        self.assertIn("Manual failover requested by replica", m1.log())
+        expected = {}
+        for key, value in acked:
+            expected.setdefault(key, []).append(value.encode())
+        for key, values in expected.items():
+            self.assertEqual(call(r, "LRANGE", key, "0", "-1"), values)
 
 
 @unittest.skipIf(IS_REDIS, "starts its own Sluice nodes")

@@ -221,6 +221,7 @@ class Cluster final : public ClusterRouter {
   int CountNonFailingReplicas(const Node* n) const;
   // The parameters CONFIG SET may change, re-read from hooks_.settings (each cron run).
   void RefreshSettings();
+  void ReadRunTimeSettings(const ClusterSettings& now);
   void HandleManualFailover();
   void FailoverReplaceMaster();
   int ReplicaRank();

@@ -13,8 +13,18 @@ constexpr int64_t kMigrationDelayMs = 5000;
 }  // namespace
 
 void Cluster::RefreshSettings() {
-  if (!hooks_.settings) return;
-  const ClusterSettings now = hooks_.settings();
+  if (hooks_.settings) ReadRunTimeSettings(hooks_.settings());
+  // clusterUpdateMyselfFlags: the nofailover flag follows cluster-replica-no-failover (and
+  // travels in every message header).
+  const uint16_t flags = static_cast<uint16_t>(
+      (myself_->flags & ~kFlagNoFailover) | (settings_.replica_no_failover ? kFlagNoFailover : 0));
+  if (flags != myself_->flags) {
+    myself_->flags = flags;
+    MarkDirty();
+  }
+}
+
+void Cluster::ReadRunTimeSettings(const ClusterSettings& now) {
   settings_.node_timeout_ms = now.node_timeout_ms;
   settings_.require_full_coverage = now.require_full_coverage;
   settings_.allow_reads_when_down = now.allow_reads_when_down;

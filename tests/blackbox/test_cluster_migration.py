@@ -226,6 +226,21 @@ class ReplicaRestartTest(unittest.TestCase):
         wait_until(lambda: call(r, "CLUSTER", "COUNTKEYSINSLOT", KeyHashSlot("k")) == 1,
                    timeout=30, what="the master's write to reach the restarted replica")
 
+    def test_nofailover_flag_follows_config_set(self):
+        m, r = nodes = start_nodes(["sluice"] * 2)
+        self.addCleanup(stop_nodes, nodes)
+        build([m], {r: m}, [(0, 16383)])
+        rid = node_id(r)
+
+        def flags_seen_by_master():
+            return [l.split(" ")[2] for l in cluster_nodes(m).split("\n") if l.startswith(rid)][0]
+        self.assertEqual(flags_seen_by_master(), "slave")
+        self.assertEqual(call(r, "CONFIG", "SET", "cluster-replica-no-failover", "yes"), "OK")
+        wait_until(lambda: flags_seen_by_master() == "slave,nofailover",
+                   what="the master to see the nofailover flag")
+        self.assertEqual(call(r, "CONFIG", "SET", "cluster-replica-no-failover", "no"), "OK")
+        wait_until(lambda: flags_seen_by_master() == "slave", what="the flag to go")
+
 
 @unittest.skipIf(IS_REDIS, "starts its own Sluice and redis-server nodes")
 class ClusterTestHooksTest(unittest.TestCase):

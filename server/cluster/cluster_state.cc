@@ -200,6 +200,10 @@ void Cluster::SetMyMaster(Node* master) {
   }
   myself_->master = master;
   AddReplica(master, myself_);
+  // The router learns that the slots went before writers paused by a manual failover resume
+  // (and before replication turns this node into a replica): they get -MOVED, not an ack that
+  // the new master never sees, nor -READONLY.
+  UpdateState();
   ResetManualFailover();
   MarkDirty();
   if (hooks_.replicate) {

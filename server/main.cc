@@ -23,6 +23,7 @@
 #include "server/core/logging.h"
 #include "server/core/notify.h"
 #include "server/core/open_files.h"
+#include "server/core/pause_purposes.h"
 #include "server/core/server_state.h"
 #include "server/net/server.h"
 #include "server/net/tls_context.h"
@@ -106,12 +107,9 @@ std::shared_ptr<sluice::server::cluster::Cluster> MakeCluster(
   hooks.repl_offset = [&replication]() -> int64_t {
     return replication != nullptr ? replication->offset() : 0;
   };
-  hooks.keyspace_empty = [&store] {
-    for (int db = 0; db < 16; ++db) {
-      auto n = store.DbSize(db);
-      if (!n.ok() || *n != 0) return false;
-    }
-    return true;
+  hooks.keyspace_empty = [&store] {  // db 0 only, as Redis checks (cluster mode has one db)
+    auto n = store.DbSize(0);
+    return n.ok() && *n == 0;
   };
   sluice::server::PubSubRegistry* pubsub = &sluice::server::PubSubOf(state);
   hooks.publish = [pubsub](const std::string& channel, const std::string& message, bool shard) {
@@ -120,6 +118,22 @@ std::shared_ptr<sluice::server::cluster::Cluster> MakeCluster(
     } else {
       pubsub->Publish(channel, message);
     }
+  };
+  hooks.master_data_age_ms = [&replication]() -> int64_t {
+    return replication != nullptr ? replication->MasterDataAgeMs() : 0;
+  };
+  // A manual failover pauses writers under FAILOVER's purpose (Redis's PAUSE_DURING_FAILOVER):
+  // a user's CLIENT PAUSE is neither replaced nor lifted by it.
+  hooks.pause_writes = [&state](int64_t until_ms) {
+    if (until_ms == 0) {
+      sluice::server::LiftPause(state, sluice::server::PausePurpose::kFailover);
+    } else {
+      sluice::server::SetPause(state, sluice::server::PausePurpose::kFailover, until_ms,
+                               /*all=*/false);
+    }
+  };
+  hooks.settings = [&state] {
+    return sluice::server::cluster::ClusterSettings::From(state.config());
   };
   return std::make_shared<sluice::server::cluster::Cluster>(
       store, sluice::server::cluster::ClusterSettings::From(config), std::move(hooks));

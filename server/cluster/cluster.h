@@ -32,7 +32,8 @@ struct Config;
 
 namespace sluice::server::cluster {
 
-// cluster-* parameters (read from the config at start and by the cron each second).
+// cluster-* parameters (read from the config at start; the ones Redis lets CONFIG SET change
+// are re-read by the cron through ClusterHooks::settings: RefreshSettings).
 struct ClusterSettings {
   std::string config_file = "nodes.conf";  // relative to dir
   std::string dir = ".";
@@ -53,7 +54,9 @@ struct ClusterSettings {
   bool allow_reads_when_down = false;
   int64_t replica_validity_factor = 10;
   int64_t migration_barrier = 1;
+  bool allow_replica_migration = true;
   bool replica_no_failover = false;
+  int64_t repl_ping_replica_period_s = 10;  // repl-ping-replica-period (the validity check)
   static ClusterSettings From(const Config& config);
   // The ports this node announces (Redis's deriveAnnouncedPorts): port is the tls-port when
   // tls-cluster is yes (pport then the plain port), else the plain port (pport 0); the
@@ -74,6 +77,7 @@ struct Node {
   int numslots = 0;
   Node* master = nullptr;
   std::vector<Node*> replicas;
+  int64_t orphaned_time = 0;  // since when this master has had no working replica (ms), or 0
   int64_t ping_sent = 0, pong_received = 0, data_received = 0, fail_time = 0, voted_time = 0;
   int64_t repl_offset = 0, repl_offset_time = 0;
   std::string ip, hostname;
@@ -90,9 +94,18 @@ struct ClusterHooks {
   std::function<void(const std::string& host, int port)> replicate;  // REPLICAOF host port
   std::function<void()> promote;                                     // REPLICAOF NO ONE
   std::function<int64_t()> repl_offset;  // master_repl_offset, or a replica's processed one
-  std::function<bool()> keyspace_empty;  // db 0 and the rest empty (CLUSTER FLUSHSLOTS, ...)
+  // db 0 empty (CLUSTER FLUSHSLOTS, REPLICATE, RESET: Redis looks at db 0 only).
+  std::function<bool()> keyspace_empty;
   // A PUBLISH (shard: SPUBLISH) another node propagated: delivered to local subscribers.
   std::function<void(const std::string& channel, const std::string& message, bool shard)> publish;
+  // A replica's time without data from its master (ms): since the link's last read while it is
+  // up, since it went down otherwise; 0 when unknown. Redis's data_age (the validity check).
+  std::function<int64_t()> master_data_age_ms;
+  // A master during a manual failover: writers wait until `until_ms` (real ms since the epoch),
+  // 0: they go on (Redis's pauseClients(PAUSE_DURING_FAILOVER, ..., CLUSTER_PAUSE_WRITE)).
+  std::function<void(int64_t until_ms)> pause_writes;
+  // The current configuration's cluster-* parameters (CONFIG SET changes them at run time).
+  std::function<ClusterSettings()> settings;
 };
 
 class Cluster final : public ClusterRouter {
@@ -166,6 +179,9 @@ class Cluster final : public ClusterRouter {
   // PUBLISH goes to every node, SPUBLISH to the other nodes of this node's shard (its master and
   // replicas), as Redis's clusterPropagatePublish. Any thread.
   void PropagatePublish(std::string_view channel, std::string_view message, bool shard);
+  // DEBUG DROP-CLUSTER-PACKET-FILTER: bus messages of this type are dropped unprocessed (-1:
+  // none). Any thread.
+  void SetDropPacketFilter(int64_t type) { drop_filter_.store(type, std::memory_order_relaxed); }
   Store& store() { return store_; }
 
  private:
@@ -216,11 +232,26 @@ class Cluster final : public ClusterRouter {
   void SendTo(Node* n, const BusMessage& m);
   void Cron();  // cluster_cron.cc
   void HandleReplicaFailover();
+  // Redis's clusterHandleSlaveFailover data-age rule: false when my data is too old to start an
+  // election (cluster-replica-validity-factor), logged once per reason.
+  bool DataRecentEnough(bool manual);
+  // clusterCron's orphaned-master census and clusterHandleSlaveMigration (cluster_migration.cc).
+  void CheckReplicaMigration();
+  void MigrateIfCandidate(int max_replicas);
+  int CountNonFailingReplicas(const Node* n) const;
+  // The parameters CONFIG SET may change, re-read from hooks_.settings (each cron run).
+  void RefreshSettings();
+  void ReadRunTimeSettings(const ClusterSettings& now);
   void HandleManualFailover();
   void FailoverReplaceMaster();
   int ReplicaRank();
   void ResetManualFailover();
   int64_t cron_runs_ = 0;
+  std::atomic<int64_t> drop_filter_{-1};
+  bool logged_data_age_ = false;
+  // Whether replication toward myself_->master was asked for (SetMyMaster, or the cron for a
+  // replica loaded from nodes.conf: Redis's clusterCron "replication still turned off" rule).
+  bool replicating_ = false;
 
   Store& store_;
   ClusterSettings settings_;
@@ -251,6 +282,7 @@ class Cluster final : public ClusterRouter {
   int64_t mf_master_offset_ = -1;
   bool mf_can_start_ = false;
   bool mf_force_ = false;
+  bool mf_paused_ = false;  // this master paused its writers for a replica's manual failover
   // Outgoing messages per fd, drained by the bus thread; links the bus must close (their node
   // was deleted or its address changed).
   std::map<int, std::string> outbox_;

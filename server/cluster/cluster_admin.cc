@@ -49,6 +49,8 @@ ClusterSettings ClusterSettings::From(const Config& config) {
   s.replica_validity_factor = CompatInt(config, "cluster-replica-validity-factor");
   s.migration_barrier = CompatInt(config, "cluster-migration-barrier");
   s.replica_no_failover = Compat(config, "cluster-replica-no-failover") == "yes";
+  s.allow_replica_migration = Compat(config, "cluster-allow-replica-migration") == "yes";
+  s.repl_ping_replica_period_s = config.repl_ping_replica_period;
   return s;
 }
 
@@ -225,7 +227,7 @@ Status Cluster::SetSlot(int slot, const std::string& how, const std::string& nod
     const bool was_mine = slots_[slot] == myself_;
     DelSlot(slot);
     AddSlot(n, slot);
-    if (was_mine && n != myself_ && myself_->numslots == 0) {
+    if (was_mine && n != myself_ && myself_->numslots == 0 && settings_.allow_replica_migration) {
       LogInfo("Configuration change detected. Reconfiguring myself as a replica of " + n->name);
       SetMyMaster(n);
     }

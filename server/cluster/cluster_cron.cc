@@ -16,6 +16,7 @@ int64_t Jitter(int64_t below) {
 }  // namespace
 
 void Cluster::Cron() {
+  RefreshSettings();
   const int64_t now = NowMs();
   const int64_t timeout = settings_.node_timeout_ms;
   ++cron_runs_;
@@ -74,6 +75,16 @@ void Cluster::Cron() {
     }
   }
   (void)update;
+  // A replica restarted from nodes.conf: replication starts once its master's address is known.
+  Node* master = myself_->master;
+  if (myself_->is_replica() && !replicating_ && master != nullptr && hooks_.replicate &&
+      !(master->flags & kFlagNoAddr) && !master->ip.empty() && master->port != 0) {
+    replicating_ = true;
+    deferred_.push_back(
+        [this, ip = master->ip, port = master->pport ? master->pport : master->port] {
+          hooks_.replicate(ip, port);
+        });
+  }
   if (mf_end_ != 0 && mf_end_ < now) {
     LogInfo("Manual failover timed out.");
     ResetManualFailover();
@@ -81,6 +92,7 @@ void Cluster::Cron() {
   if (myself_->is_replica()) {
     HandleManualFailover();
     HandleReplicaFailover();
+    CheckReplicaMigration();
   }
   UpdateState();
   SaveIfDirty();
@@ -92,6 +104,8 @@ void Cluster::ResetManualFailover() {
   mf_replica_ = nullptr;
   mf_master_offset_ = -1;
   mf_force_ = false;
+  if (mf_paused_ && hooks_.pause_writes) hooks_.pause_writes(0);
+  mf_paused_ = false;
 }
 
 void Cluster::HandleManualFailover() {
@@ -126,6 +140,7 @@ void Cluster::HandleReplicaFailover() {
       (settings_.replica_no_failover && !manual) || master->numslots == 0) {
     return;
   }
+  if (!DataRecentEnough(manual)) return;
   if (now - failover_auth_time_ > auth_timeout * 2) {
     failover_auth_time_ = now + 500 + Jitter(500);
     failover_auth_count_ = 0;
@@ -173,6 +188,26 @@ void Cluster::HandleReplicaFailover() {
     FailoverReplaceMaster();
     ResetManualFailover();
   }
+}
+
+bool Cluster::DataRecentEnough(bool manual) {
+  const int64_t factor = settings_.replica_validity_factor;
+  const int64_t timeout = settings_.node_timeout_ms;
+  int64_t age = hooks_.master_data_age_ms ? hooks_.master_data_age_ms() : 0;
+  // Being cut off while the master was going down (node timeout) is the baseline.
+  if (age > timeout) age -= timeout;
+  if (manual || factor == 0 ||
+      age <= settings_.repl_ping_replica_period_s * 1000 + timeout * factor) {
+    logged_data_age_ = false;
+    return true;
+  }
+  if (!logged_data_age_) {
+    LogInfo(
+        "Currently unable to failover: Disconnected from master for longer than allowed. Please "
+        "check the 'cluster-replica-validity-factor' configuration option.");
+    logged_data_age_ = true;
+  }
+  return false;
 }
 
 // clusterFailoverReplaceYourMaster: take the old master's slots, stop replicating, tell all.

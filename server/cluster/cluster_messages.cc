@@ -251,6 +251,7 @@ bool Cluster::Process(int fd, bool inbound, Node* link_node, const BusMessage& m
   const int64_t now = NowMs();
   const int type = static_cast<int>(m.type);
   if (type < kMsgTypeCount) ++received_[type];
+  if (type == drop_filter_.load(std::memory_order_relaxed)) return true;  // DEBUG's filter
   Node* sender =
       link_node != nullptr && !(link_node->flags & kFlagHandshake) ? link_node : Lookup(m.sender);
   if (sender != nullptr) sender->data_received = now;
@@ -359,9 +360,15 @@ bool Cluster::Process(int fd, bool inbound, Node* link_node, const BusMessage& m
     }
   } else if (m.type == MsgType::kMfStart) {
     if (sender == nullptr || sender->master != myself_) return true;
-    mf_end_ = now + 5000;
+    mf_end_ = now + 5000;  // CLUSTER_MF_TIMEOUT
     mf_replica_ = sender;
     mf_master_offset_ = -1;
+    // Writers wait, so that the offset this master reports (PAUSED) is the one the replica
+    // must reach; released when the failover ends or times out (ResetManualFailover).
+    if (hooks_.pause_writes) {
+      hooks_.pause_writes(now + 5000 * 2);  // CLUSTER_MF_PAUSE_MULT
+      mf_paused_ = true;
+    }
     LogInfo("Manual failover requested by replica " + sender->name + ".");
     SendTo(sender, BuildPing(MsgType::kPing, sender));
   } else if (m.type == MsgType::kUpdate) {

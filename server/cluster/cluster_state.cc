@@ -186,6 +186,7 @@ void Cluster::SetNodeAsMaster(Node* n) {
   n->flags &= ~kFlagSlave;
   n->flags |= kFlagMaster;
   n->master = nullptr;
+  if (n == myself_) replicating_ = false;
   MarkDirty();
 }
 
@@ -204,13 +205,18 @@ void Cluster::SetMyMaster(Node* master) {
   }
   myself_->master = master;
   AddReplica(master, myself_);
-  mf_end_ = 0;
+  // The router learns that the slots went before writers paused by a manual failover resume
+  // (and before replication turns this node into a replica): they get -MOVED, not an ack that
+  // the new master never sees, nor -READONLY.
+  UpdateState();
+  ResetManualFailover();
   MarkDirty();
   if (hooks_.replicate) {
     // Redis replicates from the master's port (its TLS one with tls-cluster); a plain link
     // (tls-replication no) to a tls-cluster master takes its plain port where it has one.
     const bool plain_link = settings_.tls_cluster && !settings_.tls.replication;
     const int port = plain_link && master->pport != 0 ? master->pport : master->port;
+    replicating_ = true;
     deferred_.push_back([this, ip = master->ip, port] { hooks_.replicate(ip, port); });
   }
 }
@@ -291,17 +297,25 @@ void Cluster::UpdateSlotsConfigWith(Node* sender, uint64_t sender_epoch, const S
       MarkDirty();
     }
   }
-  (void)sender_slots;
-  if (new_master != nullptr && cur_master->numslots == 0) {
+  // A master left without slots follows their new owner (a failover took them) unless
+  // cluster-allow-replica-migration is no and only some of the sender's slots were ours (a
+  // rebalance emptied it: it keeps its replicas, as Redis 7.0).
+  if (new_master != nullptr && cur_master->numslots == 0 &&
+      (settings_.allow_replica_migration || sender_slots == migrated_ours)) {
     LogInfo("Configuration change detected. Reconfiguring myself as a replica of " + sender->name);
     SetMyMaster(sender);
+  } else if (myself_->master != nullptr && myself_->master->master != nullptr &&
+             myself_->master->master != myself_) {
+    // A replica of a master that turned replica: follow the grandmaster (no sub-replicas).
+    LogInfo("I'm a sub-replica! Reconfiguring myself as a replica of grandmaster " +
+            myself_->master->master->name);
+    SetMyMaster(myself_->master->master);
   } else {
     for (int j : dirty) {
       auto n = store_.CountKeysInSlot(0, static_cast<uint16_t>(j));
       if (n.ok() && *n > 0) (void)store_.DeleteKeysInSlot(0, static_cast<uint16_t>(j));
     }
   }
-  (void)migrated_ours;
 }
 
 // clusterUpdateState: ok when every slot is served by a reachable master (or coverage is not

@@ -15,6 +15,9 @@ cluster::Cluster* ClusterOrReply(CommandContext& ctx);
 bool PlainClient(const CommandContext& ctx, const cluster::Cluster& c);
 // A slot argument: nullopt after replying "Invalid or out of range slot".
 std::optional<int> SlotOrReply(CommandContext& ctx, std::string_view arg);
+// DEBUG DROP-CLUSTER-PACKET-FILTER <type>: the bus drops messages of that type (-1: none).
+// Accepted outside cluster mode too, as Redis does (cmd_cluster_admin.cc).
+void DebugDropClusterPacketFilter(CommandContext& ctx, Args args);
 // The admin subcommands' specs (cmd_cluster_admin.cc).
 void RegisterClusterAdminCommands(CommandTable& table);
 

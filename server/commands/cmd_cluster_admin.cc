@@ -8,6 +8,13 @@
 
 namespace sluice::server {
 
+void DebugDropClusterPacketFilter(CommandContext& ctx, Args args) {
+  std::optional<int64_t> type = ParseInt64(args[2]);
+  if (!type) return ReplyError(ctx.out, NotAnInteger());
+  if (cluster::Cluster* c = cluster::Instance()) c->SetDropPacketFilter(*type);
+  ctx.out.Simple("OK");
+}
+
 namespace {
 
 void ReplyOkOr(CommandContext& ctx, const Status& s) {

@@ -10,6 +10,7 @@
 #include "server/commands/commands.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
+#include "server/core/cluster_route.h"
 #include "server/core/errors.h"
 #include "server/core/server_state.h"
 #include "server/replication/replication.h"
@@ -53,8 +54,13 @@ void FcallGeneric(CommandContext& ctx, Args args, bool read_only) {
   if (*numkeys < 0) return ReplyError(ctx.out, NumKeysNegative());
   LuaVm& vm = FunctionsVm(ctx.server.scripting().functions);
   ctx.txn();  // the unit the Dispatcher planned (or EXEC's)
-  const bool no_writes = PushFunction(vm, args[1]);
+  bool no_cluster = false;
+  const bool no_writes = PushFunction(vm, args[1], &no_cluster);
   if (!vm.HasValueOnTop()) return ReplyError(ctx.out, FunctionNotFound());
+  if (no_cluster && ctx.server.cluster() != nullptr) {
+    vm.Pop();
+    return ReplyError(ctx.out, ScriptNoClusterFlag());
+  }
   if (read_only && !no_writes) {
     vm.Pop();
     return ReplyError(ctx.out, ScriptRoWithWrites());

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "server/commands/cmd_cluster.h"
 #include "server/commands/commands.h"
 #include "server/commands/server_commands.h"
 #include "server/core/args.h"
@@ -167,6 +168,8 @@ void DebugHelp(CommandContext& ctx) {
       "    The server clock in ms since the epoch.",
       "SLEEP <seconds>",
       "    Stop this connection's I/O thread for <seconds>.",
+      "DROP-CLUSTER-PACKET-FILTER <packet-type>",
+      "    Drop all packets that match the filtered type. Set to -1 allow all packets.",
       "KEYSPACE-CHECK",
       "    Compare every database's key counts (DBSIZE) with a walk of its keys.",
       "SEGFAULT",
@@ -186,6 +189,9 @@ void Debug(CommandContext& ctx, Args args) {
   if (EqualsIgnoreCase(sub, "CLOCK")) return DebugClock(ctx, args);
   if (EqualsIgnoreCase(sub, "SLEEP")) return DebugSleep(ctx, args);
   if (EqualsIgnoreCase(sub, "KEYSPACE-CHECK")) return DebugKeyspaceCheck(ctx, args);
+  if (EqualsIgnoreCase(sub, "DROP-CLUSTER-PACKET-FILTER") && args.size() == 3) {
+    return DebugDropClusterPacketFilter(ctx, args);
+  }
   if (EqualsIgnoreCase(sub, "SEGFAULT") || EqualsIgnoreCase(sub, "PANIC")) {
     return DebugCrash(EqualsIgnoreCase(sub, "PANIC"));
   }

@@ -109,6 +109,11 @@ const std::vector<CompatOption>& CompatOptions() {
       {"enable-module-command", nullptr, K::kEnum, kImm, "no", 0, 0, "no,yes,local"},
       {"cluster-preferred-endpoint-type", nullptr, K::kEnum, 0, "ip", 0, 0,
        "ip,hostname,unknown-endpoint"},
+      // Sluice's full sync always sends a checkpoint's RDB (docs/replication.md): stored only.
+      {"repl-diskless-sync", nullptr, K::kBool, 0, "yes", 0, 0, nullptr},
+      {"repl-diskless-sync-delay", nullptr, K::kInt, 0, "5", 0, INT32_MAX, nullptr},
+      {"repl-diskless-sync-max-replicas", nullptr, K::kInt, 0, "0", 0, INT32_MAX, nullptr},
+      {"repl-diskless-load", nullptr, K::kEnum, 0, "disabled", 0, 0, "disabled,on-empty-db,swapdb"},
       {"propagation-error-behavior", nullptr, K::kEnum, 0, "ignore", 0, 0,
        "ignore,panic,panic-on-replicas"},
       {"shutdown-on-sigint", nullptr, K::kEnumFlags, 0, "default", 0, 0,

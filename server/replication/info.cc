@@ -19,6 +19,15 @@ void Field(std::string* out, const char* name, int64_t value) {
 }
 }  // namespace
 
+int64_t Replication::MasterDataAgeMs() {
+  const int64_t now = ServerState::RealNowMs();
+  std::lock_guard lock(mu_);
+  if (!is_replica_.load() || link_ == nullptr) return 0;
+  if (link_->up()) return now - link_->last_io_ms();
+  const int64_t since = link_->down_since_ms();
+  return since > 0 ? now - since : 0;
+}
+
 int64_t Replication::LagMs() {
   const int64_t now = ServerState::RealNowMs();
   std::lock_guard lock(mu_);

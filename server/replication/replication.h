@@ -110,6 +110,10 @@ class Replication final : public ReplicationHook, public CommitObserver {
   // REPLICAOF NO ONE: becomes a primary (a new replication ID; the old one as replid2).
   void PromoteToPrimary();
   bool is_replica() const { return is_replica_.load(std::memory_order_acquire); }
+  // Redis's data_age (cluster elections, cluster-replica-validity-factor): ms since the last
+  // read from the primary while the link is up, since the link went down otherwise; 0 when
+  // this node is not a replica.
+  int64_t MasterDataAgeMs();
 
   // ---- Coordinated failover (failover.cc), Redis 7.0's FAILOVER: writes pause, the target
   // (or the first replica) acknowledges the whole stream, then this primary becomes its replica

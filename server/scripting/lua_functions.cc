@@ -21,7 +21,8 @@ namespace {
 constexpr const char* kEnvMetaKey = "sluice.fn.envmeta";  // metatable of the chunks' env
 constexpr const char* kEnvKey = "sluice.fn.env";          // the chunks' env
 constexpr const char* kLoadEnvKey = "sluice.fn.loadenv";  // globals while a library loads
-constexpr const char* kFunctionsKey = "sluice.fn.table";  // name -> {callback, no_writes}
+constexpr const char* kFunctionsKey =
+    "sluice.fn.table";  // name -> {callback, no_writes, no_cluster}
 constexpr std::string_view kDumpMagic = "SLUICE-FUNCTIONS-1\n";
 
 std::atomic<uint64_t> g_next_generation{1ull << 62};
@@ -94,6 +95,7 @@ void ReadNamedArguments(lua_State* L, FunctionInfo* fn) {
           RaiseStatus(L, ScriptFunctionBadFlag());
         }
         fn->no_writes = fn->no_writes || flag == "no-writes";
+        fn->no_cluster = fn->no_cluster || flag == "no-cluster";
         fn->flags.push_back(flag);
       }
     } else {
@@ -125,15 +127,17 @@ int RegisterFunction(lua_State* L) {
   for (const FunctionInfo& other : g_loading->functions) {
     if (other.name == fn.name) RaiseStatus(L, ScriptFunctionDuplicate());
   }
-  // functions[name] = {callback, no_writes}
+  // functions[name] = {callback, no_writes, no_cluster}
   const int callback = lua_gettop(L);
   lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
   lua_pushlstring(L, fn.name.data(), fn.name.size());
-  lua_createtable(L, 2, 0);
+  lua_createtable(L, 3, 0);
   lua_pushvalue(L, callback);
   lua_rawseti(L, -2, 1);
   lua_pushboolean(L, fn.no_writes);
   lua_rawseti(L, -2, 2);
+  lua_pushboolean(L, fn.no_cluster);
+  lua_rawseti(L, -2, 3);
   lua_rawset(L, -3);
   lua_settop(L, 0);
   g_loading->functions.push_back(std::move(fn));
@@ -297,7 +301,7 @@ Status LoadLibraryInto(LuaVm& vm, std::string_view code, Library* library) {
   return Status::Ok();
 }
 
-bool PushFunction(LuaVm& vm, std::string_view name) {
+bool PushFunction(LuaVm& vm, std::string_view name, bool* no_cluster) {
   lua_State* L = vm.state();
   PrepareState(vm);
   lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
@@ -308,6 +312,11 @@ bool PushFunction(LuaVm& vm, std::string_view name) {
   lua_rawgeti(L, -1, 2);
   const bool no_writes = lua_toboolean(L, -1) != 0;
   lua_pop(L, 1);
+  if (no_cluster != nullptr) {
+    lua_rawgeti(L, -1, 3);
+    *no_cluster = lua_toboolean(L, -1) != 0;
+    lua_pop(L, 1);
+  }
   lua_rawgeti(L, -1, 1);
   lua_remove(L, -2);
   return no_writes;

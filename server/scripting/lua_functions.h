@@ -27,6 +27,7 @@ struct FunctionInfo {
   std::optional<std::string> description;
   std::vector<std::string> flags;  // as given: "no-writes", "allow-oom", ...
   bool no_writes = false;
+  bool no_cluster = false;  // refused in cluster mode
 };
 
 struct Library {
@@ -43,7 +44,7 @@ struct Library {
 Status LoadLibraryInto(LuaVm& vm, std::string_view code, Library* library);
 
 // Pushes the function `name` registered in `vm` (nil when none) and returns its no-writes flag.
-bool PushFunction(LuaVm& vm, std::string_view name);
+bool PushFunction(LuaVm& vm, std::string_view name, bool* no_cluster = nullptr);
 
 class FunctionRegistry {
  public:

@@ -127,7 +127,15 @@ TEST_CASE("DEBUG errors, continued") {
   CHECK(h.Cmd("DEBUG") == Err("ERR wrong number of arguments for 'debug' command"));
   CHECK(h.Cmd("DEBUG SLEEP x") == Err("ERR value is not a valid float"));
   CHECK(h.Cmd("DEBUG SLEEP 0") == Ok());
-  CHECK(h.Cmd("DEBUG HELP").rfind("*19\r\n+DEBUG <subcommand>", 0) == 0);
+  CHECK(h.Cmd("DEBUG HELP").rfind("*21\r\n+DEBUG <subcommand>", 0) == 0);
+}
+
+TEST_CASE("DEBUG DROP-CLUSTER-PACKET-FILTER: accepted outside cluster mode, as Redis") {
+  Harness h;
+  CHECK(h.Cmd("DEBUG DROP-CLUSTER-PACKET-FILTER 1") == Ok());
+  CHECK(h.Cmd("DEBUG DROP-CLUSTER-PACKET-FILTER -1") == Ok());
+  CHECK(h.Cmd("DEBUG DROP-CLUSTER-PACKET-FILTER x") ==
+        Err("ERR value is not an integer or out of range"));
 }
 
 TEST_CASE("DEBUG KEYSPACE-CHECK: the DBSIZE counts against a walk of every key") {

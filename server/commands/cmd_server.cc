@@ -145,6 +145,33 @@ void DebugKeyspaceCheck(CommandContext& ctx, Args args) {
   ctx.out.Simple("OK");
 }
 
+// DEBUG POPULATE <count> [<prefix>] [<size>], as Redis 7.0: string keys <prefix>:<n> (prefix
+// "key") for n in [0, count), each "value:<n>" cut or zero-padded to <size> bytes when size is
+// given and not 0; keys that exist are left as they are. Redis leaves these writes out of
+// replication; here they are ordinary writes of one unit.
+void DebugPopulate(CommandContext& ctx, Args args) {
+  int64_t count = 0, size = 0;
+  for (size_t i : {size_t{2}, size_t{4}}) {
+    if (i >= args.size()) break;
+    std::optional<int64_t> n = ParseInt64(args[i]);
+    if (!n || *n < 0) return ReplyError(ctx.out, NotPositive());  // Redis: one text for both
+    (i == 2 ? count : size) = *n;
+  }
+  const std::string prefix(args.size() >= 4 ? args[3] : std::string_view("key"));
+  SetOptions options;
+  options.condition = SetCondition::kIfAbsent;
+  std::string key, value;
+  for (int64_t j = 0; j < count; ++j) {
+    key.assign(prefix).append(":").append(std::to_string(j));
+    value.assign("value:").append(std::to_string(j));
+    if (size != 0) value.resize(static_cast<size_t>(size), '\0');
+    if (Status s = ctx.txn().Set(ctx.client.db, key, value, options).status(); !s.ok()) {
+      return ReplyError(ctx.out, s);
+    }
+  }
+  ctx.out.Simple("OK");
+}
+
 // DEBUG SEGFAULT and DEBUG PANIC crash the server on purpose (a write to an invalid address;
 // an abort after a log line), so that tests can read the crash report.
 void DebugCrash(bool panic) {
@@ -172,6 +199,9 @@ void DebugHelp(CommandContext& ctx) {
       "    Drop all packets that match the filtered type. Set to -1 allow all packets.",
       "KEYSPACE-CHECK",
       "    Compare every database's key counts (DBSIZE) with a walk of its keys.",
+      "POPULATE <count> [<prefix>] [<size>]",
+      "    Write <count> string keys <prefix>:<n> (prefix 'key') holding value:<n>, padded",
+      "    or cut to <size> bytes; existing keys stay. Slots are not checked in cluster mode.",
       "SEGFAULT",
       "    Crash the server with sigsegv.",
       "PANIC",
@@ -189,6 +219,9 @@ void Debug(CommandContext& ctx, Args args) {
   if (EqualsIgnoreCase(sub, "CLOCK")) return DebugClock(ctx, args);
   if (EqualsIgnoreCase(sub, "SLEEP")) return DebugSleep(ctx, args);
   if (EqualsIgnoreCase(sub, "KEYSPACE-CHECK")) return DebugKeyspaceCheck(ctx, args);
+  if (EqualsIgnoreCase(sub, "POPULATE") && args.size() >= 3 && args.size() <= 5) {
+    return DebugPopulate(ctx, args);
+  }
   if (EqualsIgnoreCase(sub, "DROP-CLUSTER-PACKET-FILTER") && args.size() == 3) {
     return DebugDropClusterPacketFilter(ctx, args);
   }

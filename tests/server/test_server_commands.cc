@@ -127,7 +127,26 @@ TEST_CASE("DEBUG errors, continued") {
   CHECK(h.Cmd("DEBUG") == Err("ERR wrong number of arguments for 'debug' command"));
   CHECK(h.Cmd("DEBUG SLEEP x") == Err("ERR value is not a valid float"));
   CHECK(h.Cmd("DEBUG SLEEP 0") == Ok());
-  CHECK(h.Cmd("DEBUG HELP").rfind("*21\r\n+DEBUG <subcommand>", 0) == 0);
+  CHECK(h.Cmd("DEBUG HELP").rfind("*24\r\n+DEBUG <subcommand>", 0) == 0);
+}
+
+// Replies as redis-server 7.0.15 gave them for the same commands.
+TEST_CASE("DEBUG POPULATE: count keys <prefix>:<n> holding value:<n>, sized; existing kept") {
+  Harness h;
+  CHECK(h.Cmd("SET key:0 mine") == Ok());
+  CHECK(h.Cmd("DEBUG POPULATE 3") == Ok());
+  CHECK(h.Cmd("DEBUG POPULATE 2 p 10") == Ok());
+  CHECK(h.Cmd("DEBUG POPULATE 2 q 3") == Ok());
+  CHECK(h.Cmd("DBSIZE") == ":7\r\n");
+  CHECK(h.Cmd("GET key:0") == "$4\r\nmine\r\n");
+  CHECK(h.Cmd("GET key:2") == "$7\r\nvalue:2\r\n");
+  CHECK(h.Cmd("GET p:1") == std::string("$10\r\nvalue:1\0\0\0\r\n", 17));
+  CHECK(h.Cmd("GET q:1") == "$3\r\nval\r\n");
+  const std::string not_positive = Err("ERR value is out of range, must be positive");
+  CHECK(h.Cmd("DEBUG POPULATE -1") == not_positive);
+  CHECK(h.Cmd("DEBUG POPULATE x") == not_positive);
+  CHECK(h.Cmd("DEBUG POPULATE 1 k -2") == not_positive);
+  CHECK(h.Cmd("DEBUG POPULATE 0") == Ok());
 }
 
 TEST_CASE("DEBUG DROP-CLUSTER-PACKET-FILTER: accepted outside cluster mode, as Redis") {

@@ -25,7 +25,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pubsub_bench import command, free_port, wait_ready  # noqa: E402
+from side_by_side import command, free_port, wait_ready  # noqa: E402
 
 
 class Conn:

@@ -27,71 +27,12 @@ import os
 import selectors
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_ready(port, proc):
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            sys.exit("server exited with %s" % proc.returncode)
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
-                    return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit("server on port %d did not start" % port)
-
-
-class Servers:
-    def __init__(self, sluice, redis, sluice_flags):
-        self.dir = tempfile.mkdtemp(prefix="sluice-pubsub-bench-")
-        self.ports = {"sluice": free_port(), "redis": free_port()}
-        devnull = subprocess.DEVNULL
-        self.procs = {
-            "sluice": subprocess.Popen(
-                [sluice, "--port", str(self.ports["sluice"]), "--dir",
-                 os.path.join(self.dir, "sluice")] + sluice_flags.split(),
-                stdout=devnull, stderr=devnull),
-            "redis": subprocess.Popen(
-                [redis, "--port", str(self.ports["redis"]), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no", "--dir", self.dir], stdout=devnull, stderr=devnull),
-        }
-        for name, proc in self.procs.items():
-            wait_ready(self.ports[name], proc)
-
-    def cpu_seconds(self, name):
-        """User + system CPU time of the server `name` so far, all threads (Linux /proc)."""
-        with open("/proc/%d/stat" % self.procs[name].pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self):
-        for proc in self.procs.values():
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def command(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a.encode() if isinstance(a, str) else a
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from side_by_side import Servers, command, run_rows  # noqa: E402
 
 
 def fan_out(port, subscribers, messages, size, benchmark):
@@ -162,33 +103,20 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sluice-flags", default="")
     args = ap.parse_args()
-    servers = Servers(args.sluice, args.redis_server, args.sluice_flags)
+    servers = Servers(args.sluice, args.redis_server, args.sluice_flags,
+                      prefix="sluice-pubsub-bench-")
     try:
-        # (title, measure(port) -> rate, operations a run performs: the CPU is divided by them)
+        delivered = args.subscribers * args.messages
         rows = [("fan-out: 1 publisher -> %d subscribers, %d B, msgs delivered/s"
                  % (args.subscribers, args.size),
-                 lambda port: fan_out(port, args.subscribers, args.messages, args.size,
-                                      args.benchmark),
-                 args.subscribers * args.messages)]
+                 lambda port: (fan_out(port, args.subscribers, args.messages, args.size,
+                                       args.benchmark), delivered))]
         for p in (1, 16):
             rows.append(("PUBLISH, no subscribers, 50 clients, pipeline %d, req/s" % p,
-                         lambda port, p=p: publish_rate(port, p, args.benchmark,
-                                                        args.publish_requests),
-                         args.publish_requests))
-        print("%-66s %12s %12s %7s   %s" % ("", "sluice", "redis", "ratio",
-                                            "server CPU ns/op: sluice, redis"))
-        for title, measure, ops in rows:
-            runs = {"sluice": [], "redis": []}
-            cpu = {"sluice": [], "redis": []}
-            for _ in range(args.repeat):
-                for name in ("sluice", "redis"):
-                    before = servers.cpu_seconds(name)
-                    runs[name].append(measure(servers.ports[name]))
-                    cpu[name].append((servers.cpu_seconds(name) - before) * 1e9 / ops)
-            s, r = statistics.median(runs["sluice"]), statistics.median(runs["redis"])
-            print("%-66s %12.0f %12.0f %6.2fx   %6.0f %6.0f" % (
-                title, s, r, s / r, statistics.median(cpu["sluice"]),
-                statistics.median(cpu["redis"])), flush=True)
+                         lambda port, p=p: (publish_rate(port, p, args.benchmark,
+                                                         args.publish_requests),
+                                            args.publish_requests)))
+        run_rows(servers, rows, args.repeat, cpu_unit="ns")
     finally:
         servers.stop()
 

@@ -21,20 +21,12 @@ import argparse
 import os
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pubsub_bench import command, free_port, wait_ready  # noqa: E402
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from side_by_side import Servers, command, run_rows  # noqa: E402
 
 
 class Reader:
@@ -78,34 +70,6 @@ class Reader:
             n = int(rest)
             return None if n < 0 else [self.reply() for _ in range(n)]
         raise RuntimeError("unexpected reply %r" % line)
-
-
-class Servers:
-    def __init__(self, sluice, redis, sluice_flags):
-        self.dir = tempfile.mkdtemp(prefix="sluice-stream-bench-")
-        self.ports = {"sluice": free_port(), "redis": free_port()}
-        devnull = subprocess.DEVNULL
-        self.procs = {
-            "sluice": subprocess.Popen(
-                [sluice, "--port", str(self.ports["sluice"]), "--bind", "127.0.0.1", "--dir",
-                 os.path.join(self.dir, "sluice"), "--appendfsync", "everysec"]
-                + sluice_flags.split(), stdout=devnull, stderr=devnull),
-            "redis": subprocess.Popen(
-                [redis, "--port", str(self.ports["redis"]), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "yes", "--appendfsync", "everysec", "--dir", self.dir],
-                stdout=devnull, stderr=devnull),
-        }
-        for name, proc in self.procs.items():
-            wait_ready(self.ports[name], proc)
-
-    def cpu(self, name):
-        return cpu_seconds(self.procs[name].pid)
-
-    def stop(self):
-        for proc in self.procs.values():
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def xadd_rate(port, pipeline, benchmark, requests, key):
@@ -153,7 +117,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sluice-flags", default="")
     args = ap.parse_args()
-    servers = Servers(args.sluice, args.redis_server, args.sluice_flags)
+    servers = Servers(args.sluice, args.redis_server, args.sluice_flags, durable=True,
+                      prefix="sluice-stream-bench-")
     run = [0]
 
     def fresh_key():
@@ -169,21 +134,7 @@ def main():
         for p in (1, 16):
             rows.append(("XREADGROUP COUNT 1 + XACK, 1 client, pipeline %d, pairs/s" % p,
                          lambda port, p=p: read_ack_rate(port, p, args.entries, fresh_key())))
-        print("%-60s %10s %10s %7s   %s" % ("", "sluice", "redis", "ratio",
-                                           "server CPU us/op: sluice, redis"))
-        for title, measure in rows:
-            rates = {"sluice": [], "redis": []}
-            cpu = {"sluice": [], "redis": []}
-            for _ in range(args.repeat):
-                for name in ("sluice", "redis"):
-                    before = servers.cpu(name)
-                    rate, ops = measure(servers.ports[name])
-                    rates[name].append(rate)
-                    cpu[name].append((servers.cpu(name) - before) * 1e6 / ops)
-            s, r = statistics.median(rates["sluice"]), statistics.median(rates["redis"])
-            print("%-60s %10.0f %10.0f %6.2fx   %6.2f %6.2f" % (
-                title, s, r, s / r, statistics.median(cpu["sluice"]),
-                statistics.median(cpu["redis"])), flush=True)
+        run_rows(servers, rows, args.repeat, cpu_unit="us")
     finally:
         servers.stop()
 

@@ -241,17 +241,7 @@ bool Server::MoveTlsListener(int port) {
       return false;  // the fresh listeners close as they go
     }
   }
-  std::error_code ec;
-  for (auto it = listeners_.begin(); it != listeners_.end();) {
-    if (!(*it)->tls) {
-      ++it;
-      continue;
-    }
-    (*it)->acceptor.close(ec);
-    (*it)->pause.cancel();
-    retired_.push_back(std::move(*it));
-    it = listeners_.erase(it);
-  }
+  RetireListeners(/*tls=*/true);
   for (auto& listener : fresh) {
     Accept(*listener);
     listeners_.push_back(std::move(listener));

@@ -14,7 +14,7 @@ import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, RespError, Server, server_binary
 from cluster_harness import wait_until
-from test_transactions import start_beside_reference
+from test_transactions import BesideReference
 
 
 def convert(datadir, mode):
@@ -131,18 +131,9 @@ GETKEYS_CASES = [
 
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class KeySpecAuditTest(BlackboxTestCase):
+class KeySpecAuditTest(BesideReference):
     """What cluster clients read to route, for every command both servers know."""
     maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
 
     def both(self, *args):
         out = []

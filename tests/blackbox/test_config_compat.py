@@ -7,7 +7,7 @@ import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, Server, encode_command, sluice_only
-from test_transactions import read_raw_reply, start_beside_reference
+from test_transactions import BesideReference, read_raw_reply
 
 # Sluice's own options and the options other rooms own (replication, TLS) or whose values
 # differ by design (Sluice's defaults, paths, the reference's startup options).
@@ -92,17 +92,8 @@ INTROSPECTION_CASES = [
 
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class ConfigDifferentialTest(BlackboxTestCase):
+class ConfigDifferentialTest(BesideReference):
     maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
 
     def play(self, port, commands, proto):
         with Client(port) as c:
@@ -349,19 +340,10 @@ ALIASES = {
 
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class AliasAndStreamNodeTest(BlackboxTestCase):
+class AliasAndStreamNodeTest(BesideReference):
     """Redis's old parameter names, and stream-node-max-* acting on XADD's nodes, side by side
     with redis-server."""
     maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
 
     def both(self, scenario):
         results = [scenario(port) for port in (self.sluice.port, self.redis.port)]

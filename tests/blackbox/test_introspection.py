@@ -10,7 +10,7 @@ import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, encode_command, free_port
-from test_transactions import read_raw_reply, start_beside_reference
+from test_transactions import BesideReference, read_raw_reply, start_beside_reference
 
 # Every shape of key spec: index/keyword begin, range/keynum find, VARIABLE_FLAGS (SET,
 # BITFIELD), the INCOMPLETE/unknown specs Redis hands to its own finders (SORT, MIGRATE), NOT_KEY
@@ -70,17 +70,8 @@ ENCODING_CASES = [
 
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class IntrospectionDifferentialTest(BlackboxTestCase):
+class IntrospectionDifferentialTest(BesideReference):
     maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
 
     def raw(self, port, commands, proto):
         """The raw replies to `commands`, pipelined on a fresh connection."""

@@ -16,7 +16,7 @@ import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, Server, encode_command
-from test_transactions import import_redis_py, read_raw_reply, start_beside_reference
+from test_transactions import BesideReference, import_redis_py, read_raw_reply
 
 redis = import_redis_py()
 WAIT = 10.0  # seconds: an upper bound no healthy server comes near
@@ -52,19 +52,10 @@ def wait_until(fn, what):
     raise AssertionError("timed out waiting for " + what)
 
 
-class BesideRedis(BlackboxTestCase):
+class BesideRedis(BesideReference):
     """A Sluice server and the reference redis-server for the class; both() runs a scenario on
     each (after FLUSHALL) and asserts equal results. No tests of its own (test_monitor uses it)."""
     maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
 
     def both(self, scenario):
         """Runs scenario(port) on Sluice and on Redis; its results must match."""

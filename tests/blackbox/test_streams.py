@@ -20,7 +20,7 @@ import unittest
 
 from harness import IS_REDIS, Client, Server
 from test_collections import parse
-from test_transactions import read_raw_reply, start_beside_reference
+from test_transactions import BesideReference, read_raw_reply
 
 SCENARIO = """
 XADD s 1-1 a 1
@@ -153,17 +153,8 @@ def send(c, args):
 
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class DifferentialBase(unittest.TestCase):
+class DifferentialBase(BesideReference):
     maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
 
     def compare(self, lines, resp, label):
         with Client(self.sluice.port) as s, Client(self.redis.port) as r:
@@ -245,16 +236,7 @@ class GroupMixTest(DifferentialBase):
 
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class BlockingTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
-
+class BlockingTest(BesideReference):
     def both(self, fn):
         for srv in (self.sluice, self.redis):
             with Client(srv.port) as c:

@@ -12,7 +12,7 @@ import time
 import unittest
 
 from harness import IS_REDIS, BlackboxTestCase, Client, Server, encode_command, sluice_only
-from test_transactions import read_raw_reply, start_beside_reference
+from test_transactions import BesideReference, read_raw_reply
 
 # Data every SORT case starts from: a list with repeats, numbers and words, a set, a sorted set,
 # weights and hash fields for BY and GET.
@@ -148,17 +148,8 @@ def replies_without_reply_off(commands):
 
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class SurfaceDifferentialTest(BlackboxTestCase):
+class SurfaceDifferentialTest(BesideReference):
     maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.sluice, cls.redis = start_beside_reference()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.redis.stop()
-        cls.sluice.stop()
 
     def play(self, port, setup, commands, proto):
         """Runs setup then commands on a fresh connection, pipelined; the raw replies, read

@@ -10,7 +10,7 @@
 #include "server/commands/rdb_save.h"
 #include "server/core/durable_file.h"
 #include "server/core/logging.h"
-#include "sluice/transaction.h"
+#include "sluice/bulk_load.h"
 #include "storage/formats/rdb_file.h"
 
 namespace sluice::server {
@@ -18,7 +18,6 @@ namespace sluice::server {
 namespace {
 
 constexpr int kDatabases = 16;
-constexpr int kKeysPerUnit = 1000;  // keys written per Store::Transaction (one RocksDB write)
 
 Result<bool> StoreIsEmpty(Store& store) {
   for (int db = 0; db < kDatabases; ++db) {
@@ -37,55 +36,38 @@ Status ReadWholeFile(const std::string& path, std::string* out) {
   return Status::Ok();
 }
 
-// Writes the visited keys in units of kKeysPerUnit, logging progress about once a second.
+// Writes the visited keys through a BulkLoad (the store was empty and an RDB file holds each
+// key once per database), logging progress about once a second.
 class KeyWriter {
  public:
-  KeyWriter(Store& store, int64_t total) : store_(store), total_(total) {}
+  KeyWriter(Store& store, int64_t total) : store_(store), load_(store), total_(total) {}
 
   Status Add(formats::RdbKey& key) {
     if (key.expire_at_ms != 0 && key.expire_at_ms <= store_.NowMs()) {
       ++expired_;
       return Status::Ok();
     }
-    batch_.push_back(std::move(key));
-    return batch_.size() >= kKeysPerUnit ? Flush() : Status::Ok();
-  }
-
-  Status Flush() {
-    if (batch_.empty()) return Status::Ok();
-    // Nothing else runs yet: the unit holds every stripe (no lock per key, no sort of the
-    // batch's keys). The store was empty, so a string needs no DEL of an older value first
-    // (WriteWhole's first step, one lookup more per key): SET writes it, with its expiry.
-    Store::Transaction txn(store_, {},
-                           TransactionOptions{.all_keys = true, .isolate_reads = false});
-    for (const formats::RdbKey& k : batch_) {
-      if (k.value.kind == ValueKind::kString) {
-        SetOptions options;
-        if (k.expire_at_ms != 0) options.expiry = {ExpiryChange::Kind::kSetAt, k.expire_at_ms};
-        if (Status s = txn.Set(k.db, k.key, k.value.string, options).status(); !s.ok()) return s;
-        continue;
-      }
-      if (Status s = txn.WriteWhole(k.db, k.key, k.value, k.expire_at_ms); !s.ok()) return s;
-    }
-    if (Status s = txn.Commit(); !s.ok()) return s;
-    written_ += static_cast<int64_t>(batch_.size());
-    batch_.clear();
-    if (std::chrono::steady_clock::now() - last_log_ > std::chrono::seconds(1)) {
+    if (Status s = load_.Add(key.db, key.key, key.value, key.expire_at_ms); !s.ok()) return s;
+    if ((load_.added() & 0xffff) == 0 &&
+        std::chrono::steady_clock::now() - last_log_ > std::chrono::seconds(1)) {
       last_log_ = std::chrono::steady_clock::now();
-      LogInfo("loading dump.rdb: " + std::to_string(written_ + expired_) + " of " +
+      LogInfo("loading dump.rdb: " + std::to_string(load_.added() + expired_) + " of " +
               std::to_string(total_) + " keys");
     }
     return Status::Ok();
   }
 
-  int64_t written() const { return written_; }
+  // Commits the last keys and fsyncs the log: every key durable.
+  Status Finish() { return load_.Finish(); }
+
+  int64_t written() const { return load_.added(); }
   int64_t expired() const { return expired_; }
 
  private:
   Store& store_;
+  BulkLoad load_;
   int64_t total_;
-  std::vector<formats::RdbKey> batch_;
-  int64_t written_ = 0, expired_ = 0;
+  int64_t expired_ = 0;
   std::chrono::steady_clock::time_point last_log_ = std::chrono::steady_clock::now();
 };
 
@@ -169,8 +151,7 @@ Status LoadRdbFileIfFresh(Store& store, FunctionRegistry& functions, const std::
   load.key = [&](formats::RdbKey& key) { return writer.Add(key); };
   load.function = [&](std::string_view code) { return LoadLibrary(functions, code); };
   Status s = formats::ReadRdbFile(file, load);
-  if (s.ok()) s = writer.Flush();
-  if (s.ok()) s = store.SyncWal();  // every key durable before the marker goes
+  if (s.ok()) s = writer.Finish();  // every key durable before the marker goes
   if (!s.ok()) return s;
   if (int err = RemoveFileDurably(marker); err != 0) {
     return Status::IOError("cannot remove " + marker + ": " + std::strerror(err));

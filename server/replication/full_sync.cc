@@ -10,6 +10,7 @@
 #include "server/core/command.h"
 #include "server/core/logging.h"
 #include "server/replication/replication.h"
+#include "sluice/bulk_load.h"
 #include "sluice/transaction.h"
 #include "storage/formats/rdb_file.h"
 #include "storage/formats/rdb_writer.h"
@@ -117,29 +118,15 @@ Status LoadRdb(Store& store, std::string_view rdb, int64_t* keys,
     if (Status s = all.Commit(); !s.ok()) return s;
   }
   *keys = 0;
-  // Keys are written in batches of units (one RocksDB write each).
-  std::optional<Store::Transaction> unit;
-  int in_unit = 0;
-  auto flush = [&]() -> Status {
-    if (!unit) return Status::Ok();
-    Status s = unit->Commit();
-    unit.reset();
-    in_unit = 0;
-    return s;
-  };
-  auto next = [&]() -> Store::Transaction& {
-    if (in_unit >= 256) static_cast<void>(flush());
-    if (!unit) unit.emplace(store, std::span<const KeyRef>{}, UnitOptions(true, false));
-    ++in_unit;
-    return *unit;
-  };
+  // The store is empty now and an RDB holds each key once per database: a bulk load.
+  BulkLoad load(store);
   formats::RdbVisitor visit;
   const int64_t now = ServerState::RealNowMs();
   Status failed;
   visit.key = [&](formats::RdbKey& k) -> Status {
     if (k.expire_at_ms != 0 && k.expire_at_ms <= now) return Status::Ok();  // as Redis
     ++*keys;
-    return next().WriteWhole(k.db, k.key, k.value, k.expire_at_ms);
+    return load.Add(k.db, k.key, k.value, k.expire_at_ms);
   };
   visit.aux = [&](std::string_view name, std::string_view value) -> Status {
     if (name != kEntryAux) return Status::Ok();
@@ -148,15 +135,14 @@ Status LoadRdb(Store& store, std::string_view rdb, int64_t* keys,
     Store::Transaction::RawEntry e;
     if (!DecodeEntry(value, &db, &key, &e)) return Status::Corruption("bad sluice-entry field");
     ++*keys;
-    return next().WriteEntry(db, key, e);
+    return load.AddEntry(db, key, e);
   };
   visit.function = [&](std::string_view code) {
     functions->emplace_back(code);
     return Status::Ok();
   };
-  Status s = formats::ReadRdbFile(rdb, visit);
-  Status f = flush();
-  return s.ok() ? f : s;
+  if (Status s = formats::ReadRdbFile(rdb, visit); !s.ok()) return s;
+  return load.Finish();
 }
 
 void Replication::StartFullSync(ReplicaEntry& entry) {

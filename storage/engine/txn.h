@@ -80,6 +80,11 @@ class Txn {
     return lock_reads_ ? ClaimWrite(raw_key) : Status::Ok();
   }
   bool holds_all_locks() const { return locks_ != nullptr && locks_->holds_all(); }
+  // A bulk load's promise (storage/api/bulk_load.cc): no key this unit writes is stored before
+  // the unit, so Commit counts each written key as new without the point read of what it
+  // replaces (one memtable/SST lookup per key). Breaking it makes DBSIZE wrong; the caller must
+  // know the keys are new (a store it emptied, keys from an RDB file, which holds each key once).
+  void set_keys_new(bool keys_new) { keys_new_ = keys_new; }
   // Whether a claim failed since the unit started or was last rolled back: the unit's work is
   // incomplete; run it again declaring more keys (or every stripe).
   bool conflicted() const { return conflicted_; }
@@ -227,6 +232,7 @@ class Txn {
   bool lock_reads_ = false;
   bool marked_ = false;  // a savepoint is set on the batch (group member)
   bool conflicted_ = false;
+  bool keys_new_ = false;  // set_keys_new
   const rocksdb::Snapshot* snapshot_ = nullptr;  // SnapshotReads
   bool snapshot_deferred_ = false;               // SnapshotReads::OneKey, before its first read
   Scratch* s_;

@@ -51,6 +51,11 @@ Status Txn::StoredCounts(const std::string& raw_key, uint64_t hash, size_t first
     *expire_at_ms = s_->read_notes[i].expire_at_ms;
     return Status::Ok();
   }
+  if (keys_new_) {  // set_keys_new: nothing stored to replace
+    *out = KeyCounts{};
+    *expire_at_ms = kNoExpiry;
+    return Status::Ok();
+  }
   // A blind write (SET, MSET, RENAME's target...): one point read of what it replaces. The
   // caller holds the key's lock, so it stays what the write replaces.
   bool found = false;

@@ -11,6 +11,7 @@
 #include "server/core/logging.h"
 #include "server/replication/replication.h"
 #include "sluice/bulk_load.h"
+#include "sluice/key_walk.h"
 #include "sluice/transaction.h"
 #include "storage/formats/rdb_file.h"
 #include "storage/formats/rdb_writer.h"
@@ -58,44 +59,43 @@ bool DecodeEntry(std::string_view v, int* db, std::string* key, Store::Transacti
 
 Status EncodeRdbKeys(Store& store, formats::RdbWriter& w, LimiterEntries limiters,
                      EncodeStats* stats) {
+  WholeValue string;  // reused: a string key's value, copied out of the walk's view
+  string.kind = ValueKind::kString;
   for (int db = 0; db < kNumDatabases; ++db) {
+    // One unit and one sequential walk per database: a single-entry key comes with its value;
+    // a collection is read whole by the unit.
+    Store::Transaction t(store, {}, UnitOptions(/*all_keys=*/false, /*isolate_reads=*/false));
     bool selected = false;
-    uint64_t cursor = 0;
-    do {
-      Store::Transaction t(store, {}, UnitOptions(/*all_keys=*/false, /*isolate_reads=*/false));
-      Result<ScanPage> page = t.Scan(db, cursor, std::nullopt, 1000, std::nullopt);
-      if (!page.ok()) return page.status();
-      cursor = page->next_cursor;
-      for (const std::string& key : page->keys) {
-        Result<std::optional<ValueKind>> type = t.Type(db, key);
-        if (!type.ok()) return type.status();
-        if (!type->has_value()) continue;
-        const ValueKind kind = **type;
-        if (kind == ValueKind::kLeaky || kind == ValueKind::kSliding || kind == ValueKind::kConc) {
-          if (limiters == LimiterEntries::kSkip) {
-            ++stats->skipped_limiters;
-            continue;
-          }
-          auto e = t.ReadEntry(db, key);
-          if (!e.ok()) return e.status();
-          if (!e->has_value()) continue;
-          w.Aux(kEntryAux, EncodeEntry(db, key, **e));
-          ++stats->keys;
-          continue;
+    Status s = WalkKeys(t, db, [&](const WalkedKey& k) -> Status {
+      if (k.kind == ValueKind::kLeaky || k.kind == ValueKind::kSliding ||
+          k.kind == ValueKind::kConc) {
+        if (limiters == LimiterEntries::kSkip) {
+          ++stats->skipped_limiters;
+          return Status::Ok();
         }
-        auto whole = t.ReadWhole(db, key);
-        if (!whole.ok()) return whole.status();
-        if (!whole->has_value()) continue;
-        auto at = t.ExpireTimeMs(db, key);
-        if (!at.ok()) return at.status();
-        if (!selected) {
-          w.SelectDb(db);
-          selected = true;
-        }
-        w.Key(key, **whole, *at > 0 ? *at : 0);
+        Store::Transaction::RawEntry e{k.kind, k.expire_at_ms, std::string(k.payload)};
+        w.Aux(kEntryAux, EncodeEntry(db, k.key, e));
         ++stats->keys;
+        return Status::Ok();
       }
-    } while (cursor != 0);
+      if (!selected) {
+        w.SelectDb(db);
+        selected = true;
+      }
+      if (k.kind == ValueKind::kString) {
+        string.string.assign(k.payload);
+        w.Key(k.key, string, k.expire_at_ms);
+        ++stats->keys;
+        return Status::Ok();
+      }
+      auto whole = t.ReadWhole(db, k.key);
+      if (!whole.ok()) return whole.status();
+      if (!whole->has_value()) return Status::Ok();
+      w.Key(k.key, **whole, k.expire_at_ms);
+      ++stats->keys;
+      return Status::Ok();
+    });
+    if (!s.ok()) return s;
   }
   return Status::Ok();
 }

@@ -20,6 +20,7 @@
 #include "server/core/args.h"
 #include "server/core/dispatcher.h"
 #include "server/core/logging.h"
+#include "server/replication/apply_prefetch.h"
 #include "server/replication/full_sync.h"
 #include "server/replication/link_io.h"
 #include "server/replication/replication.h"
@@ -298,6 +299,7 @@ bool MasterLink::Session() {
   const Dispatcher dispatcher(server.commands());
   protocol::RequestParser parser;
   std::string replies;
+  ApplyPrefetch prefetch(store, dispatcher);
   int64_t last_ack_ms = 0;
   int64_t applied = repl_.offset();
   read_offset_.store(applied + static_cast<int64_t>(in.buffer().size() - in.pos()));
@@ -323,6 +325,7 @@ bool MasterLink::Session() {
       size_t consumed = 0;
       const std::string_view data(b.data() + in.pos(), b.size() - in.pos());
       if (data.empty()) break;
+      prefetch.Before(b, in.pos(), client_.db);
       const protocol::ParseResult r = parser.Parse(data, &consumed);
       if (r == protocol::ParseResult::kNeedMore) break;
       if (r == protocol::ParseResult::kError) {
@@ -350,6 +353,7 @@ bool MasterLink::Session() {
     }
     proxy();
     in.Compact();
+    prefetch.Reset();  // positions moved
     if (group) {
       const Status flushed = group->Flush();
       group.reset();

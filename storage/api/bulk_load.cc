@@ -16,9 +16,9 @@ Store::Transaction& BulkLoad::Unit() {
   if (!unit_) {
     // Every stripe, once per unit: the keys need no lock each. Deferred durability: Finish()
     // fsyncs once for the whole load.
-    unit_.emplace(store_, std::span<const KeyRef>{},
-                  TransactionOptions{.all_keys = true, .isolate_reads = false,
-                                     .defer_durability = true});
+    unit_.emplace(
+        store_, std::span<const KeyRef>{},
+        TransactionOptions{.all_keys = true, .isolate_reads = false, .defer_durability = true});
     unit_->txn().set_keys_new(true);
     in_unit_ = 0;
   }
@@ -36,8 +36,7 @@ Status BulkLoad::Added() {
   return s;
 }
 
-Status BulkLoad::Add(int db, std::string_view key, const WholeValue& value,
-                     int64_t expire_at_ms) {
+Status BulkLoad::Add(int db, std::string_view key, const WholeValue& value, int64_t expire_at_ms) {
   Store::Transaction& unit = Unit();
   if (value.kind == ValueKind::kString) {
     // A plain SET with its expiry is a blind write (strings.cc): no read of the new key.

@@ -232,7 +232,7 @@ class Txn {
   bool lock_reads_ = false;
   bool marked_ = false;  // a savepoint is set on the batch (group member)
   bool conflicted_ = false;
-  bool keys_new_ = false;  // set_keys_new
+  bool keys_new_ = false;                        // set_keys_new
   const rocksdb::Snapshot* snapshot_ = nullptr;  // SnapshotReads
   bool snapshot_deferred_ = false;               // SnapshotReads::OneKey, before its first read
   Scratch* s_;

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "sluice/glob.h"
+#include "sluice/key_walk.h"
 #include "store_impl.h"
 #include "txn.h"
 
@@ -308,6 +309,25 @@ Status Store::Transaction::FlushAll() {
   if (Status c = ClaimAll(/*write=*/true); !c.ok()) return c;
   for (int db = 0; db < kNumDatabases; ++db) txn_->DeleteDb(db);
   return Status::Ok();
+}
+
+Status WalkKeys(Store::Transaction& unit, int db,
+                const std::function<Status(const WalkedKey&)>& visit) {
+  Txn& txn = unit.txn();
+  const int64_t now = txn.now_ms();
+  DbIterator it(txn, db);
+  WalkedKey k;
+  for (it.SeekToFirst(); it->Valid(); it->Next()) {
+    const std::optional<internal::EntryView> v = it.value();
+    if (!v) continue;  // undecodable: no kind to encode it as
+    if (IsExpired(v->expire_at_ms, now)) continue;
+    k.key = it.user_key();
+    k.kind = v->kind;
+    k.expire_at_ms = v->expire_at_ms == internal::kNoExpiry ? 0 : v->expire_at_ms;
+    k.payload = IsCollection(v->kind) ? std::string_view() : v->payload;
+    if (Status s = visit(k); !s.ok()) return s;
+  }
+  return it.status();
 }
 
 }  // namespace sluice

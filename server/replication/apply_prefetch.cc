@@ -4,6 +4,7 @@
 #include <span>
 
 #include "server/core/command.h"
+#include "server/core/key_access.h"
 
 namespace sluice::server::replication {
 
@@ -19,7 +20,12 @@ bool IsSelect(std::string_view name) {
 
 void ApplyPrefetch::Flush(int db) {
   // A lone key gains nothing from overlapping (and the apply reads it right away).
-  if (n_ >= 2) store_.PrefetchKeys(db, std::span<const std::string_view>(keys_, n_));
+  if (n_ >= 2) {
+    store_.PrefetchKeys(db, std::span<const std::string_view>(keys_, n_));
+    // OBJECT IDLETIME's clock: each applied command stamps its key (key_access.h).
+    KeyAccessClock& clock = KeyAccess();
+    for (size_t i = 0; i < n_; ++i) clock.Prefetch(db, keys_[i]);
+  }
   n_ = 0;
 }
 

@@ -1,7 +1,8 @@
 // The replica's look-ahead over the primary's stream: before applying the commands one read
 // brought, warms the CPU caches for their keys' newest memtable entries (Store::PrefetchKeys,
 // as a client connection does for a pipelined batch: server/net/connection.cc), so the
-// lookups' cache misses overlap instead of stalling the apply thread one key at a time.
+// lookups' cache misses overlap instead of stalling the apply thread one key at a time; and
+// the keys' slots of OBJECT IDLETIME's clock (server/core/key_access.h), which the apply stamps.
 #pragma once
 
 #include <cstddef>

@@ -10,6 +10,7 @@
 """
 import os
 import random
+import re
 import struct
 import time
 import unittest
@@ -95,6 +96,38 @@ class LoadTest(RdbFileTestCase):
         with Client(server.port) as s:
             self.assertEqual(s.call("GET", "added-after"), b"1")
             self.assertEqual(s.call("DBSIZE"), self.r.call("DBSIZE") + 1)
+
+
+def keyspace_counts(c):
+    """INFO keyspace's keys= and expires= per database (avg_ttl left out: an estimate)."""
+    info = c.call("INFO", "keyspace").decode()
+    return re.findall(r"^(db\d+):keys=(\d+),expires=(\d+)", info, re.M)
+
+
+class BulkLoadCountsTest(RdbFileTestCase):
+    """The load writes in units of 20000 keys counted without reading them (they are new):
+    DBSIZE and INFO keyspace's keys and expires equal Redis's, also after a restart."""
+
+    def test_counts_across_units_equal_redis(self):
+        self.r.call("EVAL", "for i = 1, 25000 do redis.call('SET', 't:' .. i, i, 'PX', "
+                    "3600000 + i) end", 0)
+        self.r.call("EVAL", "for i = 0, 29999 do redis.call('SET', 'key:' .. i, 'value:' .. i) "
+                    "end", 0)
+        self.r.call("SELECT", 5)
+        self.r.call("EVAL", "for i = 1, 21000 do redis.call('SET', 'u:' .. i, i, 'EX', "
+                    "7200) end", 0)
+        self.r.call("SELECT", 0)
+        expected = keyspace_counts(self.r)
+        self.assertEqual(expected, [("db0", "55000", "25000"), ("db5", "21000", "21000")])
+        server = self.sluice_with(self.saved_file()).start()
+        with Client(server.port) as s:
+            self.assertEqual(keyspace_counts(s), expected)
+            self.assertEqual(s.call("DBSIZE"), 55000)
+            self.assertEqual(s.call("PEXPIRETIME", "t:17"), self.r.call("PEXPIRETIME", "t:17"))
+            self.assertEqual(s.call("GET", "key:29999"), b"value:29999")
+        server.restart()
+        with Client(server.port) as s:
+            self.assertEqual(keyspace_counts(s), expected)
 
 
 class InterruptedLoadTest(RdbFileTestCase):

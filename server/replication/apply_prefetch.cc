@@ -33,6 +33,7 @@ void ApplyPrefetch::Before(std::string_view data, size_t pos, int db) {
   if (pos < until_) return;
   size_t at = pos;
   n_ = 0;
+  parser_.Reset();  // a command cut short last time may start elsewhere now
   while (n_ < std::size(keys_) && at < data.size()) {
     size_t consumed = 0;
     const bool multibulk = data[at] == '*';

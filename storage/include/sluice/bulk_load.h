@@ -2,9 +2,11 @@
 // loaded at start into a fresh data dir, a replica's full sync into its emptied store.
 //
 // What makes it fast, and what it asks of the caller in return:
-// - Keys are new: no key added is stored before it is added, and each key is added once. So
-//   a unit's commit counts each written key as new without reading what it replaces (the one
-//   point lookup an ordinary write makes per key), and a string is written blind. Breaking this
+// - Keys are new: no key added is stored before it is added, each key is added once, and no
+//   one else creates the keys meanwhile (at start nothing else runs; a replica with
+//   replica-read-only, the default, refuses client writes). So a unit's commit counts each
+//   written key as new without reading what it replaces (the one point lookup an ordinary
+//   write makes per key), and a string is written blind. Breaking this
 //   leaves DBSIZE / INFO keyspace wrong (never the values). An RDB file holds each key once per
 //   database (redis-server refuses a file that does not).
 // - Big units: many keys per Store::Transaction (one RocksDB write each), every stripe held by

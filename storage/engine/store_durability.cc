@@ -8,6 +8,7 @@
 #include <shared_mutex>
 
 #include "store_impl.h"
+#include "write_prefetch.h"
 
 namespace sluice {
 
@@ -24,6 +25,7 @@ Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer, 
     // Shared: writes run concurrently; a log flush waits for them (see wal_gate_).
     std::shared_lock<std::shared_mutex> gate(wal_gate_);
     if (writes_refused()) return WriteRefusal();
+    PrefetchElementWrites(*batch);
     // manual_wal_flush: this appends the batch to the WAL's in-memory buffer (and applies it to
     // the memtable); the buffer reaches the OS here only when it is full.
     auto s = db_->Write(rocksdb::WriteOptions(), batch);
@@ -38,6 +40,17 @@ Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer, 
   // thread's flush (or a WAL switch) got there first.
   if (durable && durability() == Durability::kAlways) return AwaitDurable(DurabilityTicket());
   return FlushLog(DurabilityTicket());
+}
+
+void Store::Impl::PrefetchElementWrites(const rocksdb::WriteBatch& batch) const {
+  internal::ElementWriteTargets targets;
+  for (int i = 0; i < internal::kNumElementCfs && i < internal::ElementWriteTargets::kMax; ++i) {
+    const auto cf = static_cast<internal::ElementCf>(i);
+    if (element_cf(cf) == nullptr) continue;
+    targets.cf_ids[targets.n] = element_cf(cf)->GetID();
+    targets.prefetchers[targets.n++] = &element_prefetcher(cf);
+  }
+  internal::PrefetchElementWrites(batch, targets);
 }
 
 // With the gate held exclusively no write is between appending its record and publishing its

@@ -165,6 +165,8 @@ class Store::Impl final : public internal::EngineHost {
   }
   void NoteExpiry(int64_t at_ms) { expiry_.NoteExpiry(at_ms); }
   const internal::KeyPrefetcher& key_prefetcher() const { return key_prefetcher_; }
+  // Warms the element memtables for the batch's element writes (write_prefetch.h).
+  void PrefetchElementWrites(const rocksdb::WriteBatch& batch) const;
   // The same for an element column family's memtables (PrefetchElements, sluice/prefetch.h).
   const internal::KeyPrefetcher& element_prefetcher(internal::ElementCf cf) const {
     return element_prefetchers_[static_cast<int>(cf)];

@@ -10,6 +10,7 @@
 
 #include "sluice/transaction.h"
 #include "test_util.h"
+#include "write_prefetch.h"
 
 namespace sluice::testing {
 
@@ -77,6 +78,57 @@ TEST_CASE("PrefetchElements: a hint on any key, with either memtable") {
     PrefetchAll(**store);
     CheckUnchanged(**store);
   }
+}
+
+}  // namespace sluice::testing
+
+namespace sluice::testing {
+
+// The write path's warming of element memtables (storage/engine/write_prefetch.h): a batch's
+// element writes are handed to the prefetchers, its plain keys are not, and a lone write or a
+// batch too large to stay cached is left alone.
+TEST_CASE("PrefetchElementWrites: a unit's element writes, and only those, are warmed") {
+  TempDir dir;
+  Options o;
+  o.path = dir.path();
+  o.clock = ManualClock();
+  auto store = Store::Open(o);
+  REQUIRE(store.ok());
+  const auto prefetched = [] { return internal::ElementWritesPrefetchedOnThisThread(); };
+  {
+    const uint64_t before = prefetched();
+    Txn t(**store, {});
+    for (int i = 0; i < 50; ++i) {
+      const std::string m = "m" + std::to_string(i);
+      const SV one[] = {m};
+      REQUIRE(t.SAdd(0, "s", one).ok());
+      REQUIRE(t.SAdd(0, "s2", one).ok());
+    }
+    REQUIRE(t.Commit().ok());
+    CHECK(prefetched() - before == 100);  // the two sets' members
+  }
+  {
+    const uint64_t before = prefetched();
+    Txn t(**store, {});
+    for (int i = 0; i < 50; ++i) REQUIRE(t.Set(0, "k" + std::to_string(i), "v", {}).ok());
+    REQUIRE(t.Commit().ok());
+    CHECK(prefetched() == before);  // strings have no elements
+  }
+  {
+    const uint64_t before = prefetched();
+    Txn t(**store, {});
+    for (int i = 0; i < 3000; ++i) {
+      const std::string m = "big" + std::to_string(i);
+      const SV one[] = {m};
+      REQUIRE(t.SAdd(0, "big", one).ok());
+    }
+    REQUIRE(t.Commit().ok());
+    CHECK(prefetched() == before);  // past kMaxPrefetchedEntries: its lines would not stay
+  }
+  Txn t(**store, {});
+  CHECK(*t.SCard(0, "s") == 50);
+  CHECK(*t.SCard(0, "s2") == 50);
+  CHECK(*t.SCard(0, "big") == 3000);
 }
 
 }  // namespace sluice::testing

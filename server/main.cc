@@ -31,6 +31,7 @@
 #include "server/replication/replication.h"
 #include "server/scripting/scripting_state.h"
 #include "sluice/expiry_latency.h"
+#include "sluice/key_slot.h"
 #include "sluice/store.h"
 #include "sluice/stream_nodes.h"
 
@@ -118,6 +119,12 @@ std::shared_ptr<sluice::server::cluster::Cluster> MakeCluster(
     } else {
       pubsub->Publish(channel, message);
     }
+  };
+  hooks.shard_slots_lost = [pubsub](const sluice::server::cluster::SlotBitmap& slots) {
+    pubsub->DropShardChannels([&slots](std::string_view channel) {
+      const uint16_t slot = sluice::KeyHashSlot(channel);
+      return slots.test(slot) ? static_cast<int>(slot) : -1;
+    });
   };
   hooks.master_data_age_ms = [&replication]() -> int64_t {
     return replication != nullptr ? replication->MasterDataAgeMs() : 0;

@@ -82,8 +82,12 @@ struct Node {
   int64_t repl_offset = 0, repl_offset_time = 0;
   std::string ip, hostname;
   int port = 0, pport = 0, cport = 0;
-  int link = -1;                                   // the outbound link's fd, -1 when none
-  int64_t link_ctime = 0;                          // when that link was created (ms)
+  int link = -1;           // the outbound link's fd, -1 when none
+  int64_t link_ctime = 0;  // when that link was created (ms)
+  // The link this node opened to us, once a message on it named the node (Redis's
+  // inbound_link, set by getNodeFromLinkAndMsg): its fd, -1 when none. The bus clears it when
+  // it closes that fd.
+  int inbound_link = -1;
   std::map<std::string, FailReport> fail_reports;  // reporter's name -> last report
   bool is_master() const { return (flags & kFlagMaster) != 0; }
   bool is_replica() const { return (flags & kFlagSlave) != 0; }
@@ -104,6 +108,10 @@ struct ClusterHooks {
   // A master during a manual failover: writers wait until `until_ms` (real ms since the epoch),
   // 0: they go on (Redis's pauseClients(PAUSE_DURING_FAILOVER, ..., CLUSTER_PAUSE_WRITE)).
   std::function<void(int64_t until_ms)> pause_writes;
+  // Slots this node (or its master: this node's shard) stopped serving: their shard channels'
+  // subscribers are unsubscribed (Redis's removeChannelsInSlot). Called with the cluster's
+  // lock held; must not call back into the Cluster.
+  std::function<void(const SlotBitmap& slots)> shard_slots_lost;
   // The current configuration's cluster-* parameters (CONFIG SET changes them at run time).
   std::function<ClusterSettings()> settings;
 };
@@ -193,6 +201,8 @@ class Cluster final : public ClusterRouter {
   void DeleteNode(Node* n);
   void RenameNode(Node* n, const std::string& name);
   bool AddSlot(Node* n, int slot);
+  // Also marks the slot in shard_slots_lost_ when its owner's shard is mine (Redis's
+  // clusterDelSlot); Publish hands the marks to hooks_.shard_slots_lost.
   bool DelSlot(int slot);
   void SetNodeAsMaster(Node* n);
   void SetMyMaster(Node* master);
@@ -264,6 +274,7 @@ class Cluster final : public ClusterRouter {
   std::array<Node*, kSlots> slots_{};
   std::array<Node*, kSlots> migrating_to_{};
   std::array<Node*, kSlots> importing_from_{};
+  SlotBitmap shard_slots_lost_;  // DelSlot's marks not yet handed to the hook
   bool state_ok_ = false;
   int size_ = 0;
   int64_t among_minority_since_ = 0;

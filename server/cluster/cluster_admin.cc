@@ -379,17 +379,25 @@ Status Cluster::Reset(bool hard) {
 std::vector<Cluster::LinkInfo> Cluster::Links() {
   std::lock_guard lock(mu_);
   std::vector<LinkInfo> out;
-  for (const auto& [fd, link] : bus_->links()) {
-    if (link.inbound) continue;
+  // Redis's addReplyClusterLinksDescription: per node, its outbound link ("to") then its
+  // inbound one ("from"); links not tied to a node yet are not shown.
+  auto add = [&](int fd, const Node* n, const char* dir) {
+    auto link = bus_->links().find(fd);
+    if (fd < 0 || link == bus_->links().end()) return;
     LinkInfo info;
-    info.dir = "to";
-    info.node = link.node != nullptr ? link.node->name : "";
-    info.create_time = link.ctime;
-    info.events = "r";
+    info.dir = dir;
+    info.node = n->name;
+    info.create_time = link->second.ctime;
     auto it = outbox_.find(fd);
     info.send_buffer_used = it == outbox_.end() ? 0 : static_cast<int64_t>(it->second.size());
     info.send_buffer_allocated = info.send_buffer_used;
+    info.events = info.send_buffer_used > 0 ? "rw" : "r";
     out.push_back(info);
+  };
+  for (const auto& [name, n] : nodes_) {
+    if (n.get() == myself_) continue;
+    add(n->link, n.get(), "to");
+    add(n->inbound_link, n.get(), "from");
   }
   return out;
 }

@@ -255,6 +255,12 @@ bool Cluster::Process(int fd, bool inbound, Node* link_node, const BusMessage& m
   Node* sender =
       link_node != nullptr && !(link_node->flags & kFlagHandshake) ? link_node : Lookup(m.sender);
   if (sender != nullptr) sender->data_received = now;
+  if (inbound && sender != nullptr && sender != myself_ && sender->inbound_link != fd) {
+    // Redis's setClusterNodeToInboundClusterLink: one inbound link per node, the older one
+    // (a peer that reconnected) closed.
+    if (sender->inbound_link >= 0) to_close_.push_back(sender->inbound_link);
+    sender->inbound_link = fd;
+  }
   if (sender != nullptr && !(sender->flags & kFlagHandshake)) {
     if (m.current_epoch > current_epoch_) current_epoch_ = m.current_epoch;
     if (m.config_epoch > sender->config_epoch) {

@@ -106,6 +106,10 @@ void Cluster::Publish() {
     if (o != nullptr && myself_->master == o) t->my_master.set(j);
   }
   std::atomic_store(&routes_, std::shared_ptr<const RouteTable>(std::move(t)));
+  if (shard_slots_lost_.any()) {
+    if (hooks_.shard_slots_lost) hooks_.shard_slots_lost(shard_slots_lost_);
+    shard_slots_lost_.reset();
+  }
 }
 
 Node* Cluster::CreateNode(const std::string& name, uint16_t flags) {
@@ -135,6 +139,8 @@ void Cluster::DeleteNode(Node* n) {
   if (n->master != nullptr) RemoveReplica(n->master, n);
   for (Node* r : n->replicas) r->master = nullptr;
   CloseLink(n);
+  if (n->inbound_link >= 0) to_close_.push_back(n->inbound_link);  // Redis's freeClusterNode
+  n->inbound_link = -1;
   nodes_.erase(n->name);
 }
 
@@ -157,6 +163,13 @@ bool Cluster::AddSlot(Node* n, int slot) {
 bool Cluster::DelSlot(int slot) {
   Node* n = slots_[slot];
   if (n == nullptr) return false;
+  // clusterGetNodesServingMySlots: the owner's master (the owner itself when a master) and its
+  // replicas.
+  const Node* primary = n->is_master() || n->master == nullptr ? n : n->master;
+  if (primary == myself_ || std::find(primary->replicas.begin(), primary->replicas.end(),
+                                      myself_) != primary->replicas.end()) {
+    shard_slots_lost_.set(slot);
+  }
   n->slots.reset(slot);
   --n->numslots;
   slots_[slot] = nullptr;

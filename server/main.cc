@@ -126,6 +126,10 @@ std::shared_ptr<sluice::server::cluster::Cluster> MakeCluster(
       return slots.test(slot) ? static_cast<int>(slot) : -1;
     });
   };
+  // Every waiter's first key is retried as after a FLUSHDB of db 0 (the only one in cluster
+  // mode): a retry whose slot moved away is answered -MOVED (BlockedCommand::Resume) and passes
+  // the wake on to the key's next waiter; one still served here parks again in its place.
+  hooks.routing_changed = [&state] { state.blocking().OnCommit({}, 1u); };
   hooks.master_data_age_ms = [&replication]() -> int64_t {
     return replication != nullptr ? replication->MasterDataAgeMs() : 0;
   };

@@ -34,6 +34,14 @@ namespace sluice::server::cluster {
 
 // cluster-* parameters (read from the config at start; the ones Redis lets CONFIG SET change
 // are re-read by the cron through ClusterHooks::settings: RefreshSettings).
+// cluster-preferred-endpoint-type: what CLUSTER SLOTS, SHARDS' "endpoint" and -MOVED/-ASK show
+// for a node (Redis's getPreferredEndpoint).
+enum class EndpointType { kIp, kHostname, kUnknown };
+EndpointType ParseEndpointType(const std::string& value);  // "ip", "hostname", "unknown-endpoint"
+// The node's ip; its hostname, "?" when it has none; "" for unknown-endpoint.
+std::string PreferredEndpoint(EndpointType type, const std::string& ip,
+                              const std::string& hostname);
+
 struct ClusterSettings {
   std::string config_file = "nodes.conf";  // relative to dir
   std::string dir = ".";
@@ -57,6 +65,7 @@ struct ClusterSettings {
   bool allow_replica_migration = true;
   bool replica_no_failover = false;
   int64_t repl_ping_replica_period_s = 10;  // repl-ping-replica-period (the validity check)
+  EndpointType preferred_endpoint = EndpointType::kIp;  // cluster-preferred-endpoint-type
   static ClusterSettings From(const Config& config);
   // The ports this node announces (Redis's deriveAnnouncedPorts): port is the tls-port when
   // tls-cluster is yes (pport then the plain port), else the plain port (pport 0); the
@@ -112,6 +121,11 @@ struct ClusterHooks {
   // subscribers are unsubscribed (Redis's removeChannelsInSlot). Called with the cluster's
   // lock held; must not call back into the Cluster.
   std::function<void(const SlotBitmap& slots)> shard_slots_lost;
+  // The slots this node serves (as their owner or its master's replica) or the cluster's state
+  // changed: parked blocking commands are checked again (Redis's
+  // clusterRedirectBlockedClientIfNeeded). Called with the cluster's lock held; must only post
+  // work.
+  std::function<void()> routing_changed;
   // The current configuration's cluster-* parameters (CONFIG SET changes them at run time).
   std::function<ClusterSettings()> settings;
 };
@@ -125,6 +139,11 @@ class Cluster final : public ClusterRouter {
   // Starts the bus thread (listening on bus_port). "" on success.
   std::string Start();
   void Stop();
+
+  // CONFIG SET changed the configuration: the run-time cluster-* parameters are read again and
+  // the routing snapshot republished now (the cron would within 100 ms), so the next reply
+  // already follows them. Any thread.
+  void ApplySettings();
 
   // ClusterRouter
   bool StateOk() const override;
@@ -168,6 +187,8 @@ class Cluster final : public ClusterRouter {
       int plain_port = 0, tls_port = 0;
       bool master = false, fail = false;
       int64_t offset = 0;
+      EndpointType endpoint_type = EndpointType::kIp;  // cluster-preferred-endpoint-type
+      std::string endpoint;                            // PreferredEndpoint
     };
     std::vector<Member> members;  // the master first, then its replicas
   };

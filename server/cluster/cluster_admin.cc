@@ -51,6 +51,7 @@ ClusterSettings ClusterSettings::From(const Config& config) {
   s.replica_no_failover = Compat(config, "cluster-replica-no-failover") == "yes";
   s.allow_replica_migration = Compat(config, "cluster-allow-replica-migration") == "yes";
   s.repl_ping_replica_period_s = config.repl_ping_replica_period;
+  s.preferred_endpoint = ParseEndpointType(Compat(config, "cluster-preferred-endpoint-type"));
   return s;
 }
 

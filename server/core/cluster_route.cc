@@ -225,4 +225,32 @@ Status RouteScriptCommand(const ClusterRouter& router, CommandContext& ctx, cons
   return Status::Ok();
 }
 
+std::optional<Status> BlockedClientRedirect(const ClusterRouter& router, CommandContext& ctx,
+                                            const CommandSpec& spec, Args args) {
+  thread_local std::vector<int> positions;
+  positions.clear();
+  RoutedKeyPositions(spec, args, &positions);
+  if (positions.empty()) return std::nullopt;  // WAIT and the like: no key to move
+  ClusterRoute route;
+  if (!router.StateOk()) {
+    route.kind = ClusterRoute::Kind::kDown;
+    return ClusterRedirectError(route, ctx.client.tls);
+  }
+  // All keys share one slot (the gate checked): the first decides.
+  const int slot = KeyHashSlot(args[static_cast<size_t>(positions.front())]);
+  const ClusterSlotRoute r = router.Route(static_cast<uint16_t>(slot));
+  if (r.owner == ClusterSlotRoute::Owner::kMe || r.importing) return std::nullopt;
+  if (ctx.client.cluster_readonly && !(spec.flags & kWrite) && r.served_by_my_master) {
+    return std::nullopt;
+  }
+  if (r.owner == ClusterSlotRoute::Owner::kNobody) {
+    route.kind = ClusterRoute::Kind::kDownUnbound;
+  } else {
+    route.kind = ClusterRoute::Kind::kMoved;
+    route.slot = slot;
+    route.to = r.owner_address;
+  }
+  return ClusterRedirectError(route, ctx.client.tls);
+}
+
 }  // namespace sluice::server

@@ -98,6 +98,14 @@ Status ClusterRedirectError(const ClusterRoute& route, bool tls_client);
 Status RouteScriptCommand(const ClusterRouter& router, CommandContext& ctx, const CommandSpec& spec,
                           Args args, bool allow_cross_slot);
 
+// A parked blocking command (server/core/blocking.h) whose keys this node no longer serves
+// (Redis's clusterRedirectBlockedClientIfNeeded): -CLUSTERDOWN The cluster is down while the
+// cluster is down, -CLUSTERDOWN Hash slot not served for an unassigned slot, -MOVED when
+// another node serves it and it is not importing here (a READONLY client's read on its
+// master's slot stays); nullopt: it stays parked.
+std::optional<Status> BlockedClientRedirect(const ClusterRouter& router, CommandContext& ctx,
+                                            const CommandSpec& spec, Args args);
+
 // Errors of cluster mode's client side (errors_cluster_route.cc).
 Status ClusterSupportDisabled();     // "ERR This instance has cluster support disabled"
 Status SelectNotAllowedInCluster();  // "ERR SELECT is not allowed in cluster mode"

@@ -7,7 +7,10 @@ binary built by `redis-cli --cluster create`:
   removeChannelsInSlot), on the master and on its replica;
 - unit 16: EVAL / EVALSHA / FCALL on a READONLY replica are routed by the script's shebang flags
   and the function's flags (a write is -MOVED to the master), as Redis's getCommandFlags;
-- unit 24: CLUSTER LINKS lists a link to and a link from each peer.
+- unit 24: CLUSTER LINKS lists a link to and a link from each peer;
+- a client blocked (BLPOP, XREAD BLOCK) on a key whose slot moves away gets -MOVED;
+- unit 27: cluster-preferred-endpoint-type (ip, hostname, unknown-endpoint) in CLUSTER SLOTS,
+  SHARDS and -MOVED.
 
 Each scenario runs on redis-server 7.0.15 nodes (ReferenceUnitsTest: the expected bytes are
 Redis's) and on Sluice nodes (SluiceUnitsTest).
@@ -227,6 +230,84 @@ class ClusterUnitsBase:
         self.assertEqual(r.call("FCALL_RO", "w", 1, "a"), moved)
         self.assertEqual(r.call("FCALL", "r", 1, "a"), b"1")
         self.assertEqual(r.call("FCALL_RO", "r", 1, "a"), b"1")
+
+    # ---- a blocked client whose slot moves away (Redis's clusterRedirectBlockedClientIfNeeded)
+    def test_blocked_clients_get_moved_when_their_slot_moves(self):
+        src = self.topo.masters[2]
+        dst = self.topo.other(src)
+        key, slot = self.channel_on(src)
+        stream, sslot = self.channel_on(src)
+        blpop = self.client(src["port"])
+        blpop.send(b"*3\r\n$5\r\nBLPOP\r\n$%d\r\n%s\r\n$1\r\n0\r\n" % (len(key), key.encode()))
+        xread = self.client(src["port"])
+        xread.send(b"*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n"
+                   b"$%d\r\n%s\r\n$1\r\n$\r\n" % (len(stream), stream.encode()))
+        with Client(src["port"]) as c:
+            wait_until(lambda: b"blocked_clients:2" in c.call("INFO", "clients"), DEADLINE,
+                       "both clients to block")
+        self.move_slot(slot, src, dst)
+        self.assertEqual(blpop.read(), RespError("MOVED %d 127.0.0.1:%d" % (slot, dst["port"])))
+        self.move_slot(sslot, src, dst)
+        self.assertEqual(xread.read(), RespError("MOVED %d 127.0.0.1:%d" % (sslot, dst["port"])))
+
+    # ---- unit 27: cluster-preferred-endpoint-type
+    def test_preferred_endpoint_type(self):
+        me, them, nameless = self.topo.masters
+        key_them = next("k%d" % i for i in range(100000)
+                        if self.topo.owner(KeyHashSlot("k%d" % i)) is them)
+        key_nameless = next("k%d" % i for i in range(100000)
+                            if self.topo.owner(KeyHashSlot("k%d" % i)) is nameless)
+        a = self.client(me["port"])
+        self.assertIsInstance(a.call("HELLO", "3"), dict)  # the node maps as maps
+        try:
+            for m, name in ((me, "me.com"), (them, "them.com")):
+                with Client(m["port"]) as c:
+                    self.assertEqual(c.call("CONFIG", "SET", "cluster-announce-hostname", name),
+                                     "OK")
+
+            def masters_by_id():
+                out = {}
+                for r in a.call("CLUSTER", "SLOTS"):
+                    out[r[2][2].decode()] = r[2]
+                return out
+            wait_until(lambda: masters_by_id()[them["id"]][3] == {b"hostname": b"them.com"} and
+                       masters_by_id()[me["id"]][3] == {b"hostname": b"me.com"}, DEADLINE,
+                       "the hostnames to propagate")
+            ip = b"127.0.0.1"
+            m = masters_by_id()
+            self.assertEqual(m[nameless["id"]][0::3], [ip, {}])
+            self.assertEqual(a.call("SET", key_them, "x"), RespError(
+                "MOVED %d 127.0.0.1:%d" % (KeyHashSlot(key_them), them["port"])))
+
+            self.assertEqual(a.call("CONFIG", "SET", "cluster-preferred-endpoint-type",
+                                    "hostname"), "OK")
+            m = masters_by_id()
+            self.assertEqual(m[them["id"]][0::3], [b"them.com", {b"ip": ip}])
+            self.assertEqual(m[me["id"]][0::3], [b"me.com", {b"ip": ip}])
+            self.assertEqual(m[nameless["id"]][0::3], [b"?", {b"ip": ip}])
+            self.assertEqual(a.call("SET", key_them, "x"), RespError(
+                "MOVED %d them.com:%d" % (KeyHashSlot(key_them), them["port"])))
+            self.assertEqual(a.call("SET", key_nameless, "x"), RespError(
+                "MOVED %d ?:%d" % (KeyHashSlot(key_nameless), nameless["port"])))
+            endpoints = {}
+            for shard in a.call("CLUSTER", "SHARDS"):
+                for node in shard[b"nodes"]:
+                    endpoints[node[b"id"].decode()] = node[b"endpoint"]
+            self.assertEqual(endpoints[them["id"]], b"them.com")
+            self.assertEqual(endpoints[nameless["id"]], b"?")
+
+            self.assertEqual(a.call("CONFIG", "SET", "cluster-preferred-endpoint-type",
+                                    "unknown-endpoint"), "OK")
+            m = masters_by_id()
+            self.assertEqual(m[them["id"]][0::3], [None, {b"ip": ip, b"hostname": b"them.com"}])
+            self.assertEqual(m[nameless["id"]][0::3], [None, {b"ip": ip}])
+            self.assertEqual(a.call("SET", key_them, "x"), RespError(
+                "MOVED %d :%d" % (KeyHashSlot(key_them), them["port"])))
+        finally:
+            a.call("CONFIG", "SET", "cluster-preferred-endpoint-type", "ip")
+            for m in (me, them):
+                with Client(m["port"]) as c:
+                    c.call("CONFIG", "SET", "cluster-announce-hostname", "")
 
     # ---- unit 24: links both ways
     def test_links_to_and_from_each_peer(self):

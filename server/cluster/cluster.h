@@ -66,6 +66,9 @@ struct ClusterSettings {
   bool replica_no_failover = false;
   int64_t repl_ping_replica_period_s = 10;  // repl-ping-replica-period (the validity check)
   EndpointType preferred_endpoint = EndpointType::kIp;  // cluster-preferred-endpoint-type
+  // cluster-link-sendbuf-limit (bytes, 0: none): an outbound link whose unsent bytes pass it is
+  // closed by the cron (and made again), as Redis's clusterNodeCronFreeLinkOnBufferLimitReached.
+  uint64_t link_sendbuf_limit = 0;
   static ClusterSettings From(const Config& config);
   // The ports this node announces (Redis's deriveAnnouncedPorts): port is the tls-port when
   // tls-cluster is yes (pport then the plain port), else the plain port (pport 0); the
@@ -278,6 +281,7 @@ class Cluster final : public ClusterRouter {
   int ReplicaRank();
   void ResetManualFailover();
   int64_t cron_runs_ = 0;
+  int64_t links_buffer_limit_exceeded_ = 0;  // CLUSTER INFO total_cluster_links_buffer_limit_...
   std::atomic<int64_t> drop_filter_{-1};
   bool logged_data_age_ = false;
   // Whether replication toward myself_->master was asked for (SetMyMaster, or the cron for a

@@ -51,6 +51,8 @@ ClusterSettings ClusterSettings::From(const Config& config) {
   s.replica_no_failover = Compat(config, "cluster-replica-no-failover") == "yes";
   s.allow_replica_migration = Compat(config, "cluster-allow-replica-migration") == "yes";
   s.repl_ping_replica_period_s = config.repl_ping_replica_period;
+  s.link_sendbuf_limit =
+      std::strtoull(Compat(config, "cluster-link-sendbuf-limit").c_str(), nullptr, 10);
   s.preferred_endpoint = ParseEndpointType(Compat(config, "cluster-preferred-endpoint-type"));
   return s;
 }
@@ -142,7 +144,8 @@ std::string Cluster::InfoText() {
          "_received:" + std::to_string(received_[i]) + "\r\n";
   }
   s += "cluster_stats_messages_received:" + std::to_string(total) + "\r\n";
-  s += "total_cluster_links_buffer_limit_exceeded:0\r\n";
+  s += "total_cluster_links_buffer_limit_exceeded:" + std::to_string(links_buffer_limit_exceeded_) +
+       "\r\n";
   return s;
 }
 

@@ -7,7 +7,8 @@ binary built by `redis-cli --cluster create`:
   removeChannelsInSlot), on the master and on its replica;
 - unit 16: EVAL / EVALSHA / FCALL on a READONLY replica are routed by the script's shebang flags
   and the function's flags (a write is -MOVED to the master), as Redis's getCommandFlags;
-- unit 24: CLUSTER LINKS lists a link to and a link from each peer;
+- unit 24: CLUSTER LINKS lists a link to and a link from each peer; an outbound link over
+  cluster-link-sendbuf-limit is closed and made again;
 - a client blocked (BLPOP, XREAD BLOCK) on a key whose slot moves away gets -MOVED;
 - unit 27: cluster-preferred-endpoint-type (ip, hostname, unknown-endpoint) in CLUSTER SLOTS,
   SHARDS and -MOVED.
@@ -19,6 +20,9 @@ Run by hand: cd tests/blackbox && SLUICE_SERVER=../../build/server/sluice-server
     /usr/bin/python3 -m unittest -v test_cluster_units
 """
 
+import os
+import signal
+import time
 import unittest
 
 from cluster_harness import cluster_create, cluster_info, start_nodes, stop_nodes, wait_until
@@ -331,6 +335,47 @@ class ClusterUnitsBase:
                 expected = {(p, d): 1 for p in peers for d in ("to", "from")}
                 wait_until(lambda: links() == expected, DEADLINE,
                            "a link to and from each peer")
+
+
+    def test_link_over_its_send_buffer_limit_is_made_again(self):
+        a = self.topo.masters[0]
+        peer_port = self.topo.masters[1]["replica"]  # a replica: stopping it fails nothing over
+        peer = self.topo.by_port[peer_port]
+        c = self.client(a["port"])
+        with Client(peer_port) as p:
+            peer_id = p.call("CLUSTER", "MYID").decode()
+
+        def link(direction):
+            for fields in c.call("CLUSTER", "LINKS"):
+                f = dict(zip(fields[::2], fields[1::2]))
+                if f[b"node"].decode() == peer_id and f[b"direction"].decode() == direction:
+                    return f
+            return None
+
+        def exceeded():
+            info = c.call("CLUSTER", "INFO").decode()
+            return int(info.split("total_cluster_links_buffer_limit_exceeded:")[1].split("\r")[0])
+
+        wait_until(lambda: link("to") and link("from"), DEADLINE, "both links to the peer")
+        to_before, from_before = link("to"), link("from")
+        self.assertEqual(exceeded(), 0)
+        self.assertEqual(c.call("CONFIG", "SET", "cluster-node-timeout", 3600000), "OK")
+        self.assertEqual(c.call("CONFIG", "SET", "cluster-link-sendbuf-limit", 256 * 1024), "OK")
+        os.kill(peer.proc.pid, signal.SIGSTOP)
+        try:
+            payload = "x" * (128 * 1024)
+            end = time.monotonic() + DEADLINE
+            while exceeded() < 1 and time.monotonic() < end:
+                c.call("PUBLISH", "channel", payload)
+                time.sleep(0.2)
+            self.assertGreaterEqual(exceeded(), 1)
+        finally:
+            os.kill(peer.proc.pid, signal.SIGCONT)
+            c.call("CONFIG", "SET", "cluster-link-sendbuf-limit", 0)
+            c.call("CONFIG", "SET", "cluster-node-timeout", 5000)
+        wait_until(lambda: link("to") is not None, DEADLINE, "a new link to the peer")
+        self.assertGreater(link("to")[b"create-time"], to_before[b"create-time"])
+        self.assertEqual(link("from")[b"create-time"], from_before[b"create-time"])
 
 
 @unittest.skipIf(IS_REDIS, "starts its own redis-server nodes")

@@ -199,7 +199,14 @@ void Cluster::ProcessGossip(const BusMessage& m, Node* sender) {
       }
     } else if (sender != nullptr && !(g.flags & kFlagNoAddr) && !blacklist_.count(g.name) &&
                g.name.find_first_not_of("0123456789abcdef") == std::string::npos) {
-      StartHandshake(g.ip, g.port, g.cport);
+      // Redis 7.0 adds a node a known node gossips about under its exact id and flags (no
+      // handshake: the address may already be reused); the cron then links to it.
+      Node* added = CreateNode(g.name, g.flags & ~kFlagMyself);
+      added->ip = g.ip;
+      added->port = g.port;
+      added->pport = g.pport;
+      added->cport = g.cport;
+      MarkDirty();
     }
   }
 }

@@ -127,7 +127,7 @@ TEST_CASE("DEBUG errors, continued") {
   CHECK(h.Cmd("DEBUG") == Err("ERR wrong number of arguments for 'debug' command"));
   CHECK(h.Cmd("DEBUG SLEEP x") == Err("ERR value is not a valid float"));
   CHECK(h.Cmd("DEBUG SLEEP 0") == Ok());
-  CHECK(h.Cmd("DEBUG HELP").rfind("*24\r\n+DEBUG <subcommand>", 0) == 0);
+  CHECK(h.Cmd("DEBUG HELP").rfind("*28\r\n+DEBUG <subcommand>", 0) == 0);
 }
 
 // Replies as redis-server 7.0.15 gave them for the same commands.

@@ -31,6 +31,7 @@
 #include "server/replication/replication.h"
 #include "server/scripting/scripting_state.h"
 #include "sluice/expiry_latency.h"
+#include "sluice/key_slot.h"
 #include "sluice/store.h"
 #include "sluice/stream_nodes.h"
 
@@ -119,6 +120,16 @@ std::shared_ptr<sluice::server::cluster::Cluster> MakeCluster(
       pubsub->Publish(channel, message);
     }
   };
+  hooks.shard_slots_lost = [pubsub](const sluice::server::cluster::SlotBitmap& slots) {
+    pubsub->DropShardChannels([&slots](std::string_view channel) {
+      const uint16_t slot = sluice::KeyHashSlot(channel);
+      return slots.test(slot) ? static_cast<int>(slot) : -1;
+    });
+  };
+  // Every waiter's first key is retried as after a FLUSHDB of db 0 (the only one in cluster
+  // mode): a retry whose slot moved away is answered -MOVED (BlockedCommand::Resume) and passes
+  // the wake on to the key's next waiter; one still served here parks again in its place.
+  hooks.routing_changed = [&state] { state.blocking().OnCommit({}, 1u); };
   hooks.master_data_age_ms = [&replication]() -> int64_t {
     return replication != nullptr ? replication->MasterDataAgeMs() : 0;
   };

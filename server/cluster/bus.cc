@@ -145,6 +145,11 @@ void Bus::CloseFd(int fd) {
   auto it = links_.find(fd);
   if (it == links_.end()) return;
   if (it->second.node != nullptr && it->second.node->link == fd) it->second.node->link = -1;
+  if (it->second.inbound) {
+    for (auto& [name, n] : c_.nodes_) {
+      if (n->inbound_link == fd) n->inbound_link = -1;
+    }
+  }
   c_.outbox_.erase(fd);
   if (it->second.ssl != nullptr) {
     TlsSendCloseNotify(it->second.ssl);  // nothing when the handshake had not finished

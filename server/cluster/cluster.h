@@ -34,6 +34,14 @@ namespace sluice::server::cluster {
 
 // cluster-* parameters (read from the config at start; the ones Redis lets CONFIG SET change
 // are re-read by the cron through ClusterHooks::settings: RefreshSettings).
+// cluster-preferred-endpoint-type: what CLUSTER SLOTS, SHARDS' "endpoint" and -MOVED/-ASK show
+// for a node (Redis's getPreferredEndpoint).
+enum class EndpointType { kIp, kHostname, kUnknown };
+EndpointType ParseEndpointType(const std::string& value);  // "ip", "hostname", "unknown-endpoint"
+// The node's ip; its hostname, "?" when it has none; "" for unknown-endpoint.
+std::string PreferredEndpoint(EndpointType type, const std::string& ip,
+                              const std::string& hostname);
+
 struct ClusterSettings {
   std::string config_file = "nodes.conf";  // relative to dir
   std::string dir = ".";
@@ -57,6 +65,10 @@ struct ClusterSettings {
   bool allow_replica_migration = true;
   bool replica_no_failover = false;
   int64_t repl_ping_replica_period_s = 10;  // repl-ping-replica-period (the validity check)
+  EndpointType preferred_endpoint = EndpointType::kIp;  // cluster-preferred-endpoint-type
+  // cluster-link-sendbuf-limit (bytes, 0: none): an outbound link whose unsent bytes pass it is
+  // closed by the cron (and made again), as Redis's clusterNodeCronFreeLinkOnBufferLimitReached.
+  uint64_t link_sendbuf_limit = 0;
   static ClusterSettings From(const Config& config);
   // The ports this node announces (Redis's deriveAnnouncedPorts): port is the tls-port when
   // tls-cluster is yes (pport then the plain port), else the plain port (pport 0); the
@@ -82,8 +94,12 @@ struct Node {
   int64_t repl_offset = 0, repl_offset_time = 0;
   std::string ip, hostname;
   int port = 0, pport = 0, cport = 0;
-  int link = -1;                                   // the outbound link's fd, -1 when none
-  int64_t link_ctime = 0;                          // when that link was created (ms)
+  int link = -1;           // the outbound link's fd, -1 when none
+  int64_t link_ctime = 0;  // when that link was created (ms)
+  // The link this node opened to us, once a message on it named the node (Redis's
+  // inbound_link, set by getNodeFromLinkAndMsg): its fd, -1 when none. The bus clears it when
+  // it closes that fd.
+  int inbound_link = -1;
   std::map<std::string, FailReport> fail_reports;  // reporter's name -> last report
   bool is_master() const { return (flags & kFlagMaster) != 0; }
   bool is_replica() const { return (flags & kFlagSlave) != 0; }
@@ -104,6 +120,15 @@ struct ClusterHooks {
   // A master during a manual failover: writers wait until `until_ms` (real ms since the epoch),
   // 0: they go on (Redis's pauseClients(PAUSE_DURING_FAILOVER, ..., CLUSTER_PAUSE_WRITE)).
   std::function<void(int64_t until_ms)> pause_writes;
+  // Slots this node (or its master: this node's shard) stopped serving: their shard channels'
+  // subscribers are unsubscribed (Redis's removeChannelsInSlot). Called with the cluster's
+  // lock held; must not call back into the Cluster.
+  std::function<void(const SlotBitmap& slots)> shard_slots_lost;
+  // The slots this node serves (as their owner or its master's replica) or the cluster's state
+  // changed: parked blocking commands are checked again (Redis's
+  // clusterRedirectBlockedClientIfNeeded). Called with the cluster's lock held; must only post
+  // work.
+  std::function<void()> routing_changed;
   // The current configuration's cluster-* parameters (CONFIG SET changes them at run time).
   std::function<ClusterSettings()> settings;
 };
@@ -117,6 +142,11 @@ class Cluster final : public ClusterRouter {
   // Starts the bus thread (listening on bus_port). "" on success.
   std::string Start();
   void Stop();
+
+  // CONFIG SET changed the configuration: the run-time cluster-* parameters are read again and
+  // the routing snapshot republished now (the cron would within 100 ms), so the next reply
+  // already follows them. Any thread.
+  void ApplySettings();
 
   // ClusterRouter
   bool StateOk() const override;
@@ -160,6 +190,8 @@ class Cluster final : public ClusterRouter {
       int plain_port = 0, tls_port = 0;
       bool master = false, fail = false;
       int64_t offset = 0;
+      EndpointType endpoint_type = EndpointType::kIp;  // cluster-preferred-endpoint-type
+      std::string endpoint;                            // PreferredEndpoint
     };
     std::vector<Member> members;  // the master first, then its replicas
   };
@@ -193,6 +225,8 @@ class Cluster final : public ClusterRouter {
   void DeleteNode(Node* n);
   void RenameNode(Node* n, const std::string& name);
   bool AddSlot(Node* n, int slot);
+  // Also marks the slot in shard_slots_lost_ when its owner's shard is mine (Redis's
+  // clusterDelSlot); Publish hands the marks to hooks_.shard_slots_lost.
   bool DelSlot(int slot);
   void SetNodeAsMaster(Node* n);
   void SetMyMaster(Node* master);
@@ -247,6 +281,7 @@ class Cluster final : public ClusterRouter {
   int ReplicaRank();
   void ResetManualFailover();
   int64_t cron_runs_ = 0;
+  int64_t links_buffer_limit_exceeded_ = 0;  // CLUSTER INFO total_cluster_links_buffer_limit_...
   std::atomic<int64_t> drop_filter_{-1};
   bool logged_data_age_ = false;
   // Whether replication toward myself_->master was asked for (SetMyMaster, or the cron for a
@@ -264,6 +299,7 @@ class Cluster final : public ClusterRouter {
   std::array<Node*, kSlots> slots_{};
   std::array<Node*, kSlots> migrating_to_{};
   std::array<Node*, kSlots> importing_from_{};
+  SlotBitmap shard_slots_lost_;  // DelSlot's marks not yet handed to the hook
   bool state_ok_ = false;
   int size_ = 0;
   int64_t among_minority_since_ = 0;

@@ -51,6 +51,9 @@ ClusterSettings ClusterSettings::From(const Config& config) {
   s.replica_no_failover = Compat(config, "cluster-replica-no-failover") == "yes";
   s.allow_replica_migration = Compat(config, "cluster-allow-replica-migration") == "yes";
   s.repl_ping_replica_period_s = config.repl_ping_replica_period;
+  s.link_sendbuf_limit =
+      std::strtoull(Compat(config, "cluster-link-sendbuf-limit").c_str(), nullptr, 10);
+  s.preferred_endpoint = ParseEndpointType(Compat(config, "cluster-preferred-endpoint-type"));
   return s;
 }
 
@@ -141,7 +144,8 @@ std::string Cluster::InfoText() {
          "_received:" + std::to_string(received_[i]) + "\r\n";
   }
   s += "cluster_stats_messages_received:" + std::to_string(total) + "\r\n";
-  s += "total_cluster_links_buffer_limit_exceeded:0\r\n";
+  s += "total_cluster_links_buffer_limit_exceeded:" + std::to_string(links_buffer_limit_exceeded_) +
+       "\r\n";
   return s;
 }
 
@@ -379,17 +383,25 @@ Status Cluster::Reset(bool hard) {
 std::vector<Cluster::LinkInfo> Cluster::Links() {
   std::lock_guard lock(mu_);
   std::vector<LinkInfo> out;
-  for (const auto& [fd, link] : bus_->links()) {
-    if (link.inbound) continue;
+  // Redis's addReplyClusterLinksDescription: per node, its outbound link ("to") then its
+  // inbound one ("from"); links not tied to a node yet are not shown.
+  auto add = [&](int fd, const Node* n, const char* dir) {
+    auto link = bus_->links().find(fd);
+    if (fd < 0 || link == bus_->links().end()) return;
     LinkInfo info;
-    info.dir = "to";
-    info.node = link.node != nullptr ? link.node->name : "";
-    info.create_time = link.ctime;
-    info.events = "r";
+    info.dir = dir;
+    info.node = n->name;
+    info.create_time = link->second.ctime;
     auto it = outbox_.find(fd);
     info.send_buffer_used = it == outbox_.end() ? 0 : static_cast<int64_t>(it->second.size());
     info.send_buffer_allocated = info.send_buffer_used;
+    info.events = info.send_buffer_used > 0 ? "rw" : "r";
     out.push_back(info);
+  };
+  for (const auto& [name, n] : nodes_) {
+    if (n.get() == myself_) continue;
+    add(n->link, n.get(), "to");
+    add(n->inbound_link, n.get(), "from");
   }
   return out;
 }

@@ -52,6 +52,13 @@ void Cluster::Cron() {
   bool update = false;
   for (auto& [name, up] : nodes_) {
     Node* n = up.get();
+    if (n->link >= 0 && settings_.link_sendbuf_limit != 0) {
+      auto out = outbox_.find(n->link);
+      if (out != outbox_.end() && out->second.size() > settings_.link_sendbuf_limit) {
+        CloseLink(n);  // the cron connects again
+        ++links_buffer_limit_exceeded_;
+      }
+    }
     if (n->flags & (kFlagMyself | kFlagNoAddr | kFlagHandshake)) continue;
     if (n->link >= 0 && now - n->link_ctime > timeout && n->ping_sent != 0 &&
         now - n->ping_sent > timeout / 2 && now - n->data_received > timeout / 2) {

@@ -199,7 +199,14 @@ void Cluster::ProcessGossip(const BusMessage& m, Node* sender) {
       }
     } else if (sender != nullptr && !(g.flags & kFlagNoAddr) && !blacklist_.count(g.name) &&
                g.name.find_first_not_of("0123456789abcdef") == std::string::npos) {
-      StartHandshake(g.ip, g.port, g.cport);
+      // Redis 7.0 adds a node a known node gossips about under its exact id and flags (no
+      // handshake: the address may already be reused); the cron then links to it.
+      Node* added = CreateNode(g.name, g.flags & ~kFlagMyself);
+      added->ip = g.ip;
+      added->port = g.port;
+      added->pport = g.pport;
+      added->cport = g.cport;
+      MarkDirty();
     }
   }
 }
@@ -255,6 +262,12 @@ bool Cluster::Process(int fd, bool inbound, Node* link_node, const BusMessage& m
   Node* sender =
       link_node != nullptr && !(link_node->flags & kFlagHandshake) ? link_node : Lookup(m.sender);
   if (sender != nullptr) sender->data_received = now;
+  if (inbound && sender != nullptr && sender != myself_ && sender->inbound_link != fd) {
+    // Redis's setClusterNodeToInboundClusterLink: one inbound link per node, the older one
+    // (a peer that reconnected) closed.
+    if (sender->inbound_link >= 0) to_close_.push_back(sender->inbound_link);
+    sender->inbound_link = fd;
+  }
   if (sender != nullptr && !(sender->flags & kFlagHandshake)) {
     if (m.current_epoch > current_epoch_) current_epoch_ = m.current_epoch;
     if (m.config_epoch > sender->config_epoch) {

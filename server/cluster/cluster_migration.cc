@@ -33,6 +33,8 @@ void Cluster::ReadRunTimeSettings(const ClusterSettings& now) {
   settings_.allow_replica_migration = now.allow_replica_migration;
   settings_.replica_no_failover = now.replica_no_failover;
   settings_.repl_ping_replica_period_s = now.repl_ping_replica_period_s;
+  settings_.preferred_endpoint = now.preferred_endpoint;
+  settings_.link_sendbuf_limit = now.link_sendbuf_limit;
   if (now.announce_hostname != settings_.announce_hostname) {
     settings_.announce_hostname = now.announce_hostname;
     myself_->hostname = now.announce_hostname;

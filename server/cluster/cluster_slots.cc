@@ -7,11 +7,14 @@ namespace sluice::server::cluster {
 namespace {
 
 Cluster::SlotRange::Member MemberOf(const Node* n, int64_t my_offset, bool plain_client,
-                                    bool tls_cluster) {
+                                    const ClusterSettings& settings) {
+  const bool tls_cluster = settings.tls_cluster;
   Cluster::SlotRange::Member m;
   m.name = n->name;
   m.ip = n->ip;
   m.hostname = n->hostname;
+  m.endpoint_type = settings.preferred_endpoint;
+  m.endpoint = PreferredEndpoint(m.endpoint_type, n->ip, n->hostname);
   m.port = plain_client && n->pport != 0 ? n->pport : n->port;
   // Redis takes tls-cluster as the sign that port is the TLS one.
   m.plain_port = tls_cluster ? n->pport : n->port;
@@ -23,6 +26,31 @@ Cluster::SlotRange::Member MemberOf(const Node* n, int64_t my_offset, bool plain
 }
 
 }  // namespace
+
+EndpointType ParseEndpointType(const std::string& value) {
+  if (value == "hostname") return EndpointType::kHostname;
+  if (value == "unknown-endpoint") return EndpointType::kUnknown;
+  return EndpointType::kIp;
+}
+
+std::string PreferredEndpoint(EndpointType type, const std::string& ip,
+                              const std::string& hostname) {
+  switch (type) {
+    case EndpointType::kIp:
+      return ip;
+    case EndpointType::kHostname:
+      return hostname.empty() ? "?" : hostname;
+    case EndpointType::kUnknown:
+      break;
+  }
+  return "";
+}
+
+void Cluster::ApplySettings() {
+  std::lock_guard lock(mu_);
+  RefreshSettings();
+  UpdateState();
+}
 
 std::vector<Cluster::SlotRange> Cluster::SlotRanges(bool plain_client) {
   std::lock_guard lock(mu_);
@@ -39,9 +67,9 @@ std::vector<Cluster::SlotRange> Cluster::SlotRanges(bool plain_client) {
     SlotRange r;
     r.start = j;
     r.end = end;
-    r.members.push_back(MemberOf(n, my_offset, plain_client, settings_.tls_cluster));
+    r.members.push_back(MemberOf(n, my_offset, plain_client, settings_));
     for (const Node* replica : n->replicas) {
-      SlotRange::Member m = MemberOf(replica, my_offset, plain_client, settings_.tls_cluster);
+      SlotRange::Member m = MemberOf(replica, my_offset, plain_client, settings_);
       if (!m.fail && m.offset != 0) r.members.push_back(m);  // isReplicaAvailable
     }
     out.push_back(std::move(r));
@@ -59,9 +87,9 @@ std::vector<Cluster::Shard> Cluster::Shards() {
     if (!n->is_master()) continue;
     Shard s;
     s.slots = RangesOf(n);
-    s.members.push_back(MemberOf(n, my_offset, false, settings_.tls_cluster));
+    s.members.push_back(MemberOf(n, my_offset, false, settings_));
     for (const Node* replica : n->replicas) {
-      s.members.push_back(MemberOf(replica, my_offset, false, settings_.tls_cluster));
+      s.members.push_back(MemberOf(replica, my_offset, false, settings_));
     }
     out.push_back(std::move(s));
   }

@@ -90,10 +90,13 @@ void Cluster::Publish() {
       // With tls-cluster a node's port is its TLS one and pport its plain one (if any): plain
       // clients are sent pport where there is one, TLS clients port (Redis's use_pport).
       // Without, every client is sent port.
+      // -MOVED / -ASK name the node by cluster-preferred-endpoint-type (Redis's
+      // clusterRedirectClient).
+      std::string endpoint = PreferredEndpoint(settings_.preferred_endpoint, n->ip, n->hostname);
       if (settings_.tls_cluster) {
-        t->addresses.push_back({n->ip, n->pport != 0 ? n->pport : n->port, n->port});
+        t->addresses.push_back({std::move(endpoint), n->pport != 0 ? n->pport : n->port, n->port});
       } else {
-        t->addresses.push_back({n->ip, n->port, 0});
+        t->addresses.push_back({std::move(endpoint), n->port, 0});
       }
     }
     return it->second;
@@ -105,7 +108,19 @@ void Cluster::Publish() {
     if (importing_from_[j] != nullptr) t->importing.set(j);
     if (o != nullptr && myself_->master == o) t->my_master.set(j);
   }
+  const std::shared_ptr<const RouteTable> before = std::atomic_load(&routes_);
+  bool changed = before->ok != t->ok;
+  for (int j = 0; j < kSlots && !changed; ++j) {
+    changed = (before->owner[j] == -2) != (t->owner[j] == -2) ||
+              before->my_master.test(j) != t->my_master.test(j) ||
+              before->importing.test(j) != t->importing.test(j);
+  }
   std::atomic_store(&routes_, std::shared_ptr<const RouteTable>(std::move(t)));
+  if (changed && hooks_.routing_changed) hooks_.routing_changed();
+  if (shard_slots_lost_.any()) {
+    if (hooks_.shard_slots_lost) hooks_.shard_slots_lost(shard_slots_lost_);
+    shard_slots_lost_.reset();
+  }
 }
 
 Node* Cluster::CreateNode(const std::string& name, uint16_t flags) {
@@ -135,6 +150,8 @@ void Cluster::DeleteNode(Node* n) {
   if (n->master != nullptr) RemoveReplica(n->master, n);
   for (Node* r : n->replicas) r->master = nullptr;
   CloseLink(n);
+  if (n->inbound_link >= 0) to_close_.push_back(n->inbound_link);  // Redis's freeClusterNode
+  n->inbound_link = -1;
   nodes_.erase(n->name);
 }
 
@@ -157,6 +174,13 @@ bool Cluster::AddSlot(Node* n, int slot) {
 bool Cluster::DelSlot(int slot) {
   Node* n = slots_[slot];
   if (n == nullptr) return false;
+  // clusterGetNodesServingMySlots: the owner's master (the owner itself when a master) and its
+  // replicas.
+  const Node* primary = n->is_master() || n->master == nullptr ? n : n->master;
+  if (primary == myself_ || std::find(primary->replicas.begin(), primary->replicas.end(),
+                                      myself_) != primary->replicas.end()) {
+    shard_slots_lost_.set(slot);
+  }
   n->slots.reset(slot);
   --n->numslots;
   slots_[slot] = nullptr;

@@ -44,14 +44,27 @@ void ClusterNodes(CommandContext& ctx, Args) {
   }
 }
 
-// One node of CLUSTER SLOTS: ip, port, id, and a map of the hostname when it has one.
+// One node of CLUSTER SLOTS (Redis's addNodeToNodeReply): the preferred endpoint (null for
+// unknown-endpoint), port, id, and a map of the other addresses known: the ip unless it is the
+// endpoint, the hostname (when set) unless it is.
 void SlotsMember(CommandContext& ctx, const cluster::Cluster::SlotRange::Member& m) {
+  using cluster::EndpointType;
   ctx.out.Array(4);
-  ctx.out.Bulk(m.ip);
+  if (m.endpoint_type == EndpointType::kUnknown) {
+    ctx.out.NullBulk();
+  } else {
+    ctx.out.Bulk(m.endpoint);
+  }
   ctx.out.Integer(m.port);
   ctx.out.Bulk(m.name);
-  ctx.out.Map(m.hostname.empty() ? 0 : 1);
-  if (!m.hostname.empty()) {
+  const bool ip = m.endpoint_type != EndpointType::kIp;
+  const bool hostname = m.endpoint_type != EndpointType::kHostname && !m.hostname.empty();
+  ctx.out.Map((ip ? 1 : 0) + (hostname ? 1 : 0));
+  if (ip) {
+    ctx.out.Bulk("ip");
+    ctx.out.Bulk(m.ip);
+  }
+  if (hostname) {
     ctx.out.Bulk("hostname");
     ctx.out.Bulk(m.hostname);
   }
@@ -85,7 +98,7 @@ void ShardMember(CommandContext& ctx, const cluster::Cluster::SlotRange::Member&
   ctx.out.Bulk("ip");
   ctx.out.Bulk(m.ip);
   ctx.out.Bulk("endpoint");
-  ctx.out.Bulk(m.ip);
+  ctx.out.Bulk(m.endpoint);
   if (!m.hostname.empty()) {
     ctx.out.Bulk("hostname");
     ctx.out.Bulk(m.hostname);

@@ -232,6 +232,7 @@ void ConfigSet(CommandContext& ctx, Args args) {
   if (tls_reloaded) {
     if (cluster::Cluster* c = cluster::Instance()) c->ReloadTls(ctx.server.config().tls);
   }
+  if (cluster::Cluster* c = cluster::Instance()) c->ApplySettings();  // cluster-* at once
   ctx.out.Simple("OK");
 }
 

@@ -11,6 +11,7 @@
 #include "server/core/client_state.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
+#include "server/scripting/lua_sha1.h"
 #include "sluice/transaction.h"
 #include "storage/formats/dump_payload.h"
 
@@ -24,6 +25,57 @@ void DumpCommand(CommandContext& ctx, Args args) {
   if (!r->has_value()) return ctx.out.NullBulk();
   ctx.out.Bulk(formats::MakeDumpPayload(**r));
 }
+
+// XORs the 40 hex digits of `digest` into `*acc` (digit by digit: the same as XORing the bytes).
+void MixDigest(std::string* acc, const std::string& digest) {
+  auto value = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (size_t i = 0; i < acc->size(); ++i) {
+    (*acc)[i] = "0123456789abcdef"[value((*acc)[i]) ^ value(digest[i])];
+  }
+}
+
+}  // namespace
+
+// DEBUG DIGEST: 40 hex digits summing up the whole dataset, 40 zeros when it is empty; equal
+// datasets (a master and its in-sync replica) give equal digests, whatever order their keys
+// were written in (each key's SHA1 of db, name, DUMP payload and expiry, XORed). Sluice's own
+// digest: the digits differ from redis-server's (docs/server.md, DEBUG).
+void DebugDigest(CommandContext& ctx, Args args) {
+  if (args.size() != 2) return ReplyError(ctx.out, SyntaxError());
+  std::string acc(40, '0');
+  for (int db = 0; db < kNumDatabases; ++db) {
+    Result<std::vector<std::string>> keys = ctx.txn().Keys(db, "*");
+    if (!keys.ok()) return ReplyError(ctx.out, keys.status());
+    for (const std::string& key : *keys) {
+      Result<std::optional<WholeValue>> v = ctx.txn().ReadWhole(db, key);
+      if (!v.ok()) return ReplyError(ctx.out, v.status());
+      if (!v->has_value()) continue;
+      Result<int64_t> expire = ctx.txn().ExpireTimeMs(db, key);
+      if (!expire.ok()) return ReplyError(ctx.out, expire.status());
+      std::string item(1, static_cast<char>(db));
+      item.append(key).push_back('\0');
+      item.append(formats::MakeDumpPayload(**v)).append(std::to_string(*expire));
+      MixDigest(&acc, Sha1Hex(item));
+    }
+  }
+  ctx.out.Bulk(acc);
+}
+
+// DEBUG DIGEST-VALUE key [key ...]: one digest per key of its value alone (40 zeros for a
+// missing key), as Redis replies; Sluice's own digits, as DEBUG DIGEST.
+void DebugDigestValue(CommandContext& ctx, Args args) {
+  ctx.out.Array(args.size() - 2);
+  for (size_t i = 2; i < args.size(); ++i) {
+    Result<std::optional<WholeValue>> v = ctx.txn().ReadWhole(ctx.client.db, args[i]);
+    if (!v.ok() || !v->has_value()) {
+      ctx.out.Bulk(std::string(40, '0'));
+      continue;
+    }
+    ctx.out.Bulk(Sha1Hex(formats::MakeDumpPayload(**v)));
+  }
+}
+
+namespace {
 
 struct RestoreOptions {
   bool replace = false;

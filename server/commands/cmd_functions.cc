@@ -3,6 +3,7 @@
 // FunctionRegistry (persisted in the data directory); each I/O thread runs them in its own Lua
 // state, refilled from the registry when it changed. FCALL runs in one unit of work exactly as
 // EVAL does (cmd_scripting.cc): declared keys locked, reads isolated, one RocksDB write.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,16 @@ LuaVm& FunctionsVm(FunctionRegistry& registry) {
   }
   vm->prepared = true;
   return *vm;
+}
+
+// Routing's view of an FCALL-family call (Redis's fcallGetCommandFlags): a function writes
+// unless it declares no-writes; nullopt (the command's flags decide) for an unknown one.
+std::optional<bool> FcallWritesForRouting(CommandContext& ctx, const CommandSpec&, Args args) {
+  LuaVm& vm = FunctionsVm(ctx.server.scripting().functions);
+  const bool no_writes = PushFunction(vm, args[1]);
+  if (!vm.HasValueOnTop()) return std::nullopt;
+  vm.Pop();
+  return !no_writes;
 }
 
 void FcallGeneric(CommandContext& ctx, Args args, bool read_only) {
@@ -285,6 +296,7 @@ void Add(CommandTable& table, std::string name, int arity, uint32_t flags, Handl
 
 void RegisterFunctionCommands(CommandTable& table) {
   constexpr uint32_t kFcallFlags = kNoScript | kStale | kScriptUnit;
+  SetScriptWritesCheck(/*functions=*/true, FcallWritesForRouting);
   Add(table, "fcall", -3, kFcallFlags, Fcall, FcallKeys, "Invokes a function.", "7.0.0",
       "function numkeys [key [key ...]] [arg [arg ...]]");
   Add(table, "fcall_ro", -3, kFcallFlags | kReadOnly, FcallRo, FcallKeys,

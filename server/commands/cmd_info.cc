@@ -199,6 +199,9 @@ void StatsSection(CommandContext& ctx, std::string& out) {
   Field(out, "tracking_total_items", tracking.total_items());
   Field(out, "tracking_total_prefixes", tracking.total_prefixes());
   Field(out, "total_error_replies", get(st.total_error_replies));
+  // Redis counts RESTOREs it deep-sanitized under sanitize-dump-payload yes|clients; Sluice
+  // decodes every payload whole whatever that option says, with no separate pass to count.
+  Field(out, "dump_payload_sanitizations", 0);
   // Redis 7.2's names (7.0 has no such counters).
   Field(out, "client_query_buffer_limit_disconnections",
         get(st.client_query_buffer_limit_disconnections));

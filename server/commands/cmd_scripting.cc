@@ -6,6 +6,7 @@
 // holding every stripe (docs/scripting.md). Inside MULTI, EVAL is queued and runs in the EXEC's
 // unit.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -241,6 +242,35 @@ bool EvalShaRoDataCall(CommandContext& ctx, Args args) {
   return NativeDataCall(ctx, args, true, true);
 }
 
+// Routing's view of an EVAL-family call (Redis's evalGetCommandFlags): a script with a shebang
+// writes unless it declares no-writes; nullopt (the command's flags decide) for one without, a
+// bad shebang or an unknown SHA1.
+std::optional<bool> EvalWritesForRouting(CommandContext& ctx, const CommandSpec& spec, Args args) {
+  const bool by_sha = spec.name.starts_with("evalsha");
+  if (by_sha && args[1].size() != kSha1HexLength) return std::nullopt;
+  ScriptFlags flags;
+  std::string body_storage, code_storage;
+  std::string_view body = args[1], code;
+  if (by_sha) {
+    ScriptCache& cache = ctx.server.scripting().scripts;
+    LuaVm& vm = LuaVm::ForThread(LuaVm::Kind::kEval, cache.generation());
+    char buf[kSha1HexLength];
+    const std::string_view sha = ScriptSha(args[1], true, buf);
+    if (auto bits = vm.Tag(sha)) {
+      flags = ScriptTag::FromBits(*bits).flags;
+      body = {};
+    } else if (auto cached = cache.Get(sha)) {
+      body_storage = std::move(*cached);
+      body = body_storage;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!body.empty() && !ParseShebang(body, &flags, &code, &code_storage).ok()) return std::nullopt;
+  if (!flags.shebang) return std::nullopt;
+  return !flags.no_writes;
+}
+
 void ScriptLoad(CommandContext& ctx, Args args) {
   ScriptCache& cache = ctx.server.scripting().scripts;
   ScriptTag tag;
@@ -333,6 +363,7 @@ void KillRunningScript(CommandContext& ctx, bool functions) {
 
 void RegisterScriptingCommands(CommandTable& table) {
   constexpr uint32_t kEvalFlags = kNoScript | kStale | kScriptUnit;
+  SetScriptWritesCheck(/*functions=*/false, EvalWritesForRouting);
   const std::string kHint = "script numkeys [key [key ...]] [arg [arg ...]]";
   Add(table, "eval", -3, kEvalFlags, Eval, EvalKeys, "Executes a server-side Lua script.", "2.6.0",
       kHint, EvalDataCall);

@@ -199,6 +199,10 @@ void DebugHelp(CommandContext& ctx) {
       "    Drop all packets that match the filtered type. Set to -1 allow all packets.",
       "KEYSPACE-CHECK",
       "    Compare every database's key counts (DBSIZE) with a walk of its keys.",
+      "DIGEST",
+      "    Output a hex signature representing the current DB content (Sluice's own digits).",
+      "DIGEST-VALUE <key> [<key> ...]",
+      "    Output a hex signature of the values of all the specified keys.",
       "POPULATE <count> [<prefix>] [<size>]",
       "    Write <count> string keys <prefix>:<n> (prefix 'key') holding value:<n>, padded",
       "    or cut to <size> bytes; existing keys stay. Slots are not checked in cluster mode.",
@@ -213,12 +217,22 @@ void DebugHelp(CommandContext& ctx) {
   for (const char* line : kLines) ctx.out.Simple(line);
 }
 
+}  // namespace
+
+// cmd_dump.cc (they need the DUMP payload).
+void DebugDigest(CommandContext& ctx, Args args);
+void DebugDigestValue(CommandContext& ctx, Args args);
+
+namespace {
+
 void Debug(CommandContext& ctx, Args args) {
   if (!ctx.server.debug_enabled()) return ReplyError(ctx.out, DebugNotAllowed());
   std::string_view sub = args[1];
   if (EqualsIgnoreCase(sub, "CLOCK")) return DebugClock(ctx, args);
   if (EqualsIgnoreCase(sub, "SLEEP")) return DebugSleep(ctx, args);
   if (EqualsIgnoreCase(sub, "KEYSPACE-CHECK")) return DebugKeyspaceCheck(ctx, args);
+  if (EqualsIgnoreCase(sub, "DIGEST")) return DebugDigest(ctx, args);
+  if (EqualsIgnoreCase(sub, "DIGEST-VALUE")) return DebugDigestValue(ctx, args);
   if (EqualsIgnoreCase(sub, "POPULATE") && args.size() >= 3 && args.size() <= 5) {
     return DebugPopulate(ctx, args);
   }

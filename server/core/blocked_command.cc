@@ -4,9 +4,11 @@
 #include <exception>
 
 #include "server/core/client_state.h"
+#include "server/core/cluster_route.h"
 #include "server/core/dispatcher.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
+#include "server/core/server_state.h"
 
 namespace sluice::server {
 
@@ -79,6 +81,17 @@ bool BlockedCommand::Resume(CommandContext& ctx, const Dispatcher& dispatcher) {
     }
     Unpark();
     return true;
+  }
+  // Cluster mode: keys whose slot left this node get -MOVED (or -CLUSTERDOWN) instead of a run
+  // (the cluster wakes its waiters when its slots change: ClusterHooks::routing_changed).
+  if (const ClusterRouter* router = ctx.server.cluster()) {
+    std::vector<std::string_view> views(args_.begin(), args_.end());
+    if (std::optional<Status> redirect = BlockedClientRedirect(*router, ctx, *spec_, views)) {
+      registry_.Remove(&client_);
+      ReplyError(ctx.out, *redirect);
+      Unpark();
+      return true;
+    }
   }
   retrying_ = true;
   woken_key_ = registry_.WokenKey(&client_);

@@ -1,5 +1,7 @@
 #include "server/core/cluster_route.h"
 
+#include <atomic>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -35,13 +37,32 @@ bool KeyExists(Store& store, std::string_view key) {
   return n.ok() && *n > 0;
 }
 
+std::atomic<ScriptWritesCheck> eval_writes_check{nullptr}, fcall_writes_check{nullptr};
+
+// Whether `spec` called with `args` writes, for routing: its write flag, or for EVAL/FCALL what
+// the script's or function's flags say.
+bool WritesForRouting(CommandContext& ctx, const CommandSpec& spec, Args args) {
+  if (spec.flags & kScriptUnit) {
+    const bool functions = spec.name.starts_with("fcall");
+    const ScriptWritesCheck check =
+        (functions ? fcall_writes_check : eval_writes_check).load(std::memory_order_acquire);
+    if (check != nullptr) {
+      if (std::optional<bool> writes = check(ctx, spec, args)) return *writes;
+    }
+  }
+  return (spec.flags & kWrite) != 0;
+}
+
 }  // namespace
 
+void SetScriptWritesCheck(bool functions, ScriptWritesCheck check) {
+  (functions ? fcall_writes_check : eval_writes_check).store(check, std::memory_order_release);
+}
+
 ClusterRoute RouteUnit(const ClusterRouter& router, Store& store, const CommandSpec& running,
-                       std::span<const RoutedCommand> unit, bool unit_writes,
+                       std::span<const RoutedCommand> unit, bool running_writes, bool unit_writes,
                        ClusterClientFlags client) {
   ClusterRoute out;
-  const uint32_t unit_flags = running.flags;
   const bool pubsub_shard = IsShardPubSub(running);
   thread_local std::vector<int> positions;
   std::string_view first_key;
@@ -94,7 +115,7 @@ ClusterRoute RouteUnit(const ClusterRouter& router, Store& store, const CommandS
         down.kind = ClusterRoute::Kind::kDown;
         return down;
       }
-      if (unit_flags & kWrite) {
+      if (running_writes) {
         down.kind = ClusterRoute::Kind::kDownReadOnly;
         return down;
       }
@@ -115,7 +136,7 @@ ClusterRoute RouteUnit(const ClusterRouter& router, Store& store, const CommandS
     if (multiple_keys && missing > 0) out.kind = ClusterRoute::Kind::kUnstable;
     return out;
   }
-  const bool writes = (unit_flags & kWrite) || unit_writes;
+  const bool writes = running_writes || unit_writes;
   if (migrating && writes && existing > 0) {
     out.recheck_under_locks = true;
     out.to = route.migrating_to;
@@ -169,13 +190,13 @@ ClusterRoute RouteCommand(const ClusterRouter& router, CommandContext& ctx, cons
       const QueuedCommand& q = client.multi.queue[i];
       views[i].assign(q.args.begin(), q.args.end());
       unit.push_back(RoutedCommand{q.spec, views[i]});
-      writes = writes || (q.spec->flags & kWrite);
+      writes = writes || WritesForRouting(ctx, *q.spec, views[i]);
     }
-    route = RouteUnit(router, ctx.store, spec, unit, writes, flags);
+    route = RouteUnit(router, ctx.store, spec, unit, (spec.flags & kWrite) != 0, writes, flags);
   } else {
     const RoutedCommand one{&spec, args};
-    route =
-        RouteUnit(router, ctx.store, spec, std::span<const RoutedCommand>(&one, 1), false, flags);
+    route = RouteUnit(router, ctx.store, spec, std::span<const RoutedCommand>(&one, 1),
+                      WritesForRouting(ctx, spec, args), false, flags);
   }
   if (route.kind == ClusterRoute::Kind::kServe) client.cluster_slot = route.slot;
   return route;
@@ -188,9 +209,9 @@ Status RouteScriptCommand(const ClusterRouter& router, CommandContext& ctx, cons
     return Status::Ok();
   }
   const RoutedCommand one{&spec, args};
-  const ClusterRoute route =
-      RouteUnit(router, ctx.store, spec, std::span<const RoutedCommand>(&one, 1), false,
-                ClusterClientFlags{client.cluster_asking, client.cluster_readonly});
+  const ClusterRoute route = RouteUnit(
+      router, ctx.store, spec, std::span<const RoutedCommand>(&one, 1), (spec.flags & kWrite) != 0,
+      false, ClusterClientFlags{client.cluster_asking, client.cluster_readonly});
   if (route.kind == ClusterRoute::Kind::kDownReadOnly) return ScriptClusterDownReadOnly();
   if (route.kind == ClusterRoute::Kind::kDown) return ScriptClusterDown();
   if (route.kind != ClusterRoute::Kind::kServe) return ScriptNonLocalKey();
@@ -202,6 +223,34 @@ Status RouteScriptCommand(const ClusterRouter& router, CommandContext& ctx, cons
     }
   }
   return Status::Ok();
+}
+
+std::optional<Status> BlockedClientRedirect(const ClusterRouter& router, CommandContext& ctx,
+                                            const CommandSpec& spec, Args args) {
+  thread_local std::vector<int> positions;
+  positions.clear();
+  RoutedKeyPositions(spec, args, &positions);
+  if (positions.empty()) return std::nullopt;  // WAIT and the like: no key to move
+  ClusterRoute route;
+  if (!router.StateOk()) {
+    route.kind = ClusterRoute::Kind::kDown;
+    return ClusterRedirectError(route, ctx.client.tls);
+  }
+  // All keys share one slot (the gate checked): the first decides.
+  const int slot = KeyHashSlot(args[static_cast<size_t>(positions.front())]);
+  const ClusterSlotRoute r = router.Route(static_cast<uint16_t>(slot));
+  if (r.owner == ClusterSlotRoute::Owner::kMe || r.importing) return std::nullopt;
+  if (ctx.client.cluster_readonly && !(spec.flags & kWrite) && r.served_by_my_master) {
+    return std::nullopt;
+  }
+  if (r.owner == ClusterSlotRoute::Owner::kNobody) {
+    route.kind = ClusterRoute::Kind::kDownUnbound;
+  } else {
+    route.kind = ClusterRoute::Kind::kMoved;
+    route.slot = slot;
+    route.to = r.owner_address;
+  }
+  return ClusterRedirectError(route, ctx.client.tls);
 }
 
 }  // namespace sluice::server

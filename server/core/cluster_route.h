@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "server/core/cluster_router.h"
@@ -50,13 +51,25 @@ struct ClusterClientFlags {
   bool readonly = false;  // READONLY
 };
 
+// Redis's getCommandFlags, for routing: whether a kScriptUnit command's call writes, as its
+// script's shebang flags (EVAL family: Redis's evalGetCommandFlags) or its function's flags
+// (FCALL family) say: a script or function without no-writes writes. nullopt when they say
+// nothing (a script without a shebang, an unknown SHA1 or function): the command's own flags
+// decide. Runs on the client's thread.
+using ScriptWritesCheck = std::optional<bool> (*)(CommandContext& ctx, const CommandSpec& spec,
+                                                  Args args);
+// Registered by the scripting commands (`functions`: the FCALL family's, else the EVAL
+// family's) when they are added to a command table; until then every call is routed by its
+// command's flags. Any thread.
+void SetScriptWritesCheck(bool functions, ScriptWritesCheck check);
+
 // Routes `unit` (Redis's getNodeByQuery): its keys (shard channels count as keys) must share
-// one slot. `running` is the command being run (EXEC for a transaction: its flags, not the
-// queued ones', decide the cluster-down cases, as in Redis) and `unit_writes` whether the
-// unit writes (EXEC: any queued command writes). Counts missing keys in db 0 of `store` only
-// for a migrating/importing slot.
+// one slot. `running` is the command being run and `running_writes` whether it writes (its
+// flags, a script's flags included: EXEC's own for a transaction decide the cluster-down
+// cases, as in Redis); `unit_writes` whether the unit writes (EXEC: any queued command
+// writes). Counts missing keys in db 0 of `store` only for a migrating/importing slot.
 ClusterRoute RouteUnit(const ClusterRouter& router, Store& store, const CommandSpec& running,
-                       std::span<const RoutedCommand> unit, bool unit_writes,
+                       std::span<const RoutedCommand> unit, bool running_writes, bool unit_writes,
                        ClusterClientFlags client);
 
 // The gate's check for a top-level command in cluster mode (Redis's processCommand): a
@@ -84,6 +97,14 @@ Status ClusterRedirectError(const ClusterRoute& route, bool tls_client);
 // allow-cross-slot-keys flag). OK or the error redis.call raises.
 Status RouteScriptCommand(const ClusterRouter& router, CommandContext& ctx, const CommandSpec& spec,
                           Args args, bool allow_cross_slot);
+
+// A parked blocking command (server/core/blocking.h) whose keys this node no longer serves
+// (Redis's clusterRedirectBlockedClientIfNeeded): -CLUSTERDOWN The cluster is down while the
+// cluster is down, -CLUSTERDOWN Hash slot not served for an unassigned slot, -MOVED when
+// another node serves it and it is not importing here (a READONLY client's read on its
+// master's slot stays); nullopt: it stays parked.
+std::optional<Status> BlockedClientRedirect(const ClusterRouter& router, CommandContext& ctx,
+                                            const CommandSpec& spec, Args args);
 
 // Errors of cluster mode's client side (errors_cluster_route.cc).
 Status ClusterSupportDisabled();     // "ERR This instance has cluster support disabled"

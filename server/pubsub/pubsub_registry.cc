@@ -112,7 +112,12 @@ std::vector<std::string> PubSubRegistry::PatternsOf(const ClientState& client) c
 void PubSubRegistry::ForgetClient(ClientState& client) {
   // The counts change only on the client's own thread, this one: no lock for a client that
   // never subscribed (every connection's close comes here).
-  if (!client.subscribed()) return;
+  if (!client.subscribed()) {
+    // Unless DropShardChannels is under way: it may have dropped the counts to zero and still
+    // be queueing this client's push (the lock below waits for it).
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (dropping_.load(std::memory_order_acquire) == 0) return;
+  }
   std::unique_lock lock(mu_);
   auto it = clients_.find(&client);
   if (it == clients_.end()) return;
@@ -155,6 +160,52 @@ int64_t PubSubRegistry::PublishShard(std::string_view channel, std::string_view 
   auto it = channels.find(channel);
   if (it == channels.end()) return 0;
   return Deliver(it->second, 3, RenderBody({"smessage", channel, message}));
+}
+
+size_t PubSubRegistry::DropShardChannels(
+    const std::function<int(std::string_view channel)>& lost_slot) {
+  // Announced before any count changes (the release fence orders the two for ForgetClient's
+  // acquire fence): a client whose counts this drops to zero is not closed past the lock while
+  // its push is being queued.
+  dropping_.fetch_add(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  size_t dropped = 0;
+  {
+    std::unique_lock lock(mu_);
+    SubscriberMap& channels = channels_[Index(ChannelKind::kShard)];
+    std::vector<std::pair<int, std::string>> lost;
+    for (const auto& entry : channels) {
+      if (int slot = lost_slot(entry.first); slot >= 0) lost.emplace_back(slot, entry.first);
+    }
+    std::sort(lost.begin(), lost.end());
+    const OutputBufferLimit limit = server_.pubsub_output_buffer_limit();
+    for (const auto& [slot, name] : lost) {
+      auto it = channels.find(name);
+      for (ClientState* client : it->second) {
+        auto subs = clients_.find(client);
+        NameSet& shard = subs->second.channels[Index(ChannelKind::kShard)];
+        shard.erase(name);
+        thread_local std::string body;
+        body.clear();
+        protocol::ReplyWriter writer(&body);
+        writer.Bulk("sunsubscribe");
+        writer.Bulk(name);
+        writer.Integer(static_cast<int64_t>(shard.size()));
+        // The counts first, as Redis clears CLIENT_PUBSUB before the client can read the
+        // push: a client that reads it and sends a command is out of pub/sub mode.
+        UpdateCounts(*client, subs->second);
+        client->outbox.Push(3, body, limit);
+        const ClientSubscriptions& left = subs->second;
+        if (left.channels[0].empty() && left.channels[1].empty() && left.patterns.empty()) {
+          clients_.erase(subs);
+        }
+      }
+      channels.erase(it);
+    }
+    dropped = lost.size();
+  }
+  dropping_.fetch_sub(1, std::memory_order_release);
+  return dropped;
 }
 
 std::vector<std::string> PubSubRegistry::ActiveChannels(

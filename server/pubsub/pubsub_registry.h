@@ -15,7 +15,9 @@
 // own thread (or before it is shared).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -56,6 +58,15 @@ class PubSubRegistry final : public PubSubHub {
   int64_t Publish(std::string_view channel, std::string_view message) override;
   // SPUBLISH: shard channel subscribers only (patterns never match shard channels).
   int64_t PublishShard(std::string_view channel, std::string_view message);
+  // Cluster mode, Redis's removeChannelsInSlot: each shard channel for which `lost_slot` gives
+  // a slot (>= 0; -1: kept) loses every subscriber, each sent a `sunsubscribe` push counting
+  // the shard channels it has left (a client left with none leaves pub/sub mode). Channels go in
+  // slot order, then byte order (Redis's slots_to_channels walk). Returns the channels dropped.
+  // Any thread: the one exception to "the counts change on the client's own thread"; safe
+  // because ForgetClient takes the lock while a drop is under way (dropping_) or the client
+  // still counts a subscription, and a client left with none is dropped from clients_ here, in
+  // the same critical section.
+  size_t DropShardChannels(const std::function<int(std::string_view channel)>& lost_slot);
 
   // PUBSUB CHANNELS / SHARDCHANNELS: the channels with at least one subscriber matching
   // `pattern` (every one when none).
@@ -100,6 +111,7 @@ class PubSubRegistry final : public PubSubHub {
   SubscriberMap channels_[2];  // by ChannelKind
   SubscriberMap patterns_;
   std::unordered_map<const ClientState*, ClientSubscriptions> clients_;
+  std::atomic<int> dropping_{0};  // DropShardChannels calls under way
 };
 
 // Gives `server` a fresh PubSubRegistry. Call once, before serving (main, test harnesses).

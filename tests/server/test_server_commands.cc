@@ -127,7 +127,7 @@ TEST_CASE("DEBUG errors, continued") {
   CHECK(h.Cmd("DEBUG") == Err("ERR wrong number of arguments for 'debug' command"));
   CHECK(h.Cmd("DEBUG SLEEP x") == Err("ERR value is not a valid float"));
   CHECK(h.Cmd("DEBUG SLEEP 0") == Ok());
-  CHECK(h.Cmd("DEBUG HELP").rfind("*24\r\n+DEBUG <subcommand>", 0) == 0);
+  CHECK(h.Cmd("DEBUG HELP").rfind("*28\r\n+DEBUG <subcommand>", 0) == 0);
 }
 
 // Replies as redis-server 7.0.15 gave them for the same commands.
@@ -147,6 +147,35 @@ TEST_CASE("DEBUG POPULATE: count keys <prefix>:<n> holding value:<n>, sized; exi
   CHECK(h.Cmd("DEBUG POPULATE x") == not_positive);
   CHECK(h.Cmd("DEBUG POPULATE 1 k -2") == not_positive);
   CHECK(h.Cmd("DEBUG POPULATE 0") == Ok());
+}
+
+// Sluice's own digits (not redis-server's): what the cluster units compare is that equal
+// datasets give equal digests, whatever the order they were written in, and an empty one zeros.
+TEST_CASE("DEBUG DIGEST / DIGEST-VALUE: equal datasets, equal digests; empty is zeros") {
+  const std::string zeros = Bulk(std::string(40, '0'));
+  Harness a, b;
+  CHECK(a.Cmd("DEBUG DIGEST") == zeros);
+  CHECK(a.Cmd("SET k v") == Ok());
+  CHECK(a.Cmd("RPUSH l x y") == Int(2));
+  CHECK(a.Cmd("SELECT 2") == Ok());
+  CHECK(a.Cmd("HSET h f v") == Int(1));
+  CHECK(b.Cmd("SELECT 2") == Ok());
+  CHECK(b.Cmd("HSET h f v") == Int(1));
+  CHECK(b.Cmd("SELECT 0") == Ok());
+  CHECK(b.Cmd("RPUSH l x y") == Int(2));
+  CHECK(b.Cmd("DEBUG DIGEST") != a.Cmd("DEBUG DIGEST"));
+  CHECK(b.Cmd("SET k v") == Ok());
+  const std::string digest = a.Cmd("DEBUG DIGEST");
+  CHECK(digest != zeros);
+  CHECK(b.Cmd("DEBUG DIGEST") == digest);
+  CHECK(b.Cmd("EXPIRE k 100") == Int(1));
+  CHECK(b.Cmd("DEBUG DIGEST") != digest);
+  CHECK(a.Cmd("DEBUG DIGEST x") == Err("ERR syntax error"));
+  CHECK(a.Cmd("SELECT 0") == Ok());
+  const std::string values = a.Cmd("DEBUG DIGEST-VALUE k nosuchkey");
+  CHECK(values.substr(0, 4) == "*2\r\n");
+  CHECK(values.substr(values.size() - zeros.size()) == zeros);
+  CHECK(b.Cmd("DEBUG DIGEST-VALUE k nosuchkey") == values);  // the TTL is not part of it
 }
 
 TEST_CASE("DEBUG DROP-CLUSTER-PACKET-FILTER: accepted outside cluster mode, as Redis") {

@@ -77,7 +77,9 @@ LinkIo::ReadResult LinkIo::Read(std::string* buf, int timeout_ms) {
     if (r == 0 || (r < 0 && errno == EINTR)) return ReadResult::kTimeout;
     if (r < 0) return ReadResult::kClosed;
   }
-  char tmp[65536];
+  // At most 16 KB a read: the replica applies and ACKs what one read brought, so a read bounds
+  // how long a write waits for the ACK that covers it (docs/replication.md, replica lag).
+  char tmp[16384];
   const ssize_t n =
       ssl_ != nullptr ? SSL_read(ssl_, tmp, sizeof(tmp)) : recv(fd_, tmp, sizeof(tmp), 0);
   if (n <= 0) return ReadResult::kClosed;

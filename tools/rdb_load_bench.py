@@ -16,26 +16,14 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from side_by_side import command, cpu_seconds, free_port  # noqa: E402
-
-
-def ask(port, *args):
-    with socket.create_connection(("127.0.0.1", port), timeout=600) as s:
-        s.sendall(command(*args))
-        data = b""
-        while not data.endswith(b"\r\n"):
-            chunk = s.recv(1 << 16)
-            if not chunk:  # SHUTDOWN closes without a reply
-                break
-            data += chunk
-        return data
+from full_sync_bench import ask, stop  # noqa: E402
+from side_by_side import cpu_seconds, free_port  # noqa: E402
 
 
 def wait_answering(port, proc, timeout_s):
@@ -90,15 +78,7 @@ def one_run(sluice, rdb, keys, work):
         cpu = cpu_seconds(proc.pid)
         size = int(ask(port, "DBSIZE")[1:].strip())
     finally:
-        try:
-            ask(port, "SHUTDOWN", "NOSAVE")
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, port)
     with open(log_path, errors="replace") as f:
         text = f.read()
     m = re.search(r"loaded .*?: .*?(\d+) keys .*? in (\d+) ms", text)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <string>
 
@@ -17,6 +18,7 @@
 #include "server/core/client_state.h"
 #include "server/core/command_stats.h"
 #include "server/core/errors.h"
+#include "server/core/loading_state.h"
 #include "server/core/server_state.h"
 #include "server/pubsub/pubsub_registry.h"
 #include "server/replication/replication.h"
@@ -143,10 +145,33 @@ void MemorySection(CommandContext& ctx, std::string& out) {
   Field(out, "sluice_disk_bytes", stats.disk_bytes);
 }
 
+// Redis's loading_* fields, while a load runs (its order; no separate RDB memory: 0).
+void LoadingFields(const LoadingProgress& p, std::string& out) {
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  const double perc =
+      p.total_bytes > 0 ? 100.0 * static_cast<double>(p.loaded_bytes) / p.total_bytes : 0;
+  const int64_t elapsed = now - p.start_unix_s;
+  // Redis: 1 until anything was loaded, then the time left at the rate so far.
+  int64_t eta = 1;
+  if (p.loaded_bytes > 0 && elapsed > 0) {
+    const double rate = static_cast<double>(p.loaded_bytes) / static_cast<double>(elapsed);
+    eta = static_cast<int64_t>(static_cast<double>(p.total_bytes - p.loaded_bytes) / rate);
+  }
+  Field(out, "loading_start_time", p.start_unix_s);
+  Field(out, "loading_total_bytes", p.total_bytes);
+  Field(out, "loading_rdb_used_mem", 0);
+  Field(out, "loading_loaded_bytes", p.loaded_bytes);
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f", perc);
+  Field(out, "loading_loaded_perc", buf);
+  Field(out, "loading_eta_seconds", eta);
+}
+
 void PersistenceSection(CommandContext& ctx, const Config& config, std::string& out) {
   Store::Stats stats = ctx.store.GetStats();
   out += "# Persistence\r\n";
-  Field(out, "loading", 0);
+  const LoadingProgress loading = GetLoadingProgress();
+  Field(out, "loading", loading.loading ? 1 : 0);
   Field(out, "async_loading", 0);
   const Saves::Info saves = ctx.server.saves().info();
   Field(out, "rdb_changes_since_last_save", ctx.server.dirty().load());
@@ -167,6 +192,7 @@ void PersistenceSection(CommandContext& ctx, const Config& config, std::string& 
   // RocksDB's flushes and compactions, running and waiting (0 and 0: the data has settled).
   Field(out, "sluice_background_running", stats.background_running);
   Field(out, "sluice_background_pending", stats.background_pending);
+  if (loading.loading) LoadingFields(loading, out);
 }
 
 void StatsSection(CommandContext& ctx, std::string& out) {

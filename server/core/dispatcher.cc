@@ -10,6 +10,7 @@
 #include "server/core/crash_report.h"
 #include "server/core/errors.h"
 #include "server/core/key_access.h"
+#include "server/core/loading_state.h"
 #include "server/core/notify.h"
 #include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
@@ -460,6 +461,11 @@ void Gate(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (ReplicationHook* repl = EngagedReplicationHook(); repl != nullptr) {
     // -READONLY, -MASTERDOWN, -NOREPLICAS (a replica's primary link passes).
     if (Status s = repl->Admit(ctx, spec); !s.ok()) return Reject(ctx, &spec, s, args);
+  }
+  // A replica loading its primary's full sync (loading_state.h): only `loading` commands run.
+  if (Loading() && !(spec.flags & kLoading) &&
+      ctx.client.repl_kind.load(std::memory_order_relaxed) != ClientState::kMasterLink) {
+    return Reject(ctx, &spec, LoadingDataset(), args);
   }
   if (ctx.client.multi.active && ctx.unit == nullptr) {
     if (spec.flags & kNoMulti) return Reject(ctx, &spec, NotAllowedInMulti());

@@ -5,6 +5,7 @@
 
 #include "server/core/errors.h"
 #include "server/core/errors_failover.h"
+#include "server/core/loading_state.h"
 
 namespace sluice::server {
 
@@ -19,6 +20,7 @@ Status NoReplicas() { return Err("NOREPLICAS Not enough good replicas to write."
 Status MasterDown() {
   return Err("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
 }
+Status LoadingDataset() { return Err("LOADING Redis is loading the dataset in memory"); }
 Status InvalidMasterPort() { return Err("ERR Invalid master port"); }
 Status ReplicaOfByReplica() { return Err("ERR Command is not valid when client is a replica."); }
 Status ReplicaOfWhileFailingOver() { return Err("ERR REPLICAOF not allowed while failing over."); }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/core/command.h"
+#include "server/core/loading_state.h"
 #include "server/core/logging.h"
 #include "server/replication/replication.h"
 #include "sluice/bulk_load.h"
@@ -111,7 +112,7 @@ Status EncodeRdb(Store& store, const std::vector<std::string>& functions, const 
 }
 
 Status LoadRdb(Store& store, std::string_view rdb, int64_t* keys,
-               std::vector<std::string>* functions) {
+               std::vector<std::string>* functions, int64_t key_load_delay_us) {
   {
     Store::Transaction all(store, {}, UnitOptions(/*all_keys=*/true, /*isolate_reads=*/false));
     if (Status s = all.FlushAll(); !s.ok()) return s;
@@ -124,6 +125,8 @@ Status LoadRdb(Store& store, std::string_view rdb, int64_t* keys,
   const int64_t now = ServerState::RealNowMs();
   Status failed;
   visit.key = [&](formats::RdbKey& k) -> Status {
+    NoteLoadedBytes(static_cast<int64_t>(k.end_offset));
+    KeyLoadDelay(key_load_delay_us);
     if (k.expire_at_ms != 0 && k.expire_at_ms <= now) return Status::Ok();  // as Redis
     ++*keys;
     return load.Add(k.db, k.key, k.value, k.expire_at_ms);
@@ -134,6 +137,11 @@ Status LoadRdb(Store& store, std::string_view rdb, int64_t* keys,
     std::string key;
     Store::Transaction::RawEntry e;
     if (!DecodeEntry(value, &db, &key, &e)) return Status::Corruption("bad sluice-entry field");
+    // The value is a view into the file when the reader hands it over unchanged: progress.
+    const uintptr_t at = reinterpret_cast<uintptr_t>(value.data()) + value.size();
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(rdb.data());
+    if (at > begin && at <= begin + rdb.size()) NoteLoadedBytes(static_cast<int64_t>(at - begin));
+    KeyLoadDelay(key_load_delay_us);
     ++*keys;
     return load.AddEntry(db, key, e);
   };

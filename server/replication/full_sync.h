@@ -39,7 +39,9 @@ Status EncodeRdb(Store& store, const std::vector<std::string>& functions, const 
 
 // Empties `store` and loads `rdb` into it (Redis types, and the sluice-entry AUX fields).
 // Returns the number of keys loaded in *keys and the function libraries' code in *functions.
+// Reports its progress to the loading state (server/core/loading_state.h) and waits
+// `key_load_delay_us` per key (Redis's key-load-delay; 0: none).
 Status LoadRdb(Store& store, std::string_view rdb, int64_t* keys,
-               std::vector<std::string>* functions);
+               std::vector<std::string>* functions, int64_t key_load_delay_us = 0);
 
 }  // namespace sluice::server::replication

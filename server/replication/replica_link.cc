@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -18,7 +19,9 @@
 
 #include "protocol/request_parser.h"
 #include "server/core/args.h"
+#include "server/core/config_compat.h"
 #include "server/core/dispatcher.h"
+#include "server/core/loading_state.h"
 #include "server/core/logging.h"
 #include "server/replication/apply_prefetch.h"
 #include "server/replication/full_sync.h"
@@ -267,7 +270,15 @@ bool MasterLink::Session() {
       }
     });
     std::vector<std::string> functions;
-    Status s = LoadRdb(repl_.store(), rdb, &keys, &functions);
+    // Clients get -LOADING meanwhile, as from a loading Redis replica (loading_state.h).
+    BeginLoading(static_cast<int64_t>(rdb.size()));
+    const CompatOption* delay = FindCompatOption("key-load-delay");
+    const int64_t delay_us =
+        delay == nullptr
+            ? 0
+            : std::strtoll(GetCompatValue(repl_.server().config(), *delay).c_str(), nullptr, 10);
+    Status s = LoadRdb(repl_.store(), rdb, &keys, &functions, delay_us);
+    EndLoading();
     loading.store(false);
     keepalive.join();
     if (s.ok() && repl_.install_functions_) s = repl_.install_functions_(functions);

@@ -155,6 +155,7 @@ Status ReadRdbFile(std::string_view file, const RdbVisitor& visit) {
                         ? Status::Corruption(s.message() + " (key '" + pending.key + "')" + At(in))
                         : Status::InvalidArgument(s.message() + " in key '" + pending.key + "'"));
     }
+    pending.end_offset = kHeaderSize + in.position();
     if (Status v = visit.key(pending); !v.ok()) return v;
     pending = RdbKey{};
   }

@@ -23,6 +23,7 @@ struct RdbKey {
   std::string key;
   WholeValue value;
   int64_t expire_at_ms = 0;  // 0: none
+  size_t end_offset = 0;     // bytes of the file read through this key (a load's progress)
 };
 
 // What a walk hands over, in file order; a non-OK Status from either stops the walk and is

@@ -957,3 +957,78 @@ class SentinelTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipIf(IS_REDIS, "Sluice's replication")
+class LoadingTest(unittest.TestCase):
+    """A replica loading its primary's full sync answers as a loading Redis replica: -LOADING
+    for commands without the `loading` flag, -READONLY first for writes, the loading ones
+    served, INFO persistence `loading:1` with Redis's loading_* fields; `key-load-delay` makes
+    the load last. Side by side with two redis-server 7.0.15 processes doing the same."""
+
+    KEYS = 20000
+    DELAY_US = 300  # 20k keys: about 6 s of load
+
+    CASES = [("GET", "key:1"), ("PING",), ("SET", "x", "1"), ("DBSIZE",), ("EVAL", "return 1", 0),
+             ("MULTI",), ("CONFIG", "GET", "key-load-delay"), ("CLIENT", "GETNAME"),
+             ("TYPE", "key:1")]
+
+    def fill(self, r):
+        p = r.pipeline(transaction=False)
+        for i in range(self.KEYS):
+            p.set("key:%d" % i, "value:%d" % i)
+        p.execute()
+
+    def loading_replies(self, primary_port, replica):
+        replica.config_set("key-load-delay", self.DELAY_US)
+        replica.execute_command("REPLICAOF", "127.0.0.1", primary_port)
+        wait_for(lambda: replica.info("persistence")["loading"] == 1, what="the load to start")
+        replies = {}
+        for case in self.CASES:
+            try:
+                replies[case] = ("ok", replica.execute_command(*case))
+            except redis.exceptions.BusyLoadingError as e:  # redis-py strips the code
+                replies[case] = ("err", "LOADING " + str(e))
+            except redis.ResponseError as e:
+                replies[case] = ("err", str(e))
+        persistence = replica.info("persistence")
+        wait_for(lambda: replica.info("persistence")["loading"] == 0, timeout=120,
+                 what="the load to end")
+        wait_for(lambda: info(replica)["master_link_status"] == "up", what="link up")
+        return replies, persistence
+
+    def test_loading_replica_beside_redis(self):
+        primary, replica = Server(), Server()
+        for s in (primary, replica):
+            s.start()
+            self.addCleanup(s.stop)
+        p, r = conn(primary), conn(replica)
+        self.fill(p)
+        got, persistence = self.loading_replies(primary.port, r)
+        self.assertEqual(r.dbsize(), self.KEYS)
+        self.assertEqual(r.get("key:7"), b"value:7")
+        self.assertEqual(r.info("persistence")["loading"], 0)
+        self.assertNotIn("loading_total_bytes", r.info("persistence"))
+        # The fields while loading, in Redis's order, with what they can say.
+        keys = [k for k in persistence if k.startswith("loading_")]
+        self.assertEqual(keys, ["loading_start_time", "loading_total_bytes", "loading_rdb_used_mem",
+                                "loading_loaded_bytes", "loading_loaded_perc",
+                                "loading_eta_seconds"])
+        self.assertGreater(persistence["loading_total_bytes"], self.KEYS * 10)
+        self.assertLessEqual(persistence["loading_loaded_bytes"],
+                             persistence["loading_total_bytes"])
+        self.assertTrue(0 <= float(persistence["loading_loaded_perc"]) <= 100)
+
+        rp, rr = redis_reference(), redis_reference()
+        self.addCleanup(rp.stop)
+        self.addCleanup(rr.stop)
+        ref_p, ref_r = conn(rp.port), conn(rr.port)
+        ref_p.config_set("repl-diskless-sync-delay", 0)
+        # Redis serves clients during a load only every this many bytes read (Sluice always).
+        ref_r.config_set("loading-process-events-interval-bytes", 1024)
+        self.fill(ref_p)
+        want, _ = self.loading_replies(rp.port, ref_r)
+        self.assertEqual(ref_r.dbsize(), self.KEYS)
+        self.assertEqual(got, want)
+        self.assertEqual(got[("GET", "key:1")],
+                         ("err", "LOADING Redis is loading the dataset in memory"))

@@ -20,6 +20,7 @@
 #include "server/core/config_compat.h"
 #include "server/core/crash_report.h"
 #include "server/core/data_dir_mode.h"
+#include "server/core/loading_state.h"
 #include "server/core/logging.h"
 #include "server/core/notify.h"
 #include "server/core/open_files.h"
@@ -106,6 +107,9 @@ std::shared_ptr<sluice::server::cluster::Cluster> MakeCluster(
     if (replication != nullptr) replication->PromoteToPrimary();
   };
   hooks.repl_offset = [&replication]() -> int64_t {
+    // A replica loading a full sync has no master state yet: offset 0, as Redis's
+    // replicationGetSlaveOffset (CLUSTER SLOTS leaves it out, SHARDS says "loading").
+    if (sluice::server::Loading()) return 0;
     return replication != nullptr ? replication->offset() : 0;
   };
   hooks.keyspace_empty = [&store] {  // db 0 only, as Redis checks (cluster mode has one db)

@@ -1,6 +1,7 @@
 // Store::Impl's background and shared parts: the everysec thread's idle tidying (flushing
 // deletions, giving the heap's free pages back), the expiry thread's loop, the stats, and the
 // point reads every command file uses.
+#include <rocksdb/cache.h>
 #include <rocksdb/table.h>
 
 #include <algorithm>
@@ -65,6 +66,7 @@ void Store::Impl::FlushIfDeletionsHeld() {
 // memtables' arena blocks and compaction buffers stay in the RSS. malloc_trim walks the free
 // chunks and returns their whole pages; other C libraries are left alone.
 void Store::Impl::ReleaseFreeHeapMemory() {
+  DropDeadCacheBlocks();  // first: the blocks it frees are what the trim gives back
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif
@@ -111,6 +113,22 @@ Store::Stats Store::Impl::GetStats() const {
     st.write_error = write_error_;
   }
   return st;
+}
+
+size_t Store::Impl::DropDeadCacheBlocks() {
+  const auto* table =
+      db_->GetOptions().table_factory->GetOptions<rocksdb::BlockBasedTableOptions>();
+  if (table == nullptr || !table->block_cache) return 0;
+  rocksdb::Cache& cache = *table->block_cache;
+  uint64_t live = 0;
+  if (!db_->GetAggregatedIntProperty("rocksdb.total-sst-files-size", &live)) return 0;
+  const size_t before = cache.GetUsage();
+  // Cached blocks are uncompressed, so a live file can fill more than its size: only a cache
+  // well past what the live files could hold is mostly dead blocks.
+  if (before <= 4 * live + (size_t{1} << 20)) return 0;
+  cache.EraseUnRefEntries();
+  const size_t after = cache.GetUsage();
+  return before > after ? before - after : 0;
 }
 
 void Store::Impl::set_block_cache_bytes(size_t bytes) {

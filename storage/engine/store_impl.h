@@ -183,6 +183,11 @@ class Store::Impl final : public internal::EngineHost {
   // Latches (logging once) and returns the kCannotPersist status for `cause`.
   Status NoteWriteError(const Status& cause);
   void ClearWriteError();
+  // The block cache's unreferenced entries dropped when it holds more than four times the live
+  // table files' bytes: blocks of files deleted since (a mass expiry, compactions) that would
+  // otherwise sit in the RSS until evicted. Returns the bytes dropped. Called on idle
+  // (TidyIfIdle's release), where a cold cache costs nothing until the next reads.
+  size_t DropDeadCacheBlocks();
   bool writes_refused() const override { return writes_refused_.load(std::memory_order_acquire); }
   Status WriteRefusal() const;  // the kCannotPersist status while latched
 

@@ -5,6 +5,7 @@
 // synced; everysec syncs in the background; open errors; an open keeps the logs it replays as
 // memtables, except a damaged log, which it flushes away.
 #include <doctest/doctest.h>
+#include <rocksdb/cache.h>
 #include <rocksdb/table.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -674,4 +675,66 @@ TEST_CASE("A write-ahead log takes the disk its records need, nothing reserved a
   // RocksDB's fallocate would reserve 1.1x the 256 MB write buffer for the live log.
   CHECK(allocated < (int64_t{1} << 20));
 }
+}  // namespace sluice::testing
+
+namespace sluice::testing {
+
+// Store::Impl::DropDeadCacheBlocks, part of the idle release: the block cache's blocks of table
+// files deleted since (a mass expiry) are dropped, so the RSS comes down; a cache of live
+// files' blocks is kept.
+TEST_CASE("An idle release drops the block cache's blocks of deleted table files only") {
+  TempDir dir;
+  Options o;
+  o.path = dir.path();
+  o.active_expiry = false;
+  o.idle_flush_after_s = 0;
+  auto opened = Store::Open(o);
+  REQUIRE(opened.ok());
+  Store& s = **opened;
+  rocksdb::DB* db = s.impl().db();
+  rocksdb::Cache& cache =
+      *db->GetOptions().table_factory->GetOptions<rocksdb::BlockBasedTableOptions>()->block_cache;
+  constexpr int kKeys = 20000;
+  std::vector<std::string> keys;
+  for (int i = 0; i < kKeys; ++i) keys.push_back("k" + std::to_string(i));
+  // Incompressible values: the cache holds about what the files hold.
+  auto fill_and_read = [&] {
+    std::string value(1024, '\0');
+    uint64_t x = 88172645463325252ull;
+    {
+      Store::Transaction t(s, {});
+      for (const std::string& k : keys) {
+        for (char& c : value) {
+          x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+          c = static_cast<char>(x);
+        }
+        REQUIRE(t.Set(0, k, value, {}).ok());
+      }
+      REQUIRE(t.Commit().ok());
+    }
+    REQUIRE(db->Flush(rocksdb::FlushOptions(), db->DefaultColumnFamily()).ok());
+    Store::Transaction t(s, {});
+    for (const std::string& k : keys) REQUIRE(t.Get(0, k).ok());
+  };
+  fill_and_read();
+  const size_t live_cached = cache.GetUsage();
+  CHECK(live_cached > (size_t{10} << 20));
+  CHECK(s.impl().DropDeadCacheBlocks() == 0);  // every cached block is a live file's
+  CHECK(cache.GetUsage() == live_cached);
+
+  {
+    Store::Transaction t(s, {});
+    std::vector<std::string_view> views(keys.begin(), keys.end());
+    REQUIRE(*t.Del(0, views) == kKeys);
+    REQUIRE(t.Commit().ok());
+  }
+  REQUIRE(db->Flush(rocksdb::FlushOptions(), db->DefaultColumnFamily()).ok());
+  rocksdb::CompactRangeOptions all;
+  all.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  REQUIRE(db->CompactRange(all, db->DefaultColumnFamily(), nullptr, nullptr).ok());
+  CHECK(cache.GetUsage() >= live_cached / 2);  // the deleted files' blocks stay until dropped
+  CHECK(s.impl().DropDeadCacheBlocks() >= live_cached / 2);
+  CHECK(cache.GetUsage() < (size_t{1} << 20));
+}
+
 }  // namespace sluice::testing

@@ -178,6 +178,7 @@ void IndexedBatch::Delete(rocksdb::ColumnFamilyHandle* cf, std::string_view key)
 // The record format (write_batch.cc, also the WAL's): ... varint32 key length, key, and for a
 // Put varint32 value length, value; the record just appended ends the batch.
 void IndexedBatch::IndexLast(uint32_t cf, std::string_view key, bool deleted, size_t value_len) {
+  if (cf != 0) ++non_key_records_;
   const std::string& rep = batch_.Data();
   const size_t value_off = rep.size() - value_len;
   const size_t key_off =
@@ -264,6 +265,7 @@ std::unique_ptr<rocksdb::Iterator> IndexedBatch::NewIteratorWithBase(uint32_t cf
 
 void IndexedBatch::Clear() {
   batch_.Clear();
+  non_key_records_ = 0;
   ClearIndex();
 }
 

@@ -42,6 +42,10 @@ class IndexedBatch {
   // The batch itself: what is added here directly is written but never read back.
   rocksdb::WriteBatch* batch() { return &batch_; }
   uint32_t Count() const { return batch_.Count(); }
+  // Records Put/Delete added outside the default (keys) family since the last Clear: the
+  // element writes the write path warms the memtables for (write_prefetch.h). A hint: a
+  // rollback or trim does not lower it.
+  uint32_t NonKeyRecords() const { return non_key_records_; }
   size_t DataSize() const { return batch_.GetDataSize(); }
 
   // The latest indexed record of key in column family cf_id; *value views a kPut's value.
@@ -100,6 +104,7 @@ class IndexedBatch {
   rocksdb::WriteBatch batch_;
   std::vector<Slot> slots_;  // open addressing, linear probing; size a power of two
   size_t used_ = 0;
+  uint32_t non_key_records_ = 0;
   uint32_t gen_ = 1;
 };
 

@@ -25,7 +25,6 @@ Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer, 
     // Shared: writes run concurrently; a log flush waits for them (see wal_gate_).
     std::shared_lock<std::shared_mutex> gate(wal_gate_);
     if (writes_refused()) return WriteRefusal();
-    PrefetchElementWrites(*batch);
     // manual_wal_flush: this appends the batch to the WAL's in-memory buffer (and applies it to
     // the memtable); the buffer reaches the OS here only when it is full.
     auto s = db_->Write(rocksdb::WriteOptions(), batch);

@@ -203,6 +203,9 @@ Status Txn::Commit(bool durable, bool defer_durability) {
   // and never fails: losing or refusing such a removal changes nothing anyone can see.
   const bool only_removals = s_->written.n == 0 && s_->flushed == 0;
   bool applied = false;
+  // Element writes nobody read first (LPUSH's new positions...): their memtable buckets warmed
+  // before the insert (write_prefetch.h); a batch of plain keys is not walked.
+  if (s_->batch.NonKeyRecords() >= 2) impl_.PrefetchElementWrites(*wb);
   Status s = impl_.Write(wb, durable && !only_removals, defer_durability, &applied);
   if (applied) {
     ApplyCountChanges(changes);

@@ -10,6 +10,7 @@
 #include "server/core/client_state.h"
 #include "server/core/command.h"
 #include "server/core/notify.h"
+#include "sluice/stream_peek.h"
 #include "sluice/transaction.h"
 
 namespace sluice::server {
@@ -18,12 +19,8 @@ namespace sluice::server {
 inline bool ConsumerExists(CommandContext& ctx, std::string_view key, std::string_view group,
                            std::string_view consumer) {
   if (!NotifyEnabled(kNotifyStream)) return false;
-  auto consumers = ctx.txn().XInfoConsumers(ctx.client.db, key, group);
-  if (!consumers.ok()) return false;
-  for (const StreamConsumerInfo& c : *consumers) {
-    if (c.name == consumer) return true;
-  }
-  return false;
+  auto g = PeekStreamGroup(ctx.txn(), ctx.client.db, key, group, consumer);
+  return g.ok() && g->consumer_found;
 }
 
 // After XREADGROUP/XCLAIM/XAUTOCLAIM: "xgroup-createconsumer" when the command created the

@@ -7,21 +7,19 @@
 #include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/replication_hook.h"
+#include "sluice/stream_peek.h"
 #include "sluice/transaction.h"
 
 namespace sluice::server {
 
 namespace {
 
-// The group's last-delivered ID and entries-read (nullopt: no such group).
-std::optional<StreamGroupInfo> FindGroup(CommandContext& ctx, std::string_view key,
-                                         std::string_view group) {
-  auto groups = ctx.txn().XInfoGroups(ctx.client.db, key);
-  if (!groups.ok()) return std::nullopt;
-  for (StreamGroupInfo& g : *groups) {
-    if (g.name == group) return std::move(g);
-  }
-  return std::nullopt;
+// The group's last-delivered ID and entries-read, and whether `consumer` is one of its
+// consumers: point reads (not found: no such group).
+StreamGroupPeek PeekGroup(CommandContext& ctx, std::string_view key, std::string_view group,
+                          std::optional<std::string_view> consumer = std::nullopt) {
+  auto g = PeekStreamGroup(ctx.txn(), ctx.client.db, key, group, consumer);
+  return g.ok() ? *g : StreamGroupPeek{};
 }
 
 }  // namespace
@@ -81,17 +79,12 @@ GroupBefore NoteGroupBefore(CommandContext& ctx, std::string_view key, std::stri
   GroupBefore b;
   if (!WantsEffects()) return b;
   b.wanted = true;
-  if (auto g = FindGroup(ctx, key, group)) {
-    b.last_delivered = g->last_delivered;
-    b.entries_read = g->entries_read;
+  const StreamGroupPeek g = PeekGroup(ctx, key, group, consumer);
+  if (g.found) {
+    b.last_delivered = g.last_delivered;
+    b.entries_read = g.entries_read;
   }
-  b.consumer_existed = false;
-  auto consumers = ctx.txn().XInfoConsumers(ctx.client.db, key, group);
-  if (consumers.ok()) {
-    for (const StreamConsumerInfo& c : *consumers) {
-      if (c.name == consumer) b.consumer_existed = true;
-    }
-  }
+  b.consumer_existed = g.consumer_found;
   return b;
 }
 
@@ -99,24 +92,24 @@ void PropagateGroupChange(CommandContext& ctx, std::string_view key, std::string
                           std::string_view consumer, const GroupBefore& before,
                           std::span<const StreamId> delivered, std::span<const StreamId> dropped) {
   if (!before.wanted) return;
-  auto g = FindGroup(ctx, key, group);
-  if (!g) return;
+  const StreamGroupPeek g = PeekGroup(ctx, key, group);
+  if (!g.found) return;
   const std::string k(key), grp(group);
   if (!before.consumer_existed) {
     PropagateAs({"XGROUP", "CREATECONSUMER", k, grp, std::string(consumer)});
   }
-  const std::string last = g->last_delivered.ToString();
+  const std::string last = g.last_delivered.ToString();
   for (StreamId id : delivered) {
-    auto p = ctx.txn().XPendingRange(ctx.client.db, key, group, 0, id, id, 1, std::nullopt);
-    if (!p.ok() || p->empty()) continue;
-    const StreamPendingEntry& e = p->front();
+    auto p = PeekStreamPending(ctx.txn(), ctx.client.db, key, group, id);
+    if (!p.ok() || !p->has_value()) continue;
+    const StreamPendingEntry& e = **p;
     PropagateAs({"XCLAIM", k, grp, e.consumer, "0", id.ToString(), "TIME",
                  std::to_string(e.delivery_ms), "RETRYCOUNT", std::to_string(e.delivery_count),
                  "FORCE", "JUSTID", "LASTID", last});
   }
   for (StreamId id : dropped) PropagateAs({"XACK", k, grp, id.ToString()});
-  if (g->last_delivered != before.last_delivered || g->entries_read != before.entries_read) {
-    PropagateAs({"XGROUP", "SETID", k, grp, last, "ENTRIESREAD", std::to_string(g->entries_read)});
+  if (g.last_delivered != before.last_delivered || g.entries_read != before.entries_read) {
+    PropagateAs({"XGROUP", "SETID", k, grp, last, "ENTRIESREAD", std::to_string(g.entries_read)});
   }
   // Nothing else changed that a replica keeps (the consumer's seen time aside): nothing to send.
   t_effect_override.set = true;

@@ -149,6 +149,7 @@ class Stream {
   // The node holding `id` (the last node whose first ID is <= id); found false when none.
   Status NodeOf(StreamId id, StreamNode* out, bool* found);
   Status FirstNode(StreamNode* out, bool* found);
+  Status FirstElementFrom(char tag, std::string_view from, StreamId* id, bool* found);
   Status RefreshTail();
   Status EraseEntriesOf(const StreamNode& n);
   Status Scan(std::string_view prefix, std::string_view from, bool rev,

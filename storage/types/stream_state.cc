@@ -330,39 +330,52 @@ Status Stream::NodeOf(StreamId id, StreamNode* out, bool* found) {
   return LoadNode(first, out);
 }
 
-// first_id is never above the first live entry (see stream.h), so the node holding it, or else
-// the first node after it, is the first node: found without stepping over the tombstones of the
-// nodes trimmed before it (a seek from the first possible node key did, making every trim of a
-// long-lived stream cost in proportion to what earlier trims removed).
+// first_id is never above the first live entry (see stream.h), so the node holding the first
+// live entry is the first node. Found without a backward walk from a point behind which no node
+// is live: such a walk steps over the tombstone of every node trimmed before, down to the
+// stream's first possible node key, and made each trim of a long-lived stream cost in
+// proportion to what earlier trims removed (BullMQ's event stream: XADD MAXLEN ~ per job).
 Status Stream::FirstNode(StreamNode* out, bool* found) {
   *found = false;
   if (st_.nodes == 0) return Status::Ok();
   // Without XDEL or exact trims the first node starts at first_id: one point read, no iterator.
   if (Status s = FindNode(st_.first_id, out, found); !s.ok() || *found) return s;
-  const auto node_at = [&](const rocksdb::Iterator& it, StreamId* first) {
-    if (!it.Valid()) return false;
-    std::string_view el = c_.ElementOf(it.key());
-    if (el.size() != 17 || el[0] != 'n') return false;
-    *first = ReadStreamId(el.substr(1));
-    return true;
-  };
-  StreamId first;
-  {
-    auto it = c_.NewIterator(ElementCf::kStream, "n");
-    const std::string hint = c_.SubKey(NodeKey(st_.first_id));
-    it->SeekForPrev(hint);
-    if (!node_at(*it, &first)) {
-      it->Seek(hint);
-      if (!node_at(*it, &first)) return Status::Ok();
-    }
+  // Else the first node starting after first_id, and the first live entry: when that entry
+  // comes before the node, a node starting before first_id holds it, and the backward step
+  // from the entry's position crosses only keys inside that node's range.
+  StreamId after;
+  bool have_after = false;
+  if (Status s = FirstElementFrom('n', NodeKey(st_.first_id), &after, &have_after); !s.ok()) {
+    return s;
   }
+  StreamId entry;
+  bool have_entry = false;
+  if (Status s = FirstElementFrom('e', EntryKey(st_.first_id), &entry, &have_entry); !s.ok()) {
+    return s;
+  }
+  if (have_entry && (!have_after || entry < after)) return NodeOf(entry, out, found);
+  if (!have_after) return Status::Ok();
   *found = true;
-  return LoadNode(first, out);
+  return LoadNode(after, out);
+}
+
+// The ID of the first sub-key of kind `tag` ('e' entries, 'n' nodes) at or after `from`.
+Status Stream::FirstElementFrom(char tag, std::string_view from, StreamId* id, bool* found) {
+  *found = false;
+  auto it = c_.NewIterator(ElementCf::kStream, std::string_view(&tag, 1));
+  it->Seek(c_.SubKey(from));
+  if (it->Valid()) {
+    std::string_view el = c_.ElementOf(it->key());
+    *found = el.size() == 17 && el[0] == tag;
+    if (*found) *id = ReadStreamId(el.substr(1));
+  }
+  return it->status().ok() ? Status::Ok() : Status::IOError(it->status().ToString());
 }
 
 // After the tail node went: the last node left, if any, is the new tail.
 Status Stream::RefreshTail() {
   if (st_.has_tail) return Status::Ok();
+  if (st_.nodes == 0) return Status::Ok();  // no walk back over the erased nodes' tombstones
   StreamNode n;
   bool found = false;
   if (Status s = NodeOf(StreamId::Max(), &n, &found); !s.ok()) return s;
@@ -494,6 +507,10 @@ Result<int64_t> Stream::Trim(const StreamTrim& t) {
       EraseNode(node);
       st_.length -= node.live;
       removed += node.live;
+      // Nothing live lies below the ID after it (the node was the first): the next FirstNode
+      // starts there, not at the erased node.
+      st_.first_id = node.last;
+      st_.first_id.Increment();
       continue;
     }
     if (t.approx) break;

@@ -75,18 +75,18 @@ bool Txn::IsDefaultCf(const rocksdb::ColumnFamilyHandle* cf) const {
   return cf == impl_.db()->DefaultColumnFamily();
 }
 
-void Txn::FlushPending() {
-  if (!s_->pending) return;
-  s_->pending = false;
-  s_->batch.Put(impl_.db()->DefaultColumnFamily(), s_->pending_key, s_->pending_value);
-}
+void Txn::FlushPending() { s_->pending.MoveToBatch(s_->batch); }
 
 Status Txn::GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
                    bool* found) {
   if (snapshot_deferred_) ResolveSnapshot(nullptr);
-  if (IsDefaultCf(cf)) FlushPending();
-  rocksdb::PinnableSlice slice(value);
   *found = false;
+  if (const std::string* pending = s_->pending.Find(cf, key)) {
+    value->assign(*pending);
+    *found = true;
+    return Status::Ok();
+  }
+  rocksdb::PinnableSlice slice(value);
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot_;
   std::string_view staged;
@@ -112,11 +112,11 @@ Status Txn::GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::s
 Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
   if (snapshot_deferred_) ResolveSnapshot(&raw_key);
   rocksdb::PinnableSlice* read = &s_->read;
-  if (s_->pending && raw_key == s_->pending_key) {
+  if (const std::string* pending = s_->pending.Find(impl_.db()->DefaultColumnFamily(), raw_key)) {
     // The unit's own last write (made after any DeleteDb, which puts it in the batch first).
     // What was stored before it was noted by the read before the write, if any.
     read->Reset();
-    read->PinSelf(rocksdb::Slice(s_->pending_value));
+    read->PinSelf(rocksdb::Slice(*pending));
     s_->read_key.assign(raw_key);
     s_->read_valid = true;
     s_->read_found = true;
@@ -227,25 +227,23 @@ void Txn::NoteRead(std::string_view raw_key, const EntryView* v) {
 
 void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
               std::string_view payload) {
-  // [header][payload] (EncodeValue) assembled in the pending buffer; it reaches the batch when
-  // something needs the batch whole (FlushPending), unless a later Put of the key replaces it.
-  // `payload` may point into `read` (a value just read), never into pending_value: ReadView
-  // copies a pending value into `read`.
+  // [header][payload] (EncodeValue) assembled in a pending slot; it reaches the batch when
+  // something needs the batch whole (FlushPending) or the slot is needed, unless a later Put of
+  // the key replaces it. `payload` may point into `read` (a value just read), never into a
+  // pending value: ReadView copies a pending value into `read`.
   char header[kMaxValueHeader];
   const size_t n = EncodeValueHeader(kind, expire_at_ms, header);
-  if (s_->pending && raw_key != s_->pending_key) FlushPending();
   s_->read_valid = false;
-  s_->pending_key.assign(raw_key);
-  s_->pending_value.assign(header, n);
-  s_->pending_value.append(payload);
-  s_->pending = true;
+  std::string* value = s_->pending.Stage(impl_.db()->DefaultColumnFamily(), raw_key, s_->batch);
+  value->assign(header, n);
+  value->append(payload);
   NoteWritten(raw_key, expire_at_ms != kNoExpiry ? kPutExpiring : kPutPersistent, expire_at_ms);
 }
 
 void Txn::RemoveExpired(std::string_view raw_key) { s_->expired.Add(raw_key); }
 
 void Txn::Delete(const std::string& raw_key) {
-  if (s_->pending && raw_key == s_->pending_key) s_->pending = false;  // the deletion replaces it
+  s_->pending.Drop(impl_.db()->DefaultColumnFamily(), raw_key);  // the deletion replaces it
   s_->read_valid = false;
   s_->batch.Delete(impl_.db()->DefaultColumnFamily(), raw_key);
   NoteWritten(raw_key, kDeleted);
@@ -254,18 +252,21 @@ void Txn::Delete(const std::string& raw_key) {
 void Txn::Touch(std::string_view raw_key) { NoteWritten(raw_key, kTouched); }
 
 void Txn::PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value) {
-  if (IsDefaultCf(cf)) {
-    FlushPending();
-    s_->read_valid = false;
-  }
+  if (IsDefaultCf(cf)) s_->read_valid = false;
+  s_->pending.Drop(cf, key);  // this write is the newest
   s_->batch.Put(cf, key, value);
 }
 
+void Txn::PutRawRewritable(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
+                           std::string_view value) {
+  if (value.size() > PendingPuts::kMaxValueBytes) return PutRaw(cf, key, value);
+  if (IsDefaultCf(cf)) s_->read_valid = false;
+  s_->pending.Stage(cf, key, s_->batch)->assign(value);
+}
+
 void Txn::DeleteRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
-  if (IsDefaultCf(cf)) {
-    FlushPending();
-    s_->read_valid = false;
-  }
+  if (IsDefaultCf(cf)) s_->read_valid = false;
+  s_->pending.Drop(cf, key);  // the deletion replaces it
   s_->batch.Delete(cf, key);
 }
 
@@ -346,7 +347,7 @@ std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle*
                                                     std::string_view lower,
                                                     std::string_view upper) {
   if (snapshot_deferred_) ResolveSnapshot(nullptr);
-  FlushPending();
+  s_->pending.MoveToBatch(s_->batch, cf);  // the iterator merges the batch's records
   // A db emptied in this unit: the stored keys are gone, only the batch's own entries count.
   const bool masked = cf == impl_.db()->DefaultColumnFamily() && DbFlushed(lower);
   auto it = std::make_unique<BoundedIterator>(lower, upper, masked, snapshot_);

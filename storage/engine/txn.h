@@ -138,6 +138,11 @@ class Txn {
   Status GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
                 bool* found);
   void PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value);
+  // PutRaw of a record the unit (or its commit group's next members) is likely to write again
+  // (a stream's node, a consumer group): held pending (pending_puts.h), so only its last
+  // version reaches the batch.
+  void PutRawRewritable(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
+                        std::string_view value);
   void DeleteRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
   // An iterator over [lower, upper) of cf: the unit's writes merged over the database.
   // `lower`/`upper` are copied. Valid until this Txn ends; do not write through the Txn while

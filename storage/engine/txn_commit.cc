@@ -260,12 +260,15 @@ void Txn::SetMark() {
   // Nothing staged, noted or emptied since the mark: it already marks this state. The common
   // case: a group member joins right after the previous member's commit moved the mark, and
   // leaves having committed; moving the savepoint costs two RocksDB calls per member.
-  if (marked_ && !s_->pending && !StagedSinceMark() && s_->reads.n == s_->mark.reads_n) return;
-  FlushPending();  // a member's writes are in the batch before the group's savepoint moves on
+  if (marked_ && !StagedSinceMark() && s_->reads.n == s_->mark.reads_n) return;
+  // A member's writes are in the batch before the group's savepoint moves on, but for small
+  // pending Puts (Scratch::pending): they stay pending, the mark keeping copies for a rollback.
+  s_->pending.MoveLargerToBatch(kPendingAcrossMarkBytes, s_->batch);
   DropMark();
   s_->batch.SetSavePoint();
   marked_ = true;
   Scratch::Mark& m = s_->mark;
+  s_->pending.Save(&m.pending);
   m.expired_n = s_->expired.n;
   m.written_n = s_->written.n;
   m.reads_n = s_->reads.n;
@@ -280,7 +283,9 @@ void Txn::AdvanceMark() { SetMark(); }
 void Txn::RollbackToMark() {
   if (!marked_) return Rollback();
   s_->read_valid = false;
-  s_->pending = false;  // staged after the mark (SetMark flushes)
+  // The pending Puts as they were at the mark (one moved into the batch since is rolled back
+  // with the batch below).
+  s_->pending.Restore(s_->mark.pending);
   if (s_->batch.Count() != s_->mark.batch_count) {
     // Rebuilds the index from the records left: only a failed member (a lock conflict, a
     // script error) gets here.
@@ -298,13 +303,11 @@ void Txn::RollbackToMark() {
 }
 
 bool Txn::StagedSinceMark() const {
-  return s_->batch.Count() != s_->mark.batch_count || s_->written.n != s_->mark.written_n ||
-         s_->expired.n != s_->mark.expired_n || s_->flushed != s_->mark.flushed;
+  return s_->batch.Count() != s_->mark.batch_count || s_->pending.gen() != s_->mark.pending.gen ||
+         s_->written.n != s_->mark.written_n || s_->expired.n != s_->mark.expired_n ||
+         s_->flushed != s_->mark.flushed;
 }
 
-size_t Txn::staged_bytes() const {
-  return s_->batch.DataSize() +
-         (s_->pending ? s_->pending_key.size() + s_->pending_value.size() : 0);
-}
+size_t Txn::staged_bytes() const { return s_->batch.DataSize() + s_->pending.Bytes(); }
 
 }  // namespace sluice::internal

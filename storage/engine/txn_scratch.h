@@ -13,6 +13,7 @@
 
 #include "indexed_batch.h"
 #include "keyspace_counts.h"
+#include "pending_puts.h"
 #include "scratch.h"
 #include "txn.h"
 
@@ -55,6 +56,10 @@ struct KeyList {
   }
 };
 
+// A pending Put up to this size stays pending across a group member's mark (Scratch::pending);
+// the mark copies it, so a larger value (a big string) goes to the batch as before.
+inline constexpr size_t kPendingAcrossMarkBytes = PendingPuts::kMaxValueBytes;
+
 inline constexpr uint32_t kDefaultCf = 0;  // RocksDB's default column family: the keys
 
 inline int DbOf(std::string_view raw_key) {
@@ -86,13 +91,14 @@ struct Txn::Scratch {
   std::string read_key;
   bool read_valid = false;
   bool read_found = false;
-  // The last Put of the default column family, not yet in the batch (pending): the unit's next
-  // write of the same key replaces it, so a unit that rewrites a key (INCRBY then EXPIRE) stages
-  // one record (one memtable insert, one log record), and reads of it need no batch search.
-  // Anything else that needs the batch to be complete puts it there first (FlushPending).
-  std::string pending_key;
-  std::string pending_value;  // the encoded value
-  bool pending = false;
+  // Puts not yet in the batch (pending_puts.h): every Put of the default column family, and the
+  // rewritable element records (a stream's node, a group, a consumer). The unit's next write of
+  // the same record replaces it, so a unit that rewrites a key (INCRBY then EXPIRE) stages one
+  // record (one memtable insert, one log record), and reads of it need no batch search. They
+  // also stay pending across a commit group member's mark (Txn::SetMark) when small, so the
+  // members that rewrite one hot key's metadata (a pipelined LPUSH, HSET, ZADD or XADD on one
+  // key) stage one record for the group, not one per member.
+  PendingPuts pending;
   txn_detail::KeyList expired;      // expired values Read found, each once
   txn_detail::KeyList written;      // keys this txn wrote or touched, in order (repeats allowed)
   std::vector<uint8_t> ops;         // ops[i]: what written.slots[i] did (WriteOp)
@@ -117,13 +123,15 @@ struct Txn::Scratch {
     uint32_t flushed = 0;
     uint32_t batch_count = 0;
     size_t written_at_flush[kNumDatabases] = {};
+    // The pending Puts at the mark (copies: a later member may replace one, then roll back).
+    PendingPuts::Saved pending;
   } mark;
 
   void Reset() {
     if (batch.Count() > 0) batch.Clear();  // a read-only unit, the common case, staged nothing
     read.Reset();
     read_valid = false;
-    pending = false;
+    pending.Clear();
     expired.n = 0;
     written.n = 0;
     reads.n = 0;
@@ -136,8 +144,11 @@ struct Txn::Scratch {
     read_valid = false;
     TrimScratch(read.GetSelf());
     TrimScratch(&read_key);
-    TrimScratch(&pending_key);
-    TrimScratch(&pending_value);
+    pending.Trim();
+    for (PendingPuts::Slot& slot : mark.pending.slots) {
+      TrimScratch(&slot.key);
+      TrimScratch(&slot.value);
+    }
     batch.Trim(kScratchKeepBytes);
     expired.Trim();
     written.Trim();

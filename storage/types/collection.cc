@@ -92,6 +92,12 @@ void Collection::Put(ElementCf cf, std::string_view element, std::string_view va
   txn_->PutRaw(txn_->impl().element_cf(cf), scratch_, value);
 }
 
+void Collection::PutRewritable(ElementCf cf, std::string_view element, std::string_view value) {
+  scratch_.assign(prefix_);
+  scratch_.append(element);
+  txn_->PutRawRewritable(txn_->impl().element_cf(cf), scratch_, value);
+}
+
 void Collection::Erase(ElementCf cf, std::string_view element) {
   scratch_.assign(prefix_);
   scratch_.append(element);

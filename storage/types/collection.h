@@ -76,6 +76,9 @@ class Collection {
   // Element access (the collection must exist, or have been Created).
   Status Get(ElementCf cf, std::string_view element, std::string* value, bool* found);
   void Put(ElementCf cf, std::string_view element, std::string_view value);
+  // Put of an element the unit (or its commit group's next members) will likely write again
+  // (a stream's node, group or consumer record): Txn::PutRawRewritable.
+  void PutRewritable(ElementCf cf, std::string_view element, std::string_view value);
   void Erase(ElementCf cf, std::string_view element);
   // The unit's view of this version's elements in cf, ordered by element bytes; element bytes
   // of an entry: ElementOf(it->key()). Do not write through the Txn while iterating.

@@ -78,7 +78,7 @@ void Stream::PutGroup(std::string_view name, const StreamGroup& g) {
   AppendFixed64(&v, static_cast<uint64_t>(g.entries_read));
   AppendFixed64(&v, static_cast<uint64_t>(g.pending));
   AppendFixed64(&v, static_cast<uint64_t>(g.consumers));
-  c_.Put(ElementCf::kStream, GroupKey(name), v);
+  c_.PutRewritable(ElementCf::kStream, GroupKey(name), v);
 }
 
 Status Stream::ListGroups(std::vector<std::pair<std::string, StreamGroup>>* out) {
@@ -211,7 +211,7 @@ void Stream::PutConsumer(std::string_view group, std::string_view name, const St
   std::string v;
   AppendFixed64(&v, static_cast<uint64_t>(c.seen_ms));
   AppendFixed64(&v, static_cast<uint64_t>(c.pending));
-  c_.Put(ElementCf::kStream, std::string(ConsumerPrefix(group)).append(name), v);
+  c_.PutRewritable(ElementCf::kStream, std::string(ConsumerPrefix(group)).append(name), v);
 }
 
 Status Stream::ListConsumers(std::string_view group,

@@ -284,7 +284,7 @@ void Stream::SaveNode(const StreamNode& n) {
   AppendFixed64(&v, static_cast<uint64_t>(n.bytes));
   std::vector<std::string_view> fields(n.master_fields.begin(), n.master_fields.end());
   v.append(EncodeStrings(fields));
-  c_.Put(ElementCf::kStream, NodeKey(n.first), v);
+  c_.PutRewritable(ElementCf::kStream, NodeKey(n.first), v);
 }
 
 Status Stream::ListNodes(std::vector<StreamNode>* out) {

@@ -11,8 +11,10 @@
 #include <thread>
 #include <vector>
 
+#include "rocksdb/db.h"
 #include "sluice/limiter.h"
 #include "sluice/transaction.h"
+#include "store_impl.h"
 #include "test_util.h"
 
 namespace sluice::testing {
@@ -123,6 +125,49 @@ TEST_CASE("a member that rewrote a key and ends without commit leaves the group 
   REQUIRE(group.Flush().ok());
   CHECK(*f.store->Get(0, "a") == std::optional<std::string>("2"));
   CHECK(*f.store->PTtl(0, "a") == -1);
+}
+
+// The members of a group that rewrite one hot key (a pipelined LPUSH or HSET on one key) stage
+// its record once for the whole group, not once per member: one memtable entry. A member that
+// rolls back after replacing it, or after writing another key (which moved it into the batch),
+// leaves it as the members before had it.
+TEST_CASE("members rewriting one key stage one record; a rollback restores it") {
+  Fixture f;
+  rocksdb::DB* db = f.store->impl().db();
+  uint64_t before = 0;
+  REQUIRE(db->GetIntProperty("rocksdb.num-entries-active-mem-table", &before));
+  CommitGroup group(*f.store, /*defer_durability=*/false);
+  const KeyRef a[] = {{0, "a"}};
+  for (int i = 1; i <= 10; ++i) {
+    Unit u(*f.store, a, Member(group));
+    CHECK(*u.IncrBy(0, "a", 1) == i);
+    REQUIRE(u.Commit().ok());
+  }
+  {
+    Unit u(*f.store, a, Member(group));
+    CHECK(*u.IncrBy(0, "a", 100) == 110);
+    u.Rollback();
+    CHECK(*u.Get(0, "a") == std::optional<std::string>("10"));
+  }
+  {
+    const KeyRef ab[] = {{0, "a"}, {0, "b"}};
+    Unit u(*f.store, ab, Member(group));
+    REQUIRE(u.Set(0, "b", "moves a into the batch", SetPlain()).ok());
+    CHECK(*u.IncrBy(0, "a", 5) == 15);
+  }  // ends without commit
+  {
+    Unit u(*f.store, a, Member(group));
+    CHECK(*u.Get(0, "a") == std::optional<std::string>("10"));
+    CHECK(*u.IncrBy(0, "a", 1) == 11);
+    REQUIRE(u.Commit().ok());
+  }
+  REQUIRE(group.Flush().ok());
+  CHECK(*f.store->Get(0, "a") == std::optional<std::string>("11"));
+  CHECK(*f.store->Get(0, "b") == std::nullopt);
+  CHECK(*f.store->DbSize(0) == 1);
+  uint64_t after = 0;
+  REQUIRE(db->GetIntProperty("rocksdb.num-entries-active-mem-table", &after));
+  CHECK(after - before <= 2);  // "a" once (and the count record), not 11 times
 }
 
 TEST_CASE("each member gets its own time, never earlier than the previous one's") {

@@ -247,15 +247,17 @@ void Txn::DropMark() {
   marked_ = false;
 }
 
+// The last read stays valid for the next member (read_valid): it was made under the key's
+// lock, which the group holds until it flushes (Commit then resets it), and every write or
+// rollback since invalidated it. So the members of a group reading one hot key (a pipelined
+// SADD or HGET on one key) read its metadata once, not once per member.
 void Txn::Retime(UnitTime now) {
-  s_->read_valid = false;  // the next member's reads are its own
   if (now.ns <= now_ns_) return;
   now_ns_ = now.ns;
   now_ms_ = now.ns / 1'000'000;
 }
 
 void Txn::SetMark() {
-  s_->read_valid = false;
   conflicted_ = false;
   // Nothing staged, noted or emptied since the mark: it already marks this state. The common
   // case: a group member joins right after the previous member's commit moved the mark, and
@@ -282,6 +284,12 @@ void Txn::AdvanceMark() { SetMark(); }
 
 void Txn::RollbackToMark() {
   if (!marked_) return Rollback();
+  // Nothing staged or noted since the mark (a member that committed, then ended): nothing to
+  // drop, and the last read stays valid for the next member (Retime).
+  if (!StagedSinceMark() && s_->reads.n == s_->mark.reads_n) {
+    conflicted_ = false;
+    return;
+  }
   s_->read_valid = false;
   // The pending Puts as they were at the mark (one moved into the batch since is rolled back
   // with the batch below).

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "rocksdb/db.h"
+#include "rocksdb/perf_context.h"
+#include "rocksdb/perf_level.h"
 #include "sluice/limiter.h"
 #include "sluice/transaction.h"
 #include "store_impl.h"
@@ -168,6 +170,42 @@ TEST_CASE("members rewriting one key stage one record; a rollback restores it") 
   uint64_t after = 0;
   REQUIRE(db->GetIntProperty("rocksdb.num-entries-active-mem-table", &after));
   CHECK(after - before <= 2);  // "a" once (and the count record), not 11 times
+}
+
+// Members reading one key the group holds (a pipelined SISMEMBER or SADD of known members)
+// read it from the store once: the last read stays valid across members until a write.
+TEST_CASE("members reading one key read the store once; a write makes the next read see it") {
+  Fixture f;
+  REQUIRE(f.store->Set(0, "a", "1", SetPlain()).ok());
+  CommitGroup group(*f.store, /*defer_durability=*/false);
+  const KeyRef a[] = {{0, "a"}};
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  rocksdb::get_perf_context()->Reset();
+  for (int i = 0; i < 10; ++i) {
+    Unit u(*f.store, a, Member(group));
+    CHECK(*u.Get(0, "a") == std::optional<std::string>("1"));
+    REQUIRE(u.Commit().ok());
+  }
+  const uint64_t gets = rocksdb::get_perf_context()->get_from_memtable_count;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  CHECK(gets == 1);
+  {
+    Unit u(*f.store, a, Member(group));
+    CHECK(*u.IncrBy(0, "a", 1) == 2);
+    REQUIRE(u.Commit().ok());
+  }
+  {
+    Unit u(*f.store, a, Member(group));
+    CHECK(*u.Get(0, "a") == std::optional<std::string>("2"));
+    CHECK(*u.IncrBy(0, "a", 1) == 3);
+  }  // rolled back
+  {
+    Unit u(*f.store, a, Member(group));
+    CHECK(*u.Get(0, "a") == std::optional<std::string>("2"));
+    REQUIRE(u.Commit().ok());
+  }
+  REQUIRE(group.Flush().ok());
+  CHECK(*f.store->Get(0, "a") == std::optional<std::string>("2"));
 }
 
 TEST_CASE("each member gets its own time, never earlier than the previous one's") {

@@ -86,19 +86,23 @@ size_t PendingPuts::Bytes() const {
   return n;
 }
 
+// Copies a slot unless the copy is already the same (same writes counter, same use): marks copy
+// only the slots changed since the last copy.
+void PendingPuts::CopySlot(const Slot& from, Slot* to) {
+  if (to->gen == from.gen && to->used == from.used) return;
+  to->used = from.used;
+  to->gen = from.gen;
+  if (from.used) {
+    to->cf = from.cf;
+    to->key.assign(from.key);
+    to->value.assign(from.value);
+  }
+}
+
 void PendingPuts::Save(Saved* to) const {
   if (to->gen == gen_) return;
   for (size_t i = 0; i < kSlots; ++i) {
-    const Slot& s = slots_[i];
-    Slot& d = to->slots[i];
-    if (d.gen == s.gen && d.used == s.used) continue;  // unchanged since the last Save
-    d.used = s.used;
-    d.gen = s.gen;
-    if (s.used) {
-      d.cf = s.cf;
-      d.key.assign(s.key);
-      d.value.assign(s.value);
-    }
+    CopySlot(slots_[i], &to->slots[i]);
   }
   to->gen = gen_;
 }
@@ -106,17 +110,8 @@ void PendingPuts::Save(Saved* to) const {
 void PendingPuts::Restore(const Saved& from) {
   used_ = 0;
   for (size_t i = 0; i < kSlots; ++i) {
-    const Slot& s = from.slots[i];
-    Slot& d = slots_[i];
-    if (s.used) ++used_;
-    if (d.gen == s.gen && d.used == s.used) continue;
-    d.used = s.used;
-    d.gen = s.gen;
-    if (s.used) {
-      d.cf = s.cf;
-      d.key.assign(s.key);
-      d.value.assign(s.value);
-    }
+    if (from.slots[i].used) ++used_;
+    CopySlot(from.slots[i], &slots_[i]);
   }
   gen_ = from.gen;
 }

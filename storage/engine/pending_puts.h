@@ -74,6 +74,7 @@ class PendingPuts {
  private:
   Slot* FindSlot(const rocksdb::ColumnFamilyHandle* cf, std::string_view key);
   void Move(Slot& s, IndexedBatch& batch);
+  static void CopySlot(const Slot& from, Slot* to);
 
   Slot slots_[kSlots];
   size_t used_ = 0;

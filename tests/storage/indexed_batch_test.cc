@@ -31,32 +31,11 @@ std::string Pos(rocksdb::Iterator& it) {
   return it.key().ToString() + "=" + it.value().ToString();
 }
 
-struct Db {
-  std::unique_ptr<rocksdb::DB> db;
-  std::vector<rocksdb::ColumnFamilyHandle*> cfs;
-  ~Db() {
-    for (auto* h : cfs) db->DestroyColumnFamilyHandle(h);
-  }
-};
-
-void OpenDb(const std::string& path, Db* out) {
-  rocksdb::Options o;
-  o.create_if_missing = true;
-  o.create_missing_column_families = true;
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
-      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
-      {"other", rocksdb::ColumnFamilyOptions()}};
-  rocksdb::DB* db = nullptr;
-  REQUIRE(rocksdb::DB::Open(o, path, cfs, &out->cfs, &db).ok());
-  out->db.reset(db);
-}
-
 }  // namespace
 
 TEST_CASE("IndexedBatch reads and iterates as WriteBatchWithIndex does") {
   TempDir dir;
-  Db d;
-  OpenDb(dir.sub("db"), &d);
+  TwoFamilyDb d(dir.sub("db"));
   std::mt19937_64 rng(7);
   // Stored keys under the batch: some the batch overwrites or deletes, some it leaves.
   for (int i = 0; i < 12; ++i) {
@@ -177,8 +156,7 @@ TEST_CASE("IndexedBatch reads and iterates as WriteBatchWithIndex does") {
 
 TEST_CASE("IndexedBatch: cleared, reused, grown past its first table, trimmed") {
   TempDir dir;
-  Db d;
-  OpenDb(dir.sub("db"), &d);
+  TwoFamilyDb d(dir.sub("db"));
   IndexedBatch b;
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 5000; ++i) b.Put(d.cfs[0], "key" + std::to_string(i), std::to_string(i));
@@ -202,8 +180,7 @@ TEST_CASE("IndexedBatch: cleared, reused, grown past its first table, trimmed") 
 
 TEST_CASE("IndexedBatch: turning around at either end of the stored keys") {
   TempDir dir;
-  Db d;
-  OpenDb(dir.sub("db"), &d);
+  TwoFamilyDb d(dir.sub("db"));
   for (const char* k : {"b", "c"}) REQUIRE(d.db->Put(rocksdb::WriteOptions(), k, "stored").ok());
   IndexedBatch b;
   b.Put(d.cfs[0], "a", "first");  // before every stored key

@@ -27,26 +27,6 @@ using internal::IndexedBatch;
 using internal::PendingPuts;
 using Model = std::map<std::pair<uint32_t, std::string>, std::optional<std::string>>;
 
-struct Db {
-  std::unique_ptr<rocksdb::DB> db;
-  std::vector<rocksdb::ColumnFamilyHandle*> cfs;
-  ~Db() {
-    for (auto* h : cfs) db->DestroyColumnFamilyHandle(h);
-  }
-};
-
-void OpenDb(const std::string& path, Db* out) {
-  rocksdb::Options o;
-  o.create_if_missing = true;
-  o.create_missing_column_families = true;
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
-      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
-      {"other", rocksdb::ColumnFamilyOptions()}};
-  rocksdb::DB* db = nullptr;
-  REQUIRE(rocksdb::DB::Open(o, path, cfs, &out->cfs, &db).ok());
-  out->db.reset(db);
-}
-
 // The unit's view of (cf, key): the pending slot, else the batch's latest record.
 std::optional<std::string> Newest(const PendingPuts& p, const IndexedBatch& b,
                                   rocksdb::ColumnFamilyHandle* cf, const std::string& key) {
@@ -66,8 +46,7 @@ std::optional<std::string> Newest(const PendingPuts& p, const IndexedBatch& b,
 
 TEST_CASE("PendingPuts keeps each key's newest write through evictions, moves and marks") {
   TempDir dir;
-  Db d;
-  OpenDb(dir.sub("db"), &d);
+  TwoFamilyDb d(dir.sub("db"));
   const std::vector<std::string> keys = {"a", "b", "c", "d", "e", "f", "g"};
   std::mt19937_64 rng(11);
   for (int round = 0; round < 200; ++round) {
@@ -135,8 +114,7 @@ TEST_CASE("PendingPuts keeps each key's newest write through evictions, moves an
     CHECK(pending.empty());
     check();
     TempDir db_dir;
-    Db out;
-    OpenDb(db_dir.sub("db"), &out);
+    TwoFamilyDb out(db_dir.sub("db"));
     REQUIRE(out.db->Write(rocksdb::WriteOptions(), batch.batch()).ok());
     for (size_t c = 0; c < d.cfs.size(); ++c) {
       for (const auto& k : keys) {
@@ -152,8 +130,7 @@ TEST_CASE("PendingPuts keeps each key's newest write through evictions, moves an
 
 TEST_CASE("PendingPuts holds kSlots keys and moves the least recently written one out") {
   TempDir dir;
-  Db d;
-  OpenDb(dir.sub("db"), &d);
+  TwoFamilyDb d(dir.sub("db"));
   IndexedBatch batch;
   PendingPuts pending;
   auto* cf = d.cfs[0];

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <doctest/doctest.h>
+#include <rocksdb/db.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -34,6 +35,29 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// A plain RocksDB database (no Sluice store) with two column families, "default" and "other":
+// for the tests of the engine's batch pieces (IndexedBatch, PendingPuts) against RocksDB itself.
+struct TwoFamilyDb {
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs;
+  explicit TwoFamilyDb(const std::string& path) {
+    rocksdb::Options o;
+    o.create_if_missing = true;
+    o.create_missing_column_families = true;
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = {
+        {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+        {"other", rocksdb::ColumnFamilyOptions()}};
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(o, path, descriptors, &cfs, &raw).ok());
+    db.reset(raw);
+  }
+  ~TwoFamilyDb() {
+    for (auto* h : cfs) db->DestroyColumnFamilyHandle(h);
+  }
+  TwoFamilyDb(const TwoFamilyDb&) = delete;
+  TwoFamilyDb& operator=(const TwoFamilyDb&) = delete;
 };
 
 // 2026-01-01T00:00:00Z, a round instant for manual clocks.

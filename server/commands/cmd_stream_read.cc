@@ -126,7 +126,12 @@ bool CheckGroupStream(CommandContext& ctx, const XReadArgs& a, std::string_view 
   }
   auto id = ParseStreamId(arg, 0, true);
   if (!id.ok()) return ReplyError(ctx.out, id.status()), false;
-  *history = *id;
+  // Redis keeps ">" as the largest ID, so that ID given explicitly is ">" too.
+  if (*id == StreamId::Max()) {
+    history->reset();
+  } else {
+    *history = *id;
+  }
   return true;
 }
 

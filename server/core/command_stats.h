@@ -82,6 +82,13 @@ inline void RecordCommandCall(size_t command_id, uint64_t ticks, bool failed) {
   if (failed) command_stats_detail::Add(c.failed, 1);
   if (LatencyTrackingEnabled()) RecordCommandLatencyTicks(command_id, ticks);
 }
+// A blocked command, run again when woken, replied with an error (-NOGROUP after XGROUP
+// DESTROY, -UNBLOCKED...): as Redis's updateStatsOnUnblock, a failure of the call counted when
+// it blocked, not a second call.
+inline void RecordCommandFailedOnWake(size_t command_id) {
+  if (command_id >= kMaxCommandStats) return;
+  command_stats_detail::Add(command_stats_detail::CountersFor(command_id).failed, 1);
+}
 // A command was refused before it ran (arity, authentication, ACL, -BUSY, MULTI rules...).
 inline void RecordCommandRejected(size_t command_id) {
   if (command_id >= kMaxCommandStats) return;

@@ -371,6 +371,8 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   }
   if (count) {
     RecordCommandCall(spec.id, CommandTicksNow() - start, failed);
+  } else if (failed && !ctx.from_script) {
+    RecordCommandFailedOnWake(spec.id);
   }
 }
 

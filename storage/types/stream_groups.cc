@@ -186,8 +186,13 @@ Result<std::optional<std::vector<StreamEntry>>> Store::Transaction::XReadGroup(
   if (history_from) {
     std::vector<std::pair<StreamId, internal::StreamPending>> pel;
     const std::string owner(consumer);
-    Status e = s.ListPending(group, &owner, *history_from, StreamId::Max(), count, &pel);
-    if (!e.ok()) return e;
+    // The history after the ID given, as Redis's xreadCommand serves it (the ID itself is not
+    // included: XREADGROUP ... 667 after reading 667-0 gets an empty list).
+    StreamId after = *history_from;
+    if (after.Increment()) {
+      Status e = s.ListPending(group, &owner, after, StreamId::Max(), count, &pel);
+      if (!e.ok()) return e;
+    }
     for (auto& [id, p] : pel) {
       StreamEntry entry;
       bool found = false;

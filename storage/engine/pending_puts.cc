@@ -70,10 +70,10 @@ void PendingPuts::MoveToBatch(IndexedBatch& batch, const rocksdb::ColumnFamilyHa
   }
 }
 
-void PendingPuts::MoveLargerToBatch(size_t bytes, IndexedBatch& batch) {
+void PendingPuts::MoveLargeToBatch(IndexedBatch& batch) {
   if (used_ == 0) return;
   for (Slot& s : slots_) {
-    if (s.used && s.value.size() > bytes) Move(s, batch);
+    if (s.used && s.value.size() > kMaxValueBytes) Move(s, batch);
   }
 }
 

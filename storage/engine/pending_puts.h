@@ -34,7 +34,8 @@ namespace sluice::internal {
 class PendingPuts {
  public:
   static constexpr size_t kSlots = 4;
-  // A value larger than this is not held (its copy would cost what the saved record does).
+  // A larger value is not held across a mark (MoveLargeToBatch), nor as a rewritable element
+  // (Txn::PutRawRewritable): its copies would cost what the saved record does.
   static constexpr size_t kMaxValueBytes = 512;
 
   struct Slot {
@@ -58,8 +59,10 @@ class PendingPuts {
   void Drop(const rocksdb::ColumnFamilyHandle* cf, std::string_view key);
   // Moves every slot (of `cf` only, when given) into the batch.
   void MoveToBatch(IndexedBatch& batch, const rocksdb::ColumnFamilyHandle* cf = nullptr);
-  // Moves the slots holding more than `bytes` into the batch.
-  void MoveLargerToBatch(size_t bytes, IndexedBatch& batch);
+  // Moves the slots holding more than kMaxValueBytes into the batch (a Put of the keys family
+  // stages any size; only small ones stay pending across a commit group member's mark, whose
+  // Save copies them).
+  void MoveLargeToBatch(IndexedBatch& batch);
 
   bool empty() const { return used_ == 0; }
   // Changes whenever a slot does: equal counters mean equal contents.

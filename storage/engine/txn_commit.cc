@@ -265,7 +265,7 @@ void Txn::SetMark() {
   if (marked_ && !StagedSinceMark() && s_->reads.n == s_->mark.reads_n) return;
   // A member's writes are in the batch before the group's savepoint moves on, but for small
   // pending Puts (Scratch::pending): they stay pending, the mark keeping copies for a rollback.
-  s_->pending.MoveLargerToBatch(kPendingAcrossMarkBytes, s_->batch);
+  s_->pending.MoveLargeToBatch(s_->batch);
   DropMark();
   s_->batch.SetSavePoint();
   marked_ = true;

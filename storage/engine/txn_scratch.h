@@ -56,10 +56,6 @@ struct KeyList {
   }
 };
 
-// A pending Put up to this size stays pending across a group member's mark (Scratch::pending);
-// the mark copies it, so a larger value (a big string) goes to the batch as before.
-inline constexpr size_t kPendingAcrossMarkBytes = PendingPuts::kMaxValueBytes;
-
 inline constexpr uint32_t kDefaultCf = 0;  // RocksDB's default column family: the keys
 
 inline int DbOf(std::string_view raw_key) {

@@ -441,11 +441,10 @@ void Stream::UpdateFirstId() {
   const StreamId from = st_.first_id;
   st_.first_id = StreamId{};
   if (st_.length == 0) return;
-  auto it = c_.NewIterator(ElementCf::kStream, "e");
-  it->Seek(c_.SubKey(EntryKey(from)));
-  if (!it->Valid()) return;
-  std::string_view el = c_.ElementOf(it->key());
-  if (el.size() == 17 && el[0] == 'e') st_.first_id = ReadStreamId(el.substr(1));
+  StreamId first;
+  bool found = false;
+  // A read error leaves 0-0, which the invariant allows (never above the first live entry).
+  if (FirstElementFrom('e', EntryKey(from), &first, &found).ok() && found) st_.first_id = first;
 }
 
 Status Stream::Delete(StreamId id, bool* deleted) {

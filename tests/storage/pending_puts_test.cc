@@ -89,7 +89,7 @@ TEST_CASE("PendingPuts keeps each key's newest write through evictions, moves an
           pending.MoveToBatch(batch, cf);
           break;
         case 6:  // a member commits: the mark moves on
-          pending.MoveLargerToBatch(PendingPuts::kMaxValueBytes, batch);
+          pending.MoveLargeToBatch(batch);
           if (marked) REQUIRE(batch.PopSavePoint().ok());
           batch.SetSavePoint();
           pending.Save(&saved);

@@ -289,13 +289,27 @@ Error SetListInlineMaxEntries(Config& c, std::string_view v) {
   return ParseBounded(v, 0, 4096, &c.list_inline_max_entries);
 }
 
-Error SetListInlineMaxBytes(Config& c, std::string_view v) {
+// An inline collection's byte limit: a memory value, at most 64 KB.
+Error ParseInlineMaxBytes(std::string_view v, int64_t* out) {
   std::optional<int64_t> bytes = ParseMemory(v);
   if (!bytes) return std::string("argument must be a memory value");
   constexpr int64_t kMax = 64 * 1024;
   if (*bytes < 0 || *bytes > kMax) return RangeError(0, kMax);
-  c.list_inline_max_bytes = *bytes;
+  *out = *bytes;
   return std::nullopt;
+}
+
+Error SetListInlineMaxBytes(Config& c, std::string_view v) {
+  return ParseInlineMaxBytes(v, &c.list_inline_max_bytes);
+}
+
+// A hash's inline limits (Options::hash_inline_max_fields/bytes), likewise.
+Error SetHashInlineMaxFields(Config& c, std::string_view v) {
+  return ParseBounded(v, 0, 4096, &c.hash_inline_max_fields);
+}
+
+Error SetHashInlineMaxBytes(Config& c, std::string_view v) {
+  return ParseInlineMaxBytes(v, &c.hash_inline_max_bytes);
 }
 
 Error SetBusyReplyThreshold(Config& c, std::string_view v) {
@@ -434,6 +448,17 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "most 64kb): each write rewrites the whole list.",
        false, false, SetListInlineMaxBytes,
        [](const Config& c) { return std::to_string(c.list_inline_max_bytes); }},
+      {"hash-inline-max-fields", "128",
+       "Hashes of at most this many fields (and hash-inline-max-bytes), in Redis's listpack "
+       "encoding, are stored as one entry: HGETALL is one read, HSET one read and one write. 0: "
+       "one entry per field always.",
+       false, false, SetHashInlineMaxFields,
+       [](const Config& c) { return std::to_string(c.hash_inline_max_fields); }},
+      {"hash-inline-max-bytes", "1kb",
+       "The byte limit of an inline hash (its fields and values plus 1-2 bytes each; memory "
+       "units, at most 64kb): each write rewrites the whole hash.",
+       false, false, SetHashInlineMaxBytes,
+       [](const Config& c) { return std::to_string(c.hash_inline_max_bytes); }},
       {"protected-mode", "yes",
        "yes: without requirepass, clients from non-loopback addresses are refused (DENIED).", true,
        false, SetProtectedMode,

@@ -29,6 +29,9 @@ namespace sluice::internal {
 // Redis has converted this collection to its big encoding (hashtable, skiplist): sticky, as in
 // Redis, until the key is deleted.
 inline constexpr uint8_t kMetaBigEncoding = 0x01;
+// The elements are inside the metadata's extra, not in the element column family: a small list
+// (storage/types/list_body.h) or hash (storage/types/hash_body.h).
+inline constexpr uint8_t kMetaInline = 0x02;
 
 struct CollectionMeta {
   uint64_t version = 0;

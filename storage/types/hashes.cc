@@ -1,12 +1,13 @@
-// Hashes on the collection layout (collection.h): one element per field in the `hash` column
-// family, its value [insertion number: 8 bytes BE][value bytes]. The metadata's extra holds the
-// next insertion number, so reads can return fields in insertion order (Redis's listpack order)
-// and an overwrite keeps a field's place, as Redis's does.
+// The hash commands as Store::Transaction operations. Each runs on a HashBody (hash_body.h),
+// which keeps a small hash's fields inside its metadata and a big one's in the `hash` column
+// family, in insertion order either way (Redis's listpack order; an overwrite keeps a field's
+// place).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "collection.h"
+#include "hash_body.h"
 #include "numeric.h"
 #include "sluice/encoding_limits.h"
 #include "sluice/glob.h"
@@ -17,49 +18,16 @@ namespace sluice {
 
 using internal::Collection;
 using internal::ElementCf;
+using internal::HashBody;
 using internal::Txn;
 using FieldValues = std::vector<std::pair<std::string, std::string>>;
 
 namespace {
 
-constexpr size_t kSeqBytes = 8;
 // Hashes at least this big pick a single random field by seeking instead of reading them all.
 constexpr int64_t kSeekPickMin = 64;
 // A negative count's reply holds -count picks: refused beyond this (it would not fit in memory).
 constexpr int64_t kMaxRepeatedPicks = int64_t{1} << 26;
-
-uint64_t NextSeq(const internal::CollectionMeta& m) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < m.extra.size() && i < 8; ++i) {
-    v |= uint64_t{static_cast<unsigned char>(m.extra[i])} << (8 * i);
-  }
-  return v;
-}
-
-void SetNextSeq(internal::CollectionMeta& m, uint64_t seq) {
-  m.extra.clear();
-  for (int i = 0; i < 8; ++i) m.extra.push_back(static_cast<char>(seq >> (8 * i)));
-}
-
-std::string EncodeField(uint64_t seq, std::string_view value) {
-  std::string out;
-  out.reserve(kSeqBytes + value.size());
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>(seq >> (8 * i)));
-  out.append(value);
-  return out;
-}
-
-uint64_t SeqOf(std::string_view stored) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < kSeqBytes && i < stored.size(); ++i) {
-    v = (v << 8) | static_cast<unsigned char>(stored[i]);
-  }
-  return v;
-}
-
-std::string_view ValueOf(std::string_view stored) {
-  return stored.size() < kSeqBytes ? std::string_view() : stored.substr(kSeqBytes);
-}
 
 Result<Collection> OpenHash(Txn& txn, int db, std::string_view key, bool write) {
   return Collection::Open(txn, db, key, ValueKind::kHash, write);
@@ -80,50 +48,16 @@ void NoteCount(Collection& h) {
   }
 }
 
-// Sets one field (the hash exists or was Created); true when it was new.
-Result<bool> SetField(Collection& h, std::string_view field, std::string_view value) {
-  std::string stored;
-  bool found = false;
-  if (Status s = h.Get(ElementCf::kHash, field, &stored, &found); !s.ok()) return s;
-  uint64_t seq = 0;
-  if (found) {
-    seq = SeqOf(stored);
-  } else {
-    seq = NextSeq(h.meta());
-    SetNextSeq(h.meta(), seq + 1);
-    h.meta().count += 1;
-  }
-  h.Put(ElementCf::kHash, field, EncodeField(seq, value));
-  return !found;
+// The stored value of a field (nullopt when the hash or the field is missing).
+Result<std::optional<std::string>> GetField(Collection& h, std::string_view field) {
+  if (!h.exists()) return std::optional<std::string>();
+  return HashBody(h).Get(field);
 }
 
 // Every field with its value, in insertion order.
 Result<FieldValues> AllFields(Collection& h) {
-  std::vector<std::pair<uint64_t, std::pair<std::string, std::string>>> rows;
   if (!h.exists()) return FieldValues{};
-  auto it = h.NewIterator(ElementCf::kHash);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    const std::string_view stored = it->value().ToStringView();
-    rows.push_back(
-        {SeqOf(stored), {std::string(h.ElementOf(it->key())), std::string(ValueOf(stored))}});
-  }
-  if (!it->status().ok()) return internal::FromRocks(it->status());
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  FieldValues out;
-  out.reserve(rows.size());
-  for (auto& r : rows) out.push_back(std::move(r.second));
-  return out;
-}
-
-// The stored value of a field (nullopt when the hash or the field is missing).
-Result<std::optional<std::string>> GetField(Collection& h, std::string_view field) {
-  if (!h.exists()) return std::optional<std::string>();
-  std::string stored;
-  bool found = false;
-  if (Status s = h.Get(ElementCf::kHash, field, &stored, &found); !s.ok()) return s;
-  if (!found) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(ValueOf(stored)));
+  return HashBody(h).All();
 }
 
 }  // namespace
@@ -135,14 +69,15 @@ Result<int64_t> Store::Transaction::HSet(
   if (!h.ok()) return h.status();
   h->Create();
   for (const auto& [field, value] : pairs) NoteSize(*h, field, value);
+  HashBody body(*h);
   int64_t added = 0;
   for (const auto& [field, value] : pairs) {
-    auto isnew = SetField(*h, field, value);
+    auto isnew = body.Set(field, value);
     if (!isnew.ok()) return isnew.status();
     added += *isnew ? 1 : 0;
   }
   NoteCount(*h);
-  h->Save();
+  body.Save();
   return added;
 }
 
@@ -155,10 +90,11 @@ Result<bool> Store::Transaction::HSetNx(int db, std::string_view key, std::strin
   if (cur->has_value()) return false;
   h->Create();
   NoteSize(*h, field, value);
-  auto isnew = SetField(*h, field, value);
+  HashBody body(*h);
+  auto isnew = body.Set(field, value);
   if (!isnew.ok()) return isnew.status();
   NoteCount(*h);
-  h->Save();
+  body.Save();
   return true;
 }
 
@@ -198,16 +134,14 @@ Result<int64_t> Store::Transaction::HDel(int db, std::string_view key,
   auto h = OpenHash(*txn_, db, key, true);
   if (!h.ok()) return h.status();
   if (!h->exists()) return int64_t{0};
+  HashBody body(*h);
   int64_t removed = 0;
   for (std::string_view f : fields) {
-    auto v = GetField(*h, f);
-    if (!v.ok()) return v.status();
-    if (!v->has_value()) continue;
-    h->Erase(ElementCf::kHash, f);
-    h->meta().count -= 1;
-    ++removed;
+    auto gone = body.Erase(f);
+    if (!gone.ok()) return gone.status();
+    removed += *gone ? 1 : 0;
   }
-  if (removed > 0) h->Save();
+  if (removed > 0) body.Save();
   return removed;
 }
 
@@ -251,9 +185,10 @@ Result<int64_t> Store::Transaction::HIncrBy(int db, std::string_view key, std::s
   h->Create();
   const std::string text = std::to_string(result);
   NoteSize(*h, field, text);
-  if (auto s = SetField(*h, field, text); !s.ok()) return s.status();
+  HashBody body(*h);
+  if (auto s = body.Set(field, text); !s.ok()) return s.status();
   NoteCount(*h);
-  h->Save();
+  body.Save();
   return result;
 }
 
@@ -276,9 +211,10 @@ Result<std::string> Store::Transaction::HIncrByFloat(int db, std::string_view ke
   std::string text = internal::FormatLongDouble(value);
   h->Create();
   NoteSize(*h, field, text);
-  if (auto s = SetField(*h, field, text); !s.ok()) return s.status();
+  HashBody body(*h);
+  if (auto s = body.Set(field, text); !s.ok()) return s.status();
   NoteCount(*h);
-  h->Save();
+  body.Save();
   return text;
 }
 
@@ -289,10 +225,11 @@ Result<FieldValues> Store::Transaction::HRandField(int db, std::string_view key,
   if (!h.ok()) return h.status();
   if (count < -kMaxRepeatedPicks) return Status::InvalidArgument("count too large");
   if (!h->exists() || count == 0) return FieldValues{};
-  if (count == 1 && h->size() >= kSeekPickMin) {  // one pick from a big hash: seek, O(log n)
+  // One pick from a hash of many field entries: seek, O(log n).
+  if (count == 1 && h->size() >= kSeekPickMin && (h->meta().flags & internal::kMetaInline) == 0) {
     auto one = internal::SeekRandomElement(*h, ElementCf::kHash);
     if (!one.ok()) return one.status();
-    return FieldValues{{std::move(one->first), std::string(ValueOf(one->second))}};
+    return FieldValues{{std::move(one->first), std::string(internal::HashFieldValue(one->second))}};
   }
   auto all = AllFields(*h);
   if (!all.ok()) return all.status();
@@ -325,6 +262,8 @@ Result<ElementScanReply> Store::Transaction::HScan(int db, std::string_view key,
   if (!h.ok()) return h.status();
   ElementScanReply reply;
   if (!h->exists()) return reply;
+  // Redis's listpack encoding (every inline hash, and small ones stored before that layout):
+  // one page.
   if ((h->meta().flags & internal::kMetaBigEncoding) == 0) {
     auto all = AllFields(*h);
     if (!all.ok()) return all.status();
@@ -337,7 +276,7 @@ Result<ElementScanReply> Store::Transaction::HScan(int db, std::string_view key,
   if (!page.ok()) return page.status();
   reply.next_cursor = page->next_cursor;
   for (auto& [field, stored] : page->items) {
-    reply.items.emplace_back(std::move(field), std::string(ValueOf(stored)));
+    reply.items.emplace_back(std::move(field), std::string(internal::HashFieldValue(stored)));
   }
   return reply;
 }

@@ -33,9 +33,6 @@
 
 namespace sluice::internal {
 
-// Metadata flag: a list whose elements are in the metadata's extra.
-inline constexpr uint8_t kMetaInline = 0x02;
-
 class ListBody {
  public:
   using End = Store::Transaction::ListEnd;

@@ -191,6 +191,35 @@ class ListLayoutsTest(unittest.TestCase):
         self.check_layout({"list-inline-max-entries": "0"})
 
 
+@sluice_only
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class HashLayoutsTest(unittest.TestCase):
+    """The hash mix again, on servers whose hashes move out of the inline layout after a few
+    fields (at most 4 fields and 64 bytes inline) and whose hashes are always one entry per field
+    (storage/types/hash_body.h): the replies must not depend on the layout."""
+
+    run_mix = DifferentialTest.run_mix
+    seeds = DifferentialTest.seeds
+
+    def check_layout(self, options):
+        import collection_gen_hash
+        self.sluice, self.redis = start_beside_reference(options=options)
+        try:
+            for seed in self.seeds():
+                for resp in (2, 3):
+                    with self.subTest(options=options, seed=seed, resp=resp):
+                        self.run_mix(seed, resp, [collection_gen_hash])
+        finally:
+            self.redis.stop()
+            self.sluice.stop()
+
+    def test_layout_changes_every_few_commands(self):
+        self.check_layout({"hash-inline-max-fields": "4", "hash-inline-max-bytes": "64"})
+
+    def test_one_entry_per_field(self):
+        self.check_layout({"hash-inline-max-fields": "0"})
+
+
 class KillNineTest(unittest.TestCase):
     N = 20000
     BATCH = 500

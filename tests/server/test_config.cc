@@ -114,6 +114,13 @@ TEST_CASE("flags") {
   CHECK(Parse({"--list-inline-max-entries", "0"}).parsed->config.list_inline_max_entries == 0);
   CHECK(Parse({}).parsed->config.list_inline_max_bytes == 1024);
   CHECK(Parse({"--list-inline-max-bytes", "4kb"}).parsed->config.list_inline_max_bytes == 4096);
+  CHECK(Parse({}).parsed->config.hash_inline_max_fields == 128);
+  CHECK(Parse({"--hash-inline-max-fields", "0"}).parsed->config.hash_inline_max_fields == 0);
+  CHECK(Parse({}).parsed->config.hash_inline_max_bytes == 1024);
+  CHECK(Parse({"--hash-inline-max-bytes", "2kb"}).parsed->config.hash_inline_max_bytes == 2048);
+  CHECK(Parse({"--hash-inline-max-bytes", "65kb"}).error ==
+        "bad value '65kb' for 'hash-inline-max-bytes': argument must be between 0 and 65536 "
+        "inclusive");
   CHECK(Parse({"--help"}).parsed->show_help);
   CHECK(Parse({"--version"}).parsed->show_version);
 }

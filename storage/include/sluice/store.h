@@ -119,6 +119,14 @@ struct Options {
   // element. Measured: limits' moving-window acquire script (10 entries) ran 2.3x faster inline.
   int64_t list_inline_max_entries = 128;
   size_t list_inline_max_bytes = 1024;
+  // Hashes of at most this many fields and bytes (each field's and value's length plus 1-2
+  // bytes each), and in Redis's small encoding (listpack), keep their fields inside the key's
+  // one RocksDB entry; bigger ones keep one entry per field, and stay so (as Redis never turns
+  // a hashtable back into a listpack). Inline, `HGETALL` is one point read and `HSET` one read
+  // and one write, but every write rewrites the whole hash: the byte limit bounds that. 0
+  // fields: always one entry per field (docs/engine.md "Hashes").
+  int64_t hash_inline_max_fields = 128;
+  size_t hash_inline_max_bytes = 1024;
   // Deletions (expired keys removed, DEL) that a server then stops writing after sit in the
   // memtable, and the disk does not shrink until more writes fill it. After this many seconds
   // without a write, if a memtable holds at least 1000 deletions, every column family's memtable

@@ -113,6 +113,8 @@ bool SameValueOfOwnImmutable(const ConfigOption& option, const Config& current,
                                               "list-inline-max-bytes",
                                               "hash-inline-max-fields",
                                               "hash-inline-max-bytes",
+                                              "zset-inline-max-members",
+                                              "zset-inline-max-bytes",
                                               "wal-recovery-mode"};
   if (std::find(std::begin(kOwn), std::end(kOwn), option.name) == std::end(kOwn)) return false;
   Config probe = current;

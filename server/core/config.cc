@@ -312,6 +312,15 @@ Error SetHashInlineMaxBytes(Config& c, std::string_view v) {
   return ParseInlineMaxBytes(v, &c.hash_inline_max_bytes);
 }
 
+// A sorted set's inline limits (Options::zset_inline_max_members/bytes), likewise.
+Error SetZSetInlineMaxMembers(Config& c, std::string_view v) {
+  return ParseBounded(v, 0, 4096, &c.zset_inline_max_members);
+}
+
+Error SetZSetInlineMaxBytes(Config& c, std::string_view v) {
+  return ParseInlineMaxBytes(v, &c.zset_inline_max_bytes);
+}
+
 Error SetBusyReplyThreshold(Config& c, std::string_view v) {
   return ParseBounded(v, 0, std::numeric_limits<int64_t>::max(), &c.busy_reply_threshold_ms);
 }
@@ -459,6 +468,17 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "units, at most 64kb): each write rewrites the whole hash.",
        false, false, SetHashInlineMaxBytes,
        [](const Config& c) { return std::to_string(c.hash_inline_max_bytes); }},
+      {"zset-inline-max-members", "128",
+       "Sorted sets of at most this many members (and zset-inline-max-bytes), in Redis's "
+       "listpack encoding, are stored as one entry: a command on them is one read and one "
+       "write. 0: entries in their column families always.",
+       false, false, SetZSetInlineMaxMembers,
+       [](const Config& c) { return std::to_string(c.zset_inline_max_members); }},
+      {"zset-inline-max-bytes", "2kb",
+       "The byte limit of an inline sorted set (two entries a member: about 2 x (member + 11) "
+       "bytes; memory units, at most 64kb): each write rewrites the whole set.",
+       false, false, SetZSetInlineMaxBytes,
+       [](const Config& c) { return std::to_string(c.zset_inline_max_bytes); }},
       {"protected-mode", "yes",
        "yes: without requirepass, clients from non-loopback addresses are refused (DENIED).", true,
        false, SetProtectedMode,

@@ -59,7 +59,8 @@ void PrefetchElements(Store& store, int db, std::span<const ElementRef> items) {
       // The metadata's version: its payload's first 8 bytes (collection_layout.h).
       // An inline collection (the flags byte after version and count) has no element entries.
       if (value && LookupCfOf(value->kind, &cf) && value->payload.size() >= 17 &&
-          (static_cast<uint8_t>(value->payload[16]) & internal::kMetaInline) == 0) {
+          (static_cast<uint8_t>(value->payload[16]) &
+           (internal::kMetaInline | internal::kMetaInlineElements)) == 0) {
         version = internal::DecodeFixed64(value->payload.data());
       }
     }

@@ -32,6 +32,9 @@ inline constexpr uint8_t kMetaBigEncoding = 0x01;
 // The elements are inside the metadata's extra, not in the element column family: a small list
 // (storage/types/list_body.h) or hash (storage/types/hash_body.h).
 inline constexpr uint8_t kMetaInline = 0x02;
+// Every element column family's entries are inside the metadata's extra (a small sorted set:
+// storage/types/inline_elements.h), served by Collection itself.
+inline constexpr uint8_t kMetaInlineElements = 0x04;
 
 struct CollectionMeta {
   uint64_t version = 0;

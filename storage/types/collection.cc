@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "inline_elements.h"
 #include "scratch.h"
 #include "sluice/glob.h"
 #include "store_impl.h"
@@ -57,7 +58,32 @@ Collection Collection::NewAt(Txn& txn, int db, std::string_view user_key, ValueK
 void Collection::SetPrefix() { EncodeSubKeyPrefix(db_, user_key_, meta_.version, &prefix_); }
 
 void Collection::Create() {
-  if (!exists()) Reset();
+  if (exists()) return;
+  Reset();
+  StartInline();
+}
+
+void Collection::StartInline() {
+  if (kind_ != ValueKind::kZSet || meta_.count != 0) return;
+  if (txn_->impl().options().zset_inline_max_members <= 0) return;
+  meta_.flags |= kMetaInlineElements;
+  meta_.extra.clear();
+}
+
+void Collection::SettleInline() {
+  if (!is_inline()) return;
+  const Options& o = txn_->impl().options();
+  if ((meta_.flags & kMetaBigEncoding) == 0 && meta_.count <= o.zset_inline_max_members &&
+      meta_.extra.size() <= o.zset_inline_max_bytes) {
+    return;
+  }
+  // Under this version nothing was ever written to the column families: the elements go there
+  // as they are, and the metadata's extra is the type's own again.
+  std::string elements = std::move(meta_.extra);
+  meta_.extra.clear();
+  meta_.flags &= static_cast<uint8_t>(~kMetaInlineElements);
+  InlineElements(elements).ForEach([this](ElementCf cf, std::string_view element,
+                                          std::string_view value) { Put(cf, element, value); });
 }
 
 void Collection::Reset() {
@@ -81,30 +107,45 @@ std::string Collection::SubKey(std::string_view element) const {
 }
 
 Status Collection::Get(ElementCf cf, std::string_view element, std::string* value, bool* found) {
+  if (is_inline()) {
+    const std::optional<std::string_view> v = InlineElements(meta_.extra).Find(cf, element);
+    *found = v.has_value();
+    if (v) value->assign(*v);
+    return Status::Ok();
+  }
   scratch_.assign(prefix_);
   scratch_.append(element);
   return txn_->GetRaw(txn_->impl().element_cf(cf), scratch_, value, found);
 }
 
 void Collection::Put(ElementCf cf, std::string_view element, std::string_view value) {
+  if (is_inline()) {
+    InlineElements(meta_.extra).Put(cf, element, value);
+    // Out as soon as it no longer fits: a big write (ZUNIONSTORE's) never grows the buffer
+    // past the limits.
+    return SettleInline();
+  }
   scratch_.assign(prefix_);
   scratch_.append(element);
   txn_->PutRaw(txn_->impl().element_cf(cf), scratch_, value);
 }
 
 void Collection::PutRewritable(ElementCf cf, std::string_view element, std::string_view value) {
+  if (is_inline()) return Put(cf, element, value);
   scratch_.assign(prefix_);
   scratch_.append(element);
   txn_->PutRawRewritable(txn_->impl().element_cf(cf), scratch_, value);
 }
 
 void Collection::Erase(ElementCf cf, std::string_view element) {
+  if (is_inline()) return InlineElements(meta_.extra).Erase(cf, element);
   scratch_.assign(prefix_);
   scratch_.append(element);
   txn_->DeleteRaw(txn_->impl().element_cf(cf), scratch_);
 }
 
 std::unique_ptr<rocksdb::Iterator> Collection::NewIterator(ElementCf cf) {
+  if (is_inline()) return InlineElements(meta_.extra).NewIterator(prefix_, cf, "");
   if (cf == ElementCf::kZScore) {
     // Past the element "", a sorted set's head record (zset_head.cc): every score element has
     // at least its 8 score bytes.
@@ -117,12 +158,14 @@ std::unique_ptr<rocksdb::Iterator> Collection::NewIterator(ElementCf cf) {
 
 std::unique_ptr<rocksdb::Iterator> Collection::NewIterator(ElementCf cf,
                                                            std::string_view element_prefix) {
+  if (is_inline()) return InlineElements(meta_.extra).NewIterator(prefix_, cf, element_prefix);
   std::string lower = SubKey(element_prefix);
   const std::string upper = PrefixEnd(lower);
   return txn_->NewIterator(txn_->impl().element_cf(cf), lower, upper);
 }
 
 void Collection::Save() {
+  SettleInline();
   if (meta_.count <= 0) {
     txn_->Delete(raw_key_);
     return;
@@ -133,6 +176,7 @@ void Collection::Save() {
 }
 
 Status CopyElements(Collection& src, Collection& dst) {
+  if (src.is_inline()) return Status::Ok();  // its metadata, copied by the caller, holds them
   const uint32_t cfs = ElementCfsOf(src.kind());
   for (int i = 0; i < kNumElementCfs; ++i) {
     if ((cfs & (1u << i)) == 0) continue;

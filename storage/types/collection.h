@@ -54,6 +54,16 @@ class Collection {
   static Collection NewAt(Txn& txn, int db, std::string_view user_key, ValueKind kind);
 
   bool exists() const { return meta_.version != 0; }
+  // The elements are inside the metadata (kMetaInlineElements, inline_elements.h): Get, Put,
+  // Erase and NewIterator serve them from there, and Save moves them out once the collection
+  // passes its kind's inline limits (or Redis would have converted it: kMetaBigEncoding).
+  bool is_inline() const { return (meta_.flags & kMetaInlineElements) != 0; }
+  // Makes a new, empty collection (count 0) keep its elements inline, when its kind has inline
+  // limits (sorted sets: Options::zset_inline_max_*); Create does this for a new key.
+  void StartInline();
+  // Moves inline elements out into their column families when the collection no longer fits
+  // its inline limits; Save calls it first.
+  void SettleInline();
   int64_t size() const { return exists() ? meta_.count : 0; }
   ValueKind kind() const { return kind_; }
   int db() const { return db_; }
@@ -113,6 +123,8 @@ class Collection {
   std::string prefix_;  // EncodeSubKeyPrefix of the current version
   std::string scratch_;
 };
+
+// (The element copies below skip an inline source: its metadata carries its elements.)
 
 // One page of an element scan (HSCAN, SSCAN, ZSCAN) of a collection in its big encoding:
 // `count` elements examined from the cursor's position, in element order; elements matching

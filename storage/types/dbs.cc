@@ -31,7 +31,8 @@ Status ReadElements(internal::Txn& txn, int db, KeyCopy* copy) {
   auto from = Collection::Open(txn, db, copy->key, copy->entry.kind, /*write=*/false);
   if (!from.ok()) return from.status();
   if (!from->exists()) return Status::NoSuchKey();
-  const uint32_t cfs = internal::ElementCfsOf(copy->entry.kind);
+  // An inline collection's elements are in its metadata, which the copy carries.
+  const uint32_t cfs = from->is_inline() ? 0 : internal::ElementCfsOf(copy->entry.kind);
   for (int i = 0; i < internal::kNumElementCfs; ++i) {
     if ((cfs & (1u << i)) == 0) continue;
     const auto cf = static_cast<internal::ElementCf>(i);

@@ -176,6 +176,7 @@ Result<int64_t> Store::Transaction::ZSetAlgebraStore(int db, std::string_view ds
   if (!r.ok()) return r.status();
   if (Status c = ClaimWrite(db, dst); !c.ok()) return c;
   Collection out = Collection::NewAt(*txn_, db, dst, ValueKind::kZSet);
+  out.StartInline();
   for (const auto& [member, score] : *r) {
     if (Status s = internal::PutZMember(out, member, score, std::nullopt); !s.ok()) return s;
   }

@@ -96,6 +96,7 @@ void StoreHead(Collection& z, const std::vector<HeadEntry>& head) {
 }  // namespace
 
 Status ZHeadErase(Collection& z, std::string_view element) {
+  if (z.is_inline()) return Status::Ok();  // no head: extra holds the elements
   if (z.meta().extra.empty() || element > std::string_view(z.meta().extra)) return Status::Ok();
   std::vector<HeadEntry> head;
   auto has = LoadHead(z, &head);
@@ -113,6 +114,7 @@ Status ZHeadErase(Collection& z, std::string_view element) {
 }
 
 Status ZHeadInsert(Collection& z, std::string_view element, bool minus_zero) {
+  if (z.is_inline()) return Status::Ok();
   if (z.meta().extra.empty() || element > std::string_view(z.meta().extra)) return Status::Ok();
   std::vector<HeadEntry> head;
   auto has = LoadHead(z, &head);
@@ -135,6 +137,11 @@ Status ZHeadInsert(Collection& z, std::string_view element, bool minus_zero) {
 }
 
 Status SaveZSet(Collection& z) {
+  z.SettleInline();  // a set that outgrew the inline layout builds its head from the entries
+  if (z.is_inline()) {
+    z.Save();
+    return Status::Ok();
+  }
   if (z.meta().count <= static_cast<int64_t>(kZHeadMax)) {
     z.meta().extra.clear();
   } else if (z.meta().extra.empty() && (z.meta().flags & kMetaBigEncoding) != 0) {
@@ -152,7 +159,7 @@ Status SaveZSet(Collection& z) {
 }
 
 Result<bool> ZHeadRange(Collection& z, int64_t start, int64_t stop, ScoredMembers* out) {
-  if (z.meta().extra.empty() || start < 0 || stop < start) return false;
+  if (z.is_inline() || z.meta().extra.empty() || start < 0 || stop < start) return false;
   // Read in place: ZRANGE 0 9 allocates only the members it returns.
   thread_local std::string stored;
   bool found = false;

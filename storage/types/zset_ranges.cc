@@ -200,6 +200,7 @@ Result<int64_t> Store::Transaction::ZRangeStore(int db, std::string_view dst, st
   if (!range.ok()) return range.status();
   if (Status c = ClaimWrite(db, dst); !c.ok()) return c;
   Collection out = Collection::NewAt(*txn_, db, dst, ValueKind::kZSet);
+  out.StartInline();
   for (const auto& [member, score] : *range) {
     if (Status s = internal::PutZMember(out, member, score, std::nullopt); !s.ok()) return s;
   }

@@ -220,6 +220,35 @@ class HashLayoutsTest(unittest.TestCase):
         self.check_layout({"hash-inline-max-fields": "0"})
 
 
+@sluice_only
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class ZSetLayoutsTest(unittest.TestCase):
+    """The sorted-set mix again, on servers whose sorted sets move out of the inline layout
+    after a few members (at most 4 members and 128 bytes inline) and whose sorted sets are never
+    inline (storage/types/inline_elements.h): the replies must not depend on the layout."""
+
+    run_mix = DifferentialTest.run_mix
+    seeds = DifferentialTest.seeds
+
+    def check_layout(self, options):
+        import collection_gen_zset
+        self.sluice, self.redis = start_beside_reference(options=options)
+        try:
+            for seed in self.seeds():
+                for resp in (2, 3):
+                    with self.subTest(options=options, seed=seed, resp=resp):
+                        self.run_mix(seed, resp, [collection_gen_zset])
+        finally:
+            self.redis.stop()
+            self.sluice.stop()
+
+    def test_layout_changes_every_few_commands(self):
+        self.check_layout({"zset-inline-max-members": "4", "zset-inline-max-bytes": "128"})
+
+    def test_never_inline(self):
+        self.check_layout({"zset-inline-max-members": "0"})
+
+
 class KillNineTest(unittest.TestCase):
     N = 20000
     BATCH = 500

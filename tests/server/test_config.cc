@@ -114,6 +114,10 @@ TEST_CASE("flags") {
   CHECK(Parse({"--list-inline-max-entries", "0"}).parsed->config.list_inline_max_entries == 0);
   CHECK(Parse({}).parsed->config.list_inline_max_bytes == 1024);
   CHECK(Parse({"--list-inline-max-bytes", "4kb"}).parsed->config.list_inline_max_bytes == 4096);
+  CHECK(Parse({}).parsed->config.zset_inline_max_members == 128);
+  CHECK(Parse({"--zset-inline-max-members", "0"}).parsed->config.zset_inline_max_members == 0);
+  CHECK(Parse({}).parsed->config.zset_inline_max_bytes == 2048);
+  CHECK(Parse({"--zset-inline-max-bytes", "4kb"}).parsed->config.zset_inline_max_bytes == 4096);
   CHECK(Parse({}).parsed->config.hash_inline_max_fields == 128);
   CHECK(Parse({"--hash-inline-max-fields", "0"}).parsed->config.hash_inline_max_fields == 0);
   CHECK(Parse({}).parsed->config.hash_inline_max_bytes == 1024);

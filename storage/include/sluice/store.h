@@ -127,6 +127,14 @@ struct Options {
   // fields: always one entry per field (docs/engine.md "Hashes").
   int64_t hash_inline_max_fields = 128;
   size_t hash_inline_max_bytes = 1024;
+  // Sorted sets of at most this many members and bytes (each member's two entries, member ->
+  // score and [score][member], with their lengths: about 2 x (member + 11) bytes a member), and
+  // in Redis's small encoding (listpack), keep their entries inside the key's one RocksDB entry;
+  // bigger ones keep them in their column families, and stay so. Inline, a command on a small
+  // sorted set (a sliding-window limiter's ZREMRANGEBYSCORE, ZADD, ZCARD) is one point read and
+  // one write of the key. 0 members: always in the column families (docs/engine.md "Sorted sets").
+  int64_t zset_inline_max_members = 128;
+  size_t zset_inline_max_bytes = 2048;
   // Deletions (expired keys removed, DEL) that a server then stops writing after sit in the
   // memtable, and the disk does not shrink until more writes fill it. After this many seconds
   // without a write, if a memtable holds at least 1000 deletions, every column family's memtable

@@ -283,42 +283,27 @@ Error SetQueryBufferLimit(Config& c, std::string_view v) {
   return std::nullopt;
 }
 
-// A list's inline limits (Options::list_inline_max_entries/bytes): every write of an inline
-// list rewrites it whole, so they stay small.
-Error SetListInlineMaxEntries(Config& c, std::string_view v) {
-  return ParseBounded(v, 0, 4096, &c.list_inline_max_entries);
+// The inline limits of lists, hashes and sorted sets (Options::*_inline_max_*): a count up to
+// 4096, and bytes as a memory value up to 64 KB (every write of an inline collection rewrites
+// it whole, so they stay small).
+template <int64_t Config::*kField>
+Error SetInlineMaxCount(Config& c, std::string_view v) {
+  return ParseBounded(v, 0, 4096, &(c.*kField));
 }
 
-// An inline collection's byte limit: a memory value, at most 64 KB.
-Error ParseInlineMaxBytes(std::string_view v, int64_t* out) {
+template <int64_t Config::*kField>
+Error SetInlineMaxBytes(Config& c, std::string_view v) {
   std::optional<int64_t> bytes = ParseMemory(v);
   if (!bytes) return std::string("argument must be a memory value");
   constexpr int64_t kMax = 64 * 1024;
   if (*bytes < 0 || *bytes > kMax) return RangeError(0, kMax);
-  *out = *bytes;
+  c.*kField = *bytes;
   return std::nullopt;
 }
 
-Error SetListInlineMaxBytes(Config& c, std::string_view v) {
-  return ParseInlineMaxBytes(v, &c.list_inline_max_bytes);
-}
-
-// A hash's inline limits (Options::hash_inline_max_fields/bytes), likewise.
-Error SetHashInlineMaxFields(Config& c, std::string_view v) {
-  return ParseBounded(v, 0, 4096, &c.hash_inline_max_fields);
-}
-
-Error SetHashInlineMaxBytes(Config& c, std::string_view v) {
-  return ParseInlineMaxBytes(v, &c.hash_inline_max_bytes);
-}
-
-// A sorted set's inline limits (Options::zset_inline_max_members/bytes), likewise.
-Error SetZSetInlineMaxMembers(Config& c, std::string_view v) {
-  return ParseBounded(v, 0, 4096, &c.zset_inline_max_members);
-}
-
-Error SetZSetInlineMaxBytes(Config& c, std::string_view v) {
-  return ParseInlineMaxBytes(v, &c.zset_inline_max_bytes);
+template <int64_t Config::*kField>
+std::string GetInt(const Config& c) {
+  return std::to_string(c.*kField);
 }
 
 Error SetBusyReplyThreshold(Config& c, std::string_view v) {
@@ -450,35 +435,35 @@ const std::vector<ConfigOption>& ConfigOptions() {
       {"list-inline-max-entries", "128",
        "Lists of at most this many elements (and list-inline-max-bytes) are stored as one entry: "
        "a list command on them is one read and one write. 0: one entry per element always.",
-       false, false, SetListInlineMaxEntries,
-       [](const Config& c) { return std::to_string(c.list_inline_max_entries); }},
+       false, false, SetInlineMaxCount<&Config::list_inline_max_entries>,
+       GetInt<&Config::list_inline_max_entries>},
       {"list-inline-max-bytes", "1kb",
        "The byte limit of an inline list (its elements plus 1-2 bytes each; memory units, at "
        "most 64kb): each write rewrites the whole list.",
-       false, false, SetListInlineMaxBytes,
-       [](const Config& c) { return std::to_string(c.list_inline_max_bytes); }},
+       false, false, SetInlineMaxBytes<&Config::list_inline_max_bytes>,
+       GetInt<&Config::list_inline_max_bytes>},
       {"hash-inline-max-fields", "128",
        "Hashes of at most this many fields (and hash-inline-max-bytes), in Redis's listpack "
        "encoding, are stored as one entry: HGETALL is one read, HSET one read and one write. 0: "
        "one entry per field always.",
-       false, false, SetHashInlineMaxFields,
-       [](const Config& c) { return std::to_string(c.hash_inline_max_fields); }},
+       false, false, SetInlineMaxCount<&Config::hash_inline_max_fields>,
+       GetInt<&Config::hash_inline_max_fields>},
       {"hash-inline-max-bytes", "1kb",
        "The byte limit of an inline hash (its fields and values plus 1-2 bytes each; memory "
        "units, at most 64kb): each write rewrites the whole hash.",
-       false, false, SetHashInlineMaxBytes,
-       [](const Config& c) { return std::to_string(c.hash_inline_max_bytes); }},
+       false, false, SetInlineMaxBytes<&Config::hash_inline_max_bytes>,
+       GetInt<&Config::hash_inline_max_bytes>},
       {"zset-inline-max-members", "128",
        "Sorted sets of at most this many members (and zset-inline-max-bytes), in Redis's "
        "listpack encoding, are stored as one entry: a command on them is one read and one "
        "write. 0: entries in their column families always.",
-       false, false, SetZSetInlineMaxMembers,
-       [](const Config& c) { return std::to_string(c.zset_inline_max_members); }},
+       false, false, SetInlineMaxCount<&Config::zset_inline_max_members>,
+       GetInt<&Config::zset_inline_max_members>},
       {"zset-inline-max-bytes", "2kb",
        "The byte limit of an inline sorted set (two entries a member: about 2 x (member + 11) "
        "bytes; memory units, at most 64kb): each write rewrites the whole set.",
-       false, false, SetZSetInlineMaxBytes,
-       [](const Config& c) { return std::to_string(c.zset_inline_max_bytes); }},
+       false, false, SetInlineMaxBytes<&Config::zset_inline_max_bytes>,
+       GetInt<&Config::zset_inline_max_bytes>},
       {"protected-mode", "yes",
        "yes: without requirepass, clients from non-loopback addresses are refused (DENIED).", true,
        false, SetProtectedMode,

@@ -90,29 +90,20 @@ class InlineIterator final : public rocksdb::Iterator {
       key_.append(items_[at_].first);
     }
   }
-  // The first item whose key (prefix_ + element) is >= target.
-  size_t LowerBound(std::string_view target) const {
+  // The first item whose key (prefix_ + element) is >= target, or > target when `after`.
+  size_t LowerBound(std::string_view target) const { return Bound(target, false); }
+  size_t UpperBound(std::string_view target) const { return Bound(target, true); }
+  size_t Bound(std::string_view target, bool after) const {
     const std::string_view prefix(prefix_);
     const int c = target.substr(0, prefix.size()).compare(prefix);
     if (c < 0 || (c == 0 && target.size() < prefix.size())) return 0;
     if (c > 0) return items_.size();
     const std::string_view rest = target.substr(prefix.size());
-    return static_cast<size_t>(
-        std::lower_bound(items_.begin(), items_.end(), rest,
-                         [](const auto& item, std::string_view r) { return item.first < r; }) -
-        items_.begin());
-  }
-  // The first item whose key is > target.
-  size_t UpperBound(std::string_view target) const {
-    const std::string_view prefix(prefix_);
-    const int c = target.substr(0, prefix.size()).compare(prefix);
-    if (c < 0 || (c == 0 && target.size() < prefix.size())) return 0;
-    if (c > 0) return items_.size();
-    const std::string_view rest = target.substr(prefix.size());
-    return static_cast<size_t>(
-        std::upper_bound(items_.begin(), items_.end(), rest,
-                         [](std::string_view r, const auto& item) { return r < item.first; }) -
-        items_.begin());
+    const auto before = [rest, after](const auto& item) {
+      return after ? item.first <= rest : item.first < rest;
+    };
+    return static_cast<size_t>(std::partition_point(items_.begin(), items_.end(), before) -
+                               items_.begin());
   }
 
   const std::string prefix_;

@@ -162,27 +162,34 @@ class DifferentialTest(BesideReference):
                 self.assertEqual(read_raw_reply(s), read_raw_reply(r), args)
 
 
-@sluice_only
-@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class ListLayoutsTest(unittest.TestCase):
-    """The list mix again, on servers whose lists change layout every few commands (at most 12
-    elements and 96 bytes inline: the mix's lists hover around that) and whose lists are always
-    one entry per element (storage/list_body.h): the replies must not depend on the layout."""
+class LayoutMix:
+    """One type's mix again, on servers started with `options`: the replies must not depend on
+    how Sluice lays the type out (inline in its metadata, or one entry per element)."""
 
     run_mix = DifferentialTest.run_mix
     seeds = DifferentialTest.seeds
+    generator = None  # the collection_gen_* module's name
 
     def check_layout(self, options):
-        import collection_gen_list
+        gen = __import__(self.generator)
         self.sluice, self.redis = start_beside_reference(options=options)
         try:
             for seed in self.seeds():
                 for resp in (2, 3):
                     with self.subTest(options=options, seed=seed, resp=resp):
-                        self.run_mix(seed, resp, [collection_gen_list])
+                        self.run_mix(seed, resp, [gen])
         finally:
             self.redis.stop()
             self.sluice.stop()
+
+
+@sluice_only
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class ListLayoutsTest(LayoutMix, unittest.TestCase):
+    """Lists that change layout every few commands (at most 12 elements and 96 bytes inline: the
+    mix's lists hover around that), and lists always one entry per element
+    (storage/types/list_body.h)."""
+    generator = "collection_gen_list"
 
     def test_layout_changes_every_few_commands(self):
         self.check_layout({"list-inline-max-entries": "12", "list-inline-max-bytes": "96"})
@@ -193,25 +200,10 @@ class ListLayoutsTest(unittest.TestCase):
 
 @sluice_only
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class HashLayoutsTest(unittest.TestCase):
-    """The hash mix again, on servers whose hashes move out of the inline layout after a few
-    fields (at most 4 fields and 64 bytes inline) and whose hashes are always one entry per field
-    (storage/types/hash_body.h): the replies must not depend on the layout."""
-
-    run_mix = DifferentialTest.run_mix
-    seeds = DifferentialTest.seeds
-
-    def check_layout(self, options):
-        import collection_gen_hash
-        self.sluice, self.redis = start_beside_reference(options=options)
-        try:
-            for seed in self.seeds():
-                for resp in (2, 3):
-                    with self.subTest(options=options, seed=seed, resp=resp):
-                        self.run_mix(seed, resp, [collection_gen_hash])
-        finally:
-            self.redis.stop()
-            self.sluice.stop()
+class HashLayoutsTest(LayoutMix, unittest.TestCase):
+    """Hashes that move out of the inline layout after a few fields (at most 4 fields and 64
+    bytes inline), and hashes always one entry per field (storage/types/hash_body.h)."""
+    generator = "collection_gen_hash"
 
     def test_layout_changes_every_few_commands(self):
         self.check_layout({"hash-inline-max-fields": "4", "hash-inline-max-bytes": "64"})
@@ -222,25 +214,10 @@ class HashLayoutsTest(unittest.TestCase):
 
 @sluice_only
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
-class ZSetLayoutsTest(unittest.TestCase):
-    """The sorted-set mix again, on servers whose sorted sets move out of the inline layout
-    after a few members (at most 4 members and 128 bytes inline) and whose sorted sets are never
-    inline (storage/types/inline_elements.h): the replies must not depend on the layout."""
-
-    run_mix = DifferentialTest.run_mix
-    seeds = DifferentialTest.seeds
-
-    def check_layout(self, options):
-        import collection_gen_zset
-        self.sluice, self.redis = start_beside_reference(options=options)
-        try:
-            for seed in self.seeds():
-                for resp in (2, 3):
-                    with self.subTest(options=options, seed=seed, resp=resp):
-                        self.run_mix(seed, resp, [collection_gen_zset])
-        finally:
-            self.redis.stop()
-            self.sluice.stop()
+class ZSetLayoutsTest(LayoutMix, unittest.TestCase):
+    """Sorted sets that move out of the inline layout after a few members (at most 4 members and
+    128 bytes inline), and sorted sets never inline (storage/types/inline_elements.h)."""
+    generator = "collection_gen_zset"
 
     def test_layout_changes_every_few_commands(self):
         self.check_layout({"zset-inline-max-members": "4", "zset-inline-max-bytes": "128"})

@@ -24,15 +24,10 @@ using Fields = std::vector<std::pair<std::string, std::string>>;
 
 std::unique_ptr<Store> OpenWithLimits(const std::string& path, int64_t max_fields,
                                       size_t max_bytes) {
-  Options o;
-  o.path = path;
-  o.clock = ManualClock();
-  o.active_expiry = false;
-  o.hash_inline_max_fields = max_fields;
-  o.hash_inline_max_bytes = max_bytes;
-  auto r = Store::Open(o);
-  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
-  return std::move(r).value();
+  return OpenStoreWith(path, [&](Options& o) {
+    o.hash_inline_max_fields = max_fields;
+    o.hash_inline_max_bytes = max_bytes;
+  });
 }
 
 // How a hash is stored, read from the closed store's bytes: whether its metadata holds it
@@ -46,25 +41,9 @@ struct Stored {
 };
 
 Stored ReadStored(const std::string& path, SV key) {
-  RawStoreDb raw(path, ManualClock());
-  Stored out;
-  std::string value;
-  if (!raw->Get(rocksdb::ReadOptions(), internal::EncodeKey(0, key), &value).ok()) return out;
-  auto entry = internal::DecodeValue(value);
-  REQUIRE(entry.has_value());
-  auto meta = internal::DecodeMeta(entry->payload);
-  REQUIRE(meta.has_value());
-  out.exists = true;
-  out.is_inline = (meta->flags & internal::kMetaInline) != 0;
-  out.big_encoding = (meta->flags & internal::kMetaBigEncoding) != 0;
-  out.count = meta->count;
-  std::string prefix;
-  internal::EncodeSubKeyPrefix(0, key, meta->version, &prefix);
-  std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(rocksdb::ReadOptions(), raw.cf("hash")));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    ++out.field_entries;
-  }
-  return out;
+  StoredCollection c = ReadStoredCollection(path, key, {"hash"});
+  return Stored{c.exists, c.has(internal::kMetaInline), c.has(internal::kMetaBigEncoding), c.count,
+                c.entries["hash"]};
 }
 
 Fields All(Store& s, SV key) {

@@ -27,15 +27,10 @@ using Model = std::deque<std::string>;
 
 std::unique_ptr<Store> OpenWithLimits(const std::string& path, int64_t max_entries,
                                       size_t max_bytes) {
-  Options o;
-  o.path = path;
-  o.clock = ManualClock();
-  o.active_expiry = false;
-  o.list_inline_max_entries = max_entries;
-  o.list_inline_max_bytes = max_bytes;
-  auto r = Store::Open(o);
-  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
-  return std::move(r).value();
+  return OpenStoreWith(path, [&](Options& o) {
+    o.list_inline_max_entries = max_entries;
+    o.list_inline_max_bytes = max_bytes;
+  });
 }
 
 // How a list is stored, read from the closed store's bytes: whether its metadata holds it
@@ -48,24 +43,8 @@ struct Stored {
 };
 
 Stored ReadStored(const std::string& path, SV key) {
-  RawStoreDb raw(path, ManualClock());
-  Stored out;
-  std::string value;
-  if (!raw->Get(rocksdb::ReadOptions(), internal::EncodeKey(0, key), &value).ok()) return out;
-  auto entry = internal::DecodeValue(value);
-  REQUIRE(entry.has_value());
-  auto meta = internal::DecodeMeta(entry->payload);
-  REQUIRE(meta.has_value());
-  out.exists = true;
-  out.is_inline = (meta->flags & internal::kMetaInline) != 0;
-  out.count = meta->count;
-  std::string prefix;
-  internal::EncodeSubKeyPrefix(0, key, meta->version, &prefix);
-  std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(rocksdb::ReadOptions(), raw.cf("list")));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    ++out.element_entries;
-  }
-  return out;
+  StoredCollection c = ReadStoredCollection(path, key, {"list"});
+  return Stored{c.exists, c.has(internal::kMetaInline), c.count, c.entries["list"]};
 }
 
 Els All(Store& s, SV key) {

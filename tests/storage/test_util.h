@@ -7,12 +7,15 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sluice/store.h"
 #include "sluice/transaction.h"
+#include "storage/engine/collection_layout.h"
 #include "storage/engine/encoding.h"
 #include "storage/engine/store_impl.h"
 
@@ -135,6 +138,53 @@ class RawStoreDb {
   rocksdb::DB* db_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
 };
+
+// A store with a manual clock and no background expiry, and options `tweak` sets (the layout
+// tests' inline limits).
+inline std::unique_ptr<Store> OpenStoreWith(const std::string& path,
+                                            const std::function<void(Options&)>& tweak) {
+  Options o;
+  o.path = path;
+  o.clock = ManualClock();
+  o.active_expiry = false;
+  tweak(o);
+  auto r = Store::Open(o);
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  return std::move(r).value();
+}
+
+// How a collection is stored, read from a closed store's bytes: its metadata, and how many
+// entries its version has in each of the element column families named.
+struct StoredCollection {
+  bool exists = false;
+  uint8_t flags = 0;
+  int64_t count = 0;
+  std::map<std::string, int64_t> entries;  // column family name -> entries
+  bool has(uint8_t flag) const { return (flags & flag) != 0; }
+};
+
+inline StoredCollection ReadStoredCollection(const std::string& path, std::string_view key,
+                                             const std::vector<std::string>& cfs, int db = 0) {
+  RawStoreDb raw(path, ManualClock());
+  StoredCollection out;
+  std::string value;
+  if (!raw->Get(rocksdb::ReadOptions(), internal::EncodeKey(db, key), &value).ok()) return out;
+  auto entry = internal::DecodeValue(value);
+  REQUIRE(entry.has_value());
+  auto meta = internal::DecodeMeta(entry->payload);
+  REQUIRE(meta.has_value());
+  out.exists = true;
+  out.flags = meta->flags;
+  out.count = meta->count;
+  std::string prefix;
+  internal::EncodeSubKeyPrefix(db, key, meta->version, &prefix);
+  for (const std::string& cf : cfs) {
+    int64_t& n = out.entries[cf];
+    std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(rocksdb::ReadOptions(), raw.cf(cf)));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) ++n;
+  }
+  return out;
+}
 
 // A store in a temp dir with a manual clock at kT0Ms; no background expiry unless asked.
 struct Fixture {

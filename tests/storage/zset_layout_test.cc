@@ -26,15 +26,10 @@ using Lex = Txn::LexBound;
 
 std::unique_ptr<Store> OpenWithLimits(const std::string& path, int64_t max_members,
                                       size_t max_bytes) {
-  Options o;
-  o.path = path;
-  o.clock = ManualClock();
-  o.active_expiry = false;
-  o.zset_inline_max_members = max_members;
-  o.zset_inline_max_bytes = max_bytes;
-  auto r = Store::Open(o);
-  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
-  return std::move(r).value();
+  return OpenStoreWith(path, [&](Options& o) {
+    o.zset_inline_max_members = max_members;
+    o.zset_inline_max_bytes = max_bytes;
+  });
 }
 
 struct Stored {
@@ -47,25 +42,13 @@ struct Stored {
 };
 
 Stored ReadStored(const std::string& path, SV key, int db = 0) {
-  RawStoreDb raw(path, ManualClock());
-  Stored out;
-  std::string value;
-  if (!raw->Get(rocksdb::ReadOptions(), internal::EncodeKey(db, key), &value).ok()) return out;
-  auto entry = internal::DecodeValue(value);
-  REQUIRE(entry.has_value());
-  auto meta = internal::DecodeMeta(entry->payload);
-  REQUIRE(meta.has_value());
-  out.exists = true;
-  out.is_inline = (meta->flags & internal::kMetaInlineElements) != 0;
-  out.big_encoding = (meta->flags & internal::kMetaBigEncoding) != 0;
-  out.count = meta->count;
-  std::string prefix;
-  internal::EncodeSubKeyPrefix(db, key, meta->version, &prefix);
-  for (auto [cf, n] : {std::pair{"zset", &out.zset_entries}, {"zscore", &out.zscore_entries}}) {
-    std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(rocksdb::ReadOptions(), raw.cf(cf)));
-    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) ++*n;
-  }
-  return out;
+  StoredCollection c = ReadStoredCollection(path, key, {"zset", "zscore"}, db);
+  return Stored{c.exists,
+                c.has(internal::kMetaInlineElements),
+                c.has(internal::kMetaBigEncoding),
+                c.count,
+                c.entries["zset"],
+                c.entries["zscore"]};
 }
 
 void Add(Store& s, SV key, int from, int to, const std::string& suffix = "") {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "server/cluster/cluster.h"
+#include "server/commands/migrate_cache.h"
 #include "server/commands/server_commands.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
@@ -220,6 +221,7 @@ void StatsSection(CommandContext& ctx, std::string& out) {
   Field(out, "pubsub_channels", pubsub.channels);
   Field(out, "pubsub_patterns", pubsub.patterns);
   Field(out, "pubsubshard_channels", pubsub.shard_channels);
+  Field(out, "migrate_cached_sockets", static_cast<int64_t>(TheMigrateCache().size()));
   const TrackingRegistry& tracking = ctx.server.tracking();
   Field(out, "tracking_total_keys", tracking.total_keys());
   Field(out, "tracking_total_items", tracking.total_items());

@@ -477,6 +477,8 @@ class MigrateTest(DumpBesideRedis):
         dst.call("SELECT", 2)
         self.assertEqual(dst.call("GET", "s"), b"again")
         dst.call("SELECT", 0)
+        # Both MIGRATEs went over one connection, which the source keeps for the next (10 s).
+        self.assertIn(b"\r\nmigrate_cached_sockets:1\r\n", src.call("INFO", "stats"))
 
     def test_sluice_to_redis(self):
         self.migrate_between(self.s, self.r, self.redis.port)

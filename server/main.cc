@@ -212,6 +212,8 @@ int Serve(Config config, const char* argv0) {
   options.hash_inline_max_bytes = static_cast<size_t>(config.hash_inline_max_bytes);
   options.zset_inline_max_members = config.zset_inline_max_members;
   options.zset_inline_max_bytes = static_cast<size_t>(config.zset_inline_max_bytes);
+  options.set_inline_max_members = config.set_inline_max_members;
+  options.set_inline_max_bytes = static_cast<size_t>(config.set_inline_max_bytes);
   options.on_progress = [](const std::string& line) { sluice::server::LogInfo(line); };
   options.on_error = [](const std::string& line) { sluice::server::LogError(line); };
   options.wal_recovery = config.wal_recovery;

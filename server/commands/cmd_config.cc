@@ -115,6 +115,8 @@ bool SameValueOfOwnImmutable(const ConfigOption& option, const Config& current,
                                               "hash-inline-max-bytes",
                                               "zset-inline-max-members",
                                               "zset-inline-max-bytes",
+                                              "set-inline-max-members",
+                                              "set-inline-max-bytes",
                                               "wal-recovery-mode"};
   if (std::find(std::begin(kOwn), std::end(kOwn), option.name) == std::end(kOwn)) return false;
   Config probe = current;

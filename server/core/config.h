@@ -61,6 +61,8 @@ struct Config {
   int64_t hash_inline_max_bytes = 1024;   // ... and no bigger than this (Options::hash_inline_*)
   int64_t zset_inline_max_members = 128;  // sorted sets this small keep their entries in one
   int64_t zset_inline_max_bytes = 2048;   // ... and no bigger than this (Options::zset_inline_*)
+  int64_t set_inline_max_members = 128;   // sets this small keep their members in one entry
+  int64_t set_inline_max_bytes = 1024;    // ... and no bigger than this (Options::set_inline_*)
   // busy-reply-threshold (alias lua-time-limit): ms a script runs before it counts as busy
   // (SCRIPT KILL may stop it, other clients get -BUSY).
   int64_t busy_reply_threshold_ms = 5000;

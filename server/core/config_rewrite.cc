@@ -62,7 +62,7 @@ constexpr const char* kStringOptions[] = {"dir", "requirepass", "aclfile",
 constexpr const char* kMemoryOptions[] = {
     "proto-max-bulk-len", "client-query-buffer-limit", "hll-sparse-max-bytes", "block-cache-size",
     "block-size",         "write-buffer-size",         "list-inline-max-bytes",
-    "hash-inline-max-bytes", "zset-inline-max-bytes"};
+    "hash-inline-max-bytes", "zset-inline-max-bytes", "set-inline-max-bytes"};
 // Directives only a config file has; their lines are kept.
 constexpr const char* kFileDirectives[] = {"include", "rename-command", "user", "loadmodule",
                                            "sentinel"};

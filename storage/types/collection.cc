@@ -63,20 +63,38 @@ void Collection::Create() {
   StartInline();
 }
 
+namespace {
+// The inline limits of a kind (0 members: never inline), and whether Redis's conversion to its
+// big encoding ends the inline layout too (a sorted set's does: its one-page ZSCAN and its -0
+// rule follow the encoding; a set's does not: any non-integer member makes it a hashtable).
+struct InlineLimits {
+  int64_t members = 0;
+  size_t bytes = 0;
+  bool ends_with_big_encoding = false;
+};
+InlineLimits InlineLimitsOf(ValueKind kind, const Options& o) {
+  switch (kind) {
+    case ValueKind::kZSet:
+      return {o.zset_inline_max_members, o.zset_inline_max_bytes, true};
+    case ValueKind::kSet:
+      return {o.set_inline_max_members, o.set_inline_max_bytes, false};
+    default:
+      return {};
+  }
+}
+}  // namespace
+
 void Collection::StartInline() {
-  if (kind_ != ValueKind::kZSet || meta_.count != 0) return;
-  if (txn_->impl().options().zset_inline_max_members <= 0) return;
+  if (meta_.count != 0 || InlineLimitsOf(kind_, txn_->impl().options()).members <= 0) return;
   meta_.flags |= kMetaInlineElements;
   meta_.extra.clear();
 }
 
 void Collection::SettleInline() {
   if (!is_inline()) return;
-  const Options& o = txn_->impl().options();
-  if ((meta_.flags & kMetaBigEncoding) == 0 && meta_.count <= o.zset_inline_max_members &&
-      meta_.extra.size() <= o.zset_inline_max_bytes) {
-    return;
-  }
+  const InlineLimits limits = InlineLimitsOf(kind_, txn_->impl().options());
+  const bool converted = limits.ends_with_big_encoding && (meta_.flags & kMetaBigEncoding) != 0;
+  if (!converted && meta_.count <= limits.members && meta_.extra.size() <= limits.bytes) return;
   // Under this version nothing was ever written to the column families: the elements go there
   // as they are, and the metadata's extra is the type's own again.
   std::string elements = std::move(meta_.extra);

@@ -59,7 +59,8 @@ class Collection {
   // passes its kind's inline limits (or Redis would have converted it: kMetaBigEncoding).
   bool is_inline() const { return (meta_.flags & kMetaInlineElements) != 0; }
   // Makes a new, empty collection (count 0) keep its elements inline, when its kind has inline
-  // limits (sorted sets: Options::zset_inline_max_*); Create does this for a new key.
+  // limits (sorted sets and sets: Options::zset_inline_max_*, set_inline_max_*); Create does
+  // this for a new key.
   void StartInline();
   // Moves inline elements out into their column families when the collection no longer fits
   // its inline limits; Save calls it first.

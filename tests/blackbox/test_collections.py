@@ -226,6 +226,20 @@ class ZSetLayoutsTest(LayoutMix, unittest.TestCase):
         self.check_layout({"zset-inline-max-members": "0"})
 
 
+@sluice_only
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class SetLayoutsTest(LayoutMix, unittest.TestCase):
+    """Sets that move out of the inline layout after a few members (at most 4 members and 32
+    bytes inline), and sets never inline (storage/types/inline_elements.h)."""
+    generator = "collection_gen_set"
+
+    def test_layout_changes_every_few_commands(self):
+        self.check_layout({"set-inline-max-members": "4", "set-inline-max-bytes": "32"})
+
+    def test_never_inline(self):
+        self.check_layout({"set-inline-max-members": "0"})
+
+
 class KillNineTest(unittest.TestCase):
     N = 20000
     BATCH = 500

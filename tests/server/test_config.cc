@@ -114,6 +114,8 @@ TEST_CASE("flags") {
   CHECK(Parse({"--list-inline-max-entries", "0"}).parsed->config.list_inline_max_entries == 0);
   CHECK(Parse({}).parsed->config.list_inline_max_bytes == 1024);
   CHECK(Parse({"--list-inline-max-bytes", "4kb"}).parsed->config.list_inline_max_bytes == 4096);
+  CHECK(Parse({}).parsed->config.set_inline_max_members == 128);
+  CHECK(Parse({"--set-inline-max-bytes", "2kb"}).parsed->config.set_inline_max_bytes == 2048);
   CHECK(Parse({}).parsed->config.zset_inline_max_members == 128);
   CHECK(Parse({"--zset-inline-max-members", "0"}).parsed->config.zset_inline_max_members == 0);
   CHECK(Parse({}).parsed->config.zset_inline_max_bytes == 2048);

@@ -92,6 +92,7 @@ TEST_CASE("PrefetchElementWrites: a unit's element writes, and only those, are w
   Options o;
   o.path = dir.path();
   o.clock = ManualClock();
+  o.set_inline_max_members = 0;  // the sets' members are element writes, not one inline record
   auto store = Store::Open(o);
   REQUIRE(store.ok());
   const auto prefetched = [] { return internal::ElementWritesPrefetchedOnThisThread(); };

@@ -135,6 +135,11 @@ struct Options {
   // one write of the key. 0 members: always in the column families (docs/engine.md "Sorted sets").
   int64_t zset_inline_max_members = 128;
   size_t zset_inline_max_bytes = 2048;
+  // Sets of at most this many members and bytes (each member plus 3 bytes) keep their members
+  // inside the key's one RocksDB entry, whatever Redis's encoding name (intset or hashtable);
+  // bigger ones keep one entry per member, and stay so. 0: always one entry per member.
+  int64_t set_inline_max_members = 128;
+  size_t set_inline_max_bytes = 1024;
   // Deletions (expired keys removed, DEL) that a server then stops writing after sit in the
   // memtable, and the disk does not shrink until more writes fill it. After this many seconds
   // without a write, if a memtable holds at least 1000 deletions, every column family's memtable

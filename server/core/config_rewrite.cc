@@ -59,10 +59,16 @@ Hooks& RewriteHooks() {
 // Sluice's options written as quoted strings, and as memory values (1gb, 512mb), as Redis does.
 constexpr const char* kStringOptions[] = {"dir", "requirepass", "aclfile",
                                           "notify-keyspace-events"};
-constexpr const char* kMemoryOptions[] = {
-    "proto-max-bulk-len", "client-query-buffer-limit", "hll-sparse-max-bytes", "block-cache-size",
-    "block-size",         "write-buffer-size",         "list-inline-max-bytes",
-    "hash-inline-max-bytes", "zset-inline-max-bytes", "set-inline-max-bytes"};
+constexpr const char* kMemoryOptions[] = {"proto-max-bulk-len",
+                                          "client-query-buffer-limit",
+                                          "hll-sparse-max-bytes",
+                                          "block-cache-size",
+                                          "block-size",
+                                          "write-buffer-size",
+                                          "list-inline-max-bytes",
+                                          "hash-inline-max-bytes",
+                                          "zset-inline-max-bytes",
+                                          "set-inline-max-bytes"};
 // Directives only a config file has; their lines are kept.
 constexpr const char* kFileDirectives[] = {"include", "rename-command", "user", "loadmodule",
                                            "sentinel"};

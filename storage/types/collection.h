@@ -125,8 +125,6 @@ class Collection {
   std::string scratch_;
 };
 
-// (The element copies below skip an inline source: its metadata carries its elements.)
-
 // One page of an element scan (HSCAN, SSCAN, ZSCAN) of a collection in its big encoding:
 // `count` elements examined from the cursor's position, in element order; elements matching
 // `match` (a glob) returned with their stored values. next_cursor 0 ends the scan. Cursors are
@@ -146,7 +144,8 @@ Result<ElementScanPage> ScanElements(Collection& c, ElementCf cf, uint64_t curso
 Result<std::pair<std::string, std::string>> SeekRandomElement(Collection& c, ElementCf cf);
 
 // Copies every element of src (all its column families) into dst, which must exist (Created)
-// and be empty. O(n).
+// and be empty. O(n). Nothing for an inline src: its metadata, which the caller copies, holds
+// its elements.
 Status CopyElements(Collection& src, Collection& dst);
 
 // RENAME and COPY of a collection: a new collection at (dst_db, dst) with src's elements, count,

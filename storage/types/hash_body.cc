@@ -74,9 +74,7 @@ HashBody::HashBody(Collection& h)
       max_fields_(h.txn().impl().options().hash_inline_max_fields),
       max_bytes_(h.txn().impl().options().hash_inline_max_bytes),
       // A Created hash (count 0) starts inline; a stored one says which it is.
-      inline_((h.meta().flags & kMetaInline) != 0 || (h.meta().count == 0 && max_fields_ > 0)) {
-  if (inline_ && h.meta().count == 0) h_.meta().extra.clear();
-}
+      inline_((h.meta().flags & kMetaInline) != 0 || (h.meta().count == 0 && max_fields_ > 0)) {}
 
 HashBody::FieldValues& HashBody::Fields() {
   if (!fields_) {

@@ -137,24 +137,24 @@ void XGroupDelConsumerCommand(CommandContext& ctx, Args args) {
   ReplyInteger(ctx, r);
 }
 
-// Strict IDs from args[first...]; false after replying an error.
-bool ParseIds(CommandContext& ctx, Args args, size_t first, std::vector<StreamId>* ids) {
-  for (size_t i = first; i < args.size(); ++i) {
-    auto id = ParseStreamId(args[i], 0, true);
-    if (!id.ok()) return ReplyError(ctx.out, id.status()), false;
-    ids->push_back(*id);
-  }
-  return true;
-}
-
-// XACK key group id [id ...]: 0 for a missing key or group, before the IDs are checked.
+// XACK key group id [id ...]: 0 for a missing key or group, which Redis checks before the IDs.
+// The op answers kNoSuchKey for either, so a well-formed XACK opens the group once; only a bad
+// ID needs the probe, to know which reply comes first.
 void XAckCommand(CommandContext& ctx, Args args) {
-  auto probe = ctx.txn().XGroupProbe(ctx.client.db, args[1], args[2]);
-  if (!probe.ok()) return ReplyError(ctx.out, probe.status());
-  if (*probe != StreamGroupProbe::kFound) return ctx.out.Integer(0);
   std::vector<StreamId> ids;
-  if (!ParseIds(ctx, args, 3, &ids)) return;
-  ReplyInteger(ctx, ctx.txn().XAck(ctx.client.db, args[1], args[2], ids));
+  for (size_t i = 3; i < args.size(); ++i) {
+    auto id = ParseStreamId(args[i], 0, true);
+    if (!id.ok()) {
+      auto probe = ctx.txn().XGroupProbe(ctx.client.db, args[1], args[2]);
+      if (!probe.ok()) return ReplyError(ctx.out, probe.status());
+      if (*probe != StreamGroupProbe::kFound) return ctx.out.Integer(0);
+      return ReplyError(ctx.out, id.status());
+    }
+    ids.push_back(*id);
+  }
+  auto acked = ctx.txn().XAck(ctx.client.db, args[1], args[2], ids);
+  if (!acked.ok() && acked.status().code() == Code::kNoSuchKey) return ctx.out.Integer(0);
+  ReplyInteger(ctx, acked);
 }
 
 // The NOGROUP check XPENDING, XCLAIM and XAUTOCLAIM share; false after replying.
@@ -279,16 +279,12 @@ void XClaimCommand(CommandContext& ctx, Args args) {
       return ReplyError(ctx.out, XClaimUnrecognized(opt));
     }
   }
-  const bool existed = ConsumerExists(ctx, args[1], args[2], args[3]);
-  const GroupBefore before = NoteGroupBefore(ctx, args[1], args[2], args[3]);
-  auto r = ctx.txn().XClaim(ctx.client.db, args[1], args[2], args[3], ids, o);
-  if (r.ok()) NotifyConsumerCreated(ctx, args[1], args[2], args[3], existed);
+  StreamGroupChange change;
+  auto r =
+      ctx.txn().XClaim(ctx.client.db, args[1], args[2], args[3], ids, o, WantGroupChange(&change));
   if (!r.ok()) return ReplyError(ctx.out, r.status());
-  if (before.wanted) {
-    std::vector<StreamId> claimed;
-    for (const auto& e : r->claimed) claimed.push_back(e.id);
-    PropagateGroupChange(ctx, args[1], args[2], args[3], before, claimed, r->deleted);
-  }
+  NotifyConsumerCreated(ctx, args[1], change.consumer_created);
+  PropagateGroupChange(args[1], args[2], args[3], change, r->deleted);
   ReplyClaimed(ctx, r->claimed, o.justid);
 }
 
@@ -313,17 +309,13 @@ void XAutoClaimCommand(CommandContext& ctx, Args args) {
     }
   }
   if (!GroupExists(ctx, args[1], args[2])) return;
-  const bool existed = ConsumerExists(ctx, args[1], args[2], args[3]);
-  const GroupBefore before = NoteGroupBefore(ctx, args[1], args[2], args[3]);
+  StreamGroupChange change;
   auto r = ctx.txn().XAutoClaim(ctx.client.db, args[1], args[2], args[3],
-                                std::max<int64_t>(0, *min_idle), *start, count, justid);
+                                std::max<int64_t>(0, *min_idle), *start, count, justid,
+                                WantGroupChange(&change));
   if (!r.ok()) return ReplyError(ctx.out, r.status());
-  NotifyConsumerCreated(ctx, args[1], args[2], args[3], existed);
-  if (before.wanted) {
-    std::vector<StreamId> claimed;
-    for (const auto& e : r->claimed) claimed.push_back(e.id);
-    PropagateGroupChange(ctx, args[1], args[2], args[3], before, claimed, r->deleted);
-  }
+  NotifyConsumerCreated(ctx, args[1], change.consumer_created);
+  PropagateGroupChange(args[1], args[2], args[3], change, r->deleted);
   ctx.out.Array(3);
   ctx.out.Bulk(r->next.ToString());
   ReplyClaimed(ctx, r->claimed, justid);

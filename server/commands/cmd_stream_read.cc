@@ -167,21 +167,12 @@ void XReadCore(CommandContext& ctx, Args args, bool xreadgroup) {
   const int64_t count = a.count == 0 && BlockRetrying(ctx) ? kBlockedDefaultCount : a.count;
   std::vector<std::pair<size_t, std::vector<StreamEntry>>> served;
   for (size_t i = 0; i < a.n && xreadgroup; ++i) {
-    const bool existed = ConsumerExists(ctx, keys[i], a.group, a.consumer);
-    const GroupBefore before = NoteGroupBefore(ctx, keys[i], a.group, a.consumer);
+    StreamGroupChange change;
     auto r = ctx.txn().XReadGroup(ctx.client.db, keys[i], a.group, a.consumer, history[i], count,
-                                  a.noack);
+                                  a.noack, WantGroupChange(&change));
     if (!r.ok()) return ReplyError(ctx.out, r.status());
-    NotifyConsumerCreated(ctx, keys[i], a.group, a.consumer, existed);
-    if (before.wanted) {
-      std::vector<StreamId> delivered;
-      if (r->has_value()) {
-        for (const StreamEntry& e : **r) {
-          if (!e.missing) delivered.push_back(e.id);
-        }
-      }
-      PropagateGroupChange(ctx, keys[i], a.group, a.consumer, before, delivered, {});
-    }
+    NotifyConsumerCreated(ctx, keys[i], change.consumer_created);
+    PropagateGroupChange(keys[i], a.group, a.consumer, change, {});
     if (r->has_value()) served.emplace_back(i, std::move(**r));
   }
   for (size_t i = 0; i < a.n && !xreadgroup; ++i) {

@@ -10,24 +10,14 @@
 #include "server/core/client_state.h"
 #include "server/core/command.h"
 #include "server/core/notify.h"
-#include "sluice/stream_peek.h"
 #include "sluice/transaction.h"
 
 namespace sluice::server {
 
-// Whether the stream `key`'s group has the consumer (class t on only; false otherwise).
-inline bool ConsumerExists(CommandContext& ctx, std::string_view key, std::string_view group,
-                           std::string_view consumer) {
-  if (!NotifyEnabled(kNotifyStream)) return false;
-  auto g = PeekStreamGroup(ctx.txn(), ctx.client.db, key, group, consumer);
-  return g.ok() && g->consumer_found;
-}
-
-// After XREADGROUP/XCLAIM/XAUTOCLAIM: "xgroup-createconsumer" when the command created the
-// consumer (it did not exist before, `existed`, and does now), as Redis.
-inline void NotifyConsumerCreated(CommandContext& ctx, std::string_view key, std::string_view group,
-                                  std::string_view consumer, bool existed) {
-  if (!existed && NotifyEnabled(kNotifyStream) && ConsumerExists(ctx, key, group, consumer)) {
+// After XREADGROUP/XCLAIM/XAUTOCLAIM: "xgroup-createconsumer" when the command created its
+// consumer (StreamGroupChange::consumer_created), as Redis.
+inline void NotifyConsumerCreated(CommandContext& ctx, std::string_view key, bool created) {
+  if (created && NotifyEnabled(kNotifyStream)) {
     NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", ctx.client.db, key);
   }
 }

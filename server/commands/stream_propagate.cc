@@ -6,23 +6,11 @@
 
 #include "server/core/args.h"
 #include "server/core/client_state.h"
+#include "server/core/notify.h"
 #include "server/core/replication_hook.h"
-#include "sluice/stream_peek.h"
 #include "sluice/transaction.h"
 
 namespace sluice::server {
-
-namespace {
-
-// The group's last-delivered ID and entries-read, and whether `consumer` is one of its
-// consumers: point reads (not found: no such group).
-StreamGroupPeek PeekGroup(CommandContext& ctx, std::string_view key, std::string_view group,
-                          std::optional<std::string_view> consumer = std::nullopt) {
-  auto g = PeekStreamGroup(ctx.txn(), ctx.client.db, key, group, consumer);
-  return g.ok() ? *g : StreamGroupPeek{};
-}
-
-}  // namespace
 
 void PropagateAddOrTrim(CommandContext& ctx, Args args, const StreamAddArgs& parsed,
                         std::optional<StreamId> id) {
@@ -74,42 +62,27 @@ void PropagateAddOrTrim(CommandContext& ctx, Args args, const StreamAddArgs& par
   PropagateAs(std::move(argv));
 }
 
-GroupBefore NoteGroupBefore(CommandContext& ctx, std::string_view key, std::string_view group,
-                            std::string_view consumer) {
-  GroupBefore b;
-  if (!WantsEffects()) return b;
-  b.wanted = true;
-  const StreamGroupPeek g = PeekGroup(ctx, key, group, consumer);
-  if (g.found) {
-    b.last_delivered = g.last_delivered;
-    b.entries_read = g.entries_read;
-  }
-  b.consumer_existed = g.consumer_found;
-  return b;
+StreamGroupChange* WantGroupChange(StreamGroupChange* change) {
+  return WantsEffects() || NotifyEnabled(kNotifyStream) ? change : nullptr;
 }
 
-void PropagateGroupChange(CommandContext& ctx, std::string_view key, std::string_view group,
-                          std::string_view consumer, const GroupBefore& before,
-                          std::span<const StreamId> delivered, std::span<const StreamId> dropped) {
-  if (!before.wanted) return;
-  const StreamGroupPeek g = PeekGroup(ctx, key, group);
-  if (!g.found) return;
+void PropagateGroupChange(std::string_view key, std::string_view group, std::string_view consumer,
+                          const StreamGroupChange& change, std::span<const StreamId> dropped) {
+  if (!WantsEffects()) return;
   const std::string k(key), grp(group);
-  if (!before.consumer_existed) {
+  if (change.consumer_created) {
     PropagateAs({"XGROUP", "CREATECONSUMER", k, grp, std::string(consumer)});
   }
-  const std::string last = g.last_delivered.ToString();
-  for (StreamId id : delivered) {
-    auto p = PeekStreamPending(ctx.txn(), ctx.client.db, key, group, id);
-    if (!p.ok() || !p->has_value()) continue;
-    const StreamPendingEntry& e = **p;
-    PropagateAs({"XCLAIM", k, grp, e.consumer, "0", id.ToString(), "TIME",
+  const std::string last = change.last_delivered.ToString();
+  for (const StreamPendingEntry& e : change.pending) {
+    PropagateAs({"XCLAIM", k, grp, e.consumer, "0", e.id.ToString(), "TIME",
                  std::to_string(e.delivery_ms), "RETRYCOUNT", std::to_string(e.delivery_count),
                  "FORCE", "JUSTID", "LASTID", last});
   }
   for (StreamId id : dropped) PropagateAs({"XACK", k, grp, id.ToString()});
-  if (g.last_delivered != before.last_delivered || g.entries_read != before.entries_read) {
-    PropagateAs({"XGROUP", "SETID", k, grp, last, "ENTRIESREAD", std::to_string(g.entries_read)});
+  if (change.group_moved) {
+    PropagateAs(
+        {"XGROUP", "SETID", k, grp, last, "ENTRIESREAD", std::to_string(change.entries_read)});
   }
   // Nothing else changed that a replica keeps (the consumer's seen time aside): nothing to send.
   t_effect_override.set = true;

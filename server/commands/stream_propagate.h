@@ -21,21 +21,15 @@ namespace sluice::server {
 void PropagateAddOrTrim(CommandContext& ctx, Args args, const StreamAddArgs& parsed,
                         std::optional<StreamId> id);
 
-// A group's state before a read or claim (taken only when effects are recorded).
-struct GroupBefore {
-  bool wanted = false;
-  bool consumer_existed = true;
-  StreamId last_delivered;
-  int64_t entries_read = -1;
-};
-GroupBefore NoteGroupBefore(CommandContext& ctx, std::string_view key, std::string_view group,
-                            std::string_view consumer);
+// The StreamGroupChange a group read or claim should fill (passed to its op), or null when
+// neither the replication stream nor the stream class of keyspace events needs it.
+StreamGroupChange* WantGroupChange(StreamGroupChange* change);
 
-// After XREADGROUP / XCLAIM / XAUTOCLAIM on one stream: XGROUP CREATECONSUMER when it made the
-// consumer, XCLAIM per ID that is now pending (`delivered`), XACK per ID it dropped from the
-// PEL (`dropped`), XGROUP SETID when the group's last ID or entries-read moved.
-void PropagateGroupChange(CommandContext& ctx, std::string_view key, std::string_view group,
-                          std::string_view consumer, const GroupBefore& before,
-                          std::span<const StreamId> delivered, std::span<const StreamId> dropped);
+// After XREADGROUP / XCLAIM / XAUTOCLAIM on one stream succeeded, with the change its op filled:
+// XGROUP CREATECONSUMER when it made the consumer, XCLAIM ... FORCE JUSTID LASTID per entry it
+// made or left pending, XACK per ID it dropped from the PEL (`dropped`), XGROUP SETID when the
+// group's last ID or entries-read moved; nothing at all when none of these happened.
+void PropagateGroupChange(std::string_view key, std::string_view group, std::string_view consumer,
+                          const StreamGroupChange& change, std::span<const StreamId> dropped);
 
 }  // namespace sluice::server

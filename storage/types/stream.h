@@ -61,6 +61,10 @@ struct StreamGroup {
   int64_t entries_read = -1;  // -1: unknown (Redis's SCG_INVALID_ENTRIES_READ)
   int64_t pending = 0;
   int64_t consumers = 0;
+  // At or above every ID ever added to the group's PEL, so that a new delivery above it needs no
+  // lookup of a pending entry that cannot be there. Max: not known (a record written before the
+  // field, or by a path that does not keep it): every delivery looks.
+  StreamId pel_max = StreamId::Max();
 };
 
 struct StreamPending {

@@ -77,12 +77,10 @@ Status ClaimOne(GroupUnit& u, StreamId id, StreamPending* p, bool is_new, std::s
 
 }  // namespace
 
-Result<StreamClaimReply> Store::Transaction::XClaim(int db, std::string_view key,
-                                                    std::string_view group,
-                                                    std::string_view consumer,
-                                                    std::span<const StreamId> ids,
-                                                    const StreamClaimOptions& o) {
-  auto u = GroupUnit::Open(*txn_, db, key, group, /*write=*/true);
+Result<StreamClaimReply> Store::Transaction::XClaim(
+    int db, std::string_view key, std::string_view group, std::string_view consumer,
+    std::span<const StreamId> ids, const StreamClaimOptions& o, StreamGroupChange* change) {
+  auto u = GroupUnit::Open(*txn_, db, key, group, /*write=*/true, change);
   if (!u.ok()) return u.status();
   const int64_t now = NowMs();
   if (o.last_id > u->group.last_id) u->group.last_id = o.last_id;
@@ -110,15 +108,14 @@ Result<StreamClaimReply> Store::Transaction::XClaim(int db, std::string_view key
     if (!e.ok()) return e;
   }
   u->Save();
+  if (change != nullptr) change->consumer_created = u->Created(consumer);
   return out;
 }
 
-Result<StreamClaimReply> Store::Transaction::XAutoClaim(int db, std::string_view key,
-                                                        std::string_view group,
-                                                        std::string_view consumer,
-                                                        int64_t min_idle_ms, StreamId start,
-                                                        int64_t count, bool justid) {
-  auto u = GroupUnit::Open(*txn_, db, key, group, /*write=*/true);
+Result<StreamClaimReply> Store::Transaction::XAutoClaim(
+    int db, std::string_view key, std::string_view group, std::string_view consumer,
+    int64_t min_idle_ms, StreamId start, int64_t count, bool justid, StreamGroupChange* change) {
+  auto u = GroupUnit::Open(*txn_, db, key, group, /*write=*/true, change);
   if (!u.ok()) return u.status();
   const int64_t now = NowMs();
   int64_t attempts = count * 10;  // Redis's attempts factor
@@ -146,6 +143,7 @@ Result<StreamClaimReply> Store::Transaction::XAutoClaim(int db, std::string_view
   }
   out.next = i < pel.size() ? pel[i].first : StreamId{};
   u->Save();
+  if (change != nullptr) change->consumer_created = u->Created(consumer);
   return out;
 }
 

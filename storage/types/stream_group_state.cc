@@ -69,6 +69,8 @@ Status Stream::GetGroup(std::string_view name, StreamGroup* out, bool* found) {
   out->entries_read = Fixed(v, 16);
   out->pending = Fixed(v, 24);
   out->consumers = Fixed(v, 32);
+  // Records written before the watermark end at 40 bytes (builds before it ignore the rest).
+  out->pel_max = v.size() >= 56 ? ReadStreamId(v.substr(40)) : StreamId::Max();
   return Status::Ok();
 }
 
@@ -78,6 +80,7 @@ void Stream::PutGroup(std::string_view name, const StreamGroup& g) {
   AppendFixed64(&v, static_cast<uint64_t>(g.entries_read));
   AppendFixed64(&v, static_cast<uint64_t>(g.pending));
   AppendFixed64(&v, static_cast<uint64_t>(g.consumers));
+  AppendStreamId(&v, g.pel_max);
   c_.PutRewritable(ElementCf::kStream, GroupKey(name), v);
 }
 

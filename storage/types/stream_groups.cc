@@ -1,5 +1,6 @@
 // Consumer groups (Redis 7.0 semantics) over the stream layout: XGROUP's subcommands,
 // XREADGROUP, XACK, XINFO GROUPS and CONSUMERS. stream_claims.cc has XPENDING and the claims.
+#include <algorithm>
 #include <utility>
 
 #include "sluice/transaction.h"
@@ -12,7 +13,7 @@ namespace sluice {
 namespace internal {
 
 Result<GroupUnit> GroupUnit::Open(Txn& txn, int db, std::string_view key, std::string_view group,
-                                  bool write) {
+                                  bool write, StreamGroupChange* change) {
   auto s = Stream::Open(txn, db, key, write);
   if (!s.ok()) return s.status();
   GroupUnit u(std::move(*s), std::string(group));
@@ -20,6 +21,9 @@ Result<GroupUnit> GroupUnit::Open(Txn& txn, int db, std::string_view key, std::s
   if (!u.stream.exists()) return Status::NoSuchKey();
   if (Status e = u.stream.GetGroup(group, &u.group, &found); !e.ok()) return e;
   if (!found) return Status::NoSuchKey();
+  u.change_ = change;
+  u.last_id_before_ = u.group.last_id;
+  u.entries_read_before_ = u.group.entries_read;
   return u;
 }
 
@@ -32,6 +36,7 @@ Result<StreamConsumer*> GroupUnit::Consumer(std::string_view name, int64_t now_m
     if (!found) {
       c = StreamConsumer{.seen_ms = now_ms, .pending = 0};
       group.consumers += 1;
+      created_.emplace_back(name);
     }
     it = consumers_.emplace(std::string(name), c).first;
   }
@@ -39,9 +44,22 @@ Result<StreamConsumer*> GroupUnit::Consumer(std::string_view name, int64_t now_m
   return &it->second;
 }
 
+bool GroupUnit::Created(std::string_view name) const {
+  for (const std::string& c : created_) {
+    if (c == name) return true;
+  }
+  return false;
+}
+
+void GroupUnit::NotePending(StreamId id, const StreamPending& p) {
+  if (change_ == nullptr) return;
+  change_->pending.push_back(StreamPendingEntry{id, p.consumer, p.delivery_ms, p.delivery_count});
+}
+
 Status GroupUnit::Assign(StreamId id, StreamPending* p, std::string_view owner, bool is_new) {
   if (is_new) {
     group.pending += 1;
+    if (group.pel_max != StreamId::Max()) group.pel_max = std::max(group.pel_max, id);
   } else if (p->consumer != owner) {
     auto old = Consumer(p->consumer, 0, /*refresh=*/false);
     if (!old.ok()) return old.status();
@@ -55,7 +73,13 @@ Status GroupUnit::Assign(StreamId id, StreamPending* p, std::string_view owner, 
   }
   p->consumer.assign(owner);
   stream.PutPending(name, id, *p);
+  NotePending(id, *p);
   return Status::Ok();
+}
+
+void GroupUnit::Redeliver(StreamId id, const StreamPending& p) {
+  stream.PutPending(name, id, p);
+  NotePending(id, p);
 }
 
 Status GroupUnit::Ack(StreamId id, const StreamPending& p) {
@@ -71,6 +95,12 @@ void GroupUnit::Save() {
   for (const auto& [n, c] : consumers_) stream.PutConsumer(name, n, c);
   stream.PutGroup(name, group);
   stream.Save();
+  if (change_ != nullptr) {
+    change_->last_delivered = group.last_id;
+    change_->entries_read = group.entries_read;
+    change_->group_moved =
+        group.last_id != last_id_before_ || group.entries_read != entries_read_before_;
+  }
 }
 
 }  // namespace internal
@@ -105,7 +135,8 @@ Result<StreamError> Store::Transaction::XGroupCreate(int db, std::string_view ke
     return StreamError::kGroupExists;
   }
   g = internal::StreamGroup{.last_id = id.value_or(s->state().last_id),
-                            .entries_read = entries_read};
+                            .entries_read = entries_read,
+                            .pel_max = StreamId{}};  // the PEL starts empty
   s->PutGroup(group, g);
   s->state().groups += 1;
   s->Save();
@@ -167,9 +198,9 @@ Result<int64_t> Store::Transaction::XGroupDelConsumer(int db, std::string_view k
 
 Result<std::optional<std::vector<StreamEntry>>> Store::Transaction::XReadGroup(
     int db, std::string_view key, std::string_view group, std::string_view consumer,
-    std::optional<StreamId> history_from, int64_t count, bool noack) {
+    std::optional<StreamId> history_from, int64_t count, bool noack, StreamGroupChange* change) {
   using Reply = std::optional<std::vector<StreamEntry>>;
-  auto u = GroupUnit::Open(*txn_, db, key, group, /*write=*/true);
+  auto u = GroupUnit::Open(*txn_, db, key, group, /*write=*/true, change);
   if (!u.ok()) return u.status();
   Stream& s = u->stream;
   const int64_t now = NowMs();
@@ -183,6 +214,7 @@ Result<std::optional<std::vector<StreamEntry>>> Store::Transaction::XReadGroup(
   }
   auto c = u->Consumer(consumer, now, /*refresh=*/true);
   if (!c.ok()) return c.status();
+  if (change != nullptr) change->consumer_created = u->Created(consumer);
   if (history_from) {
     std::vector<std::pair<StreamId, internal::StreamPending>> pel;
     const std::string owner(consumer);
@@ -200,7 +232,7 @@ Result<std::optional<std::vector<StreamEntry>>> Store::Transaction::XReadGroup(
       if (found) {
         p.delivery_ms = now;
         p.delivery_count += 1;
-        s.PutPending(group, id, p);
+        u->Redeliver(id, p);
       } else {
         entry.id = id;
         entry.missing = true;
@@ -215,7 +247,11 @@ Result<std::optional<std::vector<StreamEntry>>> Store::Transaction::XReadGroup(
     if (noack) continue;
     internal::StreamPending p;
     bool found = false;
-    if (Status e = s.GetPending(group, entry.id, &p, &found); !e.ok()) return e;
+    // Nothing above the PEL's watermark is pending: no lookup. At or below it (a forced claim
+    // or an earlier delivery before XGROUP SETID moved the group back) it may be already.
+    if (entry.id <= u->group.pel_max) {
+      if (Status e = s.GetPending(group, entry.id, &p, &found); !e.ok()) return e;
+    }
     p.delivery_ms = now;
     p.delivery_count = 1;
     if (Status e = u->Assign(entry.id, &p, consumer, !found); !e.ok()) return e;

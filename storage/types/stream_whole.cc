@@ -1,6 +1,7 @@
 // A stream key as plain data and back (sluice/stream_whole.h): what DUMP/RESTORE, MIGRATE, RDB
 // files and full sync move. Nodes keep Redis's boundaries and accounting, so a stream restored
 // from Redis grows (XADD) into the nodes Redis would have made.
+#include <algorithm>
 #include <utility>
 
 #include "store_impl.h"
@@ -46,8 +47,13 @@ void WriteGroup(Stream& s, const StreamWholeGroup& g) {
   for (size_t i = 0; i < g.consumers.size(); ++i) {
     s.PutConsumer(g.name, g.consumers[i].name, {g.consumers[i].seen_ms, owned[i].second});
   }
-  s.PutGroup(g.name, {g.last_id, g.entries_read, static_cast<int64_t>(g.pending.size()),
-                      static_cast<int64_t>(g.consumers.size())});
+  StreamGroup group{.last_id = g.last_id,
+                    .entries_read = g.entries_read,
+                    .pending = static_cast<int64_t>(g.pending.size()),
+                    .consumers = static_cast<int64_t>(g.consumers.size()),
+                    .pel_max = StreamId{}};
+  for (const StreamWholePending& p : g.pending) group.pel_max = std::max(group.pel_max, p.id);
+  s.PutGroup(g.name, group);
 }
 
 }  // namespace

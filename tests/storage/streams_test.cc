@@ -29,6 +29,67 @@ std::vector<StreamId> Ids(const std::vector<StreamEntry>& entries) {
   for (const auto& e : entries) out.push_back(e.id);
   return out;
 }
+
+// Cuts the stream's group record back to the 40 bytes that builds before the PEL watermark
+// wrote (the store closed meanwhile).
+void WriteGroupRecordWithoutWatermark(Fixture& f, SV key, SV group) {
+  f.store.reset();
+  {
+    RawStoreDb raw(f.dir.path(), f.clock);
+    std::string value;
+    REQUIRE(raw->Get(rocksdb::ReadOptions(), internal::EncodeKey(0, key), &value).ok());
+    auto entry = internal::DecodeValue(value);
+    REQUIRE(entry.has_value());
+    auto meta = internal::DecodeMeta(entry->payload);
+    REQUIRE(meta.has_value());
+    std::string sub;
+    internal::EncodeSubKeyPrefix(0, key, meta->version, &sub);
+    sub.append("g").append(group);
+    std::string record;
+    REQUIRE(raw->Get(rocksdb::ReadOptions(), raw.cf("stream"), sub, &record).ok());
+    REQUIRE(record.size() == 56);
+    REQUIRE(raw->Put(rocksdb::WriteOptions(), raw.cf("stream"), sub, record.substr(0, 40)).ok());
+  }
+  f.store = OpenStore(f.dir.path(), f.clock);
+}
+
+// A new delivery of an entry already pending (a forced claim put it there ahead of the group,
+// or the group was moved back) takes the pending entry over instead of adding a second one,
+// whether the group's record knows its PEL watermark or not (`legacy`: written before it).
+void CheckDeliveryOfPendingEntries(bool legacy) {
+  CAPTURE(legacy);
+  Fixture f;
+  const SV fields[] = {"f", "v"};
+  {
+    Txn t(*f.store, {});
+    for (uint64_t ms = 1; ms <= 4; ++ms) REQUIRE(t.XAdd(0, "s", At(ms, 0), fields).ok());
+    REQUIRE(*t.XGroupCreate(0, "s", "g", StreamId{}, false, -1) == StreamError::kNone);
+    REQUIRE(t.Commit().ok());
+  }
+  if (legacy) WriteGroupRecordWithoutWatermark(f, "s", "g");
+  Txn t(*f.store, {});
+  StreamClaimOptions force{.force = true, .justid = true};
+  const StreamId ahead[] = {{3, 0}};
+  CHECK(Ids(t.XClaim(0, "s", "g", "bob", ahead, force)->claimed) == std::vector<StreamId>{{3, 0}});
+  const std::vector<StreamId> all{{1, 0}, {2, 0}, {3, 0}, {4, 0}};
+  auto read = t.XReadGroup(0, "s", "g", "alice", std::nullopt, 10, false);
+  REQUIRE((read.ok() && read->has_value()));
+  CHECK(Ids(**read) == all);
+  auto summary = t.XPendingSummary(0, "s", "g");
+  CHECK(summary->count == 4);
+  CHECK(summary->consumers == std::vector<std::pair<std::string, int64_t>>{{"alice", 4}});
+  REQUIRE(t.XGroupSetId(0, "s", "g", StreamId{}, -1).ok());
+  read = t.XReadGroup(0, "s", "g", "carol", std::nullopt, 10, false);
+  REQUIRE((read.ok() && read->has_value()));
+  CHECK(Ids(**read) == all);
+  summary = t.XPendingSummary(0, "s", "g");
+  CHECK(summary->count == 4);
+  CHECK(summary->consumers == std::vector<std::pair<std::string, int64_t>>{{"carol", 4}});
+  auto pending = t.XPendingRange(0, "s", "g", 0, StreamId{}, StreamId::Max(), 10, std::nullopt);
+  REQUIRE(pending->size() == 4);
+  for (const StreamPendingEntry& p : *pending) CHECK(p.delivery_count == 1);
+  REQUIRE(t.Commit().ok());
+}
 }  // namespace
 
 TEST_CASE("stream: append, refuse a smaller ID, range both ways, delete, metadata") {
@@ -221,6 +282,71 @@ TEST_CASE("stream groups: deliver, pending, claim, ack; entries-read and lag") {
   CHECK((*groups)[0].pending == 0);
   CHECK(*t.XGroupDestroy(0, "s", "g") == 1);
   CHECK(t.XInfoGroups(0, "s")->empty());
+}
+
+TEST_CASE("stream groups: a delivery takes over an entry already pending") {
+  CheckDeliveryOfPendingEntries(/*legacy=*/false);
+  CheckDeliveryOfPendingEntries(/*legacy=*/true);
+}
+
+TEST_CASE("stream groups: reads and claims report what they changed in the group") {
+  Fixture f;
+  Txn t(*f.store, {});
+  const SV fields[] = {"f", "v"};
+  for (uint64_t ms = 1; ms <= 3; ++ms) REQUIRE(t.XAdd(0, "s", At(ms, 0), fields).ok());
+  REQUIRE(*t.XGroupCreate(0, "s", "g", StreamId{}, false, -1) == StreamError::kNone);
+  StreamGroupChange c;
+  REQUIRE(t.XReadGroup(0, "s", "g", "alice", std::nullopt, 2, false, &c).ok());
+  CHECK(c.consumer_created);
+  CHECK(c.group_moved);
+  CHECK(c.last_delivered == StreamId{2, 0});
+  CHECK(c.entries_read == 2);
+  REQUIRE(c.pending.size() == 2);
+  CHECK(c.pending[1].id == StreamId{2, 0});
+  CHECK(c.pending[1].consumer == "alice");
+  CHECK(c.pending[1].delivery_count == 1);
+  CHECK(c.pending[1].delivery_ms == kT0Ms);
+
+  StreamGroupChange more;  // the last entry, then nothing new: the group stays
+  REQUIRE(t.XReadGroup(0, "s", "g", "alice", std::nullopt, 10, false, &more).ok());
+  CHECK_FALSE(more.consumer_created);
+  CHECK(more.pending.size() == 1);
+  StreamGroupChange none;
+  auto empty = t.XReadGroup(0, "s", "g", "alice", std::nullopt, 10, false, &none);
+  REQUIRE(empty.ok());
+  CHECK_FALSE(empty->has_value());
+  CHECK_FALSE(none.group_moved);
+  CHECK(none.pending.empty());
+
+  StreamGroupChange history;  // delivered again: counts grow, the group does not move
+  REQUIRE(t.XReadGroup(0, "s", "g", "alice", StreamId{}, 10, false, &history).ok());
+  CHECK_FALSE(history.group_moved);
+  REQUIRE(history.pending.size() == 3);
+  CHECK(history.pending[0].delivery_count == 2);
+
+  REQUIRE(t.XAdd(0, "s", At(4, 0), fields).ok());
+  StreamGroupChange noack;  // delivered, never pending
+  REQUIRE(t.XReadGroup(0, "s", "g", "alice", std::nullopt, 10, true, &noack).ok());
+  CHECK(noack.group_moved);
+  CHECK(noack.last_delivered == StreamId{4, 0});
+  CHECK(noack.pending.empty());
+
+  StreamGroupChange claim;
+  const StreamId one[] = {{1, 0}};
+  REQUIRE(t.XClaim(0, "s", "g", "bob", one, StreamClaimOptions{.justid = true}, &claim).ok());
+  CHECK(claim.consumer_created);
+  CHECK_FALSE(claim.group_moved);
+  REQUIRE(claim.pending.size() == 1);
+  CHECK(claim.pending[0].consumer == "bob");
+  CHECK(claim.pending[0].delivery_count == 2);  // JUSTID leaves the count
+
+  StreamGroupChange autoclaim;
+  REQUIRE(t.XAutoClaim(0, "s", "g", "carol", 0, StreamId{}, 10, false, &autoclaim).ok());
+  CHECK(autoclaim.consumer_created);
+  REQUIRE(autoclaim.pending.size() == 3);
+  CHECK(autoclaim.pending[0].consumer == "carol");
+  CHECK(autoclaim.pending[0].delivery_count == 3);
+  REQUIRE(t.Commit().ok());
 }
 
 }  // namespace sluice::testing

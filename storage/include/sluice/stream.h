@@ -130,6 +130,18 @@ struct StreamClaimOptions {
   StreamId last_id;
 };
 
+// What a group read or claim (XREADGROUP, XCLAIM, XAUTOCLAIM) changed in its group, as the op
+// itself saw it: what the server needs for the replication stream and the
+// xgroup-createconsumer event without reading the group again.
+struct StreamGroupChange {
+  bool consumer_created = false;  // the command's consumer did not exist before it
+  bool group_moved = false;       // the group's last delivered ID or entries-read changed
+  StreamId last_delivered;        // the group's, after (when the op got as far as writing it)
+  int64_t entries_read = -1;      // the group's, after
+  // Each entry the op made pending or delivered again, as it is now pending, in the op's order.
+  std::vector<StreamPendingEntry> pending;
+};
+
 // Claimed entries (JUSTID: no fields), and for XAUTOCLAIM the next cursor and the pending IDs
 // it dropped because their entries were gone.
 struct StreamClaimReply {

@@ -319,11 +319,14 @@ class Store::Transaction {
                                     std::string_view consumer);
   // XREADGROUP on one stream: new entries (history_from nullopt: ">") or the consumer's pending
   // history from an ID; nullopt when ">" finds nothing new (the stream is not in the reply).
+  // `change`, when given, receives what the read changed in the group (also for XCLAIM and
+  // XAUTOCLAIM below).
   Result<std::optional<std::vector<StreamEntry>>> XReadGroup(int db, std::string_view key,
                                                              std::string_view group,
                                                              std::string_view consumer,
                                                              std::optional<StreamId> history_from,
-                                                             int64_t count, bool noack);
+                                                             int64_t count, bool noack,
+                                                             StreamGroupChange* change = nullptr);
   Result<int64_t> XAck(int db, std::string_view key, std::string_view group,
                        std::span<const StreamId> ids);
   Result<StreamPendingSummary> XPendingSummary(int db, std::string_view key,
@@ -334,10 +337,12 @@ class Store::Transaction {
                                                         std::optional<std::string_view> consumer);
   Result<StreamClaimReply> XClaim(int db, std::string_view key, std::string_view group,
                                   std::string_view consumer, std::span<const StreamId> ids,
-                                  const StreamClaimOptions& options);
+                                  const StreamClaimOptions& options,
+                                  StreamGroupChange* change = nullptr);
   Result<StreamClaimReply> XAutoClaim(int db, std::string_view key, std::string_view group,
                                       std::string_view consumer, int64_t min_idle_ms,
-                                      StreamId start, int64_t count, bool justid);
+                                      StreamId start, int64_t count, bool justid,
+                                      StreamGroupChange* change = nullptr);
   Result<std::vector<StreamGroupInfo>> XInfoGroups(int db, std::string_view key);
   Result<std::vector<StreamConsumerInfo>> XInfoConsumers(int db, std::string_view key,
                                                          std::string_view group);

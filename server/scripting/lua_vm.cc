@@ -258,13 +258,13 @@ ScriptExecution* LuaVm::current() { return g_current; }
 void* LuaVm::Alloc(void* ud, void* ptr, size_t osize, size_t nsize) {
   auto* vm = static_cast<LuaVm*>(ud);
   if (nsize == 0) {
-    std::free(ptr);
+    vm->blocks_.Realloc(ptr, osize, 0);
     vm->used_ -= osize;
     g_total_memory.fetch_sub(static_cast<int64_t>(osize), std::memory_order_relaxed);
     return nullptr;
   }
   if (nsize > osize && vm->used_ + (nsize - osize) > kMemoryLimit) return nullptr;
-  void* p = std::realloc(ptr, nsize);
+  void* p = vm->blocks_.Realloc(ptr, osize, nsize);
   if (p == nullptr) return nullptr;
   vm->used_ += nsize - osize;
   g_total_memory.fetch_add(static_cast<int64_t>(nsize) - static_cast<int64_t>(osize),

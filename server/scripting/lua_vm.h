@@ -22,6 +22,7 @@
 #include "protocol/reply_writer.h"
 #include "server/core/command.h"
 #include "server/core/running_scripts.h"
+#include "server/scripting/lua_block_cache.h"
 #include "server/scripting/lua_script_cache.h"
 #include "sluice/status.h"
 
@@ -110,7 +111,8 @@ class LuaVm {
 
   lua_State* L_ = nullptr;
   uint64_t generation_ = 0;
-  size_t used_ = 0;  // bytes allocated by L_
+  size_t used_ = 0;       // bytes allocated by L_
+  LuaBlockCache blocks_;  // L_'s allocator's (Alloc): outlives L_, closed in ~LuaVm
   // Looked up by string_view (transparent hash): a call by SHA1 allocates nothing.
   struct TagHash {
     using is_transparent = void;

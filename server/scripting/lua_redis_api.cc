@@ -1,5 +1,8 @@
 #include "server/scripting/lua_redis_api.h"
 
+#include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <lua5.1/lua.hpp>
 #include <string>
@@ -45,15 +48,29 @@ int RaiseText(lua_State* L, const Status& status) {
 }
 
 // The Lua arguments as command arguments: strings as they are, numbers as "%.17g".
+// A number argument as Redis 7.0 passes it ("%.17g"). An integer below 2^53 prints as its digits
+// under "%.17g" (no exponent below 1e17), so those take to_chars: snprintf's float formatting was
+// 1.6% of the server's samples under BullMQ, whose scripts pass timestamps and counters as numbers.
+void NumberArg(double v, std::string* out) {
+  char buf[64];
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  if (v > -kExact && v < kExact && v == static_cast<double>(static_cast<int64_t>(v)) &&
+      !(v == 0 && std::signbit(v))) {
+    const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(v));
+    out->assign(buf, r.ptr);
+    return;
+  }
+  const int n = std::snprintf(buf, sizeof buf, "%.17g", v);
+  out->assign(buf, static_cast<size_t>(n));
+}
+
 bool CollectArgs(lua_State* L, std::vector<std::string>* args) {
   const int argc = lua_gettop(L);
   args->resize(static_cast<size_t>(argc));
   for (int i = 1; i <= argc; ++i) {
     std::string& a = (*args)[static_cast<size_t>(i - 1)];
     if (lua_type(L, i) == LUA_TNUMBER) {
-      char buf[64];
-      const int n = std::snprintf(buf, sizeof buf, "%.17g", lua_tonumber(L, i));
-      a.assign(buf, static_cast<size_t>(n));
+      NumberArg(lua_tonumber(L, i), &a);
     } else if (lua_type(L, i) == LUA_TSTRING) {
       size_t len = 0;
       const char* s = lua_tolstring(L, i, &len);

@@ -79,6 +79,28 @@ TEST_CASE("redis.call replies become Lua values in the protocol redis.setresp ch
   CHECK(Eval(h, "redis.call('set','n',0.1) return redis.call('get','n')") ==
         Bulk("0.10000000000000001"));
   CHECK(Eval(h, "redis.call('set','n',1e20) return redis.call('get','n')") == Bulk("1e+20"));
+  // Integers below 2^53 take a shortcut (to_chars) that must print what "%.17g" prints.
+  const std::pair<const char*, const char*> numbers[] = {
+      {"0", "0"},
+      {"-0.0", "-0"},
+      {"7", "7"},
+      {"-42", "-42"},
+      {"3.0", "3"},
+      {"1700000000123", "1700000000123"},
+      {"2^53 - 1", "9007199254740991"},
+      {"-(2^53 - 1)", "-9007199254740991"},
+      {"2^53", "9007199254740992"},
+      {"1e16", "10000000000000000"},
+      {"1e17", "1e+17"},
+      {"-2.5", "-2.5"},
+      {"1/0", "inf"},
+      {"-1/0", "-inf"},
+  };
+  for (const auto& [lua, text] : numbers) {
+    CAPTURE(lua);
+    CHECK(Eval(h, std::string("redis.call('set','n',") + lua + ") return redis.call('get','n')") ==
+          Bulk(text));
+  }
   CHECK(Eval(h, "return redis.call('incr','n2')") == Int(1));
   CHECK(Eval(h, "redis.call('set','s','abc') return {pcall(redis.call,'incr','s')}") ==
         Arr({Nil(), Bulk("ERR value is not an integer or out of range")}));

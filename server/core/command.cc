@@ -55,26 +55,32 @@ const CommandSpec* CommandTable::Find(std::string_view name) const {
   // Longer than any command name: unknown, and no need to copy it.
   constexpr size_t kMaxNameLen = 64;
   if (name.empty() || name.size() > kMaxNameLen) return nullptr;
-  // The last name this thread found, byte for byte, in which table: a pipeline repeats one
-  // command, and a connection looks each command up twice (to prefetch its key, then to run it).
-  // Positions in specs_ never change (Add appends), so the memo holds one, not a pointer.
+  // Names this thread found lately, byte for byte, in which table, in a small direct-mapped
+  // memo: a pipeline repeats one command, a connection looks each command up twice (to prefetch
+  // its key, then to run it), and a script calls the same few commands again and again (the
+  // lower-casing and string hash of a miss were 2.6% of the server's samples under BullMQ).
+  // Positions in specs_ never change (Add appends), so a slot holds one, not a pointer.
   struct Memo {
     uint64_t table = 0;
     size_t index = 0;
     size_t size = 0;
     char name[kMaxNameLen];
   };
-  thread_local Memo memo;
-  if (memo.table == id_.value && memo.size == name.size() &&
-      std::memcmp(memo.name, name.data(), name.size()) == 0) {
-    return &specs_[memo.index];
+  constexpr size_t kSlots = 64;
+  thread_local Memo memo[kSlots];
+  uint32_t hash = 2166136261u;  // FNV-1a over the name's bytes (a few of them)
+  for (char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+  Memo& slot = memo[hash % kSlots];
+  if (slot.table == id_.value && slot.size == name.size() &&
+      std::memcmp(slot.name, name.data(), name.size()) == 0) {
+    return &specs_[slot.index];
   }
   auto it = index_.find(LowerScratch(name));
   if (it == index_.end()) return nullptr;
-  memo.table = id_.value;
-  memo.index = it->second;
-  memo.size = name.size();
-  std::memcpy(memo.name, name.data(), name.size());
+  slot.table = id_.value;
+  slot.index = it->second;
+  slot.size = name.size();
+  std::memcpy(slot.name, name.data(), name.size());
   return &specs_[it->second];
 }
 

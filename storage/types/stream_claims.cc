@@ -97,6 +97,7 @@ Result<StreamClaimReply> Store::Transaction::XClaim(
     if (!exists) {  // a pending entry whose entry is gone leaves the PEL
       if (pending) {
         if (Status e = u->Ack(id, p); !e.ok()) return e;
+        out.deleted.push_back(id);
       }
       continue;
     }

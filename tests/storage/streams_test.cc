@@ -280,6 +280,15 @@ TEST_CASE("stream groups: deliver, pending, claim, ack; entries-read and lag") {
   CHECK((*groups)[0].entries_read == 2);
   CHECK((*groups)[0].lag == std::optional<int64_t>(1));
   CHECK((*groups)[0].pending == 0);
+  // A pending entry whose entry is gone leaves the PEL when claimed, and is reported as such.
+  auto again = t.XReadGroup(0, "s", "g", "alice", std::nullopt, 1, false);
+  REQUIRE((again.ok() && again->has_value()));
+  const StreamId gone[] = {(**again)[0].id};
+  REQUIRE(*t.XDel(0, "s", gone) == 1);
+  auto claimed = t.XClaim(0, "s", "g", "bob", gone, o);
+  CHECK(claimed->claimed.empty());
+  CHECK(claimed->deleted == std::vector<StreamId>{gone[0]});
+  CHECK(t.XPendingSummary(0, "s", "g")->count == 0);
   CHECK(*t.XGroupDestroy(0, "s", "g") == 1);
   CHECK(t.XInfoGroups(0, "s")->empty());
 }

@@ -142,8 +142,9 @@ struct StreamGroupChange {
   std::vector<StreamPendingEntry> pending;
 };
 
-// Claimed entries (JUSTID: no fields), and for XAUTOCLAIM the next cursor and the pending IDs
-// it dropped because their entries were gone.
+// Claimed entries (JUSTID: no fields); for XAUTOCLAIM the next cursor; the pending IDs dropped
+// because their entries were gone (XAUTOCLAIM replies them; XCLAIM does not, as Redis, but a
+// replica must drop them too).
 struct StreamClaimReply {
   std::vector<StreamEntry> claimed;
   StreamId next;

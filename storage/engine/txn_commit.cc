@@ -38,17 +38,25 @@ int64_t FirstPosition(const KeyList& list, const std::vector<uint32_t>& sorted,
   return static_cast<int64_t>(*it);
 }
 
+// The read noted before the first write (at position `first`) of `key`, which saw what that
+// write replaces, or null: reads later than the key's first read come after a write. Needs
+// read_order sorted (ComputeCountChanges).
+const ReadNote* NoteBeforeWrite(const KeyList& reads, const std::vector<uint32_t>& read_order,
+                                const std::vector<ReadNote>& notes, std::string_view key,
+                                uint64_t hash, size_t first) {
+  const int64_t i = FirstPosition(reads, read_order, key, hash);
+  return i >= 0 && notes[i].written_n <= first ? &notes[i] : nullptr;
+}
+
 }  // namespace
 
 // Needs s_->read_order (ComputeCountChanges).
 Status Txn::StoredCounts(const std::string& raw_key, uint64_t hash, size_t first, KeyCounts* out,
                          int64_t* expire_at_ms) {
-  // The key's first read; a read noted before the key's first write saw what it replaces (reads
-  // later than that are after a write, and so are all reads after them).
-  const int64_t i = FirstPosition(s_->reads, s_->read_order, raw_key, hash);
-  if (i >= 0 && s_->read_notes[i].written_n <= first) {
-    *out = s_->read_notes[i].counts;
-    *expire_at_ms = s_->read_notes[i].expire_at_ms;
+  if (const ReadNote* note =
+          NoteBeforeWrite(s_->reads, s_->read_order, s_->read_notes, raw_key, hash, first)) {
+    *out = note->counts;
+    *expire_at_ms = note->expire_at_ms;
     return Status::Ok();
   }
   if (keys_new_) {  // set_keys_new: nothing stored to replace
@@ -119,10 +127,12 @@ Status Txn::ComputeCountChanges(CountChanges* c) {
     for (size_t g = 0; g < order.size();) {
       const KeyWrites w = writes_at(g);
       const std::string& key = written.slots[order[g]];
-      const int64_t noted = FirstPosition(s_->reads, s_->read_order, key, written.hashes[order[g]]);
+      const uint64_t hash = written.hashes[order[g]];
       g = w.end;
-      if (w.first < 0) continue;
-      if (noted >= 0 && s_->read_notes[noted].written_n <= static_cast<size_t>(w.first)) continue;
+      if (w.first < 0 || NoteBeforeWrite(s_->reads, s_->read_order, s_->read_notes, key, hash,
+                                         static_cast<size_t>(w.first)) != nullptr) {
+        continue;
+      }
       blind[n++] = key;
       if (n == KeyPrefetcher::kMaxKeys) {
         impl_.key_prefetcher().Prefetch(blind, n);

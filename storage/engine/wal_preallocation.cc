@@ -19,11 +19,6 @@ using rocksdb::Slice;
 
 class WalPreallocatingFileSystem;
 
-std::string_view DirOf(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
-}
-
 // A log file whose size runs ahead of its writes by up to a chunk, until a newer log retires it
 // (RocksDB writes only to its newest log; an older one gets at most its buffer's last bytes,
 // which then extend it as any file). Owns a descriptor of its own for fallocate and the cuts
@@ -34,10 +29,6 @@ class PreallocatingWalFile final : public rocksdb::FSWritableFileOwnerWrapper {
  public:
   PreallocatingWalFile(std::unique_ptr<rocksdb::FSWritableFile> file, const std::string& path,
                        uint64_t chunk, WalPreallocatingFileSystem* fs);
-
-  // The directory holding the file: a new log retires only the logs of its own database (a
-  // checkpoint copying the live log elsewhere must not retire it).
-  std::string_view dir() const { return dir_; }
   ~PreallocatingWalFile() override;
 
   IOStatus Append(const Slice& data, const IOOptions& options, IODebugContext* dbg) override {
@@ -98,7 +89,6 @@ class PreallocatingWalFile final : public rocksdb::FSWritableFileOwnerWrapper {
   }
 
   WalPreallocatingFileSystem* const fs_;
-  const std::string dir_;
   const uint64_t chunk_;
   std::mutex mu_;
   int fd_;  // guarded by mu_ (as all below)
@@ -115,16 +105,14 @@ class WalPreallocatingFileSystem final : public rocksdb::FileSystemWrapper {
 
   // New files only: RocksDB starts every log empty (a reopened file appends at its end, which
   // reserved space would move, so ReopenWritableFile is left as it is). A new log retires the
-  // ones before it in its directory.
+  // ones before it.
   IOStatus NewWritableFile(const std::string& path, const rocksdb::FileOptions& options,
                            std::unique_ptr<rocksdb::FSWritableFile>* result,
                            IODebugContext* dbg) override {
     IOStatus s = target()->NewWritableFile(path, options, result, dbg);
     if (!s.ok() || !IsWalFileName(path) || options.use_direct_writes) return s;
     std::lock_guard<std::mutex> l(mu_);
-    for (PreallocatingWalFile* older : live_) {
-      if (older->dir() == DirOf(path)) older->Retire();
-    }
+    for (PreallocatingWalFile* older : live_) older->Retire();
     *result = std::make_unique<PreallocatingWalFile>(std::move(*result), path, chunk_, this);
     return s;
   }
@@ -147,7 +135,6 @@ PreallocatingWalFile::PreallocatingWalFile(std::unique_ptr<rocksdb::FSWritableFi
                                            WalPreallocatingFileSystem* fs)
     : FSWritableFileOwnerWrapper(std::move(file)),
       fs_(fs),
-      dir_(DirOf(path)),
       chunk_(chunk),
       fd_(::open(path.c_str(), O_WRONLY | O_CLOEXEC)) {
   fs_->Add(this);

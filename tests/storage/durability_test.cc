@@ -6,7 +6,6 @@
 // memtables, except a damaged log, which it flushes away.
 #include <doctest/doctest.h>
 #include <rocksdb/cache.h>
-#include <rocksdb/file_system.h>
 #include <rocksdb/table.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -706,48 +705,6 @@ TEST_CASE("A write-ahead log runs one reserved chunk ahead of its records, cut b
   CHECK(closed.size > 0);
   auto s = OpenStore(dir.path());
   CHECK(*s->Get(0, "k") == "v");
-}
-
-TEST_CASE("A new log retires the logs of its own directory only") {
-  TempDir a, b;
-  auto fs = internal::NewWalPreallocatingFileSystem(rocksdb::FileSystem::Default());
-  const auto open_log = [&](const std::string& path) {
-    std::unique_ptr<rocksdb::FSWritableFile> f;
-    REQUIRE(fs->NewWritableFile(path, rocksdb::FileOptions(), &f, nullptr).ok());
-    REQUIRE(f->Append("record", rocksdb::IOOptions(), nullptr).ok());
-    return f;
-  };
-  const auto size = [](const std::string& path) {
-    return static_cast<int64_t>(std::filesystem::file_size(path));
-  };
-  auto first = open_log(a.path() + "/000001.log");
-  CHECK(size(a.path() + "/000001.log") >= kChunk);
-  auto elsewhere = open_log(b.path() + "/000001.log");  // a checkpoint's copy, say
-  CHECK(size(a.path() + "/000001.log") >= kChunk);      // still reserved
-  auto next = open_log(a.path() + "/000002.log");       // the database's next log
-  CHECK(size(a.path() + "/000001.log") == 6);           // retired: cut back to its record
-  for (auto* f : {&first, &elsewhere, &next})
-    REQUIRE((*f)->Close(rocksdb::IOOptions(), nullptr).ok());
-  CHECK(size(a.path() + "/000002.log") == 6);
-  CHECK(size(b.path() + "/000001.log") == 6);
-}
-
-TEST_CASE("A checkpoint's copy of the live log is cut back to its records and reopens") {
-  TempDir dir, copies;
-  Options o;
-  o.path = dir.path();
-  o.active_expiry = false;
-  auto s = Store::Open(o);
-  REQUIRE(s.ok());
-  REQUIRE((*s)->Set(0, "k", "v", SetPlain()).ok());
-  const std::string copy = copies.path() + "/cp";
-  REQUIRE((*s)->Checkpoint(copy).ok());
-  CHECK(ReadWalDisk(copy).size < (int64_t{64} << 10));  // the copy is closed: cut back
-  REQUIRE((*s)->Set(0, "k2", std::string(2000, 'x'), SetPlain()).ok());
-  CHECK(ReadWalDisk(dir.path()).size >= kChunk);  // the live log still runs ahead
-  s->reset();
-  auto reopened = OpenStore(copy);
-  CHECK(*reopened->Get(0, "k") == "v");
 }
 
 TEST_CASE("A log killed with its reserved chunk replays in full, without a warning") {

@@ -19,7 +19,6 @@
 #pragma once
 
 #include <rocksdb/db.h>
-#include <rocksdb/env.h>
 #include <rocksdb/options.h>
 #include <rocksdb/wal_filter.h>
 
@@ -214,9 +213,6 @@ class Store::Impl final : public internal::EngineHost {
   // Reports WAL replay progress during Open (Options::on_progress). RocksDB keeps a pointer to
   // it, so it is declared before db_ and outlives the database.
   std::unique_ptr<rocksdb::WalFilter> recovery_progress_;
-  // The database's Env: the default one, with write-ahead logs reserved ahead of their writes
-  // (wal_preallocation.h). RocksDB keeps a pointer to it, so it outlives db_.
-  std::unique_ptr<rocksdb::Env> env_;
   // The keys' column family's memtables tell it which one is newest: it outlives db_.
   internal::KeyPrefetcher key_prefetcher_;
   internal::KeyPrefetcher element_prefetchers_[internal::kNumElementCfs];

@@ -2,7 +2,6 @@
 // policy is store_durability.cc; idle tidying, the expiry thread and stats store_background.cc.
 #include <rocksdb/cache.h>
 #include <rocksdb/convenience.h>
-#include <rocksdb/file_system.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/listener.h>
 #include <rocksdb/table.h>
@@ -25,7 +24,6 @@
 #include "memtable.h"
 #include "store_impl.h"
 #include "wal_check.h"
-#include "wal_preallocation.h"
 
 namespace sluice {
 
@@ -303,9 +301,6 @@ Status Store::Impl::Open() {
     rocks.wal_filter = filter.get();
     recovery_progress_ = std::move(filter);
   }
-  env_ = rocksdb::NewCompositeEnv(
-      internal::NewWalPreallocatingFileSystem(rocksdb::FileSystem::Default()));
-  rocks.env = env_.get();
   if (Status s = OpenRocks(rocks); !s.ok()) return s;
   expiry_.RestoreState();  // before any write: it checks that nothing was written since it
   if (Status s = InitVersions(); !s.ok()) return s;

@@ -170,10 +170,19 @@ void CountFailureReports(CommandContext& ctx, Args args) {
 }  // namespace
 
 void RegisterClusterAdminCommands(CommandTable& table) {
-  constexpr uint32_t kAdminFlags = kAdmin | kStale;
+  // Redis 7.0's flags: admin and stale; no_async_loading but for the replica listings, the
+  // failure reports and RESET, which is noscript instead.
   auto add = [&](const char* name, int arity, Handler h, const char* summary, const char* since,
                  const char* hint) {
-    table.Add(MakeSpec("cluster", name, arity, kAdminFlags, {}, h, summary, since, hint));
+    const std::string_view n = name;
+    uint32_t flags = kAdmin | kStale;
+    if (n == "cluster|reset") {
+      flags |= kNoScript;
+    } else if (n != "cluster|replicas" && n != "cluster|slaves" &&
+               n != "cluster|count-failure-reports") {
+      flags |= kNoAsyncLoading;
+    }
+    table.Add(MakeSpec("cluster", name, arity, flags, {}, h, summary, since, hint));
   };
   add("cluster|addslots", -3, AddSlots, "Assign new hash slots to receiving node", "3.0.0",
       "slot [slot ...]");

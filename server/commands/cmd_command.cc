@@ -34,10 +34,25 @@ std::vector<const CommandSpec*> SubcommandsOf(const CommandTable& table,
 }
 
 std::vector<const char*> FlagNames(uint32_t flags) {
+  // Redis 7.0's order (addReplyCommandFlags); movablekeys and allow_busy come last (WriteInfo).
   static constexpr std::pair<CommandFlag, const char*> kNames[] = {
-      {kWrite, "write"},   {kReadOnly, "readonly"}, {kDenyOom, "denyoom"},   {kAdmin, "admin"},
-      {kPubSub, "pubsub"}, {kNoScript, "noscript"}, {kBlocking, "blocking"}, {kLoading, "loading"},
-      {kStale, "stale"},   {kFast, "fast"},         {kNoAuth, "no_auth"},    {kNoMulti, "no_multi"},
+      {kWrite, "write"},
+      {kReadOnly, "readonly"},
+      {kDenyOom, "denyoom"},
+      {kAdmin, "admin"},
+      {kPubSub, "pubsub"},
+      {kNoScript, "noscript"},
+      {kBlocking, "blocking"},
+      {kLoading, "loading"},
+      {kStale, "stale"},
+      {kSkipMonitor, "skip_monitor"},
+      {kSkipSlowlog, "skip_slowlog"},
+      {kAsking, "asking"},
+      {kFast, "fast"},
+      {kNoAuth, "no_auth"},
+      {kNoMandatoryKeys, "no_mandatory_keys"},
+      {kNoAsyncLoading, "no_async_loading"},
+      {kNoMulti, "no_multi"},
   };
   std::vector<const char*> names;
   for (const auto& [bit, name] : kNames) {
@@ -100,6 +115,7 @@ void WriteInfo(protocol::ReplyWriter& out, const CommandTable& table, const Comm
   out.Integer(spec.arity);
   std::vector<const char*> flags = FlagNames(spec.flags);
   if (spec.find_keys != nullptr) flags.push_back("movablekeys");
+  if (spec.flags & kAllowBusy) flags.push_back("allow_busy");
   out.Set(flags.size());
   for (const char* f : flags) out.Simple(f);
   // A command whose only keys are "not_key" specs (the shard channels) shows the range they

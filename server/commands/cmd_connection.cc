@@ -441,19 +441,19 @@ CommandSpec Spec(const char* name, int arity, uint32_t flags, Handler handler, c
 
 void RegisterConnectionCommands(CommandTable& table) {
   constexpr uint32_t kConnFlags = kNoScript | kLoading | kStale | kFast;
-  table.Add(Spec("hello", -1, kConnFlags | kNoAuth, Hello,
+  table.Add(Spec("hello", -1, kConnFlags | kNoAuth | kAllowBusy, Hello,
                  "Handshake with the server, optionally switching protocol and authenticating.",
                  "6.0.0", "[protover [AUTH username password] [SETNAME clientname]]"));
-  table.Add(Spec("auth", -2, kConnFlags | kNoAuth, Auth, "Authenticate to the server.", "1.0.0",
-                 "[username] password"));
+  table.Add(Spec("auth", -2, kConnFlags | kNoAuth | kAllowBusy, Auth, "Authenticate to the server.",
+                 "1.0.0", "[username] password"));
   table.Add(Spec("select", 2, kLoading | kStale | kFast, Select,
                  "Change the selected database for the current connection.", "1.0.0", "index"));
-  table.Add(Spec("quit", -1, kConnFlags | kNoAuth | kMultiControl, Quit, "Close the connection.",
-                 "1.0.0", ""));
+  table.Add(Spec("quit", -1, kConnFlags | kNoAuth | kMultiControl | kAllowBusy, Quit,
+                 "Close the connection.", "1.0.0", ""));
   table.Add(MakeSpec("server", "monitor", 1, kAdmin | kNoScript | kLoading | kStale, {}, Monitor,
                      "Listen for all requests received by the server in real time.", "1.0.0", ""));
-  table.Add(Spec("reset", 1, kConnFlags | kNoAuth | kMultiControl, Reset, "Reset the connection.",
-                 "6.2.0", ""));
+  table.Add(Spec("reset", 1, kConnFlags | kNoAuth | kMultiControl | kAllowBusy, Reset,
+                 "Reset the connection.", "6.2.0", ""));
   table.Add(Spec("client", -2, 0, nullptr, "A container for client connection commands.", "2.4.0",
                  "subcommand"));
   constexpr uint32_t kClientFlags = kNoScript | kLoading | kStale;
@@ -473,14 +473,14 @@ void RegisterConnectionCommands(CommandTable& table) {
   table.Add(Spec("client|setinfo", 4, kClientFlags, ClientSetInfo,
                  "Sets information specific to the client or connection.", "7.2.0",
                  "LIB-NAME libname|LIB-VER libver"));
-  table.Add(Spec("client|no-evict", 3, kClientFlags, ClientNoEvict,
+  table.Add(Spec("client|no-evict", 3, kClientFlags | kAdmin, ClientNoEvict,
                  "Sets the client eviction mode of the connection.", "7.0.0", "ON|OFF"));
   table.Add(Spec("client|reply", 3, kClientFlags, ClientReply,
                  "Instructs the server whether to reply to commands.", "3.2.0", "ON|OFF|SKIP"));
   table.Add(Spec("client|unblock", -3, kClientFlags | kAdmin, ClientUnblock,
                  "Unblocks a client blocked by a blocking command from a different connection.",
                  "5.0.0", "client-id [TIMEOUT|ERROR]"));
-  table.Add(Spec("client|help", 2, kClientFlags, ClientHelp,
+  table.Add(Spec("client|help", 2, kClientFlags & ~kNoScript, ClientHelp,
                  "Returns helpful text about the "
                  "different subcommands.",
                  "5.0.0", ""));

@@ -173,7 +173,7 @@ void RegisterDumpCommands(CommandTable& table) {
       restore_hint);
   // The cluster's resharding form (a slot being imported); the same command until Sluice has a
   // cluster mode.
-  Add(table, "restore-asking", -4, kWrite | kDenyOom, 1, 1, RestoreCommand,
+  Add(table, "restore-asking", -4, kWrite | kDenyOom | kAsking, 1, 1, RestoreCommand,
       "An internal command for migrating keys in a cluster", "3.0.0", restore_hint);
   RegisterMigrateCommand(table);
 }

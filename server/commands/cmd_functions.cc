@@ -295,7 +295,8 @@ void Add(CommandTable& table, std::string name, int arity, uint32_t flags, Handl
 }  // namespace
 
 void RegisterFunctionCommands(CommandTable& table) {
-  constexpr uint32_t kFcallFlags = kNoScript | kStale | kScriptUnit;
+  constexpr uint32_t kFcallFlags =
+      kNoScript | kStale | kScriptUnit | kSkipMonitor | kNoMandatoryKeys;
   SetScriptWritesCheck(/*functions=*/true, FcallWritesForRouting);
   Add(table, "fcall", -3, kFcallFlags, Fcall, FcallKeys, "Invokes a function.", "7.0.0",
       "function numkeys [key [key ...]] [arg [arg ...]]");
@@ -316,9 +317,9 @@ void RegisterFunctionCommands(CommandTable& table) {
       "Dumps all libraries into a serialized binary payload.", "7.0.0", "");
   Add(table, "function|restore", -3, kNoScript | kDenyOom, FunctionRestore, nullptr,
       "Restores all libraries from a payload.", "7.0.0", "serialized-value [FLUSH|APPEND|REPLACE]");
-  Add(table, "function|stats", 2, kNoScript, FunctionStats, nullptr,
+  Add(table, "function|stats", 2, kNoScript | kAllowBusy, FunctionStats, nullptr,
       "Returns information about a function during execution.", "7.0.0", "");
-  Add(table, "function|kill", 2, kNoScript, FunctionKill, nullptr,
+  Add(table, "function|kill", 2, kNoScript | kAllowBusy, FunctionKill, nullptr,
       "Terminates a function during execution.", "7.0.0", "");
   Add(table, "function|help", 2, kLoading | kStale, FunctionHelp, nullptr,
       "Returns helpful text about the different subcommands.", "7.0.0", "");

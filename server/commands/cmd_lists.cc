@@ -389,7 +389,8 @@ void RegisterListCommands(CommandTable& table) {
                "7.0.0", "numkeys key [key ...] LEFT|RIGHT [COUNT count]");
   mpop.find_keys = LMPopKeys;
   table.Add(std::move(mpop));
-  // Blocking forms (server/core/blocking.h): write, noscript and blocking, as in Redis 7.0.
+  // Blocking forms (server/core/blocking.h): write, noscript and blocking, as in Redis 7.0;
+  // BLMPOP is not noscript (in a script it does not block).
   constexpr uint32_t kBlockingFlags = kWrite | kNoScript | kBlocking;
   Add(table, "blpop", -3, kBlockingFlags, KeyRange{1, -2, 1}, BLPopCommand,
       "Remove and get the first element in a list, or block until one is available", "2.0.0",
@@ -405,7 +406,7 @@ void RegisterListCommands(CommandTable& table) {
       "Pop an element from a list, push it to another list and return it; or block until one is "
       "available",
       "2.2.0", "source destination timeout");
-  CommandSpec bmpop = MakeSpec("list", "blmpop", -5, kBlockingFlags, KeyRange{}, BLMPopCommand,
+  CommandSpec bmpop = MakeSpec("list", "blmpop", -5, kWrite | kBlocking, KeyRange{}, BLMPopCommand,
                                "Pop elements from a list, or block until one is available", "7.0.0",
                                "timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]");
   bmpop.find_keys = BLMPopKeys;

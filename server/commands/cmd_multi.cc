@@ -169,14 +169,17 @@ void Add(CommandTable& table, std::string name, int arity, uint32_t flags, KeyRa
 
 void RegisterTransactionCommands(CommandTable& table) {
   constexpr uint32_t kFlags = kNoScript | kLoading | kStale | kMultiControl;
-  Add(table, "multi", 1, kFlags | kFast, {}, Multi, "Starts a transaction.", "1.2.0", "");
-  Add(table, "exec", 1, kFlags, {}, Exec, "Executes all commands in a transaction.", "1.2.0", "");
-  Add(table, "discard", 1, kFlags | kFast, {}, Discard, "Discards a transaction.", "2.0.0", "");
-  Add(table, "watch", -2, kFlags | kFast, {1, -1, 1}, Watch,
+  Add(table, "multi", 1, kFlags | kFast | kAllowBusy, {}, Multi, "Starts a transaction.", "1.2.0",
+      "");
+  Add(table, "exec", 1, kFlags | kSkipSlowlog, {}, Exec, "Executes all commands in a transaction.",
+      "1.2.0", "");
+  Add(table, "discard", 1, kFlags | kFast | kAllowBusy, {}, Discard, "Discards a transaction.",
+      "2.0.0", "");
+  Add(table, "watch", -2, kFlags | kFast | kAllowBusy, {1, -1, 1}, Watch,
       "Monitors changes to keys to determine the execution of a transaction.", "2.2.0",
       "key [key ...]");
   // UNWATCH is queued inside MULTI, as in Redis.
-  Add(table, "unwatch", 1, (kFlags & ~kMultiControl) | kFast, {}, Unwatch,
+  Add(table, "unwatch", 1, (kFlags & ~kMultiControl) | kFast | kAllowBusy, {}, Unwatch,
       "Forgets about watched keys of a transaction.", "2.2.0", "");
 }
 

@@ -116,10 +116,10 @@ void BgSave(CommandContext& ctx, Args args) {
 }  // namespace
 
 void RegisterPersistenceCommands(CommandTable& table) {
-  constexpr uint32_t kFlags = kAdmin | kNoScript | kNoMulti;
+  constexpr uint32_t kFlags = kAdmin | kNoScript | kNoMulti | kNoAsyncLoading;
   table.Add(MakeSpec("server", "save", 1, kFlags, {}, Save,
                      "Synchronously save the dataset to disk", "1.0.0", ""));
-  table.Add(MakeSpec("server", "bgsave", -1, kAdmin | kNoScript, {}, BgSave,
+  table.Add(MakeSpec("server", "bgsave", -1, kAdmin | kNoScript | kNoAsyncLoading, {}, BgSave,
                      "Asynchronously save the dataset to disk", "1.0.0", "[SCHEDULE]"));
 }
 

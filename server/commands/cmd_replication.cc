@@ -196,21 +196,25 @@ void SetEntryCommand(CommandContext& ctx, Args args) {
 
 void RegisterReplicationCommands(CommandTable& table) {
   const char* g = "server";
-  table.Add(MakeSpec(g, "replicaof", 3, kAdmin | kNoScript | kStale, {}, ReplicaOfCommand,
+  table.Add(MakeSpec(g, "replicaof", 3, kAdmin | kNoScript | kStale | kNoAsyncLoading, {},
+                     ReplicaOfCommand,
                      "Configures a server as replica of another, or promotes it to a master.",
                      "5.0.0", "host port"));
-  table.Add(MakeSpec(g, "slaveof", 3, kAdmin | kNoScript | kStale, {}, ReplicaOfCommand,
+  table.Add(MakeSpec(g, "slaveof", 3, kAdmin | kNoScript | kStale | kNoAsyncLoading, {},
+                     ReplicaOfCommand,
                      "Sets a Redis server as a replica of another, or promotes it to being a "
                      "master.",
                      "1.0.0", "host port"));
   table.Add(MakeSpec(g, "role", 1, kNoScript | kLoading | kStale | kFast, {}, RoleCommand,
                      "Returns the replication role.", "2.8.12", ""));
-  table.Add(MakeSpec(g, "replconf", -1, kAdmin | kNoScript | kLoading | kStale, {}, ReplconfCommand,
-                     "An internal command for configuring the replication stream.", "3.0.0", ""));
-  table.Add(MakeSpec(g, "psync", -3, kAdmin | kNoScript | kNoMulti, {}, PsyncCommand,
-                     "An internal command used in replication.", "2.8.0", "replicationid offset"));
-  table.Add(MakeSpec(g, "sync", 1, kAdmin | kNoScript | kNoMulti, {}, PsyncCommand,
-                     "An internal command used in replication.", "1.0.0", ""));
+  table.Add(MakeSpec(g, "replconf", -1, kAdmin | kNoScript | kLoading | kStale | kAllowBusy, {},
+                     ReplconfCommand, "An internal command for configuring the replication stream.",
+                     "3.0.0", ""));
+  table.Add(MakeSpec(g, "psync", -3, kAdmin | kNoScript | kNoMulti | kNoAsyncLoading, {},
+                     PsyncCommand, "An internal command used in replication.", "2.8.0",
+                     "replicationid offset"));
+  table.Add(MakeSpec(g, "sync", 1, kAdmin | kNoScript | kNoMulti | kNoAsyncLoading, {},
+                     PsyncCommand, "An internal command used in replication.", "1.0.0", ""));
   table.Add(MakeSpec(g, "failover", -1, kAdmin | kNoScript | kStale, {}, FailoverCommand,
                      "Starts a coordinated failover from a server to one of its replicas.", "6.2.0",
                      "[TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]"));

@@ -362,7 +362,8 @@ void KillRunningScript(CommandContext& ctx, bool functions) {
 }
 
 void RegisterScriptingCommands(CommandTable& table) {
-  constexpr uint32_t kEvalFlags = kNoScript | kStale | kScriptUnit;
+  constexpr uint32_t kEvalFlags =
+      kNoScript | kStale | kScriptUnit | kSkipMonitor | kNoMandatoryKeys;
   SetScriptWritesCheck(/*functions=*/false, EvalWritesForRouting);
   const std::string kHint = "script numkeys [key [key ...]] [arg [arg ...]]";
   Add(table, "eval", -3, kEvalFlags, Eval, EvalKeys, "Executes a server-side Lua script.", "2.6.0",
@@ -384,7 +385,7 @@ void RegisterScriptingCommands(CommandTable& table) {
       "sha1 [sha1 ...]");
   Add(table, "script|flush", -2, kNoScript, ScriptFlush, nullptr,
       "Removes all server-side Lua scripts from the script cache.", "2.6.0", "[ASYNC|SYNC]");
-  Add(table, "script|kill", 2, kNoScript, ScriptKill, nullptr,
+  Add(table, "script|kill", 2, kNoScript | kAllowBusy, ScriptKill, nullptr,
       "Terminates a server-side Lua script during execution.", "2.6.0", "");
   Add(table, "script|help", 2, kLoading | kStale, ScriptHelp, nullptr,
       "Returns helpful text about the different subcommands.", "5.0.0", "");

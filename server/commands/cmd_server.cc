@@ -257,8 +257,8 @@ CommandSpec ServerSpec(const char* name, int arity, uint32_t flags, Handler hand
 void RegisterServerCommands(CommandTable& table) {
   table.Add(ServerSpec("ping", -1, kFast, Ping, "Returns the server's liveliness response.",
                        "1.0.0", "[message]", "connection"));
-  table.Add(ServerSpec("echo", 2, kFast, Echo, "Returns the given string.", "1.0.0", "message",
-                       "connection"));
+  table.Add(ServerSpec("echo", 2, kFast | kLoading | kStale, Echo, "Returns the given string.",
+                       "1.0.0", "message", "connection"));
   table.Add(ServerSpec("time", 1, kLoading | kStale | kFast, Time,
                        "Returns the server time (the clock DEBUG CLOCK drives).", "2.6.0", ""));
   table.Add(ServerSpec("dbsize", 1, kReadOnly | kFast, DbSize,
@@ -267,7 +267,8 @@ void RegisterServerCommands(CommandTable& table) {
                        "Removes all keys from the current database.", "1.0.0", "[ASYNC|SYNC]"));
   table.Add(ServerSpec("flushall", -1, kWrite, FlushAll, "Removes all keys from all databases.",
                        "1.0.0", "[ASYNC|SYNC]"));
-  table.Add(ServerSpec("shutdown", -1, kAdmin | kNoScript | kLoading | kStale | kNoMulti, Shutdown,
+  table.Add(ServerSpec("shutdown", -1,
+                       kAdmin | kNoScript | kLoading | kStale | kNoMulti | kAllowBusy, Shutdown,
                        "Stops the server (every write is already durable).", "1.0.0",
                        "[NOSAVE|SAVE] [NOW] [FORCE]"));
   table.Add(

@@ -114,6 +114,14 @@ enum CommandFlag : uint32_t {
   kScriptUnit = 1u << 12,
   // "blocking": may park its client (server/core/blocking.h); ACL category @blocking.
   kBlocking = 1u << 13,
+  kAllowBusy = 1u << 14,  // "allow_busy": answered while a script runs past busy-reply-threshold
+  // Shown in COMMAND INFO as Redis 7.0 shows them; Sluice's behaviour does not depend on them
+  // (no async loading, MONITOR and SLOWLOG decide by command, ASKING by cluster_route.cc).
+  kNoAsyncLoading = 1u << 15,   // "no_async_loading"
+  kSkipMonitor = 1u << 16,      // "skip_monitor"
+  kSkipSlowlog = 1u << 17,      // "skip_slowlog"
+  kNoMandatoryKeys = 1u << 18,  // "no_mandatory_keys"
+  kAsking = 1u << 19,           // "asking"
   // "pubsub": a pub/sub command (SUBSCRIBE, PUBLISH, PUBSUB ...); ACL category @pubsub.
   kPubSub = 1u << 20,
 };

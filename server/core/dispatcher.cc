@@ -376,23 +376,14 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   }
 }
 
-// Redis's allow_busy commands: answered while a script is busy.
-bool AllowedWhileBusy(const CommandSpec& spec) {
-  for (const char* name : {"auth", "hello", "multi", "quit", "reset", "shutdown", "script|kill",
-                           "function|kill", "function|stats"}) {
-    if (spec.name == name) return true;
-  }
-  return false;
-}
-
 // While a script has run past busy-reply-threshold, other clients get -BUSY (as from Redis)
-// except for the allow_busy commands. Lock-free when no script runs.
+// except for the allow_busy commands (kAllowBusy). Lock-free when no script runs.
 bool RejectedAsBusy(CommandContext& ctx, const CommandSpec& spec) {
   // A command of a script or EXEC already running, or no script at all: nothing to check.
   if (ctx.unit != nullptr || ctx.server.running_scripts().empty()) return false;
   const auto busy = ctx.server.running_scripts().Busy(RunningScripts::SteadyNowMs(),
                                                       ctx.server.busy_reply_threshold_ms());
-  if (busy == RunningScripts::BusyKind::kNone || AllowedWhileBusy(spec)) return false;
+  if (busy == RunningScripts::BusyKind::kNone || (spec.flags & kAllowBusy)) return false;
   Reject(ctx, &spec, Busy(busy == RunningScripts::BusyKind::kFunction));
   return true;
 }

@@ -147,6 +147,12 @@ Status ScriptBadLogLevel() { return Err("ERR Invalid debug level."); }
 Status ScriptWrongArgs() { return Err("ERR wrong number of arguments"); }
 Status ScriptWrongArgsOrType() { return Err("ERR wrong number or type of arguments"); }
 Status ScriptSetReplArgs() { return Err("ERR redis.set_repl() requires one argument."); }
+Status ScriptAclCheckOutsideRun() {
+  return Err("ERR redis.acl_check_cmd can only be called inside a script invocation");
+}
+Status ScriptAclCheckUnknownCommand() {
+  return Err("ERR Invalid command passed to redis.acl_check_cmd()");
+}
 Status ScriptBadReplFlags() {
   return Err("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
 }

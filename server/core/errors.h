@@ -220,16 +220,18 @@ Status ScriptUnkillable();  // "UNKILLABLE Sorry the script already executed wri
 // "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 // (FUNCTION KILL when a function is busy)
 Status Busy(bool function);
-Status ScriptResetNeedsArg();    // "ERR redis.setresp() requires one argument."
-Status ScriptBadResp();          // "ERR RESP version must be 2 or 3."
-Status ScriptLogNeedsArgs();     // "ERR redis.log() requires two arguments or more."
-Status ScriptBadLogLevel();      // "ERR Invalid debug level."
-Status ScriptWrongArgs();        // "ERR wrong number of arguments" (redis.sha1hex, ...)
-Status ScriptWrongArgsOrType();  // "ERR wrong number or type of arguments" (error_reply, ...)
-Status ScriptSetReplArgs();      // "ERR redis.set_repl() requires one argument."
-Status ScriptBadReplFlags();     // "ERR Invalid replication flags. Use REPL_AOF, ..."
-Status ScriptRoWithWrites();     // "ERR Can not execute a script with write flag using *_ro ..."
-Status ScriptFlushOption();      // "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+Status ScriptResetNeedsArg();       // "ERR redis.setresp() requires one argument."
+Status ScriptBadResp();             // "ERR RESP version must be 2 or 3."
+Status ScriptLogNeedsArgs();        // "ERR redis.log() requires two arguments or more."
+Status ScriptBadLogLevel();         // "ERR Invalid debug level."
+Status ScriptWrongArgs();           // "ERR wrong number of arguments" (redis.sha1hex, ...)
+Status ScriptWrongArgsOrType();     // "ERR wrong number or type of arguments" (error_reply, ...)
+Status ScriptSetReplArgs();         // "ERR redis.set_repl() requires one argument."
+Status ScriptAclCheckOutsideRun();  // "ERR redis.acl_check_cmd can only be called ..."
+Status ScriptAclCheckUnknownCommand();  // "ERR Invalid command passed to redis.acl_check_cmd()"
+Status ScriptBadReplFlags();            // "ERR Invalid replication flags. Use REPL_AOF, ..."
+Status ScriptRoWithWrites();  // "ERR Can not execute a script with write flag using *_ro ..."
+Status ScriptFlushOption();   // "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
 // Functions (FUNCTION, FCALL, redis.register_function), Redis 7.0's texts.
 Status MissingLibraryMetadata();                // "ERR Missing library metadata"
 Status EngineNotFound(std::string_view name);   // "ERR Engine 'x' not found"

@@ -266,23 +266,61 @@ struct Decoder {
   }
 };
 
-int Unpack(lua_State* L) {
+// Redis's mp_unpack_full: decodes up to `limit` values from byte `offset` of argument 1. With
+// neither a limit nor an offset every value is returned; otherwise the offset of the next value
+// (-1 once the input is used up) comes first. Argument 1 must be the only one on the stack.
+// Redis formats the input's length where the limit belongs in the first error; so do we.
+int UnpackFrom(lua_State* L, lua_Integer limit, lua_Integer offset) {
   size_t len = 0;
   const char* s = luaL_checklstring(L, 1, &len);
-  Decoder d{L, reinterpret_cast<const unsigned char*>(s), len};
+  if (offset < 0 || limit < 0) {
+    return luaL_error(L, "Invalid request to unpack with offset of %d and limit of %d.",
+                      static_cast<int>(offset), static_cast<int>(len));
+  }
+  if (static_cast<size_t>(offset) > len) {
+    return luaL_error(L, "Start offset %d greater than input length %d.", static_cast<int>(offset),
+                      static_cast<int>(len));
+  }
+  const bool all = limit == 0 && offset == 0;
+  if (all) limit = INT32_MAX;
+  const auto start = static_cast<size_t>(offset);
+  Decoder d{L, reinterpret_cast<const unsigned char*>(s) + start, len - start};
   int results = 0;
-  while (d.left > 0) {
+  while (d.left > 0 && results < limit) {
     luaL_checkstack(L, 4, kTooManyValues);
     d.Value(0);
     ++results;
   }
-  return results;
+  if (all) return results;
+  luaL_checkstack(L, 1, "in function mp_unpack_full");
+  lua_pushinteger(L, d.left == 0 ? -1 : static_cast<lua_Integer>(len - d.left));
+  lua_insert(L, 2);
+  return results + 1;
+}
+
+int Unpack(lua_State* L) { return UnpackFrom(L, 0, 0); }
+
+int UnpackOne(lua_State* L) {
+  const lua_Integer offset = luaL_optinteger(L, 2, 0);
+  lua_settop(L, 1);
+  return UnpackFrom(L, 1, offset);
+}
+
+int UnpackLimit(lua_State* L) {
+  const lua_Integer limit = luaL_checkinteger(L, 2);
+  const lua_Integer offset = luaL_optinteger(L, 3, 0);
+  lua_settop(L, 1);
+  return UnpackFrom(L, limit, offset);
 }
 
 }  // namespace
 
 int OpenCmsgpackLibrary(lua_State* L) {
-  static const luaL_Reg kFunctions[] = {{"pack", Pack}, {"unpack", Unpack}, {nullptr, nullptr}};
+  static const luaL_Reg kFunctions[] = {{"pack", Pack},
+                                        {"unpack", Unpack},
+                                        {"unpack_one", UnpackOne},
+                                        {"unpack_limit", UnpackLimit},
+                                        {nullptr, nullptr}};
   lua_newtable(L);
   luaL_register(L, nullptr, kFunctions);
   return 1;

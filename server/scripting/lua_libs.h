@@ -8,7 +8,11 @@
 //             preceding integer when unpacking, from the string when packing), "s" NUL-ended
 //             strings, "x" a pad byte, " " ignored.
 //   cmsgpack: cmsgpack.pack(...) -> MessagePack bytes of every argument, concatenated;
-//             cmsgpack.unpack(s) -> every value decoded from s. Integral numbers pack as the
+//             cmsgpack.unpack(s) -> every value decoded from s;
+//             cmsgpack.unpack_one(s [, offset]) and cmsgpack.unpack_limit(s, limit [, offset])
+//             -> the offset of the next value (-1 at the end), then up to 1 / limit values
+//             decoded from byte `offset` on (Redis's quirk kept: limit 0 with offset 0 decodes
+//             everything and returns no offset). Integral numbers pack as the
 //             smallest integer type, others as float32 when exact else float64; tables whose
 //             keys are 1..n pack as arrays, others as maps; nesting deeper than 16 packs nil.
 // All are lua_CFunctions: they push the library table (and set no global).

@@ -39,13 +39,9 @@ int Fail(lua_State* L, const Status& status, bool raise) {
   return 1;
 }
 
-// A plain string error, as Redis raises its argument errors (the handler adds "ERR ").
-int RaiseText(lua_State* L, const Status& status) {
-  std::string text = ErrorText(status);
-  if (text.compare(0, 4, "ERR ") == 0) text.erase(0, 4);
-  lua_pushlstring(L, text.data(), text.size());
-  return lua_error(L);
-}
+// The redis library's own argument errors, raised as redis.call raises a command's: a pcall in
+// the script catches "ERR ..." as from Redis 7.0.
+int Raise(lua_State* L, const Status& status) { return Fail(L, status, true); }
 
 // The Lua arguments as command arguments: strings as they are, numbers as "%.17g".
 // A number argument as Redis 7.0 passes it ("%.17g"). An integer below 2^53 prints as its digits
@@ -172,7 +168,7 @@ int StatusReply(lua_State* L) {
 }
 
 int Sha1(lua_State* L) {
-  if (lua_gettop(L) != 1) return RaiseText(L, ScriptWrongArgs());
+  if (lua_gettop(L) != 1) return Raise(L, ScriptWrongArgs());
   size_t len = 0;
   const char* s = lua_tolstring(L, 1, &len);
   const std::string hex = Sha1Hex(s == nullptr ? std::string_view{} : std::string_view(s, len));
@@ -182,10 +178,10 @@ int Sha1(lua_State* L) {
 
 int Log(lua_State* L) {
   const int argc = lua_gettop(L);
-  if (argc < 2) return RaiseText(L, ScriptLogNeedsArgs());
-  if (!lua_isnumber(L, 1)) return RaiseText(L, ScriptBadLogLevel());
+  if (argc < 2) return Raise(L, ScriptLogNeedsArgs());
+  if (!lua_isnumber(L, 1)) return Raise(L, ScriptBadLogLevel());
   const int level = static_cast<int>(lua_tonumber(L, 1));
-  if (level < kLogDebug || level > kLogWarning) return RaiseText(L, ScriptBadLogLevel());
+  if (level < kLogDebug || level > kLogWarning) return Raise(L, ScriptBadLogLevel());
   std::string line;
   for (int i = 2; i <= argc; ++i) {
     size_t len = 0;
@@ -204,22 +200,45 @@ int Log(lua_State* L) {
 
 int SetResp(lua_State* L) {
   ScriptExecution* exec = LuaVm::current();
-  if (lua_gettop(L) != 1) return RaiseText(L, ScriptResetNeedsArg());
+  if (lua_gettop(L) != 1) return Raise(L, ScriptResetNeedsArg());
   const int resp = static_cast<int>(lua_tonumber(L, 1));
-  if (resp != 2 && resp != 3) return RaiseText(L, ScriptBadResp());
+  if (resp != 2 && resp != 3) return Raise(L, ScriptBadResp());
   if (exec != nullptr) exec->resp = resp;
   return 0;
 }
 
 int SetRepl(lua_State* L) {
   if (lua_gettop(L) != 1) {
-    return RaiseText(L, ScriptSetReplArgs());
+    return Raise(L, ScriptSetReplArgs());
   }
   const int flags = static_cast<int>(lua_tonumber(L, 1));
   if (flags < kReplNone || flags > kReplAll) {
-    return RaiseText(L, ScriptBadReplFlags());
+    return Raise(L, ScriptBadReplFlags());
   }
-  return 0;  // Sluice has no replication: accepted, nothing to change
+  // Accepted: a script reaches replicas as the state of the keys it wrote (docs/replication.md),
+  // which no flag narrows.
+  return 0;
+}
+
+// redis.acl_check_cmd(command, args...): whether the script's caller's user may run the
+// command with these arguments (keys included); nothing is run and nothing is logged.
+int AclCheckCmd(lua_State* L) {
+  ScriptExecution* exec = LuaVm::current();
+  if (exec == nullptr) return Raise(L, ScriptAclCheckOutsideRun());
+  if (lua_gettop(L) == 0) return Raise(L, ScriptNoArguments());
+  std::vector<std::string> args;
+  if (!CollectArgs(L, &args)) return Raise(L, ScriptBadArgument());
+  const std::vector<std::string_view> views(args.begin(), args.end());
+  CommandContext& ctx = *exec->ctx;
+  const CommandSpec* spec = Dispatcher(ctx.server.commands()).Resolve(views);
+  if (spec == nullptr) return Raise(L, ScriptAclCheckUnknownCommand());
+  RefreshClientUser(ctx);
+  bool allowed = ctx.client.acl_unrestricted;
+  if (!allowed && ctx.client.user != nullptr) {
+    allowed = CheckAclUser(*ctx.client.user, *spec, views).denial == AclDenial::kNone;
+  }
+  lua_pushboolean(L, allowed ? 1 : 0);
+  return 1;
 }
 
 int ReplicateCommands(lua_State* L) {
@@ -251,6 +270,7 @@ void OpenRedisApi(lua_State* L) {
                                         {"setresp", SetResp},
                                         {"set_repl", SetRepl},
                                         {"replicate_commands", ReplicateCommands},
+                                        {"acl_check_cmd", AclCheckCmd},
                                         {"breakpoint", Breakpoint},
                                         {"debug", Debug},
                                         {nullptr, nullptr}};

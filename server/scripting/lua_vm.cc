@@ -24,7 +24,6 @@ namespace {
 // Registry keys.
 constexpr const char* kFunctionsKey = "sluice.functions";  // sha -> compiled function
 constexpr const char* kGlobalsKey = "sluice.globals";      // the real globals table
-constexpr const char* kProxiesKey = "sluice.proxies";      // read-only proxy -> real table
 
 // Instructions between two checks of the kill flag.
 constexpr int kHookInterval = 10000;
@@ -33,55 +32,10 @@ std::atomic<int64_t> g_total_memory{0};
 thread_local ScriptExecution* g_current = nullptr;
 thread_local std::unique_ptr<LuaVm> g_vms[2];
 
-// True when the value at `index` is one of the read-only proxies; pushes nothing.
-bool IsProxy(lua_State* L, int index) {
-  if (!lua_istable(L, index)) return false;
-  lua_getfield(L, LUA_REGISTRYINDEX, kProxiesKey);
-  lua_pushvalue(L, index);
-  lua_rawget(L, -2);
-  const bool proxy = !lua_isnil(L, -1);
-  lua_pop(L, 2);
-  return proxy;
-}
-
-[[noreturn]] void RaiseReadonly(lua_State* L) {
-  const std::string text = ReadonlyTable();
-  lua_pushlstring(L, text.data(), text.size());
-  lua_error(L);
-  std::abort();  // lua_error does not return
-}
-
-// __newindex of every read-only table: the error carries the script position.
-int ReadonlyNewIndex(lua_State* L) { return luaL_error(L, "%s", ReadonlyTable().c_str()); }
-
-// __index of the real globals table: only reached for names that do not exist.
+// __index of the globals' metatable: only reached for names that do not exist.
 int MissingGlobal(lua_State* L) {
   const char* name = lua_tostring(L, 2);
   return luaL_error(L, "%s", NonexistentGlobal(name == nullptr ? "?" : name).c_str());
-}
-
-// rawset and setmetatable refuse the read-only tables; the originals are upvalue 1.
-int GuardedRawset(lua_State* L) {
-  if (IsProxy(L, 1)) RaiseReadonly(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
-}
-
-// pairs over a read-only library table walks the real table behind it.
-int ProxyAwarePairs(lua_State* L) {
-  if (IsProxy(L, 1)) {
-    lua_getfield(L, LUA_REGISTRYINDEX, kProxiesKey);
-    lua_pushvalue(L, 1);
-    lua_rawget(L, -2);
-    lua_replace(L, 1);
-    lua_settop(L, 1);
-  }
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
 }
 
 // Redis's pcall: an error table caught by the script becomes its message string. An aborted
@@ -157,31 +111,12 @@ void OpenLibrary(lua_State* L, lua_CFunction open, const char* name) {
   }
 }
 
-// Replaces the global `name` (a table) by a read-only proxy of it.
+// Marks the global `name` (a table) read-only in Lua itself (the patched VM): every write to it
+// (assignment, rawset, setmetatable) fails with "Attempt to modify a readonly table", so no
+// script changes what a later script on this thread sees. As Redis 7.0, it keeps no metatable.
 void ProtectGlobal(lua_State* L, int globals, const char* name) {
   lua_getfield(L, globals, name);
-  if (!lua_istable(L, -1)) return lua_pop(L, 1);
-  const int real = lua_gettop(L);
-  lua_newtable(L);  // the proxy
-  lua_newtable(L);  // its metatable
-  lua_pushvalue(L, real);
-  lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, ReadonlyNewIndex);
-  lua_setfield(L, -2, "__newindex");
-  lua_pushboolean(L, 0);
-  lua_setfield(L, -2, "__metatable");
-  lua_setmetatable(L, -2);
-  lua_getfield(L, LUA_REGISTRYINDEX, kProxiesKey);
-  lua_pushvalue(L, -2);
-  lua_pushvalue(L, real);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
-  // Both read-only in Lua itself (the patched VM): `pairs` hands a script the real table, and
-  // a write to either would change what every later script on this thread sees. (For "_G" the
-  // real table is `globals` itself: marked after the proxy is stored in it.)
-  lua_enablereadonlytable(L, -1, 1);
-  lua_setfield(L, globals, name);
-  lua_enablereadonlytable(L, real, 1);
+  if (lua_istable(L, -1)) lua_enablereadonlytable(L, -1, 1);
   lua_pop(L, 1);
 }
 
@@ -331,27 +266,12 @@ void LuaVm::Sandbox() {
   OpenRedisApi(L);
   lua_pushcfunction(L, ScriptPcall);
   lua_setglobal(L, "pcall");
-  struct Wrapper {
-    const char* name;
-    lua_CFunction fn;
-  };
-  for (const Wrapper& w : {Wrapper{"rawset", GuardedRawset}, Wrapper{"setmetatable", GuardedRawset},
-                           Wrapper{"pairs", ProxyAwarePairs}}) {
-    lua_getglobal(L, w.name);
-    lua_pushcclosure(L, w.fn, 1);
-    lua_setglobal(L, w.name);
-  }
-  lua_newtable(L);
-  lua_newtable(L);
-  lua_pushstring(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_setfield(L, LUA_REGISTRYINDEX, kProxiesKey);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
 
-  // The real globals stay reachable only through the registry; scripts see a read-only proxy
-  // whose misses end in MissingGlobal.
+  // Redis 7.0's sandbox: the globals table itself, read-only, whose metatable (read-only too,
+  // as getmetatable(_G) hands it out) turns a missing name into an error; the library tables
+  // read-only. Only the host writes the globals (KEYS and ARGV, in Run).
   lua_pushvalue(L, LUA_GLOBALSINDEX);
   const int globals = lua_gettop(L);
   for (const char* name :
@@ -363,14 +283,10 @@ void LuaVm::Sandbox() {
   lua_newtable(L);
   lua_pushcfunction(L, MissingGlobal);
   lua_setfield(L, -2, "__index");
+  lua_enablereadonlytable(L, -1, 1);
   lua_setmetatable(L, globals);
-  lua_pushstring(L, "_G");
-  lua_pushvalue(L, globals);
-  lua_rawset(L, globals);
-  ProtectGlobal(L, globals, "_G");
+  lua_enablereadonlytable(L, globals, 1);
   ProtectStringMetatable(L);
-  lua_getfield(L, globals, "_G");
-  lua_replace(L, LUA_GLOBALSINDEX);
   lua_settop(L, 0);
 }
 

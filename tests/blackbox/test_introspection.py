@@ -99,6 +99,55 @@ class IntrospectionDifferentialTest(BesideReference):
         for case in GETKEYS_CASES:
             self.check([["COMMAND", "GETKEYS"] + case, ["COMMAND", "GETKEYSANDFLAGS"] + case])
 
+    # COMMAND's entries as Redis 7.0.15 gives them, for every command both servers have.
+    # Known differences, each with its reason (docs/server.md "COMMAND"):
+    COMMAND_INFO_DIFFERENCES = {
+        # Answered while a node loads, where Redis answers -LOADING: the cluster tooling reads
+        # a loading node's view (docs/cluster.md).
+        **{"cluster|" + n: "loading" for n in (
+            "countkeysinslot", "getkeysinslot", "info", "keyslot", "links", "myid", "nodes",
+            "shards", "slots")},
+        # Functions replicate by their own path (docs/replication.md), not as key writes.
+        **{"function|" + n: "write" for n in ("delete", "flush", "load", "restore")},
+    }
+    SLUICE_ONLY = {"cl.throttle", "client|setinfo", "conc.acquire", "conc.release", "gcra.take",
+                   "leaky.take", "limits.take", "sliding.take", "sluice.setentry", "window.take"}
+    REDIS_ONLY = {"bgrewriteaof", "lolwut", "module", "module|help", "module|list",
+                  "module|load", "module|loadex", "module|unload", "object|help",
+                  "script|debug"}
+
+    def command_entries(self, port):
+        """name -> (arity, flags, first, last, step, categories), subcommands included."""
+        entries = {}
+
+        def text(v):  # status replies come as str, bulk ones as bytes
+            return v.decode() if isinstance(v, bytes) else v
+
+        def walk(e):
+            entries[text(e[0])] = (e[1], sorted(map(text, e[2])), e[3], e[4], e[5],
+                                   sorted(map(text, e[6])))
+            for sub in e[9]:
+                walk(sub)
+
+        with Client(port) as c:
+            for e in c.call("COMMAND"):
+                walk(e)
+        return entries
+
+    def test_command_info_matches_redis(self):
+        want = self.command_entries(self.redis.port)
+        got = self.command_entries(self.sluice.port)
+        self.assertEqual(set(got) - set(want), self.SLUICE_ONLY)
+        self.assertEqual(set(want) - set(got), self.REDIS_ONLY)
+        for name in sorted(set(want) & set(got)):
+            w, g = want[name], got[name]
+            extra = self.COMMAND_INFO_DIFFERENCES.get(name)
+            if extra == "loading":
+                g = (g[0], [f for f in g[1] if f != "loading"]) + g[2:]
+            elif extra == "write":
+                w = (w[0], [f for f in w[1] if f != "write"]) + w[2:]
+            self.assertEqual(g, w, name)
+
     # The fields whose values Sluice gives as Redis does; rbs, rbp, qbuf-free and tot-mem
     # measure each server's own allocations (docs/server.md "CLIENT LIST buffer fields").
     EXACT_FIELDS = ["flags", "multi", "qbuf", "argv-mem", "multi-mem", "obl", "oll", "omem"]

@@ -118,6 +118,50 @@ CASES = [
      ["EVAL", "return cmsgpack.pack({1,-1,-100,300,70000,5000000000,1.5,0.1,'hello',true,false})",
       "0"],
      ["EVAL", "return {cmsgpack.unpack(cmsgpack.pack(1,'x',{1,2}))}", "0"]],
+    [["EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(7,'ab',{1,2}), 1)}", "0"],
+     ["EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(7,'ab'), 0)}", "0"],
+     ["EVAL", "return {cmsgpack.unpack_limit(cmsgpack.pack(7,'ab',{1,2},9), 2, 1)}", "0"],
+     ["EVAL", "return {cmsgpack.unpack_limit(cmsgpack.pack(7,'ab'), 0)}", "0"],
+     ["EVAL", "return {cmsgpack.unpack_limit(cmsgpack.pack(7,'ab'), 9, 3)}", "0"],
+     ["EVAL", "return {cmsgpack.unpack_one('abc', 4)}", "0"],
+     ["EVAL", "return {cmsgpack.unpack_limit('abc', -1)}", "0"],
+     ["EVAL", "return {cmsgpack.unpack_one('\\147\\1')}", "0"],
+     ["EVAL", "return cmsgpack.unpack_limit('abc')", "0"]],
+    # The globals and library tables are read-only themselves, as in Redis 7.0: the globals'
+    # metatable is visible and read-only, the libraries have none.
+    [["EVAL", "local g = getmetatable(_G) g.__index = {}", "0"],
+     ["EVAL", "local g = getmetatable(_G) return {type(g.__index), type(g.__newindex)}", "0"],
+     ["EVAL", "return {type(getmetatable(redis)), type(getmetatable(cjson))}", "0"],
+     ["EVAL", "rawset(_G, 'a', 1)", "0"], ["EVAL", "setmetatable(_G, {})", "0"],
+     ["EVAL", "rawset(redis, 'x', 1)", "0"], ["EVAL", "string.x = 1", "0"],
+     ["EVAL", "local n = 0 for k in pairs(redis) do n = n + 1 end return n", "0"],
+     ["EVAL", "KEYS[1] = 'x' return KEYS[1]", "1", "k"], ["EVAL", "_G.KEYS = 1", "0"]],
+    # redis.acl_check_cmd for the default user and for a restricted one; the library's argument
+    # errors as a pcall catches them.
+    [["EVAL", "return {redis.acl_check_cmd('set', 'k', 1)}", "0"],
+     ["EVAL", "return {pcall(redis.acl_check_cmd, 'nosuch')}", "0"],
+     ["EVAL", "return redis.acl_check_cmd('nosuch')", "0"], ["EVAL", "return redis.acl_check_cmd()", "0"],
+     ["EVAL", "return redis.acl_check_cmd({})", "0"],
+     ["EVAL", "return {redis.acl_check_cmd('config')}", "0"],
+     ["EVAL", "return {redis.acl_check_cmd('config', 'nosub')}", "0"],
+     ["EVAL", "return {redis.acl_check_cmd('GET', 'a', 'b', 'c')}", "0"],
+     ["EVAL", "local ok, e = pcall(redis.sha1hex) return e", "0"],
+     ["EVAL", "local ok, e = pcall(redis.setresp, 5) return e", "0"],
+     ["EVAL", "local ok, e = pcall(redis.log) return e", "0"],
+     ["EVAL", "local ok, e = pcall(redis.set_repl, 99) return e", "0"]],
+    [["ACL", "SETUSER", "lim", "on", "nopass", "~a*", "+get", "+eval"], ["AUTH", "lim", "x"],
+     ["EVAL", "return {redis.acl_check_cmd('get', 'a1')}", "0"],
+     ["EVAL", "return {redis.acl_check_cmd('get', 'b1')}", "0"],
+     ["EVAL", "return {redis.acl_check_cmd('set', 'a1', 'x')}", "0"],
+     ["EVAL", "return {redis.acl_check_cmd('get')}", "0"], ["AUTH", "default", "x"],
+     ["ACL", "DELUSER", "lim"]],
+    # Commands a script may or may not call (Redis 7.0's noscript flags): BLMPOP does not
+    # block there, CLIENT HELP runs, CLUSTER RESET is refused before the cluster check.
+    [["RPUSH", "bl", "a", "b"], ["EVAL", "return redis.call('blmpop', 0, 1, 'bl', 'LEFT')", "0"],
+     ["EVAL", "return redis.call('blmpop', 0, 1, 'nol', 'LEFT')", "0"],
+     ["EVAL", "return #redis.call('client', 'help') > 5", "0"],
+     ["EVAL", "return redis.call('cluster', 'reset', 'hard')", "0"],
+     ["EVAL", "return redis.call('blpop', 'bl', 0)", "0"]],
     [["EVAL", "return struct.pack('>I2',258)", "0"],
      ["EVAL", "return {struct.unpack('>I2','\\1\\2')}", "0"],
      ["EVAL", "return struct.pack('<i4 >h B d c3 s', -5, -2, 200, 1.5, 'abc', 'zz')", "0"],
@@ -189,9 +233,6 @@ class ServerStarter:
         server = Server(options=options)
         self.addCleanup(server.stop)
         return server.start()
-
-
-
 
 
 class AtomicityTest(ServerStarter, BlackboxTestCase):
@@ -289,6 +330,9 @@ class BusyTest(ServerStarter, BlackboxTestCase):
             looper = Client(server.port)
             looper.send(encode_command("EVAL", self.LOOP, "0"))
             self.wait_for(admin, self.BUSY, "GET", "x")
+            # Redis 7.0's allow_busy commands are answered meanwhile.
+            for cmd in (["WATCH", "x"], ["UNWATCH"], ["MULTI"], ["DISCARD"]):
+                self.assertEqual(admin.call(*cmd), "OK", cmd)
             self.assertEqual(admin.call("SCRIPT", "KILL"), "OK")
             reply = looper.read()
             self.assertIsInstance(reply, RespError)

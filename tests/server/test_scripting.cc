@@ -214,6 +214,19 @@ TEST_CASE(
              "local t = cmsgpack.unpack(cmsgpack.pack({-100, 70000, 5000000000, 1.5, 'x'}))"
              " return {t[1], t[2], t[3], t[4] * 2, t[5]}") ==
         Arr({Int(-100), Int(70000), Int(5000000000), Int(3), Bulk("x")}));
+  // unpack_one / unpack_limit: the next value's offset first, -1 once the input is used up.
+  CHECK(Eval(h, "return {cmsgpack.unpack_one(cmsgpack.pack(7, 'ab', 9))}") ==
+        Arr({Int(1), Int(7)}));
+  CHECK(Eval(h, "return {cmsgpack.unpack_one(cmsgpack.pack(7, 'ab', 9), 1)}") ==
+        Arr({Int(4), Bulk("ab")}));
+  CHECK(Eval(h, "return {cmsgpack.unpack_limit(cmsgpack.pack(7, 'ab', 9), 5, 1)}") ==
+        Arr({Int(-1), Bulk("ab"), Int(9)}));
+  CHECK(Eval(h, "return {cmsgpack.unpack_limit(cmsgpack.pack(7, 8), 0)}") == Arr({Int(7), Int(8)}));
+  CHECK(Eval(h, "return {cmsgpack.unpack_one(cmsgpack.pack(7), 1)}") == Arr({Int(-1)}));
+  CHECK(Eval(h, "return {pcall(cmsgpack.unpack_one, 'abc', 4)}") ==
+        Arr({Nil(), Bulk("Start offset 4 greater than input length 3.")}));
+  CHECK(Eval(h, "return {pcall(cmsgpack.unpack_limit, 'abc', -1)}") ==
+        Arr({Nil(), Bulk("Invalid request to unpack with offset of 0 and limit of 3.")}));
 }
 
 TEST_CASE("a script that allocates without bound gets an error and the server goes on") {

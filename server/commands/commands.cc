@@ -21,6 +21,7 @@ void RegisterAllCommands(CommandTable& table) {
   RegisterPubSubCommands(table);
   RegisterAclCommands(table);
   RegisterKeyspaceCommands(table);
+  RegisterModuleCommands(table);
   RegisterSortCommands(table);
   RegisterGeoCommands(table);
   RegisterClientPauseCommands(table);

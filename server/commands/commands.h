@@ -26,6 +26,7 @@ void RegisterSetCommands(CommandTable& table);          // cmd_sets.cc
 void RegisterListCommands(CommandTable& table);         // cmd_lists.cc
 void RegisterZSetCommands(CommandTable& table);         // cmd_zsets.cc
 void RegisterPubSubCommands(CommandTable& table);       // cmd_pubsub.cc: SUBSCRIBE, PUBLISH, ...
+void RegisterModuleCommands(CommandTable& table);       // cmd_module.cc: MODULE, OBJECT HELP
 void RegisterKeyspaceCommands(CommandTable& table);     // cmd_keyspace.cc: TOUCH, MOVE, SWAPDB, ...
 void RegisterSortCommands(CommandTable& table);         // cmd_sort.cc: SORT, SORT_RO
 void RegisterGeoCommands(CommandTable& table);          // cmd_geo.cc, geo_search.cc: GEO*

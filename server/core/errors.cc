@@ -354,6 +354,19 @@ Status DebugNotAllowed() {
       "configuration file, and then restart the server.");
 }
 
+Status ModuleCommandNotAllowed() {
+  return Err(
+      "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", "
+      "you can run it from a local connection, otherwise you need to set this option in the "
+      "configuration file, and then restart the server.");
+}
+Status ModuleLoadFailed() {
+  return Err("ERR Error loading the extension. Please check the server logs.");
+}
+Status ModuleUnloadNoSuchModule() {
+  return Err("ERR Error unloading module: no such module with that name");
+}
+
 Status MaxClientsReached() { return Err("ERR max number of clients reached"); }
 
 // Redis 7.0.15's text, byte for byte (clients and operators search for it).

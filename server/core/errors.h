@@ -71,8 +71,11 @@ Status TimeoutOutOfRange();  // "ERR timeout is out of range"
 Status SlowlogCountBad();    // "ERR count should be greater than or equal to -1"
 Status LfuNotSelected();     // "ERR An LFU maxmemory policy is not selected, access frequency ..."
 Status NoProto();            // "NOPROTO unsupported protocol version"
-Status AuthWithoutPassword();  // "ERR AUTH <password> called without any password ..."
-Status DebugNotAllowed();      // "ERR DEBUG command not allowed. If the ..."
+Status AuthWithoutPassword();       // "ERR AUTH <password> called without any password ..."
+Status ModuleCommandNotAllowed();   // "ERR MODULE command not allowed. If the ..."
+Status ModuleLoadFailed();          // "ERR Error loading the extension. Please check ..."
+Status ModuleUnloadNoSuchModule();  // "ERR Error unloading module: no such module ..."
+Status DebugNotAllowed();           // "ERR DEBUG command not allowed. If the ..."
 // DEBUG KEYSPACE-CHECK found db's maintained counts different from a walk of its keys.
 Status KeyspaceCountsDiffer(int db, const KeyspaceCheckReport& report);
 Status MaxClientsReached();    // "ERR max number of clients reached"

@@ -54,6 +54,7 @@ std::vector<const char*> FlagNames(uint32_t flags) {
       {kNoAsyncLoading, "no_async_loading"},
       {kNoMulti, "no_multi"},
   };
+  if (flags & kWritesLibraries) flags |= kWrite;
   std::vector<const char*> names;
   for (const auto& [bit, name] : kNames) {
     if (flags & bit) names.push_back(name);

@@ -304,19 +304,20 @@ void RegisterFunctionCommands(CommandTable& table) {
       "Invokes a read-only function.", "7.0.0", "function numkeys [key [key ...]] [arg [arg ...]]");
   Add(table, "function", -2, 0, nullptr, nullptr, "A container for function commands.", "7.0.0",
       "subcommand");
-  Add(table, "function|load", -3, kNoScript | kDenyOom, FunctionLoad, nullptr, "Creates a library.",
-      "7.0.0", "[REPLACE] function-code");
-  Add(table, "function|delete", 3, kNoScript, FunctionDelete, nullptr,
+  Add(table, "function|load", -3, kNoScript | kDenyOom | kWritesLibraries, FunctionLoad, nullptr,
+      "Creates a library.", "7.0.0", "[REPLACE] function-code");
+  Add(table, "function|delete", 3, kNoScript | kWritesLibraries, FunctionDelete, nullptr,
       "Deletes a library and its functions.", "7.0.0", "library-name");
-  Add(table, "function|flush", -2, kNoScript, FunctionFlush, nullptr,
+  Add(table, "function|flush", -2, kNoScript | kWritesLibraries, FunctionFlush, nullptr,
       "Deletes all libraries and functions.", "7.0.0", "[ASYNC|SYNC]");
   Add(table, "function|list", -2, kNoScript, FunctionList, nullptr,
       "Returns information about all libraries.", "7.0.0",
       "[LIBRARYNAME library-name-pattern] [WITHCODE]");
   Add(table, "function|dump", 2, kNoScript, FunctionDump, nullptr,
       "Dumps all libraries into a serialized binary payload.", "7.0.0", "");
-  Add(table, "function|restore", -3, kNoScript | kDenyOom, FunctionRestore, nullptr,
-      "Restores all libraries from a payload.", "7.0.0", "serialized-value [FLUSH|APPEND|REPLACE]");
+  Add(table, "function|restore", -3, kNoScript | kDenyOom | kWritesLibraries, FunctionRestore,
+      nullptr, "Restores all libraries from a payload.", "7.0.0",
+      "serialized-value [FLUSH|APPEND|REPLACE]");
   Add(table, "function|stats", 2, kNoScript | kAllowBusy, FunctionStats, nullptr,
       "Returns information about a function during execution.", "7.0.0", "");
   Add(table, "function|kill", 2, kNoScript | kAllowBusy, FunctionKill, nullptr,

@@ -124,6 +124,10 @@ enum CommandFlag : uint32_t {
   kAsking = 1u << 19,           // "asking"
   // "pubsub": a pub/sub command (SUBSCRIBE, PUBLISH, PUBSUB ...); ACL category @pubsub.
   kPubSub = 1u << 20,
+  // Shown as "write" and admitted as a write (-READONLY on a read-only replica, min-replicas,
+  // CLIENT PAUSE WRITE), but not a key write: it runs outside data units (FUNCTION LOAD, DELETE,
+  // FLUSH, RESTORE change the function libraries, which reach replicas as the command itself).
+  kWritesLibraries = 1u << 21,
 };
 
 // A Redis 7 key specification, for COMMAND INFO (how cluster-aware clients find keys). The

@@ -120,7 +120,7 @@ int64_t ServerState::PausedUntil(uint32_t command_flags) const {
   if (until == 0) return 0;
   // Redis's WRITE pause holds its write and may-replicate commands: EVAL, EVALSHA and FCALL
   // (not their _RO forms).
-  const bool may_write = (command_flags & kWrite) != 0 ||
+  const bool may_write = (command_flags & (kWrite | kWritesLibraries)) != 0 ||
                          ((command_flags & kScriptUnit) != 0 && (command_flags & kReadOnly) == 0);
   const bool waits = pause_all_.load(std::memory_order_relaxed) || may_write;
   if (!waits || RealNowMs() >= until) return 0;

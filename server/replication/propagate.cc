@@ -496,13 +496,15 @@ Status Replication::Admit(const CommandContext& ctx, const CommandSpec& spec) {
         !(spec.flags & kStale)) {
       return MasterDown();
     }
-    if ((spec.flags & kWrite) && read_only_.load(std::memory_order_relaxed)) {
+    if ((spec.flags & (kWrite | kWritesLibraries)) && read_only_.load(std::memory_order_relaxed)) {
       return ReadOnlyReplica();
     }
     return Status::Ok();
   }
   const int64_t need = min_replicas_.load(std::memory_order_relaxed);
-  if (need > 0 && (spec.flags & kWrite) && good_replicas_.load() < need) return NoReplicas();
+  if (need > 0 && (spec.flags & (kWrite | kWritesLibraries)) && good_replicas_.load() < need) {
+    return NoReplicas();
+  }
   return Status::Ok();
 }
 

@@ -108,8 +108,6 @@ class IntrospectionDifferentialTest(BesideReference):
         **{"cluster|" + n: "loading" for n in (
             "countkeysinslot", "getkeysinslot", "info", "keyslot", "links", "myid", "nodes",
             "shards", "slots")},
-        # Functions replicate by their own path (docs/replication.md), not as key writes.
-        **{"function|" + n: "write" for n in ("delete", "flush", "load", "restore")},
     }
     SLUICE_ONLY = {"cl.throttle", "client|setinfo", "conc.acquire", "conc.release", "gcra.take",
                    "leaky.take", "limits.take", "sliding.take", "sluice.setentry", "window.take"}
@@ -143,8 +141,6 @@ class IntrospectionDifferentialTest(BesideReference):
             extra = self.COMMAND_INFO_DIFFERENCES.get(name)
             if extra == "loading":
                 g = (g[0], [f for f in g[1] if f != "loading"]) + g[2:]
-            elif extra == "write":
-                w = (w[0], [f for f in w[1] if f != "write"]) + w[2:]
             self.assertEqual(g, w, name)
 
     def test_module_and_object_help(self):

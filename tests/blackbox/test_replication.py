@@ -218,6 +218,12 @@ class ReplicationTest(unittest.TestCase):
         raw = subprocess.run([REDIS_CLI, "-p", str(r1.port), "SET", "x", "y"],
                              capture_output=True, text=True).stdout.strip()
         self.assertEqual(raw, "READONLY You can't write against a read only replica.")
+        # Function libraries too (FUNCTION LOAD/DELETE/FLUSH/RESTORE are writes in Redis 7.0).
+        for args in (["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', "
+                      "function() return 1 end)"], ["FUNCTION", "FLUSH"]):
+            with self.assertRaises(redis.ResponseError) as e:
+                rc.execute_command(*args)
+            self.assertEqual(str(e.exception), "You can't write against a read only replica.")
         role = rc.execute_command("ROLE")
         self.assertEqual(role[0], b"slave")
         self.assertEqual(role[1:4], [b"127.0.0.1", primary.port, b"connected"])

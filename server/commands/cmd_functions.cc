@@ -66,7 +66,8 @@ void FcallGeneric(CommandContext& ctx, Args args, bool read_only) {
   LuaVm& vm = FunctionsVm(ctx.server.scripting().functions);
   ctx.txn();  // the unit the Dispatcher planned (or EXEC's)
   bool no_cluster = false;
-  const bool no_writes = PushFunction(vm, args[1], &no_cluster);
+  std::string name;
+  const bool no_writes = PushFunction(vm, args[1], &no_cluster, &name);
   if (!vm.HasValueOnTop()) return ReplyError(ctx.out, FunctionNotFound());
   if (no_cluster && ctx.server.cluster() != nullptr) {
     vm.Pop();
@@ -78,7 +79,7 @@ void FcallGeneric(CommandContext& ctx, Args args, bool read_only) {
   }
   ScriptExecution exec;
   exec.ctx = &ctx;
-  exec.name = std::string(args[1]);
+  exec.name = std::move(name);  // as registered (errors say "script: test" for FCALL TEST)
   exec.read_only = read_only || no_writes;
   exec.running.is_function = true;
   const auto n = static_cast<size_t>(*numkeys);

@@ -49,6 +49,14 @@ void Protect(lua_State* L) {
   lua_setmetatable(L, -2);
 }
 
+// Function names are case-insensitive, as Redis 7.0's function dictionary (FCALL TEST runs
+// `test`); they are kept and listed as registered. Names are ASCII letters, digits and '_'.
+std::string FoldedName(std::string_view name) {
+  std::string folded(name);
+  for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return folded;
+}
+
 bool ValidName(std::string_view name) {
   if (name.empty()) return false;
   for (char c : name) {
@@ -127,17 +135,31 @@ int RegisterFunction(lua_State* L) {
   for (const FunctionInfo& other : g_loading->functions) {
     if (other.name == fn.name) RaiseStatus(L, ScriptFunctionDuplicate());
   }
-  // functions[name] = {callback, no_writes, no_cluster}
+  // functions[folded name] = {callback, no_writes, no_cluster, name}. A library may register
+  // names differing only in case (Redis's library dictionary is case-sensitive); FCALL then
+  // finds the first (Redis: whichever its dictionary links first).
   const int callback = lua_gettop(L);
+  const std::string folded = FoldedName(fn.name);
   lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
-  lua_pushlstring(L, fn.name.data(), fn.name.size());
-  lua_createtable(L, 3, 0);
+  lua_pushlstring(L, folded.data(), folded.size());
+  lua_rawget(L, -2);
+  const bool taken = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (taken) {
+    lua_settop(L, 0);
+    g_loading->functions.push_back(std::move(fn));
+    return 0;
+  }
+  lua_pushlstring(L, folded.data(), folded.size());
+  lua_createtable(L, 4, 0);
   lua_pushvalue(L, callback);
   lua_rawseti(L, -2, 1);
   lua_pushboolean(L, fn.no_writes);
   lua_rawseti(L, -2, 2);
   lua_pushboolean(L, fn.no_cluster);
   lua_rawseti(L, -2, 3);
+  lua_pushlstring(L, fn.name.data(), fn.name.size());
+  lua_rawseti(L, -2, 4);
   lua_rawset(L, -3);
   lua_settop(L, 0);
   g_loading->functions.push_back(std::move(fn));
@@ -301,11 +323,12 @@ Status LoadLibraryInto(LuaVm& vm, std::string_view code, Library* library) {
   return Status::Ok();
 }
 
-bool PushFunction(LuaVm& vm, std::string_view name, bool* no_cluster) {
+bool PushFunction(LuaVm& vm, std::string_view name, bool* no_cluster, std::string* registered) {
   lua_State* L = vm.state();
   PrepareState(vm);
   lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
-  lua_pushlstring(L, name.data(), name.size());
+  const std::string folded = FoldedName(name);
+  lua_pushlstring(L, folded.data(), folded.size());
   lua_rawget(L, -2);
   lua_remove(L, -2);
   if (lua_isnil(L, -1)) return false;
@@ -315,6 +338,13 @@ bool PushFunction(LuaVm& vm, std::string_view name, bool* no_cluster) {
   if (no_cluster != nullptr) {
     lua_rawgeti(L, -1, 3);
     *no_cluster = lua_toboolean(L, -1) != 0;
+    lua_pop(L, 1);
+  }
+  if (registered != nullptr) {
+    lua_rawgeti(L, -1, 4);
+    size_t len = 0;
+    const char* text = lua_tolstring(L, -1, &len);
+    registered->assign(text, len);
     lua_pop(L, 1);
   }
   lua_rawgeti(L, -1, 1);
@@ -356,10 +386,11 @@ Status FunctionRegistry::LoadFromDisk() {
 }
 
 Status FunctionRegistry::InstallLocked(std::map<std::string, Library> libs) {
-  std::map<std::string, std::string> owner;  // function -> library
+  std::map<std::string, std::string> owner;  // folded function name -> library
   for (const auto& [name, lib] : libs) {
     for (const FunctionInfo& fn : lib.functions) {
-      if (!owner.emplace(fn.name, name).second) return FunctionExists(fn.name);
+      const auto [it, added] = owner.emplace(FoldedName(fn.name), name);
+      if (!added && it->second != name) return FunctionExists(fn.name);
     }
   }
   if (!path_.empty()) {
@@ -377,6 +408,15 @@ Status FunctionRegistry::Load(std::string_view code, bool replace, std::string* 
   if (Status s = Validate(code, &lib); !s.ok()) return s;
   std::lock_guard<std::mutex> lock(mu_);
   if (!replace && libraries_.count(lib.name) > 0) return LibraryExists(lib.name);
+  // Redis names the new library's function that another library already has.
+  for (const FunctionInfo& fn : lib.functions) {
+    for (const auto& [other_name, other] : libraries_) {
+      if (other_name == lib.name) continue;
+      for (const FunctionInfo& theirs : other.functions) {
+        if (FoldedName(theirs.name) == FoldedName(fn.name)) return FunctionExists(fn.name);
+      }
+    }
+  }
   std::map<std::string, Library> libs = libraries_;
   *name = lib.name;
   libs[lib.name] = std::move(lib);

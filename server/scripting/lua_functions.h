@@ -43,8 +43,10 @@ struct Library {
 // registered", ...).
 Status LoadLibraryInto(LuaVm& vm, std::string_view code, Library* library);
 
-// Pushes the function `name` registered in `vm` (nil when none) and returns its no-writes flag.
-bool PushFunction(LuaVm& vm, std::string_view name, bool* no_cluster = nullptr);
+// Pushes the function `name` registered in `vm` (nil when none; names are case-insensitive)
+// and returns its no-writes flag; *registered gets the name as the library registered it.
+bool PushFunction(LuaVm& vm, std::string_view name, bool* no_cluster = nullptr,
+                  std::string* registered = nullptr);
 
 class FunctionRegistry {
  public:

@@ -127,6 +127,16 @@ CASES = [
      ["EVAL", "return {cmsgpack.unpack_limit('abc', -1)}", "0"],
      ["EVAL", "return {cmsgpack.unpack_one('\\147\\1')}", "0"],
      ["EVAL", "return cmsgpack.unpack_limit('abc')", "0"]],
+    # Function names are case-insensitive (FCALL and collisions between libraries); one library
+    # may register names differing only in case.
+    [["FUNCTION", "FLUSH"],
+     ["FUNCTION", "LOAD", "#!lua name=test\n"
+      "redis.register_function('Test', function() return redis.call('nosuch') end)"],
+     ["FCALL", "TEST", "0"], ["FCALL", "test", "0"], ["FCALL_RO", "tEsT", "0"],
+     ["FUNCTION", "LOAD", "#!lua name=t2\nredis.register_function('TEST', function() return 1 end)"],
+     ["FUNCTION", "LOAD", "#!lua name=t3\nredis.register_function('a', function() return 1 end)\n"
+      "redis.register_function('A', function() return 1 end)"],
+     ["FCALL", "A", "0"], ["FUNCTION", "FLUSH"]],
     # The globals and library tables are read-only themselves, as in Redis 7.0: the globals'
     # metatable is visible and read-only, the libraries have none.
     [["EVAL", "local g = getmetatable(_G) g.__index = {}", "0"],

@@ -29,6 +29,12 @@ TEST_CASE("FUNCTION LOAD then FCALL and FCALL_RO") {
   CHECK(h.Run({"FCALL_RO", "incr2", "1", "n", "1"}) ==
         Err("ERR Can not execute a script with write flag using *_ro command."));
   CHECK(h.Run({"FCALL", "nope", "0"}) == Err("ERR Function not found"));
+  // Names are case-insensitive, as Redis's function dictionary.
+  CHECK(h.Run({"FCALL", "INCR2", "1", "n", "0"}) == Int(7));
+  CHECK(h.Run({"FCALL_RO", "Peek", "1", "n"}) == Bulk("7"));
+  CHECK(h.Run({"FUNCTION", "LOAD",
+               "#!lua name=other\nredis.register_function('Incr2', function() return 1 end)"}) ==
+        Err("ERR Function Incr2 already exists"));
   CHECK(h.Run({"FCALL", "incr2", "-1"}) == Err("ERR Number of keys can't be negative"));
   CHECK(h.Run({"FCALL", "incr2", "3", "a"}) ==
         Err("ERR Number of keys can't be greater than number of args"));

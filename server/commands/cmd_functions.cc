@@ -56,19 +56,28 @@ std::optional<bool> FcallWritesForRouting(CommandContext& ctx, const CommandSpec
   return !no_writes;
 }
 
+// FCALL's key count, checked after the function is found (Redis's order).
+Status CheckNumKeys(Args args, int64_t* numkeys) {
+  auto parsed = ParseInt64(args[2]);
+  if (!parsed) return FcallBadNumKeys();
+  if (*parsed > static_cast<int64_t>(args.size()) - 3) return NumKeysTooMany();
+  if (*parsed < 0) return NumKeysNegative();
+  *numkeys = *parsed;
+  return Status::Ok();
+}
+
 void FcallGeneric(CommandContext& ctx, Args args, bool read_only) {
-  auto numkeys = ParseInt64(args[2]);
-  if (!numkeys) return ReplyError(ctx.out, NotAnInteger());
-  if (*numkeys > static_cast<int64_t>(args.size()) - 3) {
-    return ReplyError(ctx.out, NumKeysTooMany());
-  }
-  if (*numkeys < 0) return ReplyError(ctx.out, NumKeysNegative());
   LuaVm& vm = FunctionsVm(ctx.server.scripting().functions);
   ctx.txn();  // the unit the Dispatcher planned (or EXEC's)
   bool no_cluster = false;
   std::string name;
   const bool no_writes = PushFunction(vm, args[1], &no_cluster, &name);
   if (!vm.HasValueOnTop()) return ReplyError(ctx.out, FunctionNotFound());
+  int64_t numkeys = 0;
+  if (Status s = CheckNumKeys(args, &numkeys); !s.ok()) {
+    vm.Pop();
+    return ReplyError(ctx.out, s);
+  }
   if (no_cluster && ctx.server.cluster() != nullptr) {
     vm.Pop();
     return ReplyError(ctx.out, ScriptNoClusterFlag());
@@ -80,9 +89,10 @@ void FcallGeneric(CommandContext& ctx, Args args, bool read_only) {
   ScriptExecution exec;
   exec.ctx = &ctx;
   exec.name = std::move(name);  // as registered (errors say "script: test" for FCALL TEST)
+  exec.command = args;
   exec.read_only = read_only || no_writes;
   exec.running.is_function = true;
-  const auto n = static_cast<size_t>(*numkeys);
+  const auto n = static_cast<size_t>(numkeys);
   vm.PushArgs(args.subspan(3, n));
   vm.PushArgs(args.subspan(3 + n));
   const int db_before = ctx.client.db;
@@ -124,8 +134,9 @@ void FunctionDelete(CommandContext& ctx, Args args) {
 }
 
 void FunctionFlush(CommandContext& ctx, Args args) {
-  if (args.size() > 3 || (args.size() == 3 && !EqualsIgnoreCase(args[2], "sync") &&
-                          !EqualsIgnoreCase(args[2], "async"))) {
+  if (args.size() > 3) return ReplyError(ctx.out, SubcommandSyntax("function", args[1]));
+  if (args.size() == 3 && !EqualsIgnoreCase(args[2], "sync") &&
+      !EqualsIgnoreCase(args[2], "async")) {
     return ReplyError(ctx.out, FunctionFlushOption());
   }
   if (Status s = ctx.server.scripting().functions.Flush(); !s.ok()) return ReplyError(ctx.out, s);
@@ -198,7 +209,7 @@ void FunctionRestore(CommandContext& ctx, Args args) {
       return ReplyError(ctx.out, BadRestorePolicy());
     }
   } else if (args.size() > 4) {
-    return ReplyError(ctx.out, SyntaxError());
+    return ReplyError(ctx.out, SubcommandSyntax("function", args[1]));
   }
   if (Status s = ctx.server.scripting().functions.Restore(args[2], policy); !s.ok()) {
     return ReplyError(ctx.out, s);
@@ -219,7 +230,21 @@ void FunctionStats(CommandContext& ctx, Args) {
   FunctionRegistry& registry = ctx.server.scripting().functions;
   ctx.out.Map(2);
   ctx.out.Bulk("running_script");
-  ctx.out.NullBulk();  // Sluice runs many scripts at once: no single one to name
+  // The busy script (past busy-reply-threshold) that started first: Sluice runs scripts on
+  // every I/O thread at once, and only a busy one can be seen from another client, as on Redis.
+  const auto running = ctx.server.running_scripts().Longest(RunningScripts::SteadyNowMs());
+  if (!running) {
+    ctx.out.NullBulk();
+  } else {
+    ctx.out.Map(3);
+    ctx.out.Bulk("name");
+    ctx.out.Bulk(running->name);
+    ctx.out.Bulk("command");
+    ctx.out.Array(running->command.size());
+    for (const std::string& arg : running->command) ctx.out.Bulk(arg);
+    ctx.out.Bulk("duration_ms");
+    ctx.out.Integer(running->duration_ms);
+  }
   ctx.out.Bulk("engines");
   ctx.out.Map(1);
   ctx.out.Bulk("LUA");

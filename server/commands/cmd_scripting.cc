@@ -216,6 +216,7 @@ void EvalGeneric(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
   ScriptExecution exec;
   exec.ctx = &ctx;
   exec.name = sha;
+  exec.command = args;
   exec.read_only = read_only || tag.flags.no_writes;
   exec.allow_cross_slot = tag.flags.allow_cross_slot;
   const int db_before = ctx.client.db;  // SELECT inside a script does not outlive it

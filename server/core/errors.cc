@@ -187,6 +187,8 @@ Status LibraryExists(std::string_view name) {
   return Err("ERR Library '" + std::string(name) + "' already exists");
 }
 Status LibraryNotFound() { return Err("ERR Library not found"); }
+Status FunctionLoadTimeout() { return Err("ERR FUNCTION LOAD timeout"); }
+Status FcallBadNumKeys() { return Err("ERR Bad number of keys provided"); }
 Status FunctionNotFound() { return Err("ERR Function not found"); }
 Status BadDumpPayload() { return Err("ERR DUMP payload version or checksum are wrong"); }
 Status BadDataFormat() { return Err("ERR Bad data format"); }

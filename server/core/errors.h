@@ -247,6 +247,8 @@ Status NoFunctionsRegistered();                            // "ERR No functions 
 Status FunctionExists(std::string_view name);              // "ERR Function f already exists"
 Status LibraryExists(std::string_view name);               // "ERR Library 'x' already exists"
 Status LibraryNotFound();                                  // "ERR Library not found"
+Status FunctionLoadTimeout();  // "ERR FUNCTION LOAD timeout"
+Status FcallBadNumKeys();                                  // "ERR Bad number of keys provided"
 Status FunctionNotFound();                                 // "ERR Function not found"
 Status BadDumpPayload();       // "ERR DUMP payload version or checksum are wrong"
 Status FunctionFlushOption();  // "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"

@@ -35,6 +35,17 @@ bool RunningScripts::BusyOn(std::thread::id thread) const {
                      [&](const RunningScript* s) { return s->thread == thread; });
 }
 
+std::optional<RunningScriptView> RunningScripts::Longest(int64_t now_ms) const {
+  if (count_.load(std::memory_order_acquire) == 0) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  const RunningScript* first = nullptr;
+  for (const RunningScript* s : running_) {
+    if (first == nullptr || s->started_ms < first->started_ms) first = s;
+  }
+  if (first == nullptr) return std::nullopt;
+  return RunningScriptView{first->name, first->command, now_ms - first->started_ms};
+}
+
 RunningScripts::KillResult RunningScripts::Kill(bool functions, int64_t now_ms,
                                                 int64_t threshold_ms) {
   std::lock_guard<std::mutex> lock(mu_);

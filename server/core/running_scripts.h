@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,6 +25,17 @@ struct RunningScript {
   bool registered = false;         // in RunningScripts (touched by its own thread only)
   std::thread::id thread;          // the thread running it (the server hands new clients
                                    // to other threads while it is busy)
+  // Set by its own thread before it is registered, then read-only (FUNCTION STATS): the
+  // function's name (an EVAL's SHA1) and the command that runs it, as sent.
+  std::string name;
+  std::vector<std::string> command;
+};
+
+// What FUNCTION STATS shows of the script that has run longest.
+struct RunningScriptView {
+  std::string name;
+  std::vector<std::string> command;
+  int64_t duration_ms = 0;
 };
 
 class RunningScripts {
@@ -41,6 +54,8 @@ class RunningScripts {
   // Whether a script or function registered as busy runs on `thread`. Lock-free when no script
   // runs at all.
   bool BusyOn(std::thread::id thread) const;
+  // The registered (busy) script that started first; nullopt when none.
+  std::optional<RunningScriptView> Longest(int64_t now_ms) const;
   static int64_t SteadyNowMs();
 
  private:

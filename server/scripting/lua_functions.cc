@@ -12,6 +12,7 @@
 #include "server/core/args.h"
 #include "server/core/durable_file.h"
 #include "server/core/errors.h"
+#include "server/core/running_scripts.h"
 #include "server/scripting/lua_vm.h"
 
 namespace sluice::server {
@@ -74,6 +75,25 @@ bool ValidName(std::string_view name) {
   std::abort();
 }
 
+// The string at `index`, embedded NULs included (a name with one is invalid, not cut short).
+std::string LuaString(lua_State* L, int index) {
+  size_t len = 0;
+  const char* text = lua_tolstring(L, index, &len);
+  return std::string(text, len);
+}
+
+// A library's load-time code runs at most kLoadTimeoutMs (Redis's LOAD_TIMEOUT_MS), checked
+// every kLoadHookInterval instructions; then every line fails, so a pcall cannot hide it.
+constexpr int64_t kLoadTimeoutMs = 500;
+constexpr int kLoadHookInterval = 100000;
+thread_local int64_t g_load_started_ms = 0;
+
+void LoadHook(lua_State* L, lua_Debug*) {
+  if (RunningScripts::SteadyNowMs() - g_load_started_ms <= kLoadTimeoutMs) return;
+  lua_sethook(L, LoadHook, LUA_MASKLINE, 0);
+  RaiseStatus(L, FunctionLoadTimeout());
+}
+
 // Reads the {function_name=, callback=, flags=, description=} form into the function table
 // entry; leaves the callback on top of the stack.
 void ReadNamedArguments(lua_State* L, FunctionInfo* fn) {
@@ -83,12 +103,12 @@ void ReadNamedArguments(lua_State* L, FunctionInfo* fn) {
     const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
     const std::string_view k = key;
     if (k == "function_name" && lua_type(L, -1) == LUA_TSTRING) {
-      fn->name = lua_tostring(L, -1);
+      fn->name = LuaString(L, -1);
       have_name = true;
     } else if (k == "callback" && lua_isfunction(L, -1)) {
       have_callback = true;
     } else if (k == "description" && lua_type(L, -1) == LUA_TSTRING) {
-      fn->description = lua_tostring(L, -1);
+      fn->description = LuaString(L, -1);
     } else if (k == "flags" && lua_istable(L, -1)) {
       for (int i = 1;; ++i) {
         lua_rawgeti(L, -1, i);
@@ -126,7 +146,7 @@ int RegisterFunction(lua_State* L) {
   } else if (lua_gettop(L) == 2) {
     if (!lua_isstring(L, 1)) RaiseStatus(L, ScriptFunctionNeedsName());
     if (!lua_isfunction(L, 2)) RaiseStatus(L, ScriptFunctionNeedsCallback());
-    fn.name = lua_tostring(L, 1);
+    fn.name = LuaString(L, 1);
     lua_pushvalue(L, 2);
   } else {
     RaiseStatus(L, ScriptFunctionWrongArgs());
@@ -303,7 +323,12 @@ Status LoadLibraryInto(LuaVm& vm, std::string_view code, Library* library) {
   lua_insert(L, -2);
   SetEnvTarget(vm, true);
   g_loading = library;
+  const lua_Hook hook = lua_gethook(L);
+  const int hook_mask = lua_gethookmask(L), hook_count = lua_gethookcount(L);
+  g_load_started_ms = RunningScripts::SteadyNowMs();
+  lua_sethook(L, LoadHook, LUA_MASKCOUNT, kLoadHookInterval);
   const int rc = lua_pcall(L, 0, 0, -2);
+  lua_sethook(L, hook, hook_mask, hook_count);
   g_loading = nullptr;
   SetEnvTarget(vm, false);
   if (rc != 0) {

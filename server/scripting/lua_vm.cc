@@ -214,6 +214,8 @@ void LuaVm::Hook(lua_State* L, ::lua_Debug*) {
   if (!running.registered && RunningScripts::SteadyNowMs() - running.started_ms >=
                                  exec->ctx->server.busy_reply_threshold_ms()) {
     running.registered = true;  // now busy: SCRIPT KILL and -BUSY see it
+    running.name = exec->name;
+    running.command.assign(exec->command.begin(), exec->command.end());
     exec->ctx->server.running_scripts().Add(&running);
   }
   if (exec->running.kill.load(std::memory_order_acquire)) {

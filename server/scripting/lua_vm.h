@@ -45,6 +45,7 @@ void KillRunningScript(CommandContext& ctx, bool functions);
 struct ScriptExecution {
   CommandContext* ctx = nullptr;  // the EVAL/FCALL's context: store, server, client, unit
   std::string name;               // the SHA1 (EVAL) or function name (FCALL), for error texts
+  Args command;                   // the EVAL/FCALL as sent (FUNCTION STATS, once it is busy)
   bool read_only = false;         // EVAL_RO, FCALL_RO or the no-writes flag
   bool allow_cross_slot = false;  // the allow-cross-slot-keys flag (cluster mode)
   int resp = 2;                   // the protocol redis.call replies come in (redis.setresp)

@@ -127,6 +127,19 @@ CASES = [
      ["EVAL", "return {cmsgpack.unpack_limit('abc', -1)}", "0"],
      ["EVAL", "return {cmsgpack.unpack_one('\\147\\1')}", "0"],
      ["EVAL", "return cmsgpack.unpack_limit('abc')", "0"]],
+    # FUNCTION's argument errors; FCALL's numkeys.
+    [["FUNCTION", "RESTORE", "a", "b", "c"], ["FUNCTION", "RESTORE", "a", "b"],
+     ["FUNCTION", "FLUSH", "sync", "x"], ["FUNCTION", "FLUSH", "bad"], ["FCALL", "f", "bad"],
+     ["FUNCTION", "LOAD", "#!lua name=lf\nredis.register_function('f', function() return 1 end)"],
+     ["FCALL", "f", "bad"], ["FCALL_RO", "f", "x"], ["FCALL", "f", "-1"], ["FCALL", "f", "2", "k"],
+     ["FCALL_RO", "f", "0"], ["FUNCTION", "FLUSH"]],
+    # A function name with a NUL byte is invalid (not cut short); a library's load-time code
+    # runs at most 500 ms, a pcall cannot hide the timeout, and nothing of it is kept.
+    [["FUNCTION", "LOAD", "#!lua name=nul\nredis.register_function('te\\0st', function() end)"],
+     ["FUNCTION", "LOAD", "#!lua name=spin\nlocal a = 1 while 1 do a = a + 1 end"],
+     ["FUNCTION", "LOAD", "#!lua name=spin\npcall(function() while 1 do end end)\n"
+      "redis.register_function('f', function() return 1 end)"],
+     ["FUNCTION", "LIST"]],
     # Function names are case-insensitive (FCALL and collisions between libraries); one library
     # may register names differing only in case.
     [["FUNCTION", "FLUSH"],

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/script_args.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/cluster_route.h"
@@ -56,16 +57,6 @@ std::optional<bool> FcallWritesForRouting(CommandContext& ctx, const CommandSpec
   return !no_writes;
 }
 
-// FCALL's key count, checked after the function is found (Redis's order).
-Status CheckNumKeys(Args args, int64_t* numkeys) {
-  auto parsed = ParseInt64(args[2]);
-  if (!parsed) return FcallBadNumKeys();
-  if (*parsed > static_cast<int64_t>(args.size()) - 3) return NumKeysTooMany();
-  if (*parsed < 0) return NumKeysNegative();
-  *numkeys = *parsed;
-  return Status::Ok();
-}
-
 void FcallGeneric(CommandContext& ctx, Args args, bool read_only) {
   LuaVm& vm = FunctionsVm(ctx.server.scripting().functions);
   ctx.txn();  // the unit the Dispatcher planned (or EXEC's)
@@ -73,8 +64,8 @@ void FcallGeneric(CommandContext& ctx, Args args, bool read_only) {
   std::string name;
   const bool no_writes = PushFunction(vm, args[1], &no_cluster, &name);
   if (!vm.HasValueOnTop()) return ReplyError(ctx.out, FunctionNotFound());
-  int64_t numkeys = 0;
-  if (Status s = CheckNumKeys(args, &numkeys); !s.ok()) {
+  size_t n = 0;  // checked after the function is found, as Redis does
+  if (Status s = ParseScriptNumKeys(args, FcallBadNumKeys(), &n); !s.ok()) {
     vm.Pop();
     return ReplyError(ctx.out, s);
   }
@@ -92,7 +83,6 @@ void FcallGeneric(CommandContext& ctx, Args args, bool read_only) {
   exec.command = args;
   exec.read_only = read_only || no_writes;
   exec.running.is_function = true;
-  const auto n = static_cast<size_t>(numkeys);
   vm.PushArgs(args.subspan(3, n));
   vm.PushArgs(args.subspan(3 + n));
   const int db_before = ctx.client.db;

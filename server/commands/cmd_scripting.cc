@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/commands/commands.h"
+#include "server/commands/script_args.h"
 #include "server/core/args.h"
 #include "server/core/client_state.h"
 #include "server/core/cluster_route.h"
@@ -127,15 +128,8 @@ std::string_view ScriptSha(std::string_view arg, bool by_sha, char (&buf)[kSha1H
   return std::string_view(buf, kSha1HexLength);
 }
 
-// EVAL's checks of numkeys, in Redis's order; sets *n when they pass.
-Status ParseNumKeys(Args args, size_t* n) {
-  auto numkeys = ParseInt64(args[2]);
-  if (!numkeys) return NotAnInteger();
-  if (*numkeys > static_cast<int64_t>(args.size()) - 3) return NumKeysTooMany();
-  if (*numkeys < 0) return NumKeysNegative();
-  *n = static_cast<size_t>(*numkeys);
-  return Status::Ok();
-}
+// EVAL's checks of numkeys (script_args.h).
+Status ParseNumKeys(Args args, size_t* n) { return ParseScriptNumKeys(args, NotAnInteger(), n); }
 
 // The DataCallCheck of the EVAL family (command.h): a recognised library script that this
 // thread has compiled (so it is cached) and whose op keeps to its declared keys runs as a plain

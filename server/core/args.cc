@@ -77,4 +77,90 @@ std::optional<uint64_t> ParseScanCursor(std::string_view text) {
   return static_cast<uint64_t>(v);
 }
 
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// One escape inside double quotes at line[*i] ('\\'); appends what it stands for.
+void DoubleQuotedEscape(std::string_view line, size_t* i, std::string* word) {
+  const char n = line[*i + 1];
+  if (n == 'x' && *i + 3 < line.size() && HexValue(line[*i + 2]) >= 0 &&
+      HexValue(line[*i + 3]) >= 0) {
+    *word += static_cast<char>(HexValue(line[*i + 2]) * 16 + HexValue(line[*i + 3]));
+    *i += 4;
+    return;
+  }
+  switch (n) {
+    case 'n':
+      *word += '\n';
+      break;
+    case 'r':
+      *word += '\r';
+      break;
+    case 't':
+      *word += '\t';
+      break;
+    case 'b':
+      *word += '\b';
+      break;
+    case 'a':
+      *word += '\a';
+      break;
+    default:
+      *word += n;
+      break;
+  }
+  *i += 2;
+}
+
+}  // namespace
+
+bool SplitArgs(std::string_view line, std::vector<std::string>* words) {
+  size_t i = 0;
+  while (true) {
+    while (i < line.size() && IsSpace(line[i])) ++i;
+    if (i >= line.size()) return true;
+    std::string word;
+    char quote = 0;
+    bool done = false;
+    while (i < line.size() && !done) {
+      const char c = line[i];
+      if (quote == 0) {
+        if (IsSpace(c)) break;
+        if (c == '"' || c == '\'') {
+          quote = c;
+        } else {
+          word += c;
+        }
+        ++i;
+      } else if (c == quote) {
+        ++i;
+        if (i < line.size() && !IsSpace(line[i])) return false;
+        quote = 0;
+        done = true;
+      } else if (c == '\\' && i + 1 < line.size()) {
+        if (quote == '"') {
+          DoubleQuotedEscape(line, &i, &word);
+        } else {
+          const bool escaped_quote = line[i + 1] == '\'';
+          word += escaped_quote ? '\'' : '\\';
+          i += escaped_quote ? 2 : 1;
+        }
+      } else {
+        word += c;
+        ++i;
+      }
+    }
+    if (quote != 0) return false;
+    words->push_back(std::move(word));
+  }
+}
+
 }  // namespace sluice::server

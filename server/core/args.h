@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sluice::server {
 
@@ -18,6 +19,12 @@ std::optional<long double> ParseLongDouble(std::string_view s);
 std::optional<uint64_t> ParseScanCursor(std::string_view s);
 // ASCII case-insensitive equality (command names, option keywords).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// Redis's sdssplitargs (redis.conf lines, a library's "#!lua name=..." line): words split at
+// spaces; "double quotes" with \n \r \t \b \a \\ \" \xHH escapes and 'single quotes' with \'
+// only, opening anywhere in a word (name="foo" is name=foo); a closing quote must be followed
+// by a space or the end. False on unbalanced quotes or text right after a closing quote.
+bool SplitArgs(std::string_view line, std::vector<std::string>* words);
 std::string ToLower(std::string_view s);
 
 }  // namespace sluice::server

@@ -608,80 +608,6 @@ namespace sluice::server {
 
 namespace {
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Splits one config line into words with redis.conf's quoting rules: "double quotes" with
-// \n \r \t \b \a \\ \" \xHH escapes, 'single quotes' with \' only; a closing quote must be
-// followed by a space or the end of the line. False on unbalanced quotes.
-bool SplitConfigLine(std::string_view line, std::vector<std::string>* words) {
-  size_t i = 0;
-  while (true) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i >= line.size()) return true;
-    std::string word;
-    char quote = 0;
-    if (line[i] == '"' || line[i] == '\'') quote = line[i++];
-    bool closed = quote == 0;
-    while (i < line.size()) {
-      char c = line[i];
-      if (quote == 0) {
-        if (std::isspace(static_cast<unsigned char>(c))) break;
-        word += c;
-        ++i;
-      } else if (c == quote) {
-        ++i;
-        closed = true;
-        if (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) return false;
-        break;
-      } else if (c == '\\' && i + 1 < line.size()) {
-        char n = line[i + 1];
-        if (quote == '\'') {
-          word += n == '\'' ? '\'' : '\\';
-          i += n == '\'' ? 2 : 1;
-          continue;
-        }
-        if (n == 'x' && i + 3 < line.size() && HexValue(line[i + 2]) >= 0 &&
-            HexValue(line[i + 3]) >= 0) {
-          word += static_cast<char>(HexValue(line[i + 2]) * 16 + HexValue(line[i + 3]));
-          i += 4;
-          continue;
-        }
-        switch (n) {
-          case 'n':
-            word += '\n';
-            break;
-          case 'r':
-            word += '\r';
-            break;
-          case 't':
-            word += '\t';
-            break;
-          case 'b':
-            word += '\b';
-            break;
-          case 'a':
-            word += '\a';
-            break;
-          default:
-            word += n;
-            break;
-        }
-        i += 2;
-      } else {
-        word += c;
-        ++i;
-      }
-    }
-    if (!closed) return false;
-    words->push_back(std::move(word));
-  }
-}
-
 // Applies `name values...` to config; returns an error reason or empty.
 std::string ApplyOption(Config& config, std::string_view name,
                         const std::vector<std::string>& values) {
@@ -723,7 +649,7 @@ std::string ApplyConfigText(Config& config, std::string_view text, std::string_v
     if (start == std::string_view::npos || line[start] == '#') continue;
     std::vector<std::string> words;
     std::string where = std::string(source) + ":" + std::to_string(line_no) + ": ";
-    if (!SplitConfigLine(line, &words)) return where + "unbalanced quotes";
+    if (!SplitArgs(line, &words)) return where + "unbalanced quotes";
     if (words.empty()) continue;
     std::vector<std::string> values(words.begin() + 1, words.end());
     if (EqualsIgnoreCase(words[0], "user")) {  // an ACL user: checked when the table exists

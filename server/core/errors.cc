@@ -167,6 +167,10 @@ Status EngineNotFound(std::string_view name) {
 Status InvalidMetadata(std::string_view part) {
   return Err("ERR Invalid metadata value given: " + std::string(part));
 }
+Status InvalidLibraryMetadata() { return Err("ERR Invalid library metadata"); }
+Status LibraryNameRepeated() {
+  return Err("ERR Invalid metadata value, name argument was given multiple times");
+}
 Status LibraryNameMissing() { return Err("ERR Library name was not given"); }
 Status BadLibraryName() {
   return Err(
@@ -182,6 +186,9 @@ Status FunctionRegistering(std::string_view lua_message) {
 Status NoFunctionsRegistered() { return Err("ERR No functions registered"); }
 Status FunctionExists(std::string_view name) {
   return Err("ERR Function " + std::string(name) + " already exists");
+}
+Status RestoredLibraryExists(std::string_view name) {
+  return Err("ERR Library " + std::string(name) + " already exists");
 }
 Status LibraryExists(std::string_view name) {
   return Err("ERR Library '" + std::string(name) + "' already exists");
@@ -218,6 +225,20 @@ Status BadRestorePolicy() {
   return Err("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
 }
 Status ScriptFunctionBadFlag() { return Err("ERR unknown flag given"); }
+Status ScriptFunctionNameNotString() {
+  return Err("ERR function_name argument given to redis.register_function must be a string");
+}
+Status ScriptFunctionCallbackNotFunction() {
+  return Err("ERR callback argument given to redis.register_function must be a function");
+}
+Status ScriptFunctionDescriptionNotString() {
+  return Err("ERR description argument given to redis.register_function must be a string");
+}
+Status ScriptFunctionFlagsNotTable() {
+  return Err(
+      "ERR flags argument to redis.register_function must be a table representing function "
+      "flags");
+}
 Status ScriptFunctionBadArgument() {
   return Err("ERR unknown argument given to redis.register_function");
 }

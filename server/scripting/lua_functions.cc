@@ -102,14 +102,19 @@ void ReadNamedArguments(lua_State* L, FunctionInfo* fn) {
   while (lua_next(L, 1) != 0) {
     const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
     const std::string_view k = key;
-    if (k == "function_name" && lua_type(L, -1) == LUA_TSTRING) {
+    // Numbers pass as strings (lua_isstring), as in Redis.
+    if (k == "function_name") {
+      if (!lua_isstring(L, -1)) RaiseStatus(L, ScriptFunctionNameNotString());
       fn->name = LuaString(L, -1);
       have_name = true;
-    } else if (k == "callback" && lua_isfunction(L, -1)) {
+    } else if (k == "callback") {
+      if (!lua_isfunction(L, -1)) RaiseStatus(L, ScriptFunctionCallbackNotFunction());
       have_callback = true;
-    } else if (k == "description" && lua_type(L, -1) == LUA_TSTRING) {
+    } else if (k == "description") {
+      if (!lua_isstring(L, -1)) RaiseStatus(L, ScriptFunctionDescriptionNotString());
       fn->description = LuaString(L, -1);
-    } else if (k == "flags" && lua_istable(L, -1)) {
+    } else if (k == "flags") {
+      if (!lua_istable(L, -1)) RaiseStatus(L, ScriptFunctionFlagsNotTable());
       for (int i = 1;; ++i) {
         lua_rawgeti(L, -1, i);
         if (lua_isnil(L, -1)) {
@@ -245,21 +250,20 @@ void SetEnvTarget(LuaVm& vm, bool loading) {
 Status ParseMetadata(std::string_view code, std::string* name, std::string* body) {
   if (code.substr(0, 2) != "#!") return MissingLibraryMetadata();
   const size_t eol = code.find('\n');
-  const std::string_view line = code.substr(0, eol);
-  std::vector<std::string_view> parts;
-  for (size_t i = 0; i < line.size();) {
-    const size_t sp = line.find_first_of(" \t\r", i);
-    const size_t end = sp == std::string_view::npos ? line.size() : sp;
-    if (end > i) parts.push_back(line.substr(i, end - i));
-    i = end + 1;
-  }
-  const std::string_view engine = parts.empty() ? std::string_view{} : parts[0].substr(2);
+  // Redis splits the line as sdssplitargs does: name="foo" is name=foo.
+  std::vector<std::string> parts;
+  if (!SplitArgs(code.substr(0, eol), &parts)) return InvalidLibraryMetadata();
+  const std::string_view engine =
+      parts.empty() ? std::string_view{} : std::string_view(parts[0]).substr(2);
   // Redis looks the engine up case-insensitively (`#!LUA`), and the option name too (`NAME=`).
   if (!EqualsIgnoreCase(engine, "lua")) return EngineNotFound(engine);
   bool named = false;
   for (size_t j = 1; j < parts.size(); ++j) {
-    if (!EqualsIgnoreCase(parts[j].substr(0, 5), "name=")) return InvalidMetadata(parts[j]);
-    *name = std::string(parts[j].substr(5));
+    if (!EqualsIgnoreCase(std::string_view(parts[j]).substr(0, 5), "name=")) {
+      return InvalidMetadata(parts[j]);
+    }
+    if (named) return LibraryNameRepeated();
+    *name = parts[j].substr(5);
     named = true;
   }
   if (!named) return LibraryNameMissing();
@@ -479,7 +483,7 @@ Status FunctionRegistry::Restore(std::string_view payload, RestorePolicy policy)
   if (policy != RestorePolicy::kFlush) libs = libraries_;
   for (Library& lib : loaded) {
     if (policy == RestorePolicy::kAppend && libs.count(lib.name) > 0) {
-      return LibraryExists(lib.name);
+      return RestoredLibraryExists(lib.name);
     }
     libs[lib.name] = std::move(lib);
   }

@@ -140,6 +140,22 @@ CASES = [
      ["FUNCTION", "LOAD", "#!lua name=spin\npcall(function() while 1 do end end)\n"
       "redis.register_function('f', function() return 1 end)"],
      ["FUNCTION", "LIST"]],
+    # The library line split as Redis's sdssplitargs; register_function's named arguments.
+    [["FUNCTION", "LOAD", "#!lua name=foo name=bar\nredis.register_function('f', function() end)"],
+     ["FUNCTION", "LOAD", "#!lua name=\"q1\"\nredis.register_function('f', function() end)"],
+     ["FUNCTION", "LOAD", "#!lua name=\"q2\nredis.register_function('g', function() end)"],
+     ["FUNCTION", "LOAD", "#!lua name=x nme=y\nredis.register_function('g', function() end)"],
+     ["FUNCTION", "LOAD", "#!lua name=n1\n"
+      "redis.register_function{function_name=1, callback=function() end, description=2}"],
+     ["FUNCTION", "LOAD", "#!lua name=n2\nredis.register_function{function_name={}, "
+      "callback=function() end}"],
+     ["FUNCTION", "LOAD", "#!lua name=n2\nredis.register_function{function_name='h', callback=1}"],
+     ["FUNCTION", "LOAD", "#!lua name=n2\nredis.register_function{function_name='h', "
+      "callback=function() end, description={}}"],
+     ["FUNCTION", "LOAD", "#!lua name=n2\nredis.register_function{function_name='h', "
+      "callback=function() end, flags=1}"],
+     ["FUNCTION", "LIST", "LIBRARYNAME", "n1"], ["FUNCTION", "LIST", "LIBRARYNAME", "q1"],
+     ["FUNCTION", "FLUSH"]],
     # Function names are case-insensitive (FCALL and collisions between libraries); one library
     # may register names differing only in case.
     [["FUNCTION", "FLUSH"],
@@ -321,8 +337,9 @@ class FunctionPersistenceTest(ServerStarter, BlackboxTestCase):
             self.assertEqual(c.call("FCALL", "bump", "1", "n", "1"),
                              RespError("ERR Function not found"))
             self.assertEqual(c.call("FUNCTION", "RESTORE", dump), "OK")
+            # RESTORE's text has no quotes, unlike LOAD's (Redis's libraryJoin).
             self.assertEqual(c.call("FUNCTION", "RESTORE", dump),
-                             RespError("ERR Library 'counter' already exists"))
+                             RespError("ERR Library counter already exists"))
             self.assertEqual(c.call("FUNCTION", "RESTORE", dump, "REPLACE"), "OK")
         server.restart(hard=True)
         with Client(server.port) as c:

@@ -91,7 +91,7 @@ TEST_CASE("FUNCTION LIST, STATS, DELETE, FLUSH, DUMP and RESTORE") {
   CHECK(h.Run({"FUNCTION", "DELETE", "mylib"}) == Err("ERR Library not found"));
   CHECK(h.Run({"FCALL", "peek", "1", "n"}) == Err("ERR Function not found"));
   CHECK(h.Run({"FUNCTION", "RESTORE", payload}) == Ok());
-  CHECK(h.Run({"FUNCTION", "RESTORE", payload}) == Err("ERR Library 'mylib' already exists"));
+  CHECK(h.Run({"FUNCTION", "RESTORE", payload}) == Err("ERR Library mylib already exists"));
   CHECK(h.Run({"FUNCTION", "RESTORE", payload, "REPLACE"}) == Ok());
   CHECK(h.Run({"FUNCTION", "RESTORE", "garbage"}) ==
         Err("ERR DUMP payload version or checksum are wrong"));

@@ -77,6 +77,12 @@ void FcallGeneric(CommandContext& ctx, Args args, bool read_only) {
     vm.Pop();
     return ReplyError(ctx.out, ScriptRoWithWrites());
   }
+  if (!no_writes) {  // a function that may write is refused up front where writes are
+    if (Status s = AdmitScriptWrite(ctx); !s.ok()) {
+      vm.Pop();
+      return ReplyError(ctx.out, s);
+    }
+  }
   ScriptExecution exec;
   exec.ctx = &ctx;
   exec.name = std::move(name);  // as registered (errors say "script: test" for FCALL TEST)

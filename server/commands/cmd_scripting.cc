@@ -203,6 +203,11 @@ void EvalGeneric(CommandContext& ctx, Args args, bool by_sha, bool read_only) {
   if (read_only && tag.flags.shebang && !tag.flags.no_writes) {
     return ReplyError(ctx.out, ScriptRoWithWrites());
   }
+  // A script that may write (a shebang without no-writes) is refused up front where writes are
+  // (Redis's scriptPrepareForRun); one without a shebang is checked at each write it calls.
+  if (tag.flags.shebang && !tag.flags.no_writes) {
+    if (Status s = AdmitScriptWrite(ctx); !s.ok()) return ReplyError(ctx.out, s);
+  }
   // A known library script runs natively on the planned unit
   // (server/scripting/native/native_scripts.h).
   if (TryRunNativeScript(ctx, tag.native, keys, argv, read_only)) return;

@@ -31,6 +31,10 @@ class ReplicationHook {
   // The gate's check before a command runs or is queued: -READONLY on a read-only replica,
   // -MASTERDOWN with replica-serve-stale-data no, -NOREPLICAS under min-replicas-to-write.
   virtual Status Admit(const CommandContext& ctx, const CommandSpec& spec) = 0;
+  // A script's write (redis.call of a write command, or a script that may write: a shebang
+  // without no-writes) as Redis's scriptVerifyWriteCommandAllow: -READONLY on a read-only
+  // replica, -NOREPLICAS under min-replicas-to-write; the primary's link passes.
+  virtual Status AdmitScriptWrite(const CommandContext& ctx) = 0;
   // Beyond Redis (replica-ack-writes N): the stream offset this thread's writes reached since
   // the last call; 0 when none, or when the option is off. The I/O round asks once per round.
   virtual int64_t TakeWrittenOffset() = 0;

@@ -508,4 +508,16 @@ Status Replication::Admit(const CommandContext& ctx, const CommandSpec& spec) {
   return Status::Ok();
 }
 
+Status Replication::AdmitScriptWrite(const CommandContext& ctx) {
+  if (ctx.client.repl_kind.load(std::memory_order_relaxed) == ClientState::kMasterLink) {
+    return Status::Ok();
+  }
+  if (is_replica_.load(std::memory_order_acquire)) {
+    return read_only_.load(std::memory_order_relaxed) ? ReadOnlyReplica() : Status::Ok();
+  }
+  const int64_t need = min_replicas_.load(std::memory_order_relaxed);
+  if (need > 0 && good_replicas_.load() < need) return NoReplicas();
+  return Status::Ok();
+}
+
 }  // namespace sluice::server::replication

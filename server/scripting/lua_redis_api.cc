@@ -14,6 +14,7 @@
 #include "server/core/dispatcher.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
+#include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
 #include "server/scripting/lua_convert.h"
 #include "server/scripting/lua_sha1.h"
@@ -110,6 +111,9 @@ int GenericCall(lua_State* L, bool raise) {
   if (spec->flags & kNoScript) return Fail(L, ScriptNoScriptCommand(), raise);
   if (spec->flags & kWrite) {
     if (exec->read_only) return Fail(L, ScriptWriteInReadOnly(), raise);
+    if (ReplicationHook* repl = EngagedReplicationHook(); repl != nullptr) {
+      if (Status s = repl->AdmitScriptWrite(*exec->ctx); !s.ok()) return Fail(L, s, raise);
+    }
     exec->running.wrote.store(true, std::memory_order_release);
   }
   reply.clear();

@@ -218,6 +218,15 @@ class ReplicationTest(unittest.TestCase):
         raw = subprocess.run([REDIS_CLI, "-p", str(r1.port), "SET", "x", "y"],
                              capture_output=True, text=True).stdout.strip()
         self.assertEqual(raw, "READONLY You can't write against a read only replica.")
+        # A script's write, and a script that may write (a shebang without no-writes).
+        for args in (["EVAL", "return redis.call('set', 'x', 1)", "1", "x"],
+                     ["EVAL", "#!lua\nreturn redis.call('get', 'x')", "1", "x"]):
+            with self.assertRaises(redis.ResponseError) as e:
+                rc.execute_command(*args)
+            self.assertTrue(str(e.exception).startswith(
+                "You can't write against a read only replica."), e.exception)
+        self.assertEqual(rc.execute_command("EVAL", "return redis.call('get', 'x')", "1", "x"),
+                         None)
         # Function libraries too (FUNCTION LOAD/DELETE/FLUSH/RESTORE are writes in Redis 7.0).
         for args in (["FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', "
                       "function() return 1 end)"], ["FUNCTION", "FLUSH"]):

@@ -140,6 +140,19 @@ CASES = [
      ["FUNCTION", "LOAD", "#!lua name=spin\npcall(function() while 1 do end end)\n"
       "redis.register_function('f', function() return 1 end)"],
      ["FUNCTION", "LIST"]],
+    # min-replicas-to-write with no replica: a script that may write (shebang without
+    # no-writes, a function without it) is refused up front; one without a shebang at its write.
+    [["SET", "x", "v"], ["CONFIG", "SET", "min-replicas-to-write", "1"],
+     ["EVAL", "#!lua flags=no-writes\nreturn redis.call('get','x')", "1", "x"],
+     ["EVAL", "return redis.call('get','x')", "1", "x"],
+     ["EVAL", "#!lua\nreturn redis.call('get','x')", "1", "x"],
+     ["EVAL", "return redis.call('set','x', 1)", "1", "x"],
+     ["EVAL", "return redis.pcall('set','x', 1)", "1", "x"],
+     ["FUNCTION", "LOAD", "#!lua name=mr\nredis.register_function('w', function() return 1 end)\n"
+      "redis.register_function{function_name='r', callback=function() return 2 end, "
+      "flags={'no-writes'}}"],
+     ["FCALL", "w", "0"], ["FCALL", "r", "0"], ["CONFIG", "SET", "min-replicas-to-write", "0"],
+     ["FUNCTION", "FLUSH"], ["GET", "x"]],
     # The library line split as Redis's sdssplitargs; register_function's named arguments.
     [["FUNCTION", "LOAD", "#!lua name=foo name=bar\nredis.register_function('f', function() end)"],
      ["FUNCTION", "LOAD", "#!lua name=\"q1\"\nredis.register_function('f', function() end)"],

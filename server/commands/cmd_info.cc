@@ -108,9 +108,11 @@ void ClientsSection(CommandContext& ctx, const Config& config, std::string& out)
   Field(out, "tracking_clients", ctx.server.tracking().clients());
 }
 
-// Redis 7.0's scripting fields; the Lua memory is every I/O thread's states together.
+// Redis 7.0's scripting fields; the Lua memory is every I/O thread's states together, EVAL's
+// and the functions' apart as Redis counts its two engines.
 void ScriptingMemoryFields(CommandContext& ctx, std::string& out) {
-  const auto vm = static_cast<int64_t>(LuaVm::TotalMemory());
+  const auto vm = static_cast<int64_t>(LuaVm::TotalMemory(LuaVm::Kind::kEval));
+  const auto vm_functions = static_cast<int64_t>(LuaVm::TotalMemory(LuaVm::Kind::kFunctions));
   const auto scripts = static_cast<int64_t>(ctx.server.scripting().scripts.body_bytes());
   const auto cached = static_cast<int64_t>(ctx.server.scripting().scripts.size());
   Field(out, "used_memory_lua", vm);
@@ -122,9 +124,9 @@ void ScriptingMemoryFields(CommandContext& ctx, std::string& out) {
   const auto code = static_cast<int64_t>(functions.code_bytes());
   Field(out, "number_of_functions", static_cast<int64_t>(functions.function_count()));
   Field(out, "number_of_libraries", static_cast<int64_t>(functions.library_count()));
-  Field(out, "used_memory_vm_functions", 0);  // counted in used_memory_lua
-  Field(out, "used_memory_vm_total", vm);
-  Field(out, "used_memory_vm_total_human", Human(vm));
+  Field(out, "used_memory_vm_functions", vm_functions);
+  Field(out, "used_memory_vm_total", vm + vm_functions);
+  Field(out, "used_memory_vm_total_human", Human(vm + vm_functions));
   Field(out, "used_memory_functions", code);
   Field(out, "used_memory_scripts", scripts + code);
   Field(out, "used_memory_scripts_human", Human(scripts + code));

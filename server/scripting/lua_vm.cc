@@ -28,7 +28,7 @@ constexpr const char* kGlobalsKey = "sluice.globals";      // the real globals t
 // Instructions between two checks of the kill flag.
 constexpr int kHookInterval = 10000;
 
-std::atomic<int64_t> g_total_memory{0};
+std::atomic<int64_t> g_total_memory[2] = {};  // by LuaVm::Kind
 thread_local ScriptExecution* g_current = nullptr;
 thread_local std::unique_ptr<LuaVm> g_vms[2];
 
@@ -184,8 +184,9 @@ bool LuaVm::HasValueOnTop() {
 
 void LuaVm::Pop() { lua_pop(L_, 1); }
 
-size_t LuaVm::TotalMemory() {
-  return static_cast<size_t>(std::max<int64_t>(0, g_total_memory.load(std::memory_order_relaxed)));
+size_t LuaVm::TotalMemory(Kind kind) {
+  const int64_t bytes = g_total_memory[static_cast<int>(kind)].load(std::memory_order_relaxed);
+  return static_cast<size_t>(std::max<int64_t>(0, bytes));
 }
 
 ScriptExecution* LuaVm::current() { return g_current; }
@@ -195,15 +196,16 @@ void* LuaVm::Alloc(void* ud, void* ptr, size_t osize, size_t nsize) {
   if (nsize == 0) {
     vm->blocks_.Realloc(ptr, osize, 0);
     vm->used_ -= osize;
-    g_total_memory.fetch_sub(static_cast<int64_t>(osize), std::memory_order_relaxed);
+    g_total_memory[static_cast<int>(vm->kind_)].fetch_sub(static_cast<int64_t>(osize),
+                                                          std::memory_order_relaxed);
     return nullptr;
   }
   if (nsize > osize && vm->used_ + (nsize - osize) > kMemoryLimit) return nullptr;
   void* p = vm->blocks_.Realloc(ptr, osize, nsize);
   if (p == nullptr) return nullptr;
   vm->used_ += nsize - osize;
-  g_total_memory.fetch_add(static_cast<int64_t>(nsize) - static_cast<int64_t>(osize),
-                           std::memory_order_relaxed);
+  g_total_memory[static_cast<int>(vm->kind_)].fetch_add(
+      static_cast<int64_t>(nsize) - static_cast<int64_t>(osize), std::memory_order_relaxed);
   return p;
 }
 
@@ -229,7 +231,7 @@ void LuaVm::Hook(lua_State* L, ::lua_Debug*) {
   }
 }
 
-LuaVm::LuaVm(Kind kind, uint64_t generation) : generation_(generation) {
+LuaVm::LuaVm(Kind kind, uint64_t generation) : kind_(kind), generation_(generation) {
   L_ = lua_newstate(Alloc, this);
   if (L_ == nullptr) std::abort();  // cannot allocate a few KB: the process is out of memory
   Sandbox();

@@ -64,8 +64,9 @@ class LuaVm {
   static LuaVm& ForThread(Kind kind, uint64_t generation);
   // A state of `kind` owned by the caller, not this thread's (FUNCTION LOAD validates in one).
   static std::unique_ptr<LuaVm> Create(Kind kind);
-  // Bytes every thread's Lua states hold now (INFO used_memory_lua).
-  static size_t TotalMemory();
+  // Bytes every thread's Lua states of `kind` hold now (INFO used_memory_lua / _vm_eval for
+  // kEval, used_memory_vm_functions for kFunctions).
+  static size_t TotalMemory(Kind kind);
 
   LuaVm(const LuaVm&) = delete;
   LuaVm& operator=(const LuaVm&) = delete;
@@ -111,6 +112,7 @@ class LuaVm {
   void ReplyError(protocol::ReplyWriter& out, const ScriptExecution& exec);
 
   lua_State* L_ = nullptr;
+  Kind kind_ = Kind::kEval;
   uint64_t generation_ = 0;
   size_t used_ = 0;       // bytes allocated by L_
   LuaBlockCache blocks_;  // L_'s allocator's (Alloc): outlives L_, closed in ~LuaVm

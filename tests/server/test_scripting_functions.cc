@@ -113,4 +113,28 @@ TEST_CASE("function errors carry the function's name and position") {
         "script: f, on @user_function:2.\r\n");
 }
 
+namespace {
+
+int64_t InfoField(const std::string& info, const std::string& name) {
+  const size_t at = info.find("\r\n" + name + ":");
+  REQUIRE(at != std::string::npos);
+  return std::stoll(info.substr(at + name.size() + 3));
+}
+
+}  // namespace
+
+TEST_CASE("INFO memory counts the EVAL and the function Lua states apart, as Redis") {
+  Harness h;
+  CHECK(h.Run({"FUNCTION", "LOAD", kLib}) == Bulk("mylib"));
+  CHECK(h.Run({"FCALL", "incr2", "1", "n", "1"}) == Int(1));  // this thread's functions state
+  CHECK(h.Run({"EVAL", "return 1", "0"}) == Int(1));
+  const std::string info = h.Run({"INFO", "memory"});
+  const int64_t eval = InfoField(info, "used_memory_lua");
+  const int64_t functions = InfoField(info, "used_memory_vm_functions");
+  CHECK(eval > 0);
+  CHECK(functions > 0);
+  CHECK(InfoField(info, "used_memory_vm_eval") == eval);
+  CHECK(InfoField(info, "used_memory_vm_total") == eval + functions);
+}
+
 }  // namespace sluice::server::testing

@@ -494,9 +494,20 @@ UnitPlan PlanUnit(const CommandSpec& spec, Args args, int db, std::vector<KeyRef
   return plan;
 }
 
+namespace {
+
+// The command a client names: never a subcommand's own entry ("config|get" names nothing, as in
+// Redis; the table keeps subcommands under such names for COMMAND INFO and the ACLs).
+const CommandSpec* FindTopLevel(const CommandTable& table, std::string_view name) {
+  if (name.find('|') != std::string_view::npos) return nullptr;
+  return table.Find(name);
+}
+
+}  // namespace
+
 const CommandSpec* Dispatcher::Resolve(Args args) const {
   if (args.empty()) return nullptr;
-  const CommandSpec* spec = table_.Find(args[0]);
+  const CommandSpec* spec = FindTopLevel(table_, args[0]);
   if (spec == nullptr || !IsContainer(*spec) || args.size() < 2) return spec;
   return table_.Find(SubcommandName(spec->name, args[1]));
 }
@@ -532,7 +543,7 @@ void Dispatcher::Dispatch(CommandContext& ctx, Args args) const {
     }
   } caching{ctx, args};
   RunningCommandScope running(ctx.client, args);  // for the crash report
-  const CommandSpec* spec = table_.Find(args[0]);
+  const CommandSpec* spec = FindTopLevel(table_, args[0]);
   if (spec == nullptr) return Reject(ctx, nullptr, UnknownCommand(args[0], args.subspan(1)));
   if (!IsContainer(*spec)) return Gate(ctx, *spec, args, true);
   if (args.size() < 2) return Reject(ctx, spec, WrongArity(spec->name));

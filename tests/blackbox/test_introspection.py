@@ -143,6 +143,12 @@ class IntrospectionDifferentialTest(BesideReference):
                 g = (g[0], [f for f in g[1] if f != "loading"]) + g[2:]
             self.assertEqual(g, w, name)
 
+    def test_subcommand_names_are_not_commands(self):
+        # Redis's unit/other "Subcommand syntax error crash (issue #10070)".
+        self.check([["GET|"], ["GET|SET"], ["CONFIG|GET", "GET_XX"], ["CONFIG", "GET_XX"],
+                    ["config|get", "maxmemory"], ["EVAL", "return redis.pcall('config|get','x')",
+                                                  "0"], ["COMMAND", "INFO", "config|get"]])
+
     def test_module_and_object_help(self):
         self.check([["MODULE", "LIST"], ["MODULE", "HELP"], ["MODULE", "LOAD", "/nonexistent.so"],
                     ["MODULE", "LOADEX", "/x.so"], ["MODULE", "UNLOAD", "foo"], ["MODULE"],

@@ -136,10 +136,15 @@ void WriteInfo(protocol::ReplyWriter& out, const CommandTable& table, const Comm
   out.Set(cats.size());
   for (const std::string& c : cats) out.Simple(c);
   out.Set(0);  // tips
-  out.Array(spec.key_specs.size());
+  // RESP3 types as Redis 7.0's: key specs a set; subcommands an array, an empty set when none.
+  out.Set(spec.key_specs.size());
   for (const KeySpec& ks : spec.key_specs) WriteKeySpec(out, ks);
   std::vector<const CommandSpec*> subs = SubcommandsOf(table, spec);
-  out.Array(subs.size());
+  if (subs.empty()) {
+    out.Set(0);
+  } else {
+    out.Array(subs.size());
+  }
   for (const CommandSpec* sub : subs) WriteInfo(out, table, *sub);
 }
 

@@ -308,7 +308,9 @@ TEST_CASE("COMMAND INFO in Redis 7's shape") {
   h.Resp3();
   CHECK(h.Cmd("COMMAND INFO ping") ==
         Arr({Arr({Bulk("ping"), Int(-1), "~1\r\n+fast\r\n", Int(0), Int(0), Int(0),
-                  "~2\r\n+@fast\r\n+@connection\r\n", "~0\r\n", Arr({}), Arr({})})}));
+                  "~2\r\n+@fast\r\n+@connection\r\n", "~0\r\n", "~0\r\n", "~0\r\n"})}));
+  // With subcommands, an array of them (Redis's addReplyCommandSubCommands).
+  CHECK(Contains(h.Cmd("COMMAND INFO config"), "~0\r\n*5\r\n*10\r\n$10\r\nconfig|"));
 }
 
 TEST_CASE("COMMAND DOCS and COMMAND LIST") {

@@ -14,6 +14,7 @@
 #include "server/core/client_state.h"
 #include "server/core/cluster_route.h"
 #include "server/core/errors.h"
+#include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
 #include "server/replication/replication.h"
 #include "server/scripting/lua_functions.h"

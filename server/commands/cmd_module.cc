@@ -52,7 +52,7 @@ bool IsLocalClient(const ClientState& client) {
   return a.starts_with("127.") || a.starts_with("[::1]:");
 }
 
-// enable-module-command: "yes", "local" (loopback and Unix socket clients) or "no".
+// enable-module-command: "yes", "local" (loopback clients) or "no".
 bool ModuleCommandAllowed(CommandContext& ctx) {
   const CompatOption* option = FindCompatOption("enable-module-command");
   if (option == nullptr) return false;
@@ -82,9 +82,7 @@ void RegisterModuleCommands(CommandTable& table) {
   };
   add("module", -2, 0, nullptr, "A container for module commands", "4.0.0", "subcommand");
   add("module|help", 2, kLoading | kStale, ModuleHelp,
-      "Show helpful text about the different "
-      "subcommands",
-      "5.0.0", "");
+      "Show helpful text about the different subcommands", "5.0.0", "");
   add("module|list", 2, kAdmin | kNoScript, ModuleList, "List all modules loaded by the server",
       "4.0.0", "");
   add("module|load", -3, kLoad, ModuleLoad, "Load a module", "4.0.0", "path [arg [arg ...]]");

@@ -17,6 +17,7 @@
 #include "server/core/client_state.h"
 #include "server/core/cluster_route.h"
 #include "server/core/errors.h"
+#include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
 #include "server/scripting/lua_sha1.h"
 #include "server/scripting/lua_vm.h"

@@ -1,5 +1,4 @@
-// What EVAL and FCALL check before they run. The key count (argument 2), with Redis 7.0's
-// checks in its order: an
+// The key count of EVAL and FCALL (argument 2), with Redis 7.0's checks in its order: an
 // integer (EVAL: "value is not an integer", FCALL: "Bad number of keys provided", passed as
 // `not_integer`), at most the arguments that follow, not negative. Sets *n when they pass.
 #pragma once
@@ -10,7 +9,6 @@
 #include "server/core/args.h"
 #include "server/core/command.h"
 #include "server/core/errors.h"
-#include "server/core/replication_hook.h"
 
 namespace sluice::server {
 
@@ -21,13 +19,6 @@ inline Status ParseScriptNumKeys(Args args, const Status& not_integer, size_t* n
   if (*numkeys < 0) return NumKeysNegative();
   *n = static_cast<size_t>(*numkeys);
   return Status::Ok();
-}
-
-// A script or function that may write, before it runs: Redis's -READONLY / -NOREPLICAS where
-// the replication state refuses writes (replication_hook.h); Ok without replication.
-inline Status AdmitScriptWrite(const CommandContext& ctx) {
-  ReplicationHook* repl = EngagedReplicationHook();
-  return repl == nullptr ? Status::Ok() : repl->AdmitScriptWrite(ctx);
 }
 
 }  // namespace sluice::server

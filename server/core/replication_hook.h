@@ -31,10 +31,9 @@ class ReplicationHook {
   // The gate's check before a command runs or is queued: -READONLY on a read-only replica,
   // -MASTERDOWN with replica-serve-stale-data no, -NOREPLICAS under min-replicas-to-write.
   virtual Status Admit(const CommandContext& ctx, const CommandSpec& spec) = 0;
-  // A script's write (redis.call of a write command, or a script that may write: a shebang
-  // without no-writes) as Redis's scriptVerifyWriteCommandAllow: -READONLY on a read-only
-  // replica, -NOREPLICAS under min-replicas-to-write; the primary's link passes.
-  virtual Status AdmitScriptWrite(const CommandContext& ctx) = 0;
+  // Admit's part for a write: -READONLY on a read-only replica, -NOREPLICAS under
+  // min-replicas-to-write; the primary's link passes. Scripts' writes ask it too (below).
+  virtual Status AdmitWrite(const CommandContext& ctx) = 0;
   // Beyond Redis (replica-ack-writes N): the stream offset this thread's writes reached since
   // the last call; 0 when none, or when the option is off. The I/O round asks once per round.
   virtual int64_t TakeWrittenOffset() = 0;
@@ -94,6 +93,13 @@ inline ReplicationHook* GetReplicationHook() {
 inline ReplicationHook* EngagedReplicationHook() {
   ReplicationHook* hook = g_replication_hook.load(std::memory_order_acquire);
   return hook != nullptr && hook->engaged() ? hook : nullptr;
+}
+// A script's write as Redis's scriptPrepareForRun / scriptVerifyWriteCommandAllow: a script or
+// function that may write, before it runs, and each write command a script calls. Ok without
+// replication.
+inline Status AdmitScriptWrite(const CommandContext& ctx) {
+  ReplicationHook* repl = EngagedReplicationHook();
+  return repl == nullptr ? Status::Ok() : repl->AdmitWrite(ctx);
 }
 
 }  // namespace sluice::server

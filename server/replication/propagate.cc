@@ -491,24 +491,15 @@ Status Replication::Admit(const CommandContext& ctx, const CommandSpec& spec) {
   if (ctx.client.repl_kind.load(std::memory_order_relaxed) == ClientState::kMasterLink) {
     return Status::Ok();
   }
-  if (is_replica_.load(std::memory_order_acquire)) {
-    if (!serve_stale_.load(std::memory_order_relaxed) && !link_up_.load() &&
-        !(spec.flags & kStale)) {
-      return MasterDown();
-    }
-    if ((spec.flags & (kWrite | kWritesLibraries)) && read_only_.load(std::memory_order_relaxed)) {
-      return ReadOnlyReplica();
-    }
-    return Status::Ok();
+  if (is_replica_.load(std::memory_order_acquire) &&
+      !serve_stale_.load(std::memory_order_relaxed) && !link_up_.load() && !(spec.flags & kStale)) {
+    return MasterDown();
   }
-  const int64_t need = min_replicas_.load(std::memory_order_relaxed);
-  if (need > 0 && (spec.flags & (kWrite | kWritesLibraries)) && good_replicas_.load() < need) {
-    return NoReplicas();
-  }
+  if (spec.flags & (kWrite | kWritesLibraries)) return AdmitWrite(ctx);
   return Status::Ok();
 }
 
-Status Replication::AdmitScriptWrite(const CommandContext& ctx) {
+Status Replication::AdmitWrite(const CommandContext& ctx) {
   if (ctx.client.repl_kind.load(std::memory_order_relaxed) == ClientState::kMasterLink) {
     return Status::Ok();
   }

@@ -83,7 +83,7 @@ class Replication final : public ReplicationHook, public CommitObserver {
             Args args) override;
   void AbandonSteps() override;
   Status Admit(const CommandContext& ctx, const CommandSpec& spec) override;
-  Status AdmitScriptWrite(const CommandContext& ctx) override;
+  Status AdmitWrite(const CommandContext& ctx) override;
   void OnCommit(std::span<const KeyRef> written, uint32_t flushed_dbs) override;
   void OnExpired(std::span<const KeyRef> expired) override;
   int64_t TakeWrittenOffset() override;

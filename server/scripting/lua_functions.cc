@@ -439,10 +439,11 @@ Status FunctionRegistry::Load(std::string_view code, bool replace, std::string* 
   if (!replace && libraries_.count(lib.name) > 0) return LibraryExists(lib.name);
   // Redis names the new library's function that another library already has.
   for (const FunctionInfo& fn : lib.functions) {
+    const std::string folded = FoldedName(fn.name);
     for (const auto& [other_name, other] : libraries_) {
       if (other_name == lib.name) continue;
       for (const FunctionInfo& theirs : other.functions) {
-        if (FoldedName(theirs.name) == FoldedName(fn.name)) return FunctionExists(fn.name);
+        if (FoldedName(theirs.name) == folded) return FunctionExists(fn.name);
       }
     }
   }

@@ -111,9 +111,7 @@ int GenericCall(lua_State* L, bool raise) {
   if (spec->flags & kNoScript) return Fail(L, ScriptNoScriptCommand(), raise);
   if (spec->flags & kWrite) {
     if (exec->read_only) return Fail(L, ScriptWriteInReadOnly(), raise);
-    if (ReplicationHook* repl = EngagedReplicationHook(); repl != nullptr) {
-      if (Status s = repl->AdmitScriptWrite(*exec->ctx); !s.ok()) return Fail(L, s, raise);
-    }
+    if (Status s = AdmitScriptWrite(*exec->ctx); !s.ok()) return Fail(L, s, raise);
     exec->running.wrote.store(true, std::memory_order_release);
   }
   reply.clear();

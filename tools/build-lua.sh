@@ -12,7 +12,8 @@
 # result is cached in DIR (default /var/cache/sluice if writable, else ~/.cache/sluice) under a
 # name that hashes the package version, the patches, this script and FLAGS: a change to any of
 # them builds anew, an unchanged tree reuses the build. Concurrent runs wait on a lock.
-# Layout: DIR/lua-<version>-<hash>/{include/lua5.1/{lua.h,luaconf.h,lualib.h,lauxlib.h,lua.hpp},
+# Layout: DIR/lua-<version>-<hash>/{include/lua5.1/{lua.h,luaconf.h,lualib.h,lauxlib.h,lua.hpp,
+# lua5.1-deb-multiarch.h},
 # lib/liblua5.1-sluice.a}. About a minute on 2 cores.
 # It needs dpkg-dev (dpkg-source), patch and deb-src entries: when `apt-get source` finds none,
 # this adds a deb-src twin of /etc/apt/sources.list.d/debian.sources (sluice-deb-src.sources, as
@@ -81,6 +82,11 @@ grep -v '^\s*#' "$patches/series" | awk 'NF {print $1}' | while read -r p; do
 done
 
 cd src
+# Debian's luaconf.h includes this header, which its rules write at configure time (and only its
+# -dev package installs): written here the same way, so a machine without liblua5.1-0-dev builds.
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dumpmachine)
+printf '#ifndef _LUA_DEB_MULTIARCH_\n#define _LUA_DEB_MULTIARCH_\n#define DEB_HOST_MULTIARCH "%s"\n#endif\n' \
+  "$multiarch" >lua5.1-deb-multiarch.h
 sources=(lapi lcode ldebug ldo ldump lfunc lgc llex lmem lobject lopcodes lparser lstate lstring
          ltable ltm lundump lvm lzio lauxlib lbaselib ldblib liolib lmathlib loslib ltablib
          lstrlib loadlib linit)
@@ -95,7 +101,7 @@ done
 echo >&2
 mkdir -p "$work/out/lib" "$work/out/include/lua5.1"
 ar rcs "$work/out/lib/liblua5.1-sluice.a" ./*.o
-cp lua.h luaconf.h lualib.h lauxlib.h ../etc/lua.hpp "$work/out/include/lua5.1/"
+cp lua.h luaconf.h lualib.h lauxlib.h lua5.1-deb-multiarch.h ../etc/lua.hpp "$work/out/include/lua5.1/"
 rm -rf "$prefix"
 mv "$work/out" "$prefix"
 echo "build-lua: installed into $prefix" >&2

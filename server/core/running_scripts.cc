@@ -6,12 +6,16 @@
 namespace sluice::server {
 
 void RunningScripts::Add(RunningScript* script) {
-  std::lock_guard<std::mutex> lock(mu_);
-  running_.push_back(script);
-  count_.fetch_add(1, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.push_back(script);
+    count_.fetch_add(1, std::memory_order_release);
+  }
+  if (on_busy_) on_busy_();
 }
 
 void RunningScripts::Remove(RunningScript* script) {
+  std::lock_guard<std::mutex> serving(serving_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   running_.erase(std::remove(running_.begin(), running_.end(), script), running_.end());
   count_.fetch_sub(1, std::memory_order_release);

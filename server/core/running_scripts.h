@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -40,8 +41,26 @@ struct RunningScriptView {
 
 class RunningScripts {
  public:
+  // Registers a script that has run past busy-reply-threshold, then calls on_busy (below).
   void Add(RunningScript* script);
+  // Unregisters it; waits first for a ServeWhileBusyOn pass over its thread's clients to end,
+  // so the thread's own handlers never run beside one.
   void Remove(RunningScript* script);
+  // Called on the script's thread, without a lock held, each time a script is registered
+  // (server/net/busy_serving.h starts answering the thread's other clients). Set it before any
+  // script runs and clear it after the last has ended.
+  void set_on_busy(std::function<void()> on_busy) { on_busy_ = std::move(on_busy); }
+  // Runs `serve` when a registered (busy) script runs on `thread`, and returns whether it did.
+  // The script's Remove waits until `serve` returns: while it runs, the thread is still inside
+  // the script and touches none of its other connections. `serve` must not wait for anything
+  // that thread holds (its keys' locks) and must not call Remove.
+  template <typename Serve>
+  bool ServeWhileBusyOn(std::thread::id thread, Serve&& serve) {
+    std::lock_guard<std::mutex> serving(serving_mu_);
+    if (!BusyOn(thread)) return false;
+    serve();
+    return true;
+  }
   // What runs longer than `threshold_ms` at `now_ms` (steady-clock ms). Lock-free when no
   // script runs at all.
   enum class BusyKind { kNone, kScript, kFunction };
@@ -59,8 +78,10 @@ class RunningScripts {
   static int64_t SteadyNowMs();
 
  private:
+  std::mutex serving_mu_;  // held by a ServeWhileBusyOn pass; taken before mu_
   mutable std::mutex mu_;
   std::vector<RunningScript*> running_;
+  std::function<void()> on_busy_;
   std::atomic<int> count_{0};
 };
 

@@ -8,13 +8,12 @@
 #include "server/core/args.h"
 #include "server/core/command_stats.h"
 #include "server/core/errors.h"
-#include "server/core/key_access.h"
 #include "server/core/logging.h"
 #include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
+#include "server/net/busy_serving.h"
 #include "server/net/io_round.h"
 #include "server/net/tls_stream.h"
-#include "sluice/prefetch.h"
 #include "sluice/store.h"
 #include "sluice/transaction.h"
 
@@ -41,12 +40,13 @@ std::string EndpointText(const asio::ip::tcp::endpoint& ep) {
 }  // namespace
 
 Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& server,
-                       const Dispatcher& dispatcher, IoRound& round)
+                       const Dispatcher& dispatcher, IoRound& round, ThreadConnections& peers)
     : socket_(std::move(socket)),
       store_(store),
       server_(server),
       dispatcher_(dispatcher),
       round_(round),
+      peers_(peers),
       blocked_(socket_.get_executor(), server.blocking(), client_),
       in_(kInitialReadBuffer),
       soft_limit_timer_(socket_.get_executor()),
@@ -58,6 +58,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
   auto local = socket_.local_endpoint(ec);
   if (!ec) client_.laddr = EndpointText(local);
   client_.fd = socket_.native_handle();
+  socket_.non_blocking(true, ec);  // ReadPlain's and WritePlain's calls return would_block
   client_.created_ms = ServerState::RealNowMs();
   client_.last_interaction_ms.store(client_.created_ms, std::memory_order_relaxed);
   client_.authenticated = !server_.requirepass_set();
@@ -65,6 +66,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
 }
 
 Connection::~Connection() {
+  peers_.Remove(this);
   if (registered_) server_.clients().Remove(&client_);
   ClientBuffersOf().Remove(&client_);
   if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
@@ -102,6 +104,7 @@ void Connection::Start() {
     if (auto self = weak.lock()) self->RequestClose();
   });
   registered_ = true;
+  peers_.Add(shared_from_this());
   PublishBuffers(0);
   ClientBuffersOf().Add(&client_, &buffers_);
   blocked_.set_notify([weak](uint64_t gen, BlockEvent event) {
@@ -164,9 +167,56 @@ void Connection::Read() {
     in_.resize(std::min(in_.size() * 2, limit));
   }
   reading_ = true;
-  ReadSome(
-      asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
-      [self = shared_from_this()](const std::error_code& ec, size_t n) { self->OnRead(ec, n); });
+  if (tls_ != nullptr) {
+    return ReadSome(
+        asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
+        [self = shared_from_this()](const std::error_code& ec, size_t n) { self->OnRead(ec, n); });
+  }
+  ReadPlain();
+}
+
+// A plain socket is read only on this thread, in a handler, never by the reactor ahead of one:
+// what a client sent stays in the socket until the connection runs it, so while a busy script
+// holds this thread its commands are still there for busy serving (connection_busy.cc). A
+// reactor read (async_read_some) takes them into in_ with its completion queued behind the
+// script when they arrived in the same look at the sockets as the script's command. After a
+// read that leaves the socket empty a readiness wait is armed at once (ArmReadWait), so the
+// edge-triggered reactor's next report of this socket reaches it, and the next read waits for
+// that report instead of trying first: one recv per arrival, where asio's own read makes two
+// (its first try fails); arming the wait costs an epoll_ctl, and the server's CPU per request
+// measured the same (docs/engine.md, "The hot path").
+void Connection::ReadPlain() {
+  if (read_wait_armed_ && !readable_) {  // empty since the last read: the wait reads on
+    want_read_ = true;
+    return;
+  }
+  readable_ = false;
+  std::error_code ec;
+  const size_t space = in_.size() - in_len_;
+  const size_t n = socket_.read_some(asio::buffer(in_.data() + in_len_, space), ec);
+  if (ec == asio::error::would_block) {
+    want_read_ = true;
+    return ArmReadWait();
+  }
+  if (!ec && n < space) ArmReadWait();
+  OnRead(ec, n);
+}
+
+void Connection::ArmReadWait() {
+  if (read_wait_armed_) return;
+  read_wait_armed_ = true;
+  socket_.async_wait(asio::socket_base::wait_read,
+                     [self = shared_from_this()](const std::error_code& ec) {
+                       self->read_wait_armed_ = false;
+                       const bool want = self->want_read_;
+                       self->want_read_ = false;
+                       if (ec || self->closed_) {
+                         if (want) self->OnRead(ec ? ec : asio::error::operation_aborted, 0);
+                         return;
+                       }
+                       self->readable_ = true;
+                       if (want) self->ReadPlain();
+                     });
 }
 
 void Connection::OnRead(const std::error_code& ec, size_t n) {
@@ -306,12 +356,17 @@ bool Connection::UpdateParserLimits() {
   bool unauth = !client_.authenticated && server_.requirepass_set();
   int64_t max_bulk = server_.proto_max_bulk_len();
   if (unauth == limits_unauthenticated_ && max_bulk == limits_max_bulk_) return false;
-  protocol::ParserLimits limits;
-  limits.max_bulk_len = max_bulk;
-  parser_.set_limits(unauth ? protocol::UnauthenticatedLimits(limits) : limits);
+  parser_.set_limits(CurrentParserLimits());
   limits_unauthenticated_ = unauth;
   limits_max_bulk_ = max_bulk;
   return true;
+}
+
+protocol::ParserLimits Connection::CurrentParserLimits() const {
+  protocol::ParserLimits limits;
+  limits.max_bulk_len = server_.proto_max_bulk_len();
+  const bool unauth = !client_.authenticated && server_.requirepass_set();
+  return unauth ? protocol::UnauthenticatedLimits(limits) : limits;
 }
 
 void Connection::ProcessBatch() {
@@ -376,11 +431,13 @@ bool Connection::RunBatchCommands() {
       PublishBuffers(argv_mem);
       RunCommand(out, args);
       if (blocked_.TakePark(args, dispatcher_, out_.size() > reply_start)) {
-        DropSuppressedReply(reply_start, args);  // moves REPLY SKIP on; the wake still answers
+        DropSuppressedReply(out_, reply_start, args);  // moves REPLY SKIP on; the wake answers
         offset += consumed;  // parked: no reply now, nothing more runs until it resumes
         break;
       }
-      if (!DropSuppressedReply(reply_start, args) && out_.size() > reply_start) ++batch_replies_;
+      if (!DropSuppressedReply(out_, reply_start, args) && out_.size() > reply_start) {
+        ++batch_replies_;
+      }
     }
     offset += consumed;
     if (OverOutputLimit()) {
@@ -394,104 +451,6 @@ bool Connection::RunBatchCommands() {
     in_len_ -= offset;
   }
   return stopped;
-}
-
-namespace {
-
-bool IsZAddFlag(std::string_view a) {
-  for (std::string_view f : {"nx", "xx", "gt", "lt", "ch", "incr"}) {
-    if (a.size() == f.size() &&
-        std::equal(a.begin(), a.end(), f.begin(), [](char x, char y) { return (x | 0x20) == y; })) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// The element (hash field, set or sorted-set member) a collection command looks up first, for
-// the look-ahead's element prefetch; empty when the command has none.
-std::string_view LookedUpElement(const CommandSpec& spec, const Args& args) {
-  // Cheap for every other command: a first letter, then lengths before bytes.
-  const std::string_view n = spec.name;
-  if (args.size() < 3 || n.size() < 4 || (n[0] != 's' && n[0] != 'h' && n[0] != 'z')) return {};
-  using namespace std::string_view_literals;
-  if (n == "sadd"sv || n == "srem"sv || n == "sismember"sv || n == "hset"sv || n == "hget"sv ||
-      n == "hdel"sv || n == "hexists"sv || n == "hsetnx"sv || n == "hincrby"sv || n == "zscore"sv ||
-      n == "zrem"sv) {
-    return args[2];
-  }
-  if (n == "zincrby"sv && args.size() >= 4) return args[3];
-  if (n == "zadd"sv) {
-    size_t i = 2;
-    while (i < args.size() && IsZAddFlag(args[i])) ++i;
-    if (i + 1 < args.size()) return args[i + 1];
-  }
-  return {};
-}
-
-}  // namespace
-
-void Connection::PrefetchAhead(size_t offset) {
-  // Commands with more arguments than this are parsed again by the command loop rather than
-  // copied here; the look-ahead stops after kMaxCommands commands.
-  constexpr size_t kMaxKeptArgs = 64;
-  constexpr size_t kMaxCommands = 64;
-  std::string_view keys[Store::kPrefetchKeys];
-  ElementRef elements[Store::kPrefetchKeys];
-  size_t n = 0;
-  size_t n_elements = 0;
-  size_t at = offset;
-  ahead_.clear();
-  ahead_args_.clear();
-  ahead_next_ = 0;
-  lookahead_.set_limits(parser_.limits());
-  lookahead_.Reset();
-  while (n < std::size(keys) && at < in_len_ && ahead_.size() < kMaxCommands) {
-    size_t consumed = 0;
-    const std::string_view pending(in_.data() + at, in_len_ - at);
-    if (lookahead_.Parse(pending, &consumed) != protocol::ParseResult::kCommand) break;
-    const size_t start = at;
-    at += consumed;
-    // A multibulk command's arguments are views into in_, which stays put for the batch; an
-    // inline command's live in the parser, until its next Parse: not kept.
-    if (pending[0] != '*') continue;
-    const Args args = lookahead_.args();
-    if (args.size() <= kMaxKeptArgs) {
-      ahead_.push_back(ParsedAhead{start, consumed, ahead_args_.size(), args.size()});
-      ahead_args_.insert(ahead_args_.end(), args.begin(), args.end());
-    }
-    const CommandSpec* spec = args.empty() ? nullptr : dispatcher_.Resolve(args);
-    if (spec == nullptr) continue;
-    key_positions_.clear();
-    CommandKeyPositions(*spec, args, &key_positions_);
-    if (key_positions_.empty()) continue;
-    keys[n++] = args[key_positions_.front()];
-    if (const std::string_view element = LookedUpElement(*spec, args); !element.empty()) {
-      elements[n_elements++] = ElementRef{keys[n - 1], element};
-    }
-  }
-  prefetched_until_ = std::max(at, offset + 1);
-  if (n >= 2) {
-    store_.PrefetchKeys(client_.db, std::span<const std::string_view>(keys, n));
-    // OBJECT IDLETIME's clock: each command stamps its key once it ran (key_access.h).
-    KeyAccessClock& clock = KeyAccess();
-    for (size_t i = 0; i < n; ++i) clock.Prefetch(client_.db, keys[i]);
-  }
-  // A hot collection's elements (runs of commands on one key; PrefetchElements skips the rest).
-  if (n_elements >= 2) {
-    PrefetchElements(store_, client_.db, std::span<const ElementRef>(elements, n_elements));
-  }
-}
-
-bool Connection::TakeParsedAhead(size_t offset, Args* args, size_t* consumed) {
-  while (ahead_next_ < ahead_.size() && ahead_[ahead_next_].offset < offset) ++ahead_next_;
-  if (ahead_next_ == ahead_.size() || ahead_[ahead_next_].offset != offset) return false;
-  const ParsedAhead& p = ahead_[ahead_next_++];
-  *args = Args(ahead_args_.data() + p.first_arg, p.n_args);
-  *consumed = p.consumed;
-  // The parser may hold the partial state of this same command from an earlier read.
-  parser_.Reset();
-  return true;
 }
 
 void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
@@ -595,13 +554,13 @@ bool IsSubscriptionCommand(std::string_view name) {
 
 }  // namespace
 
-bool Connection::DropSuppressedReply(size_t reply_start, Args args) {
+bool Connection::DropSuppressedReply(std::string& replies, size_t reply_start, Args args) {
   const bool drop = (client_.reply_off || client_.reply_skip) &&
-                    !(out_.size() > reply_start && out_[reply_start] != '-' && !args.empty() &&
-                      IsSubscriptionCommand(args[0]));
+                    !(replies.size() > reply_start && replies[reply_start] != '-' &&
+                      !args.empty() && IsSubscriptionCommand(args[0]));
   client_.reply_skip = client_.reply_skip_next;  // SKIP silences the one command after it
   client_.reply_skip_next = false;
-  if (drop) out_.resize(reply_start);
+  if (drop) replies.resize(reply_start);
   return drop;
 }
 
@@ -649,13 +608,35 @@ void Connection::CompactReadBuffer() {
 
 void Connection::Write() {
   writing_ = true;
+  if (tls_ == nullptr) return WritePlain();
   WriteSome(
       asio::buffer(out_.data() + out_sent_, out_.size() - out_sent_),
       [self = shared_from_this()](const std::error_code& ec, size_t n) { self->OnWrite(ec, n); });
 }
 
+// As asio's own write: a send now, the completion posted (never run inline: a stream of pushes
+// would recurse), a wait for writability when the socket is full. Done by hand so that a write
+// whose bytes all left is known as such (written_) while its completion waits behind a busy
+// script: busy serving may answer the connection then.
+void Connection::WritePlain() {
+  std::error_code ec;
+  const size_t n =
+      socket_.write_some(asio::buffer(out_.data() + out_sent_, out_.size() - out_sent_), ec);
+  if (ec == asio::error::would_block) {
+    socket_.async_wait(asio::socket_base::wait_write,
+                       [self = shared_from_this()](const std::error_code& wait_ec) {
+                         if (wait_ec || self->closed_) return self->OnWrite(wait_ec, 0);
+                         self->WritePlain();
+                       });
+    return;
+  }
+  written_ = !ec && out_sent_ + n == out_.size();
+  asio::post(socket_.get_executor(), [self = shared_from_this(), ec, n] { self->OnWrite(ec, n); });
+}
+
 void Connection::OnWrite(const std::error_code& ec, size_t n) {
   writing_ = false;
+  written_ = false;
   server_.stats().total_net_output_bytes.fetch_add(static_cast<int64_t>(n),
                                                    std::memory_order_relaxed);
   if (closed_) return;

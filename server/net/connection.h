@@ -66,6 +66,7 @@ namespace sluice::server {
 
 class IoRound;
 class ServerState;
+class ThreadConnections;
 class TlsStream;
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -73,9 +74,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // A batch stops running commands once its replies reach this many bytes.
   static constexpr size_t kBatchReplyBytes = 256 * 1024;
 
-  // `round`: the IoRound of the socket's io_context.
+  // `round`: the IoRound of the socket's io_context; `peers`: that context's connections, which
+  // this one joins in Start() (server/net/busy_serving.h).
   Connection(asio::ip::tcp::socket socket, Store& store, ServerState& server,
-             const Dispatcher& dispatcher, IoRound& round);
+             const Dispatcher& dispatcher, IoRound& round, ThreadConnections& peers);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -97,6 +99,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   ClientState& client() { return client_; }
 
+  // Busy serving (server/net/busy_serving.h): called on the control thread, inside
+  // RunningScripts::ServeWhileBusyOn, while this connection's own thread runs a busy script.
+  // When the connection waits for input with nothing in flight (not in a batch, no reply,
+  // parked command, pause, partial command or queued message), runs the complete commands the
+  // socket holds (peeked, then consumed), as the dispatcher answers them while a script is busy,
+  // and sends their replies (what the socket does not take at once is queued in the client's outbox
+  // for this connection's thread). Stops before a WATCH (it would wait for the script's keys).
+  // Plain connections only: a TLS one waits for its thread.
+  void ServeWhileThreadBusy();
+
   // Called by the IoRound this connection's batch joined, on this thread, once the round's
   // writes are durable (status OK) or not; `write_failed`: the round's group write failed.
   void RoundDone(const Status& status, bool write_failed);
@@ -110,6 +122,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   template <typename Handler>
   void WriteSome(asio::const_buffer buffer, Handler&& handler);
   void Read();
+  void ReadPlain();
+  void ArmReadWait();
   void OnRead(const std::error_code& ec, size_t n);
   // While parked: reads into parked_in_ (never into in_, which resuming compacts), then appends
   // to in_; the commands run once the client is unblocked.
@@ -124,6 +138,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void AfterDurable(Status flushed);
   // Applies the server's current parser limits; true when they changed.
   bool UpdateParserLimits();
+  // The limits a parser of this client's input has now (authenticated or not, proto-max-bulk-len).
+  protocol::ParserLimits CurrentParserLimits() const;
   // Store::PrefetchKeys for the keys of the complete commands from `offset` on (at most 16
   // keys), when there are at least two: their lookups' cache misses overlap instead of
   // stalling one command after another. Sets prefetched_until_ past the commands it parsed, and
@@ -137,7 +153,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // client's reply mode says so, and moves SKIP on by one command. True when it dropped. As in
   // Redis 7.0, (un)subscribe confirmations are pushes, sent whatever the reply mode: a command
   // of that family (`args`) keeps what it wrote unless it is an error.
-  bool DropSuppressedReply(size_t reply_start, Args args);
+  bool DropSuppressedReply(std::string& replies, size_t reply_start, Args args);
   // CLIENT PAUSE: true when the command must wait (it stays unread, with what follows it).
   bool HeldByPause(Args args);
   // SLOWLOG: records the command that began at `start` when it was slow enough.
@@ -161,6 +177,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Moves the outbox's messages to the pending replies and writes them (or reads on).
   void WritePushes();
   void Write();
+  void WritePlain();
   void OnWrite(const std::error_code& ec, size_t n);
   // Checks the pending replies against client-output-buffer-limit; closes the connection (and
   // returns true) when over it. Arms or disarms the soft-limit timer.
@@ -179,6 +196,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ServerState& server_;
   const Dispatcher& dispatcher_;
   IoRound& round_;
+  ThreadConnections& peers_;
   ClientState client_;
   ClientBuffers buffers_;     // published for CLIENT LIST (PublishBuffers)
   size_t reply_peak_ = 0;     // the most bytes out_ held: rbp=
@@ -222,7 +240,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::steady_timer pause_timer_;
   std::chrono::steady_clock::time_point soft_limit_since_{};  // epoch: not over the soft limit
   bool writing_ = false;
-  bool reading_ = false;           // a read is in flight (one at a time)
+  bool written_ = false;  // writing_, and every byte has left: OnWrite is posted
+  bool reading_ = false;  // a read is in flight (one at a time)
+  // ReadPlain's readiness wait: armed (pending), fired since the last read (readable_), and
+  // whether a read waits for it (want_read_).
+  bool read_wait_armed_ = false;
+  bool readable_ = false;
+  bool want_read_ = false;
   bool awaiting_durable_ = false;  // joined to the round, waiting for its durability
   bool close_when_idle_ = false;   // RequestClose() arrived while a write was in flight
   bool registered_ = false;

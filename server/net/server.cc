@@ -55,6 +55,7 @@ Server::Server(Store& store, ServerState& state, const CommandTable& table)
       dispatcher_(table),
       contexts_(MakeContexts(state.config().EffectiveThreads())),
       control_guard_(asio::make_work_guard(control_)),
+      busy_(control_, state.running_scripts(), context_threads_, contexts_.size()),
       signals_(control_),
       sweep_timer_(control_),
       shutdown_timer_(control_) {
@@ -62,6 +63,7 @@ Server::Server(Store& store, ServerState& state, const CommandTable& table)
     guards_.push_back(asio::make_work_guard(*context));
     rounds_.push_back(std::make_unique<IoRound>(*context, store_));
   }
+  state_.running_scripts().set_on_busy([this] { busy_.Wake(); });
   state_.set_tls_apply([this](const TlsConfig& tls, bool reload) { return ApplyTls(tls, reload); });
   SetListenApply(
       [this](int port, const std::vector<std::string>& bind) { return ApplyListen(port, bind); });
@@ -70,6 +72,7 @@ Server::Server(Store& store, ServerState& state, const CommandTable& table)
 // Members go in reverse order: timers and acceptors before the io_contexts they use; the
 // io_contexts last, destroying the connections their pending handlers still hold.
 Server::~Server() {
+  state_.running_scripts().set_on_busy(nullptr);
   state_.set_tls_apply(nullptr);
   SetListenApply(nullptr);
 }
@@ -367,8 +370,9 @@ void Server::OnAccepted(Listener& listener, const std::error_code& ec,
     // Accepted on the control thread; served by an I/O thread's io_context from now on.
     const size_t context = NextContext();
     if (auto served = MoveToContext(std::move(socket), *contexts_[context])) {
-      auto connection = std::make_shared<Connection>(std::move(*served), store_, state_,
-                                                     dispatcher_, *rounds_[context]);
+      auto connection =
+          std::make_shared<Connection>(std::move(*served), store_, state_, dispatcher_,
+                                       *rounds_[context], busy_.connections(context));
       if (listener.tls) connection->EnableTls(tls_.Current(), tls_.auth_clients());
       connection->Start();
     }

@@ -5,9 +5,10 @@
 // address, connections handed to the I/O threads round robin (passing over a thread busy with
 // a script); maxclients; the idle-timeout
 // sweep; SIGINT/SIGTERM; clean shutdown. Accepting, signals and the sweep run on a control
-// thread of their own that never runs a command, so a busy script on an I/O thread does not stop
-// new clients from connecting (to get -BUSY, or to send SCRIPT KILL) or a signal from being
-// handled.
+// thread of their own, so a busy script on an I/O thread does not stop new clients from
+// connecting (to get -BUSY, or to send SCRIPT KILL) or a signal from being handled; the only
+// commands it runs are those of the busy thread's other clients (server/net/busy_serving.h),
+// which get -BUSY or are allow_busy commands.
 //
 // Shutdown (signal, SHUTDOWN or Stop()): stop accepting, ask every connection to close once
 // its in-flight reply has been written and every busy script that has not written to stop (as
@@ -29,6 +30,7 @@
 #include "server/core/config.h"
 #include "server/core/dispatcher.h"
 #include "server/core/listen_hook.h"
+#include "server/net/busy_serving.h"
 #include "server/net/tls_context.h"
 #include "sluice/status.h"
 
@@ -136,6 +138,7 @@ class Server {
   asio::executor_work_guard<asio::io_context::executor_type> control_guard_;
   std::vector<std::unique_ptr<IoRound>> rounds_;  // one per io_context, same index
   std::vector<std::thread::id> context_threads_;  // the thread running each, same index
+  BusyServing busy_;  // answers a busy script's thread's clients (on the control thread)
   std::vector<std::unique_ptr<Listener>> listeners_;
   asio::signal_set signals_;
   asio::steady_timer sweep_timer_;

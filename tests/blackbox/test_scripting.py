@@ -9,7 +9,8 @@
 - FunctionPersistenceTest: libraries survive a restart and a kill -9; DUMP/RESTORE round trip.
 - BusyTest: a script past busy-reply-threshold: other clients get -BUSY, SCRIPT KILL stops it
   (NOTBUSY before, UNKILLABLE once it wrote), CONFIG GET/SET of the threshold; clients that
-  connect while it runs get -BUSY and can kill it; SIGTERM stops a busy script that has not
+  connect while it runs get -BUSY and can kill it, and so do the clients the script's own I/O
+  thread served before it (one I/O thread); SIGTERM stops a busy script that has not
   written (both with the script on the I/O thread that used to accept and take signals);
   SHUTDOWN while busy is -BUSY, SHUTDOWN NOSAVE exits without a script that wrote (not applied).
 """
@@ -364,6 +365,19 @@ class BusyTest(ServerStarter, BlackboxTestCase):
     BUSY = RespError("BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
                      "SHUTDOWN NOSAVE.")
 
+    def wait_until_busy(self, port, want):
+        """Until a new client gets `want` (-BUSY) for PING. Clients connected before send
+        nothing meanwhile: a command read in the same round as the script's would wait for
+        the script with its round (docs/scripting.md)."""
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            with Client(port, timeout=10) as c:
+                got = c.call("PING")
+            if got == want:
+                return
+            time.sleep(0.02)
+        self.fail("never busy (last %r)" % (got,))
+
     def wait_for(self, client, want, *args):
         end = time.monotonic() + 30
         while time.monotonic() < end:
@@ -463,6 +477,65 @@ class BusyTest(ServerStarter, BlackboxTestCase):
         with Client(server.port, timeout=10) as c:
             self.assertEqual(c.call("SCRIPT", "KILL"), "OK")
         self.assert_killed(looper)
+
+    def test_clients_of_the_busy_thread_are_answered(self):
+        # One I/O thread: every client shares the script's thread. They were connected before
+        # the script and got no reply at all until it ended (not even to SCRIPT KILL); now they
+        # get what Redis answers (busy_serving.h).
+        server = self.start_server({"threads": "1", "busy-reply-threshold": "100"})
+        admin = Client(server.port, timeout=10)
+        self.addCleanup(admin.close)
+        resp3 = Client(server.port, timeout=10)
+        self.addCleanup(resp3.close)
+        quitter = Client(server.port, timeout=10)
+        self.addCleanup(quitter.close)
+        watcher = Client(server.port, timeout=10)
+        self.addCleanup(watcher.close)
+        for c in (admin, resp3, quitter, watcher):
+            self.assertEqual(c.call("PING"), "PONG")
+        looper = Client(server.port)
+        self.addCleanup(looper.close)
+        looper.send(encode_command("EVAL", self.LOOP, "0"))
+        self.wait_until_busy(server.port, self.BUSY)
+        self.assertEqual(admin.call("GET", "x"), self.BUSY)
+        # Pipelined: each command answered, in order.
+        self.assertEqual(
+            admin.pipeline([["PING"], ["SET", "x", "1"], ["UNWATCH"], ["MULTI"], ["DISCARD"]]),
+            [self.BUSY, self.BUSY, "OK", "OK", "OK"])
+        hello = resp3.call("HELLO", "3")
+        self.assertEqual(hello[b"proto"], 3)
+        self.assertEqual(resp3.call("PING"), self.BUSY)
+        self.assertEqual(quitter.call("QUIT"), "OK")
+        self.assertEqual(quitter.read_until_closed(), b"")
+        watcher.send(encode_command("WATCH", "x"))  # answered once the script's keys are free
+        self.assertEqual(admin.call("SCRIPT", "KILL"), "OK")
+        self.assert_killed(looper)
+        self.assertEqual(watcher.read(), "OK")
+        self.assertEqual(admin.call("SET", "x", "1"), "OK")
+        self.assertEqual(resp3.call("GET", "x"), b"1")
+
+    def test_function_kill_from_a_client_of_the_busy_thread(self):
+        server = self.start_server({"threads": "1", "busy-reply-threshold": "100"})
+        with Client(server.port, timeout=10) as admin:
+            self.assertEqual(admin.call(
+                "FUNCTION", "LOAD",
+                "#!lua name=spin\nredis.register_function('spin', function() " + self.LOOP +
+                " end)"), b"spin")
+            looper = Client(server.port)
+            self.addCleanup(looper.close)
+            looper.send(encode_command("FCALL", "spin", "0"))
+            busy = RespError("BUSY Redis is busy running a script. You can only call "
+                             "FUNCTION KILL or SHUTDOWN NOSAVE.")
+            self.wait_until_busy(server.port, busy)
+            self.assertEqual(admin.call("PING"), busy)
+            self.assertEqual(admin.call("SCRIPT", "KILL"), busy)  # a function: FUNCTION KILL
+            running = admin.call("FUNCTION", "STATS")[1]
+            self.assertEqual(running[:4], [b"name", b"spin", b"command", [b"FCALL", b"spin", b"0"]])
+            self.assertEqual(admin.call("FUNCTION", "KILL"), "OK")
+            self.assertEqual(looper.read(), RespError(  # Redis 7.0 names SCRIPT KILL here too
+                "ERR Script killed by user with SCRIPT KILL... script: spin, on "
+                "@user_function:2."))
+            self.assertEqual(admin.call("PING"), "PONG")
 
     @unittest.skipIf(IS_REDIS, "Redis waits for the script (or SCRIPT KILL) before it stops")
     def test_sigterm_stops_a_busy_script_that_has_not_written(self):

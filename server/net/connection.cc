@@ -278,14 +278,14 @@ void Connection::FinishBatch() {
   round_.Join(shared_from_this());
 }
 
-void Connection::RoundDone(const Status& status, bool write_failed) {
+void Connection::RoundDone(const Status& status, bool write_failed, bool continue_later) {
   // Conservative: any write since the batch began (the round's group write included) counts,
   // and a failed group write means no command of the batch may be acknowledged.
   batch_wrote_ = write_failed || store_.DurabilityTicket() != batch_seq_;
-  AfterDurable(status);
+  AfterDurable(status, continue_later);
 }
 
-void Connection::AfterDurable(Status flushed) {
+void Connection::AfterDurable(Status flushed, bool continue_later) {
   awaiting_durable_ = false;
   if (closed_) return;
   if (!flushed.ok() && batch_wrote_) {
@@ -296,7 +296,14 @@ void Connection::AfterDurable(Status flushed) {
     protocol::ReplyWriter out(&out_, client_.resp);
     for (size_t i = 0; i < batch_replies_; ++i) ReplyError(out, flushed);
   }
-  if (!out_.empty()) return Write();
+  if (!out_.empty()) return Write();  // its completion is posted: never continues inline
+  if (continue_later) {
+    // Whoever started a write or a batch meanwhile continues instead.
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (!self->closed_ && !self->writing_ && !self->awaiting_durable_) self->Continue();
+    });
+    return;
+  }
   Continue();
 }
 

@@ -111,7 +111,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Called by the IoRound this connection's batch joined, on this thread, once the round's
   // writes are durable (status OK) or not; `write_failed`: the round's group write failed.
-  void RoundDone(const Status& status, bool write_failed);
+  // `continue_later` (IoRound::DeliverWhileBusy, from a busy script's hook): sends the replies
+  // but runs nothing more now; the connection goes on in a handler of its own.
+  void RoundDone(const Status& status, bool write_failed, bool continue_later = false);
 
  private:
   // The TLS handshake's end: reads on, or logs `error` and closes.
@@ -135,7 +137,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Joins the batch to the thread's IoRound, which makes it durable with the round's other
   // batches and then continues in RoundDone / AfterDurable.
   void FinishBatch();
-  void AfterDurable(Status flushed);
+  void AfterDurable(Status flushed, bool continue_later = false);
   // Applies the server's current parser limits; true when they changed.
   bool UpdateParserLimits();
   // The limits a parser of this client's input has now (authenticated or not, proto-max-bulk-len).

@@ -65,18 +65,47 @@ void IoRound::End() {
   }
   // The ticket is taken after the round's write: it covers every write of the round and every
   // write its reads could have seen, so no reply reveals what a power loss could still erase.
-  store_.WhenDurable(store_.DurabilityTicket(),
-                     [&io = io_, joined = std::move(joined)](Status s) mutable {
-                       // On the store's syncer thread (or inline): answer on this thread.
-                       asio::post(io, [joined = std::move(joined), s = std::move(s)]() mutable {
-                         Finish(joined, s, /*write_failed=*/false);
-                       });
-                     });
+  const uint64_t ticket = store_.DurabilityTicket();
+  const uint64_t id = ++last_waiting_id_;
+  waiting_.push_back(Waiting{id, ticket, std::move(joined)});
+  store_.WhenDurable(ticket, [this, id](Status s) {
+    // On the store's syncer thread (or inline): answer on this thread.
+    asio::post(io_, [this, id, s = std::move(s)] { FinishWaiting(id, s); });
+  });
+}
+
+void IoRound::FinishWaiting(uint64_t id, const Status& status) {
+  for (size_t i = 0; i < waiting_.size(); ++i) {
+    if (waiting_[i].id != id) continue;
+    std::vector<std::shared_ptr<Connection>> joined = std::move(waiting_[i].joined);
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+    return Finish(joined, status, /*write_failed=*/false);
+  }
+  // Answered already by DeliverWhileBusy.
+}
+
+void IoRound::DeliverWhileBusy() {
+  // Rounds that ended before the script, waiting for their fsync (appendfsync always): their
+  // answers would be posted behind the script.
+  std::vector<Waiting> waiting;
+  waiting.swap(waiting_);
+  for (Waiting& w : waiting) {
+    Finish(w.joined, store_.AwaitDurable(w.ticket), /*write_failed=*/false,
+           /*continue_later=*/true);
+  }
+  if (joined_.empty() || (group_ && (!group_->empty() || !group_->status().ok()))) return;
+  if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr && repl->engaged()) return;
+  const uint64_t ticket = store_.DurabilityTicket();
+  const Status s = store_.durability() == Durability::kAlways ? store_.AwaitDurable(ticket)
+                                                              : store_.FlushLog(ticket);
+  std::vector<std::shared_ptr<Connection>> joined;
+  joined.swap(joined_);
+  Finish(joined, s, /*write_failed=*/false, /*continue_later=*/true);
 }
 
 void IoRound::Finish(std::vector<std::shared_ptr<Connection>>& joined, const Status& status,
-                     bool write_failed) {
-  for (auto& conn : joined) conn->RoundDone(status, write_failed);
+                     bool write_failed, bool continue_later) {
+  for (auto& conn : joined) conn->RoundDone(status, write_failed, continue_later);
 }
 
 }  // namespace sluice::server

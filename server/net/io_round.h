@@ -19,6 +19,7 @@
 #pragma once
 
 #include <asio.hpp>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -42,19 +43,40 @@ class IoRound {
   // `conn` has finished its batch: once the round's writes are durable (or failed),
   // conn->RoundDone(status) runs on this thread.
   void Join(std::shared_ptr<Connection> conn);
+  // Called on this thread by a script that has just become busy (its Lua hook; busy serving,
+  // server/net/busy_serving.h): the connections that joined the round before the script began
+  // would wait for its end for their replies, which Redis sends meanwhile. When their writes
+  // are already written (the group holds no member: a script that is not one flushed it before
+  // it began) and no replica must acknowledge them, makes them durable here (the log's write,
+  // or the fsync under appendfsync always) and sends their replies; they read on after the
+  // script. Otherwise leaves them to the round's end. Rounds that already ended and wait for
+  // their fsync (appendfsync always) are answered too, once it is done.
+  void DeliverWhileBusy();
 
  private:
   void Open();
   void End();
   // Hands every joined connection the round's outcome: `status` of making it durable;
   // `write_failed`: the group's write itself failed, so no command of the round took effect.
+  // `continue_later`: see Connection::RoundDone.
   static void Finish(std::vector<std::shared_ptr<Connection>>& joined, const Status& status,
-                     bool write_failed);
+                     bool write_failed, bool continue_later = false);
+  // The round `id` (waiting_) is durable: answers its connections, unless DeliverWhileBusy did.
+  void FinishWaiting(uint64_t id, const Status& status);
+
+  // A round ended under appendfsync always, its connections waiting for the group fsync.
+  struct Waiting {
+    uint64_t id;
+    uint64_t ticket;  // Store::DurabilityTicket after the round's write
+    std::vector<std::shared_ptr<Connection>> joined;
+  };
 
   asio::io_context& io_;
   Store& store_;
   std::optional<CommitGroup> group_;
   std::vector<std::shared_ptr<Connection>> joined_;
+  std::vector<Waiting> waiting_;  // in the order they ended
+  uint64_t last_waiting_id_ = 0;
   bool open_ = false;  // End is posted
 };
 

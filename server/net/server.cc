@@ -63,7 +63,13 @@ Server::Server(Store& store, ServerState& state, const CommandTable& table)
     guards_.push_back(asio::make_work_guard(*context));
     rounds_.push_back(std::make_unique<IoRound>(*context, store_));
   }
-  state_.running_scripts().set_on_busy([this] { busy_.Wake(); });
+  // On the busy script's own thread (its Lua hook).
+  state_.running_scripts().set_on_busy([this] {
+    busy_.Wake();
+    for (size_t i = 0; i < context_threads_.size(); ++i) {
+      if (context_threads_[i] == std::this_thread::get_id()) rounds_[i]->DeliverWhileBusy();
+    }
+  });
   state_.set_tls_apply([this](const TlsConfig& tls, bool reload) { return ApplyTls(tls, reload); });
   SetListenApply(
       [this](int port, const std::vector<std::string>& bind) { return ApplyListen(port, bind); });

@@ -514,6 +514,30 @@ class BusyTest(ServerStarter, BlackboxTestCase):
         self.assertEqual(admin.call("SET", "x", "1"), "OK")
         self.assertEqual(resp3.call("GET", "x"), b"1")
 
+    def test_a_command_run_just_before_the_script_is_answered(self):
+        # A command read in the same look at the sockets as a script's runs first, in the same
+        # I/O round, whose replies wait for the round's end, after the script: its reply is sent
+        # once the script turns busy, as Redis sends it (before, it came only after the script).
+        # DEBUG SLEEP holds the one I/O thread while both arrive.
+        server = self.start_server({"threads": "1", "busy-reply-threshold": "100"})
+        for appendfsync in ("everysec", "always"):
+            with Client(server.port, timeout=10) as admin, \
+                    Client(server.port, timeout=10) as sleeper:
+                self.assertEqual(admin.call("CONFIG", "SET", "appendfsync", appendfsync), "OK")
+                looper = Client(server.port)
+                self.addCleanup(looper.close)
+                self.assertEqual(looper.call("PING"), "PONG")
+                sleeper.send(encode_command("DEBUG", "SLEEP", "0.5"))
+                time.sleep(0.1)
+                admin.send(encode_command("INCR", appendfsync))
+                looper.send(encode_command("EVAL", self.LOOP, "0"))
+                self.assertEqual(sleeper.read(), "OK")
+                self.assertEqual(admin.read(), 1)
+                self.assertEqual(admin.call("GET", appendfsync), self.BUSY)
+                self.assertEqual(admin.call("SCRIPT", "KILL"), "OK")
+                self.assert_killed(looper)
+                self.assertEqual(admin.call("GET", appendfsync), b"1")
+
     def test_function_kill_from_a_client_of_the_busy_thread(self):
         server = self.start_server({"threads": "1", "busy-reply-threshold": "100"})
         with Client(server.port, timeout=10) as admin:

@@ -31,7 +31,7 @@ BusyServing::BusyServing(asio::io_context& control, RunningScripts& scripts,
                          const std::vector<std::thread::id>& threads, size_t contexts)
     : control_(control), scripts_(scripts), threads_(threads), timer_(control) {
   for (size_t i = 0; i < contexts; ++i) {
-    connections_.push_back(std::make_unique<ThreadConnections>());
+    connections_.push_back(std::make_shared<ThreadConnections>());
   }
 }
 

@@ -51,7 +51,11 @@ class BusyServing {
   BusyServing(const BusyServing&) = delete;
   BusyServing& operator=(const BusyServing&) = delete;
 
-  ThreadConnections& connections(size_t context) { return *connections_[context]; }
+  // Shared with the connections, which may outlive this (their last handlers are destroyed
+  // with their io_context).
+  const std::shared_ptr<ThreadConnections>& connections(size_t context) {
+    return connections_[context];
+  }
   // A script became busy on some thread: start looking (any thread).
   void Wake();
 
@@ -61,7 +65,7 @@ class BusyServing {
   asio::io_context& control_;
   RunningScripts& scripts_;
   const std::vector<std::thread::id>& threads_;
-  std::vector<std::unique_ptr<ThreadConnections>> connections_;  // one per I/O context
+  std::vector<std::shared_ptr<ThreadConnections>> connections_;  // one per I/O context
   asio::steady_timer timer_;
   bool ticking_ = false;  // control thread only
 };

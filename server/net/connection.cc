@@ -40,13 +40,14 @@ std::string EndpointText(const asio::ip::tcp::endpoint& ep) {
 }  // namespace
 
 Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& server,
-                       const Dispatcher& dispatcher, IoRound& round, ThreadConnections& peers)
+                       const Dispatcher& dispatcher, IoRound& round,
+                       std::shared_ptr<ThreadConnections> peers)
     : socket_(std::move(socket)),
       store_(store),
       server_(server),
       dispatcher_(dispatcher),
       round_(round),
-      peers_(peers),
+      peers_(std::move(peers)),
       blocked_(socket_.get_executor(), server.blocking(), client_),
       in_(kInitialReadBuffer),
       soft_limit_timer_(socket_.get_executor()),
@@ -66,7 +67,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
 }
 
 Connection::~Connection() {
-  peers_.Remove(this);
+  peers_->Remove(this);
   if (registered_) server_.clients().Remove(&client_);
   ClientBuffersOf().Remove(&client_);
   if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
@@ -104,7 +105,7 @@ void Connection::Start() {
     if (auto self = weak.lock()) self->RequestClose();
   });
   registered_ = true;
-  peers_.Add(shared_from_this());
+  peers_->Add(shared_from_this());
   PublishBuffers(0);
   ClientBuffersOf().Add(&client_, &buffers_);
   blocked_.set_notify([weak](uint64_t gen, BlockEvent event) {

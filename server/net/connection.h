@@ -77,7 +77,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // `round`: the IoRound of the socket's io_context; `peers`: that context's connections, which
   // this one joins in Start() (server/net/busy_serving.h).
   Connection(asio::ip::tcp::socket socket, Store& store, ServerState& server,
-             const Dispatcher& dispatcher, IoRound& round, ThreadConnections& peers);
+             const Dispatcher& dispatcher, IoRound& round,
+             std::shared_ptr<ThreadConnections> peers);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -198,7 +199,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ServerState& server_;
   const Dispatcher& dispatcher_;
   IoRound& round_;
-  ThreadConnections& peers_;
+  std::shared_ptr<ThreadConnections> peers_;  // shared: this may outlive the server
   ClientState client_;
   ClientBuffers buffers_;     // published for CLIENT LIST (PublishBuffers)
   size_t reply_peak_ = 0;     // the most bytes out_ held: rbp=

@@ -68,9 +68,10 @@ void IoRound::End() {
   const uint64_t ticket = store_.DurabilityTicket();
   const uint64_t id = ++last_waiting_id_;
   waiting_.push_back(Waiting{id, ticket, std::move(joined)});
-  store_.WhenDurable(ticket, [this, id](Status s) {
-    // On the store's syncer thread (or inline): answer on this thread.
-    asio::post(io_, [this, id, s = std::move(s)] { FinishWaiting(id, s); });
+  store_.WhenDurable(ticket, [this, &io = io_, id](Status s) {
+    // On the store's syncer thread (or inline): answer on this thread (where this round lives:
+    // the handler runs only while its io_context does).
+    asio::post(io, [this, id, s = std::move(s)] { FinishWaiting(id, s); });
   });
 }
 

@@ -6,6 +6,8 @@
 namespace sluice::server {
 
 void RunningScripts::Add(RunningScript* script) {
+  // No serving pass runs while on_busy does: it may answer connections of this thread.
+  std::lock_guard<std::mutex> serving(serving_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_.push_back(script);

@@ -46,9 +46,11 @@ class RunningScripts {
   // Unregisters it; waits first for a ServeWhileBusyOn pass over its thread's clients to end,
   // so the thread's own handlers never run beside one.
   void Remove(RunningScript* script);
-  // Called on the script's thread, without a lock held, each time a script is registered
-  // (server/net/busy_serving.h starts answering the thread's other clients). Set it before any
-  // script runs and clear it after the last has ended.
+  // Called on the script's thread each time a script is registered (server/net/busy_serving.h
+  // starts answering the thread's other clients), with the serving lock held: no
+  // ServeWhileBusyOn pass runs meanwhile, so it may touch that thread's connections. It must not
+  // call into RunningScripts. Set it before any script runs and clear it after the last has
+  // ended.
   void set_on_busy(std::function<void()> on_busy) { on_busy_ = std::move(on_busy); }
   // Runs `serve` when a registered (busy) script runs on `thread`, and returns whether it did.
   // The script's Remove waits until `serve` returns: while it runs, the thread is still inside

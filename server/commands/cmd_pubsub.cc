@@ -5,6 +5,7 @@
 #include "server/commands/cmd_pubsub.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "server/cluster/cluster.h"
@@ -211,7 +212,11 @@ void RegisterPubSubCommands(CommandTable& table) {
   // The shard channels are keys to cluster clients (COMMAND INFO shows them as Redis 7.0 does:
   // a "not_key" key spec and the range it implies); nothing else treats them as keys.
   auto shard = [](CommandSpec spec, int lastkey) {
-    spec.key_specs.push_back(KeySpec{.flags = {"not_key"}, .index = 1, .lastkey = lastkey});
+    KeySpec key_spec{};
+    key_spec.flags = {"not_key"};
+    key_spec.index = 1;
+    key_spec.lastkey = lastkey;
+    spec.key_specs.push_back(std::move(key_spec));
     return spec;
   };
   table.Add(shard(Spec("ssubscribe", -2, kSub, Ssubscribe,

@@ -244,7 +244,8 @@ void XClaimCommand(CommandContext& ctx, Args args) {
   if (!GroupExists(ctx, args[1], args[2])) return;
   auto min_idle = ParseInt64(args[4]);
   if (!min_idle) return ReplyError(ctx.out, XClaimInvalid("min-idle-time", "XCLAIM"));
-  StreamClaimOptions o{.min_idle_ms = std::max<int64_t>(0, *min_idle)};
+  StreamClaimOptions o{};
+  o.min_idle_ms = std::max<int64_t>(0, *min_idle);
   std::vector<StreamId> ids;
   size_t i = 5;
   for (; i < args.size(); ++i) {

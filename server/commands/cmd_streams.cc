@@ -127,7 +127,8 @@ void XTrimCommand(CommandContext& ctx, Args args) {
 void XSetIdCommand(CommandContext& ctx, Args args) {
   auto id = ParseStreamId(args[2], 0, true);
   if (!id.ok()) return ReplyError(ctx.out, id.status());
-  StreamSetIdOptions o{.last_id = *id};
+  StreamSetIdOptions o{};
+  o.last_id = *id;
   for (size_t i = 3; i < args.size(); i += 2) {
     const bool more = i + 1 < args.size();
     if (EqualsIgnoreCase(args[i], "entriesadded") && more) {

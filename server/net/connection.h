@@ -105,9 +105,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // When the connection waits for input with nothing in flight (not in a batch, no reply,
   // parked command, pause, partial command or queued message), runs the complete commands the
   // socket holds (peeked, then consumed), as the dispatcher answers them while a script is busy,
-  // and sends their replies (what the socket does not take at once is queued in the client's outbox
-  // for this connection's thread). Stops before a WATCH (it would wait for the script's keys).
-  // Plain connections only: a TLS one waits for its thread.
+  // and sends their replies (what the socket does not take at once is queued in the client's
+  // outbox for this connection's thread). Stops before an allow_busy command with keys (WATCH:
+  // it would wait for the script's key locks). Plain connections only: a TLS one waits for its
+  // thread.
   void ServeWhileThreadBusy();
 
   // Called by the IoRound this connection's batch joined, on this thread, once the round's

@@ -56,10 +56,14 @@ void Connection::ServeWhileThreadBusy() {
     if (parser.Parse(pending, &consumed) != protocol::ParseResult::kCommand) break;
     const Args args = parser.args();
     if (!args.empty()) {
-      // WATCH reads its keys under their locks, which the busy script may hold: it runs once
-      // the thread is free (Redis would answer it now).
+      // An allow_busy command that names keys (WATCH) reads them under their locks, which the
+      // busy script may hold: it runs once the thread is free (Redis would answer it now). Any
+      // other command with keys is refused with -BUSY before it locks anything.
       const CommandSpec* spec = dispatcher_.Resolve(args);
-      if (spec != nullptr && spec->name == "watch") break;
+      if (spec != nullptr && (spec->flags & kAllowBusy) &&
+          (spec->first_key != 0 || spec->find_keys != nullptr)) {
+        break;
+      }
       protocol::ReplyWriter out(&replies, client_.resp);
       const size_t reply_start = replies.size();
       RunCommand(out, args);  // group_ is null: nothing joins the busy thread's round

@@ -17,8 +17,20 @@ std::optional<int64_t> ParseInt64(std::string_view s);
 std::optional<long double> ParseLongDouble(std::string_view s);
 // Redis's SCAN cursor: an unsigned decimal (strtoull over the whole string, no leading space).
 std::optional<uint64_t> ParseScanCursor(std::string_view s);
+// 'A'-'Z' folded to 'a'-'z', every other byte unchanged: the "C" locale's tolower, without a
+// call per byte (option keywords are compared for every argument of every command).
+inline char AsciiLower(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return static_cast<char>(static_cast<unsigned>(u - 'A') < 26u ? u | 0x20 : u);
+}
 // ASCII case-insensitive equality (command names, option keywords).
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i] && AsciiLower(a[i]) != AsciiLower(b[i])) return false;
+  }
+  return true;
+}
 
 // Redis's sdssplitargs (redis.conf lines, a library's "#!lua name=..." line): words split at
 // spaces; "double quotes" with \n \r \t \b \a \\ \" \xHH escapes and 'single quotes' with \'

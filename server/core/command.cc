@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "server/core/acl_categories.h"
+#include "server/core/args.h"
 
 namespace sluice::server {
 
@@ -16,7 +17,7 @@ namespace {
 const std::string& LowerScratch(std::string_view name) {
   thread_local std::string scratch;
   scratch.assign(name);
-  for (char& c : scratch) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : scratch) c = AsciiLower(c);
   return scratch;
 }
 
@@ -35,7 +36,8 @@ CommandSpec MakeSpec(std::string group, std::string name, int arity, uint32_t fl
                      .group = std::move(group),
                      .summary = std::move(summary),
                      .since = std::move(since),
-                     .arguments_hint = std::move(hint)};
+                     .arguments_hint = std::move(hint),
+                     .acl_key_perms = {}};
 }
 
 void CommandTable::Add(CommandSpec spec) {

@@ -70,6 +70,17 @@ void PendingPuts::MoveToBatch(IndexedBatch& batch, const rocksdb::ColumnFamilyHa
   }
 }
 
+void PendingPuts::MoveRangeToBatch(IndexedBatch& batch, const rocksdb::ColumnFamilyHandle* cf,
+                                   std::string_view lower, std::string_view upper) {
+  if (used_ == 0) return;
+  for (Slot& s : slots_) {
+    if (s.used && s.cf == cf && std::string_view(s.key) >= lower &&
+        std::string_view(s.key) < upper) {
+      Move(s, batch);
+    }
+  }
+}
+
 void PendingPuts::MoveLargeToBatch(IndexedBatch& batch) {
   if (used_ == 0) return;
   for (Slot& s : slots_) {

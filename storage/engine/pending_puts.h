@@ -59,6 +59,11 @@ class PendingPuts {
   void Drop(const rocksdb::ColumnFamilyHandle* cf, std::string_view key);
   // Moves every slot (of `cf` only, when given) into the batch.
   void MoveToBatch(IndexedBatch& batch, const rocksdb::ColumnFamilyHandle* cf = nullptr);
+  // Moves the slots of `cf` whose keys are in [lower, upper) into the batch: all that an
+  // iterator bounded to that range can show. A stream's entries are read with the group's and
+  // consumer's records held here, once per commit group instead of once per XREADGROUP.
+  void MoveRangeToBatch(IndexedBatch& batch, const rocksdb::ColumnFamilyHandle* cf,
+                        std::string_view lower, std::string_view upper);
   // Moves the slots holding more than kMaxValueBytes into the batch (a Put of the keys family
   // stages any size; only small ones stay pending across a commit group member's mark, whose
   // Save copies them).

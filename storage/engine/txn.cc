@@ -347,7 +347,8 @@ std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle*
                                                     std::string_view lower,
                                                     std::string_view upper) {
   if (snapshot_deferred_) ResolveSnapshot(nullptr);
-  s_->pending.MoveToBatch(s_->batch, cf);  // the iterator merges the batch's records
+  // The iterator merges the batch's records in [lower, upper): held ones there join them.
+  s_->pending.MoveRangeToBatch(s_->batch, cf, lower, upper);
   // A db emptied in this unit: the stored keys are gone, only the batch's own entries count.
   const bool masked = cf == impl_.db()->DefaultColumnFamily() && DbFlushed(lower);
   auto it = std::make_unique<BoundedIterator>(lower, upper, masked, snapshot_);

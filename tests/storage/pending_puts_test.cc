@@ -42,6 +42,13 @@ std::optional<std::string> Newest(const PendingPuts& p, const IndexedBatch& b,
   return std::nullopt;
 }
 
+// An empty batch and no slots, over a database of two families (the focused cases below).
+struct SlotsOverBatch {
+  TempDir dir;
+  TwoFamilyDb d{dir.sub("db")};
+  std::pair<IndexedBatch, PendingPuts> parts;
+};
+
 }  // namespace
 
 TEST_CASE("PendingPuts keeps each key's newest write through evictions, moves and marks") {
@@ -68,7 +75,7 @@ TEST_CASE("PendingPuts keeps each key's newest write through evictions, moves an
       rocksdb::ColumnFamilyHandle* cf = d.cfs[rng() % 2];
       const std::string& k = keys[rng() % keys.size()];
       const std::string v = "v" + std::to_string(step) + "-" + std::to_string(round);
-      switch (rng() % 9) {
+      switch (rng() % 10) {
         case 0:
         case 1:
         case 2:
@@ -106,6 +113,15 @@ TEST_CASE("PendingPuts keeps each key's newest write through evictions, moves an
         case 8:
           CHECK(pending.Bytes() <= PendingPuts::kSlots * 64);
           break;
+        case 9: {  // an iterator over a range of cf: only the slots inside it move
+          std::string lower = keys[rng() % keys.size()], upper = keys[rng() % keys.size()];
+          if (upper < lower) std::swap(lower, upper);
+          pending.MoveRangeToBatch(batch, cf, lower, upper);
+          for (const auto& key : keys) {
+            if (key >= lower && key < upper) CHECK(pending.Find(cf, key) == nullptr);
+          }
+          break;
+        }
       }
       check();
     }
@@ -128,12 +144,30 @@ TEST_CASE("PendingPuts keeps each key's newest write through evictions, moves an
   }
 }
 
+TEST_CASE("PendingPuts moves into the batch only the slots an iterator's range covers") {
+  SlotsOverBatch f;
+  auto& [batch, pending] = f.parts;
+  auto* cf = f.d.cfs[0];
+  auto* other = f.d.cfs[1];
+  pending.Stage(cf, "e1", batch)->assign("entry");  // inside [e, f)
+  pending.Stage(cf, "f", batch)->assign("upper");   // the upper bound itself: outside
+  pending.Stage(cf, "g", batch)->assign("group");
+  pending.Stage(other, "e2", batch)->assign("other family");
+  pending.MoveRangeToBatch(batch, cf, "e", "f");
+  CHECK(batch.Count() == 1);
+  CHECK(pending.Find(cf, "e1") == nullptr);
+  std::string_view staged;
+  CHECK(batch.Find(cf->GetID(), "e1", &staged) == IndexedBatch::Staged::kPut);
+  CHECK(staged == "entry");
+  CHECK(*pending.Find(cf, "f") == "upper");
+  CHECK(*pending.Find(cf, "g") == "group");
+  CHECK(*pending.Find(other, "e2") == "other family");
+}
+
 TEST_CASE("PendingPuts holds kSlots keys and moves the least recently written one out") {
-  TempDir dir;
-  TwoFamilyDb d(dir.sub("db"));
-  IndexedBatch batch;
-  PendingPuts pending;
-  auto* cf = d.cfs[0];
+  SlotsOverBatch f;
+  auto& [batch, pending] = f.parts;
+  auto* cf = f.d.cfs[0];
   for (const char* k : {"a", "b", "c", "d"}) pending.Stage(cf, k, batch)->assign(k);
   pending.Stage(cf, "a", batch)->assign("a2");  // "b" is now the least recently written
   CHECK(batch.Count() == 0);
@@ -144,7 +178,7 @@ TEST_CASE("PendingPuts holds kSlots keys and moves the least recently written on
   CHECK(staged == "b");
   CHECK(pending.Find(cf, "b") == nullptr);
   CHECK(*pending.Find(cf, "a") == "a2");
-  CHECK(pending.Find(d.cfs[1], "a") == nullptr);  // another family's "a"
+  CHECK(pending.Find(f.d.cfs[1], "a") == nullptr);  // another family's "a"
 }
 
 }  // namespace sluice::testing

@@ -139,6 +139,16 @@ TEST_CASE("Consumer groups: read, pending with idle times on the test clock, ack
   CHECK(h.Cmd("XGROUP DELCONSUMER s g alice") == Int(0));
   CHECK(h.Cmd("XREADGROUP GROUP nog c STREAMS s >") ==
         "-NOGROUP No such key 's' or consumer group 'nog' in XREADGROUP with GROUP option\r\n");
+  // One stream read with ">" skips the probe: the read itself answers as the probe would.
+  CHECK(h.Cmd("XREADGROUP GROUP g c STREAMS nokey >") ==
+        "-NOGROUP No such key 'nokey' or consumer group 'g' in XREADGROUP with GROUP option\r\n");
+  CHECK(h.Cmd("SET str v") == "+OK\r\n");
+  CHECK(h.Cmd("XREADGROUP GROUP g c STREAMS str >") ==
+        "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
+  // Two streams: every key is checked before any is read (Redis's order).
+  CHECK(h.Cmd("XREADGROUP GROUP g c STREAMS s nokey > >") ==
+        "-NOGROUP No such key 'nokey' or consumer group 'g' in XREADGROUP with GROUP option\r\n");
+  CHECK(h.Cmd("XPENDING s g") == Arr({Int(0), Nil(), Nil(), NilArray()}));
   CHECK(h.Cmd("XGROUP DESTROY s g") == Int(1));
   CHECK(h.Cmd("XINFO GROUPS s") == Arr({}));
 }

@@ -145,9 +145,9 @@ void XReadCore(CommandContext& ctx, Args args, bool xreadgroup) {
   std::vector<std::optional<StreamId>> history(a.n);
   // One stream read with ">", not woken (the common consumer's call): the read's own open of
   // the stream and group answers what the probe would, in the same order, so it is skipped.
-  const bool read_checks =
+  const bool probe_skipped =
       xreadgroup && a.n == 1 && args[a.streams_at + 1] == ">" && !BlockRetrying(ctx);
-  for (size_t i = 0; i < a.n && !read_checks; ++i) {
+  for (size_t i = 0; i < a.n && !probe_skipped; ++i) {
     std::string_view arg = args[a.streams_at + a.n + i];
     if (xreadgroup) {
       if (!CheckGroupStream(ctx, a, keys[i], arg, &history[i])) return;
@@ -174,7 +174,8 @@ void XReadCore(CommandContext& ctx, Args args, bool xreadgroup) {
     StreamGroupChange change;
     auto r = ctx.txn().XReadGroup(ctx.client.db, keys[i], a.group, a.consumer, history[i], count,
                                   a.noack, WantGroupChange(&change));
-    if (!r.ok() && read_checks && r.status().code() == Code::kNoSuchKey) {
+    // kNoSuchKey (no stream, or no group) reaches here only when the probe was skipped.
+    if (!r.ok() && r.status().code() == Code::kNoSuchKey) {
       return ReplyError(ctx.out, NoKeyOrGroup(keys[i], a.group, /*xreadgroup=*/true));
     }
     if (!r.ok()) return ReplyError(ctx.out, r.status());

@@ -63,10 +63,10 @@ void PendingPuts::Drop(const rocksdb::ColumnFamilyHandle* cf, std::string_view k
   }
 }
 
-void PendingPuts::MoveToBatch(IndexedBatch& batch, const rocksdb::ColumnFamilyHandle* cf) {
+void PendingPuts::MoveToBatch(IndexedBatch& batch) {
   if (used_ == 0) return;
   for (Slot& s : slots_) {
-    if (s.used && (cf == nullptr || s.cf == cf)) Move(s, batch);
+    if (s.used) Move(s, batch);
   }
 }
 

@@ -57,8 +57,8 @@ class PendingPuts {
   std::string* Stage(rocksdb::ColumnFamilyHandle* cf, std::string_view key, IndexedBatch& batch);
   // Forgets (cf, key)'s slot, if any (a Delete or a direct Put of the key replaces it).
   void Drop(const rocksdb::ColumnFamilyHandle* cf, std::string_view key);
-  // Moves every slot (of `cf` only, when given) into the batch.
-  void MoveToBatch(IndexedBatch& batch, const rocksdb::ColumnFamilyHandle* cf = nullptr);
+  // Moves every slot into the batch (the commit, or anything that needs the batch whole).
+  void MoveToBatch(IndexedBatch& batch);
   // Moves the slots of `cf` whose keys are in [lower, upper) into the batch: all that an
   // iterator bounded to that range can show. A stream's entries are read with the group's and
   // consumer's records held here, once per commit group instead of once per XREADGROUP.

@@ -92,8 +92,8 @@ TEST_CASE("PendingPuts keeps each key's newest write through evictions, moves an
           batch.Delete(cf, k);
           model[{cf->GetID(), k}] = std::nullopt;
           break;
-        case 5:  // an iterator over cf
-          pending.MoveToBatch(batch, cf);
+        case 5:  // an iterator over all of cf
+          pending.MoveRangeToBatch(batch, cf, "", "\xff");
           break;
         case 6:  // a member commits: the mark moves on
           pending.MoveLargeToBatch(batch);

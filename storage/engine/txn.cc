@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "indexed_batch.h"
 #include "store_impl.h"
@@ -26,6 +27,7 @@ Txn::Txn(Store::Impl& impl, UnitTime now)
 Txn::Txn(Store::Impl& impl) : Txn(impl, UnitTime{impl.clock().NowNs()}) {}
 
 Txn::~Txn() {
+  ReleaseKeptSnapshot();
   s_->Trim();
   s_->Reset();
   ScratchList::Release(s_);
@@ -55,14 +57,29 @@ Txn::SnapshotReads::SnapshotReads(Txn& txn, OneKey) : txn_(txn) {
 }
 
 Txn::SnapshotReads::~SnapshotReads() {
-  if (txn_.snapshot_ != nullptr) txn_.impl_.db()->ReleaseSnapshot(txn_.snapshot_);
+  if (txn_.snapshot_ != nullptr) {
+    txn_.ReleaseKeptSnapshot();  // none unless TakeSnapshot found it stale and replaced it
+    txn_.kept_snapshot_ = txn_.snapshot_;
+  }
   txn_.snapshot_ = nullptr;
   txn_.snapshot_deferred_ = false;
 }
 
 void Txn::TakeSnapshot() {
-  snapshot_ = impl_.db()->GetSnapshot();
   s_->read_valid = false;  // a read from before the snapshot
+  if (kept_snapshot_ != nullptr &&
+      kept_snapshot_->GetSequenceNumber() == impl_.db()->GetLatestSequenceNumber()) {
+    snapshot_ = std::exchange(kept_snapshot_, nullptr);
+    return;
+  }
+  ReleaseKeptSnapshot();
+  snapshot_ = impl_.db()->GetSnapshot();
+}
+
+void Txn::ReleaseKeptSnapshot() {
+  if (kept_snapshot_ == nullptr) return;
+  impl_.db()->ReleaseSnapshot(kept_snapshot_);
+  kept_snapshot_ = nullptr;
 }
 
 void Txn::ResolveSnapshot(const std::string* raw_key) {

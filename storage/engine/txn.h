@@ -92,6 +92,12 @@ class Txn {
   // While it lives, the Txn's reads of stored data use one RocksDB snapshot, so that several
   // reads in a unit that does not lock its reads see one state (MGET, EXISTS). A no-op in units
   // whose reads are locked (they are isolated already). Not nestable.
+  // The snapshot is kept when it ends and used again by the Txn's next one (a commit group's
+  // next reader) as long as no write was published since: a snapshot at the latest sequence
+  // number reads what a new one would. Each costs two calls under RocksDB's mutex (8% of the
+  // server's samples under ZRANGE at pipeline 16); a commit group of readers takes one per
+  // published write instead of one per command. The kept one goes at Commit and with the Txn, so
+  // it holds old versions from compaction for one commit group at most.
   class SnapshotReads {
    public:
     explicit SnapshotReads(Txn& txn);
@@ -224,7 +230,8 @@ class Txn {
   void DropMark();
   Result<std::optional<EntryView>> DecodeRead(const std::string& raw_key, bool note, bool locked);
   void FlushPending();  // puts the pending Put (see Scratch) into the batch
-  void TakeSnapshot();
+  void TakeSnapshot();  // the kept one if no write was published since it was taken
+  void ReleaseKeptSnapshot();
   // A deferred snapshot's first read (of raw_key; nullptr: anything else): takes it unless the
   // unit holds raw_key's stripe.
   void ResolveSnapshot(const std::string* raw_key);
@@ -237,9 +244,11 @@ class Txn {
   bool lock_reads_ = false;
   bool marked_ = false;  // a savepoint is set on the batch (group member)
   bool conflicted_ = false;
-  bool keys_new_ = false;                        // set_keys_new
-  const rocksdb::Snapshot* snapshot_ = nullptr;  // SnapshotReads
-  bool snapshot_deferred_ = false;               // SnapshotReads::OneKey, before its first read
+  bool keys_new_ = false;           // set_keys_new
+  bool snapshot_deferred_ = false;  // SnapshotReads::OneKey, before its first read
+  // (The bools are together: a Txn lives in Store::Transaction's 64 bytes.)
+  const rocksdb::Snapshot* snapshot_ = nullptr;       // SnapshotReads
+  const rocksdb::Snapshot* kept_snapshot_ = nullptr;  // the last SnapshotReads' (see there)
   Scratch* s_;
 };
 

@@ -222,6 +222,7 @@ Result<KeyCounts> Txn::CountsWithStaged(int db) {
 // The count records change in the same RocksDB write as the keys (crash-consistent); the
 // in-memory counts once that write is applied (visible), even if its flush then failed.
 Status Txn::Commit(bool durable, bool defer_durability) {
+  ReleaseKeptSnapshot();
   FlushPending();
   DropMark();
   CountChanges changes;

@@ -208,6 +208,54 @@ TEST_CASE("members reading one key read the store once; a write makes the next r
   CHECK(*f.store->Get(0, "a") == std::optional<std::string>("2"));
 }
 
+// Units that do not lock their reads take a RocksDB snapshot for a read of one key's metadata
+// and elements (Txn::SnapshotReads::OneKey); a group's readers share one while nothing is
+// published, and a write published by anyone makes the next reader take a new one.
+TEST_CASE("readers in a group share a snapshot until a write is published, then see it") {
+  Fixture f;
+  const std::string_view ab[] = {"a", "b"};
+  const KeyRef s_key[] = {{0, "s"}};
+  {
+    Unit w(*f.store, s_key, TransactionOptions{});
+    REQUIRE(w.SAdd(0, "s", ab).ok());
+    REQUIRE(w.Commit().ok());
+  }
+  rocksdb::DB* db = f.store->impl().db();
+  auto snapshots = [db] {
+    uint64_t n = 0;
+    REQUIRE(db->GetIntProperty("rocksdb.num-snapshots", &n));
+    return n;
+  };
+  const std::string_view members[] = {"a", "c"};
+  CommitGroup group(*f.store, /*defer_durability=*/false);
+  auto read = [&] {
+    Unit u(*f.store, std::span<const KeyRef>{}, Member(group));
+    auto has = u.SMIsMember(0, "s", members);
+    REQUIRE(has.ok());
+    REQUIRE(u.Commit().ok());
+    return *has;
+  };
+  const uint64_t before = db->GetLatestSequenceNumber();
+  CHECK(read() == std::vector<bool>{true, false});
+  CHECK(snapshots() == 1);  // kept for the next reader
+  CHECK(read() == std::vector<bool>{true, false});
+  CHECK(snapshots() == 1);
+  CHECK(db->GetLatestSequenceNumber() == before);
+  {
+    // Another thread's unit (outside the group) adds "c" and publishes it.
+    std::thread([&] {
+      const std::string_view c[] = {"c"};
+      Unit w(*f.store, s_key, TransactionOptions{});
+      REQUIRE(w.SAdd(0, "s", c).ok());
+      REQUIRE(w.Commit().ok());
+    }).join();
+  }
+  CHECK(read() == std::vector<bool>{true, true});  // a new snapshot: the kept one is stale
+  CHECK(snapshots() == 1);
+  REQUIRE(group.Flush().ok());
+  CHECK(snapshots() == 0);  // a commit releases the kept one
+}
+
 TEST_CASE("each member gets its own time, never earlier than the previous one's") {
   Fixture f;
   CommitGroup group(*f.store, false);

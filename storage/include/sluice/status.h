@@ -63,7 +63,10 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  // Implicit by design. By reference: a T taken by value was moved twice (a collection's
+  // handle is six strings, opened for every collection command).
+  Result(T&& value) : value_(std::move(value)) {}                                // NOLINT
+  Result(const T& value) : value_(value) {}                                      // NOLINT
   Result(Status status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
 
   bool ok() const { return status_.ok(); }

@@ -21,7 +21,7 @@ namespace sluice::internal {
 
 class LockPool {
  public:
-  // A commit group holds its members' stripes until its write (up to 64 keys per I/O thread),
+  // A commit group holds its members' stripes until its write (up to 64 stripes per I/O thread),
   // and a member whose stripe another thread's group holds makes its own group write early and
   // then waits. With 4096 stripes and two threads, those waits were two thirds of the server's
   // futex calls under SET at pipeline 16; more stripes cut them by 7x and raised INCR and
@@ -102,6 +102,7 @@ class LockSet {
   // Releases every stripe held and forgets the plan.
   void Unlock();
   bool holds_all() const { return all_ && pool_ != nullptr; }
+  size_t held() const { return pool_ == nullptr ? 0 : stripes_.size(); }  // stripes held
 
  private:
   LockPool* pool_ = nullptr;     // set while locked

@@ -166,7 +166,9 @@ Status CommitGroup::Flush() {
 
 Status CommitGroup::MemberCommitted() {
   ++members_;
-  if (members_ >= kMaxUnits || txn_->staged_bytes() >= kMaxBytes) return Flush();
+  if (members_ >= kMaxUnits || locks_->held() >= kMaxStripes || txn_->staged_bytes() >= kMaxBytes) {
+    return Flush();
+  }
   return status_;
 }
 

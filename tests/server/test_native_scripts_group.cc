@@ -229,7 +229,7 @@ TEST_CASE("native scripts in a batch: MULTI, WATCH, undeclared keys, CONFIG SET"
   CHECK(Counts(p.lua, "ulule_limiter_incr") == "native=1,interpreted=9");
 }
 
-TEST_CASE("native scripts in a batch: more members than a group holds") {
+TEST_CASE("native scripts in a batch: hundreds of members on a few keys") {
   Pair p;
   const std::string incr = p.Load(Body("ulule-limiter_incr.lua"));
   const std::string fastify = p.Load(Body("fastify-rate-limit_incr.lua"));
@@ -242,7 +242,7 @@ TEST_CASE("native scripts in a batch: more members than a group holds") {
   }
   const auto [native_commits, lua_commits] = p.CommitsOf([&] { p.Batch(batch); });
   CHECK(native_commits < lua_commits);
-  CHECK(native_commits >= 2);  // CommitGroup::kMaxUnits members per write
+  CHECK(native_commits >= 1);  // 14 keys: under CommitGroup::kMaxStripes, one write a round
   for (int i = 0; i < 7; ++i) {
     p.SameKey("k" + std::to_string(i));
     p.SameKey("fk" + std::to_string(i));

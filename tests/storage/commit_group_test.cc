@@ -337,18 +337,34 @@ TEST_CASE("a unit that locks everything flushes the group before it starts") {
   CHECK(*u.DbSize(0) == 1);
 }
 
-TEST_CASE("the group flushes by itself at kMaxUnits members") {
+TEST_CASE("the group flushes by itself at kMaxStripes keys or kMaxUnits members") {
   Fixture f;
-  CommitGroup group(*f.store, false);
-  for (size_t i = 0; i < CommitGroup::kMaxUnits; ++i) {
-    const std::string key = "k" + std::to_string(i);
+  auto add = [&](CommitGroup& group, const std::string& key) {
     const KeyRef keys[] = {{0, key}};
     Unit u(*f.store, keys, Member(group));
-    REQUIRE(u.Set(0, key, "v", SetPlain()).ok());
+    REQUIRE(u.IncrBy(0, key, 1).ok());
     REQUIRE(u.Commit().ok());
+  };
+  SUBCASE("distinct keys: once it holds kMaxStripes stripes") {
+    CommitGroup group(*f.store, false);
+    size_t members = 0;
+    while (!group.empty() || members == 0) {
+      add(group, "k" + std::to_string(members++));
+      REQUIRE(members <= CommitGroup::kMaxStripes);  // distinct keys: a stripe each, or fewer
+    }
+    CHECK(members >= CommitGroup::kMaxStripes / 2);  // two keys rarely share a stripe
+    CHECK(*f.store->DbSize(0) == static_cast<int64_t>(members));
   }
-  CHECK(group.empty());
-  CHECK(*f.store->DbSize(0) == static_cast<int64_t>(CommitGroup::kMaxUnits));
+  SUBCASE("one hot key: the group holds one stripe and flushes at kMaxUnits members") {
+    CommitGroup group(*f.store, false);
+    for (size_t i = 0; i + 1 < CommitGroup::kMaxUnits; ++i) add(group, "hot");
+    CHECK_FALSE(group.empty());
+    CHECK(*f.store->Get(0, "hot") == std::nullopt);
+    add(group, "hot");
+    CHECK(group.empty());
+    CHECK(*f.store->Get(0, "hot") ==
+          std::optional<std::string>(std::to_string(CommitGroup::kMaxUnits)));
+  }
 }
 
 TEST_CASE("a unit outside the thread's open group flushes it instead of waiting on its locks") {

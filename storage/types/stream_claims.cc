@@ -66,7 +66,7 @@ Status ClaimOne(GroupUnit& u, StreamId id, StreamPending* p, bool is_new, std::s
     p->delivery_count += 1;
   }
   if (Status e = u.Assign(id, p, consumer, is_new); !e.ok()) return e;
-  StreamEntry entry{.id = id};
+  StreamEntry entry{.id = id, .fields = {}};
   if (!justid) {
     bool found = false;
     if (Status e = u.stream.GetEntry(id, &entry, &found); !e.ok()) return e;
@@ -104,7 +104,7 @@ Result<StreamClaimReply> Store::Transaction::XClaim(
     const bool is_new = !pending;
     if (is_new && !o.force) continue;
     if (!is_new && o.min_idle_ms > 0 && now - p.delivery_ms < o.min_idle_ms) continue;
-    if (is_new) p = StreamPending{.delivery_ms = now, .delivery_count = 1};
+    if (is_new) p = StreamPending{.delivery_ms = now, .delivery_count = 1, .consumer = {}};
     Status e = ClaimOne(*u, id, &p, is_new, consumer, delivery, o.retry_count, o.justid, now, &out);
     if (!e.ok()) return e;
   }

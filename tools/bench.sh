@@ -17,6 +17,8 @@
 # ZRANGEBYSCORE (11 scores from the middle) on one key per type, as redis-benchmark's own tests
 # use them (one hot key: every call serializes on it), the same commands on both servers. The
 # ZADDs leave ~100k members, each re-scored several times (docs/engine.md, "Hot collections").
+# Then a sliding-window log on one key (tools/bench/sliding_window.lua, a 1 s window: EVALSHA of
+# ZREMRANGEBYSCORE -inf, ZADD, ZCARD), the same script on both servers.
 # --scripts measures the recognised library scripts instead (server/scripting/native/library_scripts/, all but
 # limits' clear_keys, or the NAMEs given): SCRIPT LOAD of the exact body on both servers, then
 # EVALSHA with the arguments the library sends, keys from 100k; Sluice runs them natively,
@@ -177,6 +179,9 @@ start_servers() {  # mode
     return
   fi
   sha=$("$cli" -p "$redis_port" SCRIPT LOAD "$(cat tools/bench/gcra.lua)")
+  window_sha=$("$cli" -p "$redis_port" SCRIPT LOAD "$(cat tools/bench/sliding_window.lua)")
+  [ "$("$cli" -p "$sluice_port" SCRIPT LOAD "$(cat tools/bench/sliding_window.lua)")" = "$window_sha" ] ||
+    { echo "bench: sliding_window.lua: SCRIPT LOAD differs between the servers" >&2; exit 1; }
   # Self-check: both sides answer the same way on a fresh key.
   echo "bench: GCRA.TAKE on sluice: $("$cli" -p "$sluice_port" GCRA.TAKE bench:check 100 1s | tr '\n' ' ')" >&2
   echo "bench: gcra.lua on redis:   $("$cli" -p "$redis_port" EVALSHA "$sha" 1 bench:check 100 1000 100 1 | tr '\n' ' ')" >&2
@@ -269,6 +274,8 @@ for mode in ${modes//,/ }; do
         row "ZRANGE myzset 0 9" ZRANGE myzset 0 9 -- ZRANGE myzset 0 9
         row "ZRANGEBYSCORE myzset 50000 50010" ZRANGEBYSCORE myzset 50000 50010 \
           -- ZRANGEBYSCORE myzset 50000 50010
+        row "EVALSHA sliding_window.lua, one key" EVALSHA "$window_sha" 1 window 1000000 \
+          __rand_int__ -- EVALSHA "$window_sha" 1 window 1000000 __rand_int__
       fi
     done
   done

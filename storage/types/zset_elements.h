@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,20 +43,27 @@ Status PutZMember(Collection& z, std::string_view member, double score, std::opt
 // Erases a member the caller knows is there at `score`. The caller saves (SaveZSet).
 Status EraseZMember(Collection& z, std::string_view member, double score);
 
-// The head (zset_head.cc): at most kZHeadMax first elements, kept while there are kZHeadMin or
-// more of them (ranks 0 .. kZHeadMin - 1 are always in it).
+// The head (zset_head.cc): at most kZHeadMax first elements of every big set, topped up from the
+// elements past it when it falls under kZHeadMin (ranks 0 .. kZHeadMin - 1 are always in it,
+// when the set has that many).
 inline constexpr size_t kZHeadMax = 32;
 inline constexpr size_t kZHeadMin = 16;
 // Keep the head exact when the zscore element `element` is erased or inserted (PutZMember and
 // EraseZMember call them).
 Status ZHeadErase(Collection& z, std::string_view element);
 Status ZHeadInsert(Collection& z, std::string_view element, bool minus_zero);
-// Collection::Save for a sorted set: first builds the head of a big set that has none, or drops
-// the head of a set of kZHeadMax members or fewer. Every writer of a sorted set saves with it.
+// Collection::Save for a sorted set: first builds the head of a big set that has none. Every
+// writer of a sorted set saves with it.
 Status SaveZSet(Collection& z);
 // Ranks start..stop (0 <= start <= stop) from the head: false when the set keeps no head or the
 // head does not reach stop (then *out is unspecified).
 Result<bool> ZHeadRange(Collection& z, int64_t start, int64_t stop, ScoredMembers* out);
+
+// An iterator over the set's zscore elements, as z.NewIterator(ElementCf::kZScore), that serves
+// the elements up to the head's boundary from the head: walks that start at the low end (or come
+// down to it) do not step over erased elements there. Every zscore walk uses it. Do not write
+// through the Txn while iterating; it lives within the Collection's operation.
+std::unique_ptr<rocksdb::Iterator> NewZScoreIterator(Collection& z);
 
 // Members with min <= score <= max in `rev` order, skipping offset (< 0: nothing at all), at most
 // count (< 0: all).

@@ -1,5 +1,6 @@
 // The head of a big sorted set: a copy of its first entries in Redis's order, kept in one
-// record so that ZRANGE 0 N (N below kZHeadMin) is one point read instead of an iterator.
+// record so that ZRANGE 0 N (N below kZHeadMin) is one point read instead of an iterator, and so
+// that walks from the low end start at the first live element (NewZScoreIterator).
 //
 // Layout (zset_elements.h): the record is the zscore element "" of the set's version (every real
 // zscore element has at least the 8 score bytes, so it never collides, and Collection's zscore
@@ -11,10 +12,14 @@
 //
 // Writers keep it exact: an element inserted or erased at or below the boundary rewrites the
 // record in the unit (one point read and one write; above it, nothing). A head that shrinks
-// below kZHeadMin entries is dropped, and SaveZSet rebuilds it from an iterator (the first
-// kZHeadMax elements) for a big set of more than kZHeadMax members that has none; a set of
-// kZHeadMax members or fewer keeps none.
+// below kZHeadMin entries is topped up to kZHeadMax from the elements past its boundary (an
+// iterator that seeks there, so it never steps over what was erased below it); SaveZSet builds
+// the head of a big set that has none from the set's first kZHeadMax elements. Every big set
+// keeps one, down to a single member: a set that keeps all of its members in its head grows it
+// with every insert.
 #include <algorithm>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "collection.h"
@@ -63,15 +68,23 @@ std::string EncodeHead(const std::vector<HeadEntry>& head) {
   return out;
 }
 
-bool DecodeHead(std::string_view in, std::vector<HeadEntry>* head) {
-  head->clear();
+// Calls f(element, minus_zero) for each entry of a head record; false when it is damaged.
+template <typename F>
+bool ForEachHeadEntry(std::string_view in, F&& f) {
   while (!in.empty()) {
     size_t n = 0;
     if (!GetVarint(&in, &n) || in.size() < n + 1) return false;
-    head->push_back({std::string(in.substr(0, n)), in[n] == '\1'});
+    f(in.substr(0, n), in[n] == '\1');
     in.remove_prefix(n + 1);
   }
   return true;
+}
+
+bool DecodeHead(std::string_view in, std::vector<HeadEntry>* head) {
+  head->clear();
+  return ForEachHeadEntry(in, [&](std::string_view element, bool minus_zero) {
+    head->push_back({std::string(element), minus_zero});
+  });
 }
 
 // The set's head, when it keeps one (a boundary and a readable record).
@@ -85,12 +98,28 @@ Result<bool> LoadHead(Collection& z, std::vector<HeadEntry>* head) {
 }
 
 void StoreHead(Collection& z, const std::vector<HeadEntry>& head) {
-  if (head.size() < kZHeadMin) {
-    z.meta().extra.clear();  // dropped; SaveZSet rebuilds it
+  if (head.empty()) {
+    z.meta().extra.clear();  // no head; SaveZSet builds one for a set that has members
     return;
   }
   z.Put(ElementCf::kZScore, "", EncodeHead(head));
   z.meta().extra = head.back().element;
+}
+
+// Appends the elements after `boundary` ("": from the first) to *head until it holds `limit`.
+Status AppendElementsPast(Collection& z, std::string_view boundary, size_t limit,
+                          std::vector<HeadEntry>* head) {
+  auto it = z.NewIterator(ElementCf::kZScore);
+  if (boundary.empty()) {
+    it->SeekToFirst();
+  } else {
+    it->Seek(z.SubKey(boundary));
+    if (it->Valid() && z.ElementOf(it->key()) == boundary) it->Next();
+  }
+  for (; it->Valid() && head->size() < limit; it->Next()) {
+    head->push_back({std::string(z.ElementOf(it->key())), it->value() == "-"});
+  }
+  return it->status().ok() ? Status::Ok() : FromRocks(it->status());
 }
 
 }  // namespace
@@ -109,18 +138,31 @@ Status ZHeadErase(Collection& z, std::string_view element) {
                          [&](const HeadEntry& e) { return e.element == element; });
   if (it == head.end()) return Status::Ok();
   head.erase(it);
+  if (head.size() < kZHeadMin && static_cast<int64_t>(head.size()) < z.meta().count) {
+    // Every element at or below the boundary is in the head, so the next ones come from past it.
+    const std::string boundary = z.meta().extra;
+    if (Status s = AppendElementsPast(z, boundary, kZHeadMax, &head); !s.ok()) return s;
+  }
   StoreHead(z, head);
   return Status::Ok();
 }
 
 Status ZHeadInsert(Collection& z, std::string_view element, bool minus_zero) {
-  if (z.is_inline()) return Status::Ok();
-  if (z.meta().extra.empty() || element > std::string_view(z.meta().extra)) return Status::Ok();
+  if (z.is_inline() || z.meta().extra.empty()) return Status::Ok();
+  const bool past_boundary = element > std::string_view(z.meta().extra);
+  // Past the boundary the head changes only when it holds every other member (a small set).
+  if (past_boundary && z.meta().count > static_cast<int64_t>(kZHeadMax)) return Status::Ok();
   std::vector<HeadEntry> head;
   auto has = LoadHead(z, &head);
   if (!has.ok()) return has.status();
   if (!*has) {
     z.meta().extra.clear();
+    return Status::Ok();
+  }
+  if (past_boundary) {
+    if (static_cast<int64_t>(head.size()) + 1 != z.meta().count) return Status::Ok();
+    head.push_back(HeadEntry{std::string(element), minus_zero});
+    StoreHead(z, head);
     return Status::Ok();
   }
   auto it =
@@ -142,17 +184,10 @@ Status SaveZSet(Collection& z) {
     z.Save();
     return Status::Ok();
   }
-  if (z.meta().count <= static_cast<int64_t>(kZHeadMax)) {
-    z.meta().extra.clear();
-  } else if (z.meta().extra.empty() && (z.meta().flags & kMetaBigEncoding) != 0) {
+  if (z.meta().extra.empty() && z.meta().count > 0 && (z.meta().flags & kMetaBigEncoding) != 0) {
     std::vector<HeadEntry> head;
-    auto it = z.NewIterator(ElementCf::kZScore);
-    for (it->SeekToFirst(); it->Valid() && head.size() < kZHeadMax; it->Next()) {
-      head.push_back({std::string(z.ElementOf(it->key())), it->value() == "-"});
-    }
-    if (!it->status().ok()) return FromRocks(it->status());
-    it.reset();
-    if (head.size() == kZHeadMax) StoreHead(z, head);
+    if (Status s = AppendElementsPast(z, "", kZHeadMax, &head); !s.ok()) return s;
+    StoreHead(z, head);
   }
   z.Save();
   return Status::Ok();
@@ -178,6 +213,140 @@ Result<bool> ZHeadRange(Collection& z, int64_t start, int64_t stop, ScoredMember
     in.remove_prefix(n + 1);
   }
   return true;
+}
+
+namespace {
+
+// A big sorted set's zscore elements in order (keys and values as Collection::NewIterator's),
+// the elements at or below the head's boundary served from the head record, the rest from the
+// elements' own iterator. Pops and ZREMRANGEBYSCORE erase at the low end, and until a flush
+// drops their deletion markers an iterator from the first element steps over every one of
+// them: a sliding window's ZREMRANGEBYSCORE on one hot key cost more with every call. Through
+// the head, a walk from the low end starts at the first live element.
+//
+// The record is read at the first position that needs it, the elements' iterator made at the
+// first that needs it; a head that does not read back (missing or damaged) leaves every
+// position to the elements' iterator. Lives within the unit's operation, like the Collection.
+class HeadedZScoreIterator final : public rocksdb::Iterator {
+ public:
+  explicit HeadedZScoreIterator(Collection& z)
+      : z_(z), boundary_(z.meta().extra), prefix_(z.SubKey("")) {}
+
+  bool Valid() const override {
+    return in_head_ ? pos_ < head_.size() : elements_ != nullptr && elements_->Valid();
+  }
+  void SeekToFirst() override {
+    if (HasHead()) return EnterHead(0);
+    Elements().SeekToFirst();
+  }
+  void SeekToLast() override {
+    Elements().SeekToLast();
+    DescendIntoHead();
+  }
+  void Seek(const rocksdb::Slice& target) override {
+    const std::string_view t = z_.ElementOf(target);
+    if (t <= std::string_view(boundary_) && HasHead()) return EnterHead(LowerBound(t));
+    Elements().Seek(target);
+  }
+  void SeekForPrev(const rocksdb::Slice& target) override {
+    const std::string_view t = z_.ElementOf(target);
+    if (t <= std::string_view(boundary_) && HasHead()) {
+      const size_t above = UpperBound(t);
+      return EnterHead(above == 0 ? head_.size() : above - 1);  // none at or below: invalid
+    }
+    Elements().SeekForPrev(target);
+    DescendIntoHead();
+  }
+  void Next() override {
+    if (!in_head_) return elements_->Next();
+    if (++pos_ < head_.size()) return EnterHead(pos_);
+    in_head_ = false;  // past the head: the elements after its boundary
+    Elements().Seek(KeyOf(boundary_));
+    if (elements_->Valid() && z_.ElementOf(elements_->key()) == boundary_) elements_->Next();
+  }
+  void Prev() override {
+    if (in_head_) return EnterHead(pos_ == 0 ? head_.size() : pos_ - 1);
+    elements_->Prev();
+    DescendIntoHead();
+  }
+  rocksdb::Slice key() const override { return in_head_ ? rocksdb::Slice(key_) : elements_->key(); }
+  rocksdb::Slice value() const override {
+    if (!in_head_) return elements_->value();
+    return head_[pos_].minus_zero ? rocksdb::Slice("-", 1) : rocksdb::Slice();
+  }
+  rocksdb::Status status() const override {
+    return elements_ ? elements_->status() : rocksdb::Status::OK();
+  }
+
+ private:
+  struct Entry {
+    std::string_view element;  // into record_
+    bool minus_zero;
+  };
+
+  // Reads the record once; true when it holds the elements up to the boundary.
+  bool HasHead() {
+    if (!loaded_) {
+      loaded_ = true;
+      bool found = false;
+      const Status s = z_.Get(ElementCf::kZScore, "", &record_, &found);
+      const bool ok = s.ok() && found && ForEachHeadEntry(record_, [&](std::string_view e, bool m) {
+                        head_.push_back({e, m});
+                      });
+      if (!ok || head_.empty() || head_.back().element != boundary_) head_.clear();
+    }
+    return !head_.empty();
+  }
+  rocksdb::Iterator& Elements() {
+    in_head_ = false;
+    if (!elements_) elements_ = z_.NewIterator(ElementCf::kZScore);
+    return *elements_;
+  }
+  void EnterHead(size_t pos) {
+    in_head_ = true;
+    pos_ = pos;
+    if (pos_ < head_.size()) key_.assign(prefix_).append(head_[pos_].element);
+  }
+  // Moving down the elements, at the head's boundary or below (or past the first): the head
+  // holds the rest, so the walk goes on from its last entry rather than over erased elements.
+  void DescendIntoHead() {
+    if (!elements_->status().ok()) return;
+    if (elements_->Valid() && z_.ElementOf(elements_->key()) > std::string_view(boundary_)) return;
+    if (HasHead()) EnterHead(head_.size() - 1);
+  }
+  size_t LowerBound(std::string_view t) const {
+    return std::lower_bound(head_.begin(), head_.end(), t,
+                            [](const Entry& e, std::string_view v) { return e.element < v; }) -
+           head_.begin();
+  }
+  size_t UpperBound(std::string_view t) const {
+    return std::upper_bound(head_.begin(), head_.end(), t,
+                            [](std::string_view v, const Entry& e) { return v < e.element; }) -
+           head_.begin();
+  }
+  std::string KeyOf(std::string_view element) const {
+    std::string key = prefix_;
+    key.append(element);
+    return key;
+  }
+
+  Collection& z_;
+  const std::string boundary_;
+  const std::string prefix_;
+  std::unique_ptr<rocksdb::Iterator> elements_;
+  std::string record_;
+  std::vector<Entry> head_;
+  bool loaded_ = false;
+  bool in_head_ = false;
+  size_t pos_ = 0;
+  std::string key_;
+};
+
+}  // namespace
+
+std::unique_ptr<rocksdb::Iterator> NewZScoreIterator(Collection& z) {
+  if (z.is_inline() || z.meta().extra.empty()) return z.NewIterator(ElementCf::kZScore);
+  return std::make_unique<HeadedZScoreIterator>(z);
 }
 
 }  // namespace sluice::internal

@@ -69,7 +69,7 @@ Result<ScoredMembers> LexWalk(Collection& z, const LexBound& min, const LexBound
                               int64_t offset, int64_t count) {
   ScoredMembers out;
   if (!z.exists() || offset < 0 || LexRangeEmpty(min, max)) return out;
-  auto it = z.NewIterator(ElementCf::kZScore);
+  auto it = internal::NewZScoreIterator(z);
   it->SeekToLast();
   if (!it->Valid()) return internal::FromRocks(it->status());
   const std::string last(z.ElementOf(it->key()));
@@ -157,7 +157,7 @@ Result<std::optional<int64_t>> Store::Transaction::ZRank(int db, std::string_vie
   if (!score.ok()) return score.status();
   if (!score->has_value()) return std::optional<int64_t>();
   const std::string target = internal::ZScoreKey(**score, member);
-  auto it = z->NewIterator(ElementCf::kZScore);
+  auto it = internal::NewZScoreIterator(*z);
   int64_t rank = 0;
   for (rev ? it->SeekToLast() : it->SeekToFirst(); it->Valid(); rev ? it->Prev() : it->Next()) {
     if (z->ElementOf(it->key()) == target) return std::optional<int64_t>(rank);

@@ -131,7 +131,7 @@ Result<ScoredMembers> ZScoreRange(Collection& z, ScoreBound min, ScoreBound max,
                                   int64_t offset, int64_t count) {
   ScoredMembers out;
   if (!z.exists() || offset < 0) return out;
-  auto it = z.NewIterator(ElementCf::kZScore);
+  auto it = NewZScoreIterator(z);
   // Seek next to the bound (a score just past it, so that a -0 stored under -0's own order bytes
   // is not missed); the loop skips what is still outside.
   if (rev) {

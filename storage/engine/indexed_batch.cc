@@ -194,8 +194,12 @@ void IndexedBatch::Index(uint32_t cf, size_t key_off, size_t key_len, bool delet
   if ((used_ + 1) * 2 > slots_.size()) Grow();
   const std::string_view key(batch_.Data().data() + key_off, key_len);
   const uint64_t hash = XXH3_64bits_withSeed(key.data(), key.size(), cf);
-  Slot& s = slots_[Probe(cf, key, hash)];
-  if (s.gen != gen_) ++used_;
+  const size_t at = Probe(cf, key, hash);
+  Slot& s = slots_[at];
+  if (s.gen != gen_) {
+    ++used_;
+    unordered_.push_back(static_cast<uint32_t>(at));
+  }
   s.hash = hash;
   s.gen = gen_;
   s.cf = cf;
@@ -219,12 +223,15 @@ void IndexedBatch::Grow() {
   std::vector<Slot> old(std::max(kInitialSlots, slots_.size() * 2));
   old.swap(slots_);
   used_ = 0;
+  ordered_.clear();  // the slots move: every one is ordered again at the next Sorted
+  unordered_.clear();
   const size_t mask = slots_.size() - 1;
   for (const Slot& s : old) {
     if (s.gen != gen_) continue;
     size_t i = s.hash & mask;
     while (slots_[i].gen == gen_) i = (i + 1) & mask;
     slots_[i] = s;
+    unordered_.push_back(static_cast<uint32_t>(i));
     ++used_;
   }
 }
@@ -243,14 +250,30 @@ void IndexedBatch::Sorted(uint32_t cf_id, std::string_view lower, std::string_vi
                           std::vector<Delta>* out) const {
   out->clear();
   if (used_ == 0) return;
+  auto before = [this](uint32_t a, uint32_t b) {
+    const Slot& x = slots_[a];
+    const Slot& y = slots_[b];
+    return x.cf != y.cf ? x.cf < y.cf : KeyOf(x) < KeyOf(y);
+  };
+  if (!unordered_.empty()) {  // merge the keys indexed since the last call into the order
+    std::sort(unordered_.begin(), unordered_.end(), before);
+    const auto mid = static_cast<std::ptrdiff_t>(ordered_.size());
+    ordered_.insert(ordered_.end(), unordered_.begin(), unordered_.end());
+    std::inplace_merge(ordered_.begin(), ordered_.begin() + mid, ordered_.end(), before);
+    unordered_.clear();
+  }
+  auto it = std::lower_bound(ordered_.begin(), ordered_.end(), lower,
+                             [this, cf_id](uint32_t at, std::string_view k) {
+                               const Slot& x = slots_[at];
+                               return x.cf != cf_id ? x.cf < cf_id : KeyOf(x) < k;
+                             });
   const char* rep = batch_.Data().data();
-  for (const Slot& s : slots_) {
-    if (s.gen != gen_ || s.cf != cf_id) continue;
+  for (; it != ordered_.end(); ++it) {
+    const Slot& s = slots_[*it];
     const std::string_view key = KeyOf(s);
-    if (key < lower || (!upper.empty() && key >= upper)) continue;
+    if (s.cf != cf_id || (!upper.empty() && key >= upper)) break;
     out->push_back(Delta{key, std::string_view(rep + s.value_off, s.value_len), s.deleted != 0});
   }
-  std::sort(out->begin(), out->end(), [](const Delta& a, const Delta& b) { return a.key < b.key; });
 }
 
 std::unique_ptr<rocksdb::Iterator> IndexedBatch::NewIteratorWithBase(uint32_t cf_id,
@@ -272,6 +295,8 @@ void IndexedBatch::Clear() {
 // Every slot of an older generation is empty: no need to touch them.
 void IndexedBatch::ClearIndex() {
   used_ = 0;
+  ordered_.clear();
+  unordered_.clear();
   if (++gen_ == std::numeric_limits<uint32_t>::max()) {
     for (Slot& s : slots_) s.gen = 0;
     gen_ = 1;
@@ -283,6 +308,8 @@ void IndexedBatch::Trim(size_t keep_bytes) {
   if (slots_.size() * sizeof(Slot) > keep_bytes) {
     std::vector<Slot>(kInitialSlots).swap(slots_);
     used_ = 0;
+    std::vector<uint32_t>().swap(ordered_);
+    std::vector<uint32_t>().swap(unordered_);
   }
 }
 

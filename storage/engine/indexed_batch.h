@@ -104,6 +104,12 @@ class IndexedBatch {
   rocksdb::WriteBatch batch_;
   std::vector<Slot> slots_;  // open addressing, linear probing; size a power of two
   size_t used_ = 0;
+  // The used slots in (cf, key) order, kept for Sorted: each call merges in the slots indexed
+  // since the one before (unordered_), so that a commit group's iterators do not sort the
+  // whole batch each (a group of 1,024 ZPOPMAX on one key sorted ~500k keys). A slot's key
+  // never changes while it is used; Grow (slots move) and ClearIndex start both over.
+  mutable std::vector<uint32_t> ordered_;
+  mutable std::vector<uint32_t> unordered_;
   uint32_t non_key_records_ = 0;
   uint32_t gen_ = 1;
 };

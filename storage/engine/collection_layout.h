@@ -35,6 +35,9 @@ inline constexpr uint8_t kMetaInline = 0x02;
 // Every element column family's entries are inside the metadata's extra (a small sorted set:
 // storage/types/inline_elements.h), served by Collection itself.
 inline constexpr uint8_t kMetaInlineElements = 0x04;
+// A big sorted set's extra also holds its fence, the element above which nothing is live
+// (storage/types/zset_head.cc): [varint boundary length][head boundary][fence].
+inline constexpr uint8_t kMetaZFence = 0x08;
 
 struct CollectionMeta {
   uint64_t version = 0;

@@ -52,6 +52,9 @@ inline constexpr size_t kZHeadMin = 16;
 // EraseZMember call them).
 Status ZHeadErase(Collection& z, std::string_view element);
 Status ZHeadInsert(Collection& z, std::string_view element, bool minus_zero);
+// Nothing live sorts above `element` (a pop from the high end just erased everything above it):
+// walks from the high end start there. Inserts above it raise it (ZHeadInsert).
+void ZFenceAt(Collection& z, std::string_view element);
 // Collection::Save for a sorted set: first builds the head of a big set that has none. Every
 // writer of a sorted set saves with it.
 Status SaveZSet(Collection& z);

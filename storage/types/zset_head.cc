@@ -17,8 +17,14 @@
 // the head of a big set that has none from the set's first kZHeadMax elements. Every big set
 // keeps one, down to a single member: a set that keeps all of its members in its head grows it
 // with every insert.
+//
+// The high end has no record, only a fence in the metadata (kMetaZFence): an element above which
+// nothing is live. Pops from the high end leave it at the last element they took, an insert above
+// it raises it, and walks from the high end seek there instead of stepping down over what the
+// pops erased (a ZPOPMAX queue). Erasing anywhere else leaves it true.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +36,43 @@
 namespace sluice::internal {
 
 namespace {
+
+// The metadata's extra of a big set: the head's boundary ("" when it keeps no head), then, under
+// kMetaZFence, the fence. Views into z.meta().extra.
+std::string_view Boundary(const Collection& z) {
+  const std::string_view x = z.meta().extra;
+  if ((z.meta().flags & kMetaZFence) == 0) return x;
+  size_t at = 0;
+  uint64_t n = 0;
+  if (!ReadVarint(x, &at, &n) || n > x.size() - at) return {};  // damaged: no head
+  return x.substr(at, n);
+}
+
+std::optional<std::string_view> Fence(const Collection& z) {
+  if ((z.meta().flags & kMetaZFence) == 0) return std::nullopt;
+  const std::string_view x = z.meta().extra;
+  size_t at = 0;
+  uint64_t n = 0;
+  if (!ReadVarint(x, &at, &n) || n > x.size() - at || at + n == x.size()) return std::nullopt;
+  return x.substr(at + n);
+}
+
+// Either may view the current extra: the new one is built before it is replaced.
+void SetEnds(Collection& z, std::string_view boundary, std::optional<std::string_view> fence) {
+  std::string x;
+  if (fence) {
+    AppendVarint(&x, boundary.size());
+    x.append(boundary);
+    x.append(*fence);
+    z.meta().flags |= kMetaZFence;
+  } else {
+    x.assign(boundary);
+    z.meta().flags &= static_cast<uint8_t>(~kMetaZFence);
+  }
+  z.meta().extra = std::move(x);
+}
+
+void SetBoundary(Collection& z, std::string_view boundary) { SetEnds(z, boundary, Fence(z)); }
 
 struct HeadEntry {
   std::string element;
@@ -89,7 +132,7 @@ bool DecodeHead(std::string_view in, std::vector<HeadEntry>* head) {
 
 // The set's head, when it keeps one (a boundary and a readable record).
 Result<bool> LoadHead(Collection& z, std::vector<HeadEntry>* head) {
-  if (z.meta().extra.empty()) return false;
+  if (Boundary(z).empty()) return false;
   std::string stored;
   bool found = false;
   if (Status s = z.Get(ElementCf::kZScore, "", &stored, &found); !s.ok()) return s;
@@ -99,11 +142,11 @@ Result<bool> LoadHead(Collection& z, std::vector<HeadEntry>* head) {
 
 void StoreHead(Collection& z, const std::vector<HeadEntry>& head) {
   if (head.empty()) {
-    z.meta().extra.clear();  // no head; SaveZSet builds one for a set that has members
+    SetBoundary(z, "");  // no head; SaveZSet builds one for a set that has members
     return;
   }
   z.Put(ElementCf::kZScore, "", EncodeHead(head));
-  z.meta().extra = head.back().element;
+  SetBoundary(z, head.back().element);
 }
 
 // Appends the elements after `boundary` ("": from the first) to *head until it holds `limit`.
@@ -126,12 +169,12 @@ Status AppendElementsPast(Collection& z, std::string_view boundary, size_t limit
 
 Status ZHeadErase(Collection& z, std::string_view element) {
   if (z.is_inline()) return Status::Ok();  // no head: extra holds the elements
-  if (z.meta().extra.empty() || element > std::string_view(z.meta().extra)) return Status::Ok();
+  if (Boundary(z).empty() || element > Boundary(z)) return Status::Ok();
   std::vector<HeadEntry> head;
   auto has = LoadHead(z, &head);
   if (!has.ok()) return has.status();
   if (!*has) {
-    z.meta().extra.clear();
+    SetBoundary(z, "");
     return Status::Ok();
   }
   auto it = std::find_if(head.begin(), head.end(),
@@ -140,7 +183,7 @@ Status ZHeadErase(Collection& z, std::string_view element) {
   head.erase(it);
   if (head.size() < kZHeadMin && static_cast<int64_t>(head.size()) < z.meta().count) {
     // Every element at or below the boundary is in the head, so the next ones come from past it.
-    const std::string boundary = z.meta().extra;
+    const std::string boundary(Boundary(z));
     if (Status s = AppendElementsPast(z, boundary, kZHeadMax, &head); !s.ok()) return s;
   }
   StoreHead(z, head);
@@ -148,15 +191,17 @@ Status ZHeadErase(Collection& z, std::string_view element) {
 }
 
 Status ZHeadInsert(Collection& z, std::string_view element, bool minus_zero) {
-  if (z.is_inline() || z.meta().extra.empty()) return Status::Ok();
-  const bool past_boundary = element > std::string_view(z.meta().extra);
+  if (z.is_inline()) return Status::Ok();
+  if (const auto fence = Fence(z); fence && element > *fence) SetEnds(z, Boundary(z), element);
+  if (Boundary(z).empty()) return Status::Ok();
+  const bool past_boundary = element > Boundary(z);
   // Past the boundary the head changes only when it holds every other member (a small set).
   if (past_boundary && z.meta().count > static_cast<int64_t>(kZHeadMax)) return Status::Ok();
   std::vector<HeadEntry> head;
   auto has = LoadHead(z, &head);
   if (!has.ok()) return has.status();
   if (!*has) {
-    z.meta().extra.clear();
+    SetBoundary(z, "");
     return Status::Ok();
   }
   if (past_boundary) {
@@ -178,13 +223,17 @@ Status ZHeadInsert(Collection& z, std::string_view element, bool minus_zero) {
   return Status::Ok();
 }
 
+void ZFenceAt(Collection& z, std::string_view element) {
+  if (!z.is_inline()) SetEnds(z, Boundary(z), element);
+}
+
 Status SaveZSet(Collection& z) {
   z.SettleInline();  // a set that outgrew the inline layout builds its head from the entries
   if (z.is_inline()) {
     z.Save();
     return Status::Ok();
   }
-  if (z.meta().extra.empty() && z.meta().count > 0 && (z.meta().flags & kMetaBigEncoding) != 0) {
+  if (Boundary(z).empty() && z.meta().count > 0 && (z.meta().flags & kMetaBigEncoding) != 0) {
     std::vector<HeadEntry> head;
     if (Status s = AppendElementsPast(z, "", kZHeadMax, &head); !s.ok()) return s;
     StoreHead(z, head);
@@ -194,7 +243,7 @@ Status SaveZSet(Collection& z) {
 }
 
 Result<bool> ZHeadRange(Collection& z, int64_t start, int64_t stop, ScoredMembers* out) {
-  if (z.is_inline() || z.meta().extra.empty() || start < 0 || stop < start) return false;
+  if (z.is_inline() || Boundary(z).empty() || start < 0 || stop < start) return false;
   // Read in place: ZRANGE 0 9 allocates only the members it returns.
   thread_local std::string stored;
   bool found = false;
@@ -219,10 +268,11 @@ namespace {
 
 // A big sorted set's zscore elements in order (keys and values as Collection::NewIterator's),
 // the elements at or below the head's boundary served from the head record, the rest from the
-// elements' own iterator. Pops and ZREMRANGEBYSCORE erase at the low end, and until a flush
-// drops their deletion markers an iterator from the first element steps over every one of
-// them: a sliding window's ZREMRANGEBYSCORE on one hot key cost more with every call. Through
-// the head, a walk from the low end starts at the first live element.
+// elements' own iterator, which walks from the high end start at the fence when there is one. Pops
+// and ZREMRANGEBYSCORE erase at the low end, and until a flush drops their deletion markers an
+// iterator from the first element steps over every one of them: a sliding window's ZREMRANGEBYSCORE
+// on one hot key cost more with every call. Through the head, a walk from the low end starts at the
+// first live element.
 //
 // The record is read at the first position that needs it, the elements' iterator made at the
 // first that needs it; a head that does not read back (missing or damaged) leaves every
@@ -230,7 +280,9 @@ namespace {
 class HeadedZScoreIterator final : public rocksdb::Iterator {
  public:
   explicit HeadedZScoreIterator(Collection& z)
-      : z_(z), boundary_(z.meta().extra), prefix_(z.SubKey("")) {}
+      : z_(z), boundary_(Boundary(z)), prefix_(z.SubKey("")) {
+    if (const auto fence = Fence(z)) fence_key_ = KeyOf(*fence);
+  }
 
   bool Valid() const override {
     return in_head_ ? pos_ < head_.size() : elements_ != nullptr && elements_->Valid();
@@ -240,7 +292,11 @@ class HeadedZScoreIterator final : public rocksdb::Iterator {
     Elements().SeekToFirst();
   }
   void SeekToLast() override {
-    Elements().SeekToLast();
+    if (fence_key_) {
+      Elements().SeekForPrev(*fence_key_);
+    } else {
+      Elements().SeekToLast();
+    }
     DescendIntoHead();
   }
   void Seek(const rocksdb::Slice& target) override {
@@ -254,7 +310,7 @@ class HeadedZScoreIterator final : public rocksdb::Iterator {
       const size_t above = UpperBound(t);
       return EnterHead(above == 0 ? head_.size() : above - 1);  // none at or below: invalid
     }
-    Elements().SeekForPrev(target);
+    Elements().SeekForPrev(fence_key_ && target.compare(*fence_key_) > 0 ? *fence_key_ : target);
     DescendIntoHead();
   }
   void Next() override {
@@ -286,7 +342,7 @@ class HeadedZScoreIterator final : public rocksdb::Iterator {
 
   // Reads the record once; true when it holds the elements up to the boundary.
   bool HasHead() {
-    if (!loaded_) {
+    if (!loaded_ && !boundary_.empty()) {
       loaded_ = true;
       bool found = false;
       const Status s = z_.Get(ElementCf::kZScore, "", &record_, &found);
@@ -333,6 +389,7 @@ class HeadedZScoreIterator final : public rocksdb::Iterator {
   Collection& z_;
   const std::string boundary_;
   const std::string prefix_;
+  std::optional<std::string> fence_key_;  // the fence's sub-key, when the set has one
   std::unique_ptr<rocksdb::Iterator> elements_;
   std::string record_;
   std::vector<Entry> head_;
@@ -345,7 +402,9 @@ class HeadedZScoreIterator final : public rocksdb::Iterator {
 }  // namespace
 
 std::unique_ptr<rocksdb::Iterator> NewZScoreIterator(Collection& z) {
-  if (z.is_inline() || z.meta().extra.empty()) return z.NewIterator(ElementCf::kZScore);
+  if (z.is_inline() || (Boundary(z).empty() && !Fence(z))) {
+    return z.NewIterator(ElementCf::kZScore);
+  }
   return std::make_unique<HeadedZScoreIterator>(z);
 }
 

@@ -34,6 +34,9 @@ Result<ScoredMembers> PopSome(Collection& z, ZEnd end, int64_t count) {
   for (const auto& [member, score] : *popped) {
     if (Status s = internal::EraseZMember(z, member, score); !s.ok()) return s;
   }
+  if (end == ZEnd::kMax && !popped->empty()) {
+    internal::ZFenceAt(z, internal::ZScoreKey(popped->back().second, popped->back().first));
+  }
   if (Status s = internal::SaveZSet(z); !s.ok()) return s;
   return popped;
 }

@@ -118,10 +118,13 @@ TEST_CASE("zset head: random writes keep the first ranks exact") {
           CHECK(*t.ZRem(0, "z", one) == (model.erase(member) ? 1 : 0));
           break;
         }
-        case 1: {  // ZPOPMIN of a few
+        case 1: {  // ZPOPMIN or ZPOPMAX (which leaves the fence) of a few
           const int64_t n = 1 + static_cast<int64_t>(rng() % 12);
-          const SM popped = *t.ZPop(0, "z", Txn::ZEnd::kMin, n);
-          CHECK(popped == Slice(Sorted(model), 0, n - 1));
+          const bool max = rng() % 2 != 0;
+          const SM popped = *t.ZPop(0, "z", max ? Txn::ZEnd::kMax : Txn::ZEnd::kMin, n);
+          const SM all = Sorted(model);
+          CHECK(popped ==
+                (max ? Slice(SM(all.rbegin(), all.rend()), 0, n - 1) : Slice(all, 0, n - 1)));
           for (const auto& p : popped) model.erase(p.first);
           break;
         }
@@ -278,6 +281,49 @@ TEST_CASE("zset head: walks from the low end do not step over erased elements") 
           hi.kind = Txn::LexBound::Kind::kMax;
           CHECK(t.ZRangeByLex(0, "window", lo, hi, false, 0, 3)->size() == 3);
         }) <= 20);
+}
+
+// A queue popped from the high end (ZPOPMAX), with inserts above and below what it popped: the
+// fence keeps walks from the top off the popped elements' deletion markers.
+TEST_CASE("zset fence: walks from the high end do not step over popped elements") {
+  Fixture f;
+  std::map<std::string, double> model;
+  auto add = [&](Txn& t, int64_t score) {
+    const std::string member = "j" + std::to_string(score);
+    const std::pair<double, SV> one[] = {{static_cast<double>(score), member}};
+    REQUIRE(t.ZAdd(0, "q", {}, one).ok());
+    model[member] = static_cast<double>(score);
+  };
+  {
+    Txn t(*f.store, {});
+    for (int64_t i = 0; i < 3000; ++i) add(t, i * 10);
+    REQUIRE(t.Commit().ok());
+  }
+  int64_t next_high = 30000;
+  for (int round = 0; round < 25; ++round) {
+    Txn t(*f.store, {});
+    for (int i = 0; i < 100; ++i) {
+      const SM popped = *t.ZPop(0, "q", Txn::ZEnd::kMax, 1);
+      REQUIRE(popped.size() == 1);
+      CHECK(popped[0].first == std::prev(Sorted(model).end())->first);
+      model.erase(popped[0].first);
+      if (i % 10 == 0) add(t, next_high++);  // above the fence: raises it
+      if (i % 10 == 5) add(t, 5 + i);        // far below it
+    }
+    REQUIRE(t.Commit().ok());
+  }
+  Txn t(*f.store, {});
+  const SM all = Sorted(model);
+  CHECK(DeletionsSkippedBy([&] {
+          CHECK(*t.ZRangeByRank(0, "q", 0, 2, true) == SM(all.rbegin(), all.rbegin() + 3));
+          CHECK(*t.ZRangeByScore(0, "q", Bound{0, false}, Bound{INFINITY, false}, true, 0, 2) ==
+                SM(all.rbegin(), all.rbegin() + 2));
+          const SM popped = *t.ZPop(0, "q", Txn::ZEnd::kMax, 2);
+          CHECK(popped == SM(all.rbegin(), all.rbegin() + 2));
+          CHECK(*t.ZRank(0, "q", all[all.size() - 3].first, true) == std::optional<int64_t>(0));
+        }) <= 10);
+  std::mt19937 rng(3);
+  CheckAgainst(t, "q", std::map<std::string, double>(all.begin(), all.end() - 2), rng);
 }
 
 }  // namespace sluice::testing

@@ -65,6 +65,13 @@ struct StreamGroup {
   // lookup of a pending entry that cannot be there. Max: not known (a record written before the
   // field, or by a path that does not keep it): every delivery looks.
   StreamId pel_max = StreamId::Max();
+  // At or below every ID in the group's PEL, so that walks of the PEL from its start (XPENDING,
+  // XAUTOCLAIM 0-0) seek past what was acknowledged below it instead of stepping over its
+  // deletion markers. Max: the PEL is empty. 0-0: not known (a record written before the field).
+  // A new pending ID below it lowers it; acknowledging it moves it one ID up; XAUTOCLAIM, walking
+  // from it, leaves it at the first entry it found (out-of-order acknowledgements leave it on
+  // IDs already gone until then).
+  StreamId pel_min;
 };
 
 struct StreamPending {
@@ -121,7 +128,8 @@ class Stream {
   // Removes the consumer and its pending entries (counted off *g); the number it had pending.
   Result<int64_t> DeleteConsumer(std::string_view group, std::string_view name, StreamGroup* g);
   // The group's first and last pending IDs (unchanged when the PEL is empty).
-  Status PendingEdges(std::string_view group, StreamId* first, StreamId* last);
+  // The first and last IDs of the group's PEL; `from`: at or below the first (pel_min).
+  Status PendingEdges(std::string_view group, StreamId from, StreamId* first, StreamId* last);
 
   // Redis's streamEstimateDistanceFromFirstEverEntry: the logical read counter of `id`, or -1
   // when it cannot be known.

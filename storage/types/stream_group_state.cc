@@ -71,6 +71,7 @@ Status Stream::GetGroup(std::string_view name, StreamGroup* out, bool* found) {
   out->consumers = Fixed(v, 32);
   // Records written before the watermark end at 40 bytes (builds before it ignore the rest).
   out->pel_max = v.size() >= 56 ? ReadStreamId(v.substr(40)) : StreamId::Max();
+  out->pel_min = v.size() >= 72 ? ReadStreamId(v.substr(56)) : StreamId{};
   return Status::Ok();
 }
 
@@ -81,6 +82,7 @@ void Stream::PutGroup(std::string_view name, const StreamGroup& g) {
   AppendFixed64(&v, static_cast<uint64_t>(g.pending));
   AppendFixed64(&v, static_cast<uint64_t>(g.consumers));
   AppendStreamId(&v, g.pel_max);
+  AppendStreamId(&v, g.pel_min);
   c_.PutRewritable(ElementCf::kStream, GroupKey(name), v);
 }
 
@@ -186,10 +188,13 @@ Status Stream::ListPending(std::string_view group, const std::string* consumer, 
   return Status::Ok();
 }
 
-Status Stream::PendingEdges(std::string_view group, StreamId* first, StreamId* last) {
+Status Stream::PendingEdges(std::string_view group, StreamId from, StreamId* first,
+                            StreamId* last) {
   const std::string prefix = PelPrefix(group);
+  std::string start;
+  AppendStreamId(&start, from);
   auto edge = [&](bool rev, StreamId* out) {
-    return Scan(prefix, rev ? std::string(17, '\xff') : "", rev,
+    return Scan(prefix, rev ? std::string(17, '\xff') : start, rev,
                 [&](std::string_view rest, std::string_view) {
                   if (rest.size() == 16) *out = ReadStreamId(rest);
                   return false;
@@ -234,11 +239,12 @@ Result<int64_t> Stream::DeleteConsumer(std::string_view group, std::string_view 
   if (!found) return int64_t{0};
   std::vector<std::pair<StreamId, StreamPending>> pel;
   const std::string owner(name);
-  if (Status s = ListPending(group, &owner, StreamId{}, StreamId::Max(), 0, &pel); !s.ok()) {
+  if (Status s = ListPending(group, &owner, g->pel_min, StreamId::Max(), 0, &pel); !s.ok()) {
     return s;
   }
   for (const auto& [id, p] : pel) ErasePending(group, id, name);
   g->pending -= static_cast<int64_t>(pel.size());
+  if (g->pending == 0) g->pel_min = StreamId::Max();
   g->consumers -= 1;
   c_.Erase(ElementCf::kStream, std::string(ConsumerPrefix(group)).append(name));
   return static_cast<int64_t>(pel.size());

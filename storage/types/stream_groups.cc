@@ -60,6 +60,7 @@ Status GroupUnit::Assign(StreamId id, StreamPending* p, std::string_view owner, 
   if (is_new) {
     group.pending += 1;
     if (group.pel_max != StreamId::Max()) group.pel_max = std::max(group.pel_max, id);
+    group.pel_min = std::min(group.pel_min, id);
   } else if (p->consumer != owner) {
     auto old = Consumer(p->consumer, 0, /*refresh=*/false);
     if (!old.ok()) return old.status();
@@ -87,6 +88,11 @@ Status GroupUnit::Ack(StreamId id, const StreamPending& p) {
   if (!owner.ok()) return owner.status();
   (*owner)->pending -= 1;
   group.pending -= 1;
+  if (group.pending == 0) {
+    group.pel_min = StreamId::Max();
+  } else if (id == group.pel_min) {
+    group.pel_min.Increment();  // every other pending ID is above it
+  }
   stream.ErasePending(name, id, p.consumer);
   return Status::Ok();
 }
@@ -136,7 +142,8 @@ Result<StreamError> Store::Transaction::XGroupCreate(int db, std::string_view ke
   }
   g = internal::StreamGroup{.last_id = id.value_or(s->state().last_id),
                             .entries_read = entries_read,
-                            .pel_max = StreamId{}};  // the PEL starts empty
+                            .pel_max = StreamId{},  // the PEL starts empty
+                            .pel_min = StreamId::Max()};
   s->PutGroup(group, g);
   s->state().groups += 1;
   s->Save();
@@ -222,7 +229,8 @@ Result<std::optional<std::vector<StreamEntry>>> Store::Transaction::XReadGroup(
     // included: XREADGROUP ... 667 after reading 667-0 gets an empty list).
     StreamId after = *history_from;
     if (after.Increment()) {
-      Status e = s.ListPending(group, &owner, after, StreamId::Max(), count, &pel);
+      Status e = s.ListPending(group, &owner, std::max(after, u->group.pel_min), StreamId::Max(),
+                               count, &pel);
       if (!e.ok()) return e;
     }
     for (auto& [id, p] : pel) {

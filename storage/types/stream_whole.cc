@@ -21,7 +21,7 @@ Status ReadGroups(Stream& s, StreamWhole* out) {
     w.last_id = g.last_id;
     w.entries_read = g.entries_read;
     std::vector<std::pair<StreamId, StreamPending>> pel;
-    if (Status e = s.ListPending(w.name, nullptr, StreamId{}, StreamId::Max(), 0, &pel); !e.ok()) {
+    if (Status e = s.ListPending(w.name, nullptr, g.pel_min, StreamId::Max(), 0, &pel); !e.ok()) {
       return e;
     }
     for (auto& [id, p] : pel) {
@@ -51,8 +51,12 @@ void WriteGroup(Stream& s, const StreamWholeGroup& g) {
                     .entries_read = g.entries_read,
                     .pending = static_cast<int64_t>(g.pending.size()),
                     .consumers = static_cast<int64_t>(g.consumers.size()),
-                    .pel_max = StreamId{}};
-  for (const StreamWholePending& p : g.pending) group.pel_max = std::max(group.pel_max, p.id);
+                    .pel_max = StreamId{},
+                    .pel_min = StreamId::Max()};
+  for (const StreamWholePending& p : g.pending) {
+    group.pel_max = std::max(group.pel_max, p.id);
+    group.pel_min = std::min(group.pel_min, p.id);
+  }
   s.PutGroup(g.name, group);
 }
 

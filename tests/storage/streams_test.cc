@@ -47,7 +47,7 @@ void WriteGroupRecordWithoutWatermark(Fixture& f, SV key, SV group) {
     sub.append("g").append(group);
     std::string record;
     REQUIRE(raw->Get(rocksdb::ReadOptions(), raw.cf("stream"), sub, &record).ok());
-    REQUIRE(record.size() == 56);
+    REQUIRE(record.size() == 72);
     REQUIRE(raw->Put(rocksdb::WriteOptions(), raw.cf("stream"), sub, record.substr(0, 40)).ok());
   }
   f.store = OpenStore(f.dir.path(), f.clock);
@@ -253,6 +253,84 @@ TEST_CASE("stream groups: read + ack skips no tombstones of earlier acks") {
   rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
   CHECK(id == StreamId{2001, 0});
   CHECK(skipped <= 10);  // 2,000 group and 2,000 consumer records were erased before it
+}
+
+// Walks of the PEL from its start (XAUTOCLAIM 0-0, XPENDING's summary and ranges, a consumer's
+// history) begin at the group's pel_min, past the acknowledged records' tombstones: they stepped
+// over every one of them (a worker calling XAUTOCLAIM 0-0 between reads paid more with every
+// call). Ten deliveries stay in flight, acknowledged in order but for 500 and 501 (swapped): the
+// floor, stuck at 501 from there, is moved up by the next XAUTOCLAIM that walks from it.
+TEST_CASE("stream groups: walks from the PEL's start skip what was acknowledged") {
+  Fixture f;
+  const SV fields[] = {"f", "v"};
+  {
+    Txn t(*f.store, {});
+    for (uint64_t ms = 1; ms <= 3000; ++ms) REQUIRE(t.XAdd(0, "s", At(ms, 0), fields).ok());
+    REQUIRE(*t.XGroupCreate(0, "s", "g", StreamId{}, false, -1) == StreamError::kNone);
+    REQUIRE(t.Commit().ok());
+  }
+  uint64_t acked = 0;
+  for (int round = 0; round < 20; ++round) {
+    Txn t(*f.store, {});
+    for (int i = 0; i < 100; ++i) {
+      REQUIRE(t.XReadGroup(0, "s", "g", "alice", std::nullopt, 1, false).ok());
+      if (round == 0 && i < 10) continue;  // the window fills
+      ++acked;
+      const StreamId id[] = {StreamId{acked == 500 ? 501 : acked == 501 ? 500 : acked, 0}};
+      REQUIRE(*t.XAck(0, "s", "g", id) == 1);
+    }
+    REQUIRE(t.Commit().ok());
+  }
+  const uint64_t next_ack = acked + 1;
+  Txn t(*f.store, {});
+  const auto skipped_by = [](auto&& op) {
+    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+    rocksdb::get_perf_context()->Reset();
+    op();
+    const uint64_t n = rocksdb::get_perf_context()->internal_delete_skipped_count;
+    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+    return n;
+  };
+  const StreamId first{next_ack, 0};  // 1,990 acknowledged below it
+  CHECK(skipped_by([&] {  // walks from 501 once, and leaves the floor at the first pending
+          const auto claimed = t.XAutoClaim(0, "s", "g", "bob", 0, StreamId{}, 1, true);
+          REQUIRE(claimed.ok());
+          REQUIRE(claimed->claimed.size() == 1);
+          CHECK(claimed->claimed.front().id == first);
+        }) <= 3000);
+  CHECK(skipped_by([&] {
+          const auto claimed = t.XAutoClaim(0, "s", "g", "bob", 0, StreamId{}, 1, true);
+          REQUIRE(claimed.ok());
+          REQUIRE(claimed->claimed.size() == 1);
+          CHECK(claimed->claimed.front().id == first);
+          const auto summary = t.XPendingSummary(0, "s", "g");
+          REQUIRE(summary.ok());
+          CHECK(summary->count == 10);
+          CHECK(summary->first == first);
+          CHECK(summary->last == StreamId{next_ack + 9, 0});
+          const auto range =
+              t.XPendingRange(0, "s", "g", 0, StreamId{}, StreamId::Max(), 3, std::nullopt);
+          REQUIRE(range.ok());
+          REQUIRE(range->size() == 3);
+          CHECK(range->front().id == first);
+          const auto history = t.XReadGroup(0, "s", "g", "alice", StreamId{}, 2, false);
+          REQUIRE((history.ok() && history->has_value() && (*history)->size() == 2));
+          CHECK((*history)->front().id == StreamId{next_ack + 1, 0});  // `first` is bob's now
+        }) <= 20);
+  // Acknowledged to empty, then a forced claim below the old floor: found again.
+  for (uint64_t ms = next_ack; ms < next_ack + 10; ++ms) {
+    const StreamId id[] = {StreamId{ms, 0}};
+    REQUIRE(*t.XAck(0, "s", "g", id) == 1);
+  }
+  CHECK(t.XPendingSummary(0, "s", "g")->count == 0);
+  StreamClaimOptions force;
+  force.force = true;
+  const StreamId old[] = {StreamId{7, 0}};
+  REQUIRE(t.XClaim(0, "s", "g", "carol", old, force).ok());
+  const auto summary = t.XPendingSummary(0, "s", "g");
+  CHECK(summary->count == 1);
+  CHECK(summary->first == StreamId{7, 0});
+  CHECK(t.XAutoClaim(0, "s", "g", "dave", 0, StreamId{}, 5, true)->claimed.size() == 1);
 }
 
 TEST_CASE("stream groups: deliver, pending, claim, ack; entries-read and lag") {

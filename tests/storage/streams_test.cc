@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "deletions_skipped.h"
 #include "rocksdb/perf_context.h"
 #include "rocksdb/perf_level.h"
 #include "sluice/transaction.h"
@@ -22,6 +23,15 @@ StreamAddOptions At(uint64_t ms, uint64_t seq) {
   o.mode = StreamAddOptions::IdMode::kExplicit;
   o.id = {ms, seq};
   return o;
+}
+
+// Stream "s" with entries 1-0 .. n-0 and group "g" from the start, committed.
+void FillWithGroup(Fixture& f, uint64_t n) {
+  const SV fields[] = {"f", "v"};
+  Txn t(*f.store, {});
+  for (uint64_t ms = 1; ms <= n; ++ms) REQUIRE(t.XAdd(0, "s", At(ms, 0), fields).ok());
+  REQUIRE(*t.XGroupCreate(0, "s", "g", StreamId{}, false, -1) == StreamError::kNone);
+  REQUIRE(t.Commit().ok());
 }
 
 std::vector<StreamId> Ids(const std::vector<StreamEntry>& entries) {
@@ -155,32 +165,24 @@ TEST_CASE("stream: trims and reads from the head skip no tombstones of earlier t
     }
     REQUIRE(t.Commit().ok());
   }
-  const auto skipped_by = [](auto&& op) {
-    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
-    rocksdb::get_perf_context()->Reset();
-    op();
-    const uint64_t n = rocksdb::get_perf_context()->internal_delete_skipped_count;
-    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
-    return n;
-  };
   Txn t(*f.store, {});
   CHECK(*t.XLen(0, "s") <= 1100);
   // 19,000 entries and 190 nodes were trimmed before the head.
-  CHECK(skipped_by([&] {
+  CHECK(DeletionsSkippedBy([&] {
           for (int i = 0; i < 100; ++i) REQUIRE(t.XAdd(0, "s", At(++ms, 0), fields).ok());
           CHECK(*t.XTrim(0, "s", cap) == 100);
         }) <= 200);  // the node just removed: its 100 entries and its record
-  CHECK(skipped_by([&] {
+  CHECK(DeletionsSkippedBy([&] {
           CHECK(t.XRange(0, "s", {0, 0}, StreamId::Max(), false, 1)->size() == 1);
         }) == 0);
   const StreamId head = (*t.XInfoStream(0, "s"))->first_id;
-  CHECK(skipped_by([&] {
+  CHECK(DeletionsSkippedBy([&] {
           const StreamId gone[] = {head};
           CHECK(*t.XDel(0, "s", gone) == 1);
         }) <= 2);
   CHECK((*t.XInfoStream(0, "s"))->first_id == StreamId{head.ms + 1, 0});
   // The head node no longer starts at first_id: the trim finds it through the iterator.
-  CHECK(skipped_by([&] {
+  CHECK(DeletionsSkippedBy([&] {
           for (int i = 0; i < 100; ++i) REQUIRE(t.XAdd(0, "s", At(++ms, 0), fields).ok());
           CHECK(*t.XTrim(0, "s", cap) == 99);
         }) <= 200);
@@ -222,13 +224,7 @@ TEST_CASE("stream: a trim of several nodes skips no tombstones of earlier trims"
 // record (what replication propagates) must stop at their own element prefix, not walk over them.
 TEST_CASE("stream groups: read + ack skips no tombstones of earlier acks") {
   Fixture f;
-  const SV fields[] = {"f", "v"};
-  {
-    Txn t(*f.store, {});
-    for (uint64_t ms = 1; ms <= 3000; ++ms) REQUIRE(t.XAdd(0, "s", At(ms, 0), fields).ok());
-    REQUIRE(*t.XGroupCreate(0, "s", "g", StreamId{}, false, -1) == StreamError::kNone);
-    REQUIRE(t.Commit().ok());
-  }
+  FillWithGroup(f, 3000);
   for (int round = 0; round < 20; ++round) {  // 2,000 entries read and acknowledged
     Txn t(*f.store, {});
     for (int i = 0; i < 100; ++i) {
@@ -262,13 +258,7 @@ TEST_CASE("stream groups: read + ack skips no tombstones of earlier acks") {
 // floor, stuck at 501 from there, is moved up by the next XAUTOCLAIM that walks from it.
 TEST_CASE("stream groups: walks from the PEL's start skip what was acknowledged") {
   Fixture f;
-  const SV fields[] = {"f", "v"};
-  {
-    Txn t(*f.store, {});
-    for (uint64_t ms = 1; ms <= 3000; ++ms) REQUIRE(t.XAdd(0, "s", At(ms, 0), fields).ok());
-    REQUIRE(*t.XGroupCreate(0, "s", "g", StreamId{}, false, -1) == StreamError::kNone);
-    REQUIRE(t.Commit().ok());
-  }
+  FillWithGroup(f, 3000);
   uint64_t acked = 0;
   for (int round = 0; round < 20; ++round) {
     Txn t(*f.store, {});
@@ -283,22 +273,14 @@ TEST_CASE("stream groups: walks from the PEL's start skip what was acknowledged"
   }
   const uint64_t next_ack = acked + 1;
   Txn t(*f.store, {});
-  const auto skipped_by = [](auto&& op) {
-    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
-    rocksdb::get_perf_context()->Reset();
-    op();
-    const uint64_t n = rocksdb::get_perf_context()->internal_delete_skipped_count;
-    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
-    return n;
-  };
   const StreamId first{next_ack, 0};  // 1,990 acknowledged below it
-  CHECK(skipped_by([&] {  // walks from 501 once, and leaves the floor at the first pending
+  CHECK(DeletionsSkippedBy([&] {  // walks from 501 once, and leaves the floor at the first pending
           const auto claimed = t.XAutoClaim(0, "s", "g", "bob", 0, StreamId{}, 1, true);
           REQUIRE(claimed.ok());
           REQUIRE(claimed->claimed.size() == 1);
           CHECK(claimed->claimed.front().id == first);
         }) <= 3000);
-  CHECK(skipped_by([&] {
+  CHECK(DeletionsSkippedBy([&] {
           const auto claimed = t.XAutoClaim(0, "s", "g", "bob", 0, StreamId{}, 1, true);
           REQUIRE(claimed.ok());
           REQUIRE(claimed->claimed.size() == 1);

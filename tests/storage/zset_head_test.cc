@@ -3,8 +3,6 @@
 // model, in units that commit and units that read their own writes, checking the first ranks
 // (served from the head when it covers them), whole ranges (iterated) and score ranges (sought).
 #include <doctest/doctest.h>
-#include <rocksdb/perf_context.h>
-#include <rocksdb/perf_level.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "deletions_skipped.h"
 #include "sluice/transaction.h"
 #include "test_util.h"
 
@@ -89,16 +88,6 @@ void CheckAgainst(Txn& t, SV key, const std::map<std::string, double>& model, st
         SM(up_to_hi.rbegin(), up_to_hi.rend()));
 }
 
-// Internal keys a read stepped over because a deletion hid them (RocksDB's perf context).
-template <typename F>
-uint64_t DeletionsSkippedBy(F&& read) {
-  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
-  rocksdb::get_perf_context()->Reset();
-  read();
-  const uint64_t n = rocksdb::get_perf_context()->internal_delete_skipped_count;
-  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
-  return n;
-}
 }  // namespace
 
 TEST_CASE("zset head: random writes keep the first ranks exact") {

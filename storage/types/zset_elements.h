@@ -63,9 +63,10 @@ Status SaveZSet(Collection& z);
 Result<bool> ZHeadRange(Collection& z, int64_t start, int64_t stop, ScoredMembers* out);
 
 // An iterator over the set's zscore elements, as z.NewIterator(ElementCf::kZScore), that serves
-// the elements up to the head's boundary from the head: walks that start at the low end (or come
-// down to it) do not step over erased elements there. Every zscore walk uses it. Do not write
-// through the Txn while iterating; it lives within the Collection's operation.
+// the elements up to the head's boundary from the head and starts walks from the high end at the
+// fence: walks from either end do not step over the elements erased there. Every zscore walk
+// uses it. Do not write through the Txn while iterating; it lives within the Collection's
+// operation.
 std::unique_ptr<rocksdb::Iterator> NewZScoreIterator(Collection& z);
 
 // Members with min <= score <= max in `rev` order, skipping offset (< 0: nothing at all), at most

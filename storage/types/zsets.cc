@@ -177,6 +177,12 @@ Result<ScoredMembers> ZRankRange(Collection& z, int64_t start, int64_t stop, boo
   }
   ScoreBound all_min{-INFINITY, false};
   ScoreBound all_max{INFINITY, false};
+  const int64_t from_other_end = len - 1 - stop;
+  if (from_other_end < start) {  // nearer the other end (ZRANGE key -10 -1): walk from there
+    auto turned = ZScoreRange(z, all_min, all_max, !rev, from_other_end, stop - start + 1);
+    if (turned.ok()) std::reverse(turned->begin(), turned->end());
+    return turned;
+  }
   return ZScoreRange(z, all_min, all_max, rev, start, stop - start + 1);
 }
 

@@ -51,6 +51,10 @@ void CheckAgainst(Txn& t, SV key, const std::map<std::string, double>& model, st
     CHECK(*t.ZRangeByRank(0, key, 3, stop, false) == Slice(all, 3, stop));
   }
   CHECK(*t.ZRangeByRank(0, key, 0, -1, false) == all);
+  // Ranks nearer the high end are walked from there and turned around.
+  CHECK(*t.ZRangeByRank(0, key, -5, -1, false) == Slice(all, -5, -1));
+  CHECK(*t.ZRangeByRank(0, key, -40, -30, false) == Slice(all, -40, -30));
+  CHECK(*t.ZRangeByRank(0, key, -3, -1, true) == Slice(SM(all.rbegin(), all.rend()), -3, -1));
   CHECK(*t.ZRangeByRank(0, key, 0, 4, true) == Slice(SM(all.rbegin(), all.rend()), 0, 4));
   const double lo = static_cast<double>(rng() % 60) - 5;
   const double hi = lo + static_cast<double>(rng() % 20);

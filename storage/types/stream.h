@@ -115,10 +115,10 @@ class Stream {
   Status GetPending(std::string_view group, StreamId id, StreamPending* out, bool* found);
   void PutPending(std::string_view group, StreamId id, const StreamPending& p);
   void ErasePending(std::string_view group, StreamId id, std::string_view consumer);
-  // Pending entries of the group (or of one consumer) with start <= id <= end, at most count
-  // (0: all), in ID order.
-  Status ListPending(std::string_view group, const std::string* consumer, StreamId start,
-                     StreamId end, int64_t count,
+  // Pending entries of the group `g` named `group` (or of one consumer) with start <= id <= end,
+  // at most count (0: all), in ID order. The walk starts at g.pel_min when start is below it.
+  Status ListPending(std::string_view group, const StreamGroup& g, const std::string* consumer,
+                     StreamId start, StreamId end, int64_t count,
                      std::vector<std::pair<StreamId, StreamPending>>* out);
   Status GetConsumer(std::string_view group, std::string_view name, StreamConsumer* out,
                      bool* found);
@@ -128,8 +128,9 @@ class Stream {
   // Removes the consumer and its pending entries (counted off *g); the number it had pending.
   Result<int64_t> DeleteConsumer(std::string_view group, std::string_view name, StreamGroup* g);
   // The group's first and last pending IDs (unchanged when the PEL is empty).
-  // The first and last IDs of the group's PEL; `from`: at or below the first (pel_min).
-  Status PendingEdges(std::string_view group, StreamId from, StreamId* first, StreamId* last);
+  // The first and last IDs of the PEL of the group `g` named `group` (found from g.pel_min up).
+  Status PendingEdges(std::string_view group, const StreamGroup& g, StreamId* first,
+                      StreamId* last);
 
   // Redis's streamEstimateDistanceFromFirstEverEntry: the logical read counter of `id`, or -1
   // when it cannot be known.

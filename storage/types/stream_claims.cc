@@ -19,7 +19,7 @@ Result<StreamPendingSummary> Store::Transaction::XPendingSummary(int db, std::st
   StreamPendingSummary out;
   out.count = u->group.pending;
   if (out.count == 0) return out;
-  if (Status e = u->stream.PendingEdges(group, u->group.pel_min, &out.first, &out.last); !e.ok()) {
+  if (Status e = u->stream.PendingEdges(group, u->group, &out.first, &out.last); !e.ok()) {
     return e;
   }
   std::vector<std::pair<std::string, internal::StreamConsumer>> consumers;
@@ -40,9 +40,8 @@ Result<std::vector<StreamPendingEntry>> Store::Transaction::XPendingRange(
   const std::string owner(consumer.value_or(""));
   std::vector<std::pair<StreamId, StreamPending>> pel;
   // IDLE filters after the range is read, so read it whole when filtering.
-  Status e =
-      u->stream.ListPending(group, consumer ? &owner : nullptr, std::max(start, u->group.pel_min),
-                            end, min_idle_ms > 0 ? 0 : count, &pel);
+  Status e = u->stream.ListPending(group, u->group, consumer ? &owner : nullptr, start, end,
+                                   min_idle_ms > 0 ? 0 : count, &pel);
   if (!e.ok()) return e;
   const int64_t now = NowMs();
   for (auto& [id, p] : pel) {
@@ -125,8 +124,8 @@ Result<StreamClaimReply> Store::Transaction::XAutoClaim(
   int64_t attempts = count * 10;  // Redis's attempts factor
   std::vector<std::pair<StreamId, StreamPending>> pel;
   // One more than the attempts: the entry after the last one examined is the next cursor.
-  Status e = u->stream.ListPending(group, nullptr, std::max(start, u->group.pel_min),
-                                   StreamId::Max(), attempts + 1, &pel);
+  Status e =
+      u->stream.ListPending(group, u->group, nullptr, start, StreamId::Max(), attempts + 1, &pel);
   if (!e.ok()) return e;
   // Walked from the floor: what it found first is the PEL's first entry (acknowledgements out of
   // order leave the floor below it, on IDs already gone).

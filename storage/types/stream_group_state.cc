@@ -158,11 +158,11 @@ void Stream::ErasePending(std::string_view group, StreamId id, std::string_view 
   c_.Erase(ElementCf::kStream, WithId(ConsumerPelPrefix(group, consumer), id));
 }
 
-Status Stream::ListPending(std::string_view group, const std::string* consumer, StreamId start,
-                           StreamId end, int64_t count,
+Status Stream::ListPending(std::string_view group, const StreamGroup& g,
+                           const std::string* consumer, StreamId start, StreamId end, int64_t count,
                            std::vector<std::pair<StreamId, StreamPending>>* out) {
   std::string from;
-  AppendStreamId(&from, start);
+  AppendStreamId(&from, std::max(start, g.pel_min));
   std::vector<StreamId> ids;
   const std::string prefix =
       consumer != nullptr ? ConsumerPelPrefix(group, *consumer) : PelPrefix(group);
@@ -188,11 +188,11 @@ Status Stream::ListPending(std::string_view group, const std::string* consumer, 
   return Status::Ok();
 }
 
-Status Stream::PendingEdges(std::string_view group, StreamId from, StreamId* first,
+Status Stream::PendingEdges(std::string_view group, const StreamGroup& g, StreamId* first,
                             StreamId* last) {
   const std::string prefix = PelPrefix(group);
   std::string start;
-  AppendStreamId(&start, from);
+  AppendStreamId(&start, g.pel_min);
   auto edge = [&](bool rev, StreamId* out) {
     return Scan(prefix, rev ? std::string(17, '\xff') : start, rev,
                 [&](std::string_view rest, std::string_view) {
@@ -239,7 +239,7 @@ Result<int64_t> Stream::DeleteConsumer(std::string_view group, std::string_view 
   if (!found) return int64_t{0};
   std::vector<std::pair<StreamId, StreamPending>> pel;
   const std::string owner(name);
-  if (Status s = ListPending(group, &owner, g->pel_min, StreamId::Max(), 0, &pel); !s.ok()) {
+  if (Status s = ListPending(group, *g, &owner, StreamId{}, StreamId::Max(), 0, &pel); !s.ok()) {
     return s;
   }
   for (const auto& [id, p] : pel) ErasePending(group, id, name);

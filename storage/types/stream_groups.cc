@@ -229,8 +229,7 @@ Result<std::optional<std::vector<StreamEntry>>> Store::Transaction::XReadGroup(
     // included: XREADGROUP ... 667 after reading 667-0 gets an empty list).
     StreamId after = *history_from;
     if (after.Increment()) {
-      Status e = s.ListPending(group, &owner, std::max(after, u->group.pel_min), StreamId::Max(),
-                               count, &pel);
+      Status e = s.ListPending(group, u->group, &owner, after, StreamId::Max(), count, &pel);
       if (!e.ok()) return e;
     }
     for (auto& [id, p] : pel) {

@@ -21,7 +21,8 @@ Status ReadGroups(Stream& s, StreamWhole* out) {
     w.last_id = g.last_id;
     w.entries_read = g.entries_read;
     std::vector<std::pair<StreamId, StreamPending>> pel;
-    if (Status e = s.ListPending(w.name, nullptr, g.pel_min, StreamId::Max(), 0, &pel); !e.ok()) {
+    if (Status e = s.ListPending(w.name, g, nullptr, StreamId{}, StreamId::Max(), 0, &pel);
+        !e.ok()) {
       return e;
     }
     for (auto& [id, p] : pel) {

@@ -281,7 +281,7 @@ class HeadedZScoreIterator final : public rocksdb::Iterator {
  public:
   explicit HeadedZScoreIterator(Collection& z)
       : z_(z), boundary_(Boundary(z)), prefix_(z.SubKey("")) {
-    if (const auto fence = Fence(z)) fence_key_ = KeyOf(*fence);
+    if (const auto fence = Fence(z)) fence_key_ = z.SubKey(*fence);
   }
 
   bool Valid() const override {
@@ -317,7 +317,7 @@ class HeadedZScoreIterator final : public rocksdb::Iterator {
     if (!in_head_) return elements_->Next();
     if (++pos_ < head_.size()) return EnterHead(pos_);
     in_head_ = false;  // past the head: the elements after its boundary
-    Elements().Seek(KeyOf(boundary_));
+    Elements().Seek(z_.SubKey(boundary_));
     if (elements_->Valid() && z_.ElementOf(elements_->key()) == boundary_) elements_->Next();
   }
   void Prev() override {
@@ -379,11 +379,6 @@ class HeadedZScoreIterator final : public rocksdb::Iterator {
     return std::upper_bound(head_.begin(), head_.end(), t,
                             [](std::string_view v, const Entry& e) { return v < e.element; }) -
            head_.begin();
-  }
-  std::string KeyOf(std::string_view element) const {
-    std::string key = prefix_;
-    key.append(element);
-    return key;
   }
 
   Collection& z_;

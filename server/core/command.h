@@ -108,9 +108,9 @@ enum CommandFlag : uint32_t {
   kNoMulti = 1u << 10,    // "no_multi": refused inside MULTI
   // Not queued inside MULTI: runs at once (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET). Not shown.
   kMultiControl = 1u << 11,
-  // Runs in a unit of its own that locks the keys it declares, even none, and isolates its
-  // reads (EVAL, FCALL: a script's undeclared keys are taken when free, else the whole script
-  // runs again holding every stripe). Not shown.
+  // Runs in a unit that locks the keys it declares, even none, and isolates its reads (EVAL,
+  // FCALL), a member of the round's commit group: a script's undeclared keys are taken when
+  // free, else the whole script runs again alone, then holding every stripe. Not shown.
   kScriptUnit = 1u << 12,
   // "blocking": may park its client (server/core/blocking.h); ACL category @blocking.
   kBlocking = 1u << 13,

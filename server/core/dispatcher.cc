@@ -99,23 +99,25 @@ bool FinishOwnUnit(CommandContext& ctx, size_t reply_start) {
   return false;
 }
 
-// Plain data commands (reads and writes of declared keys, and script calls that keep to their
-// declared keys: data_call) join the connection's commit group. Everything else
-// (MULTI/EXEC/WATCH, other scripts, keyspace-wide commands, server commands) runs after the
-// group's writes are flushed, so it sees them committed and never waits for a lock the group
-// holds.
-bool JoinsGroup(const CommandSpec& spec, const UnitPlan& plan, bool data_call) {
-  if (!plan.data || plan.all_keys || plan.isolate_reads) return false;
-  if (data_call) return true;
-  return (spec.flags & (kWrite | kReadOnly)) != 0 &&
-         (spec.flags & (kScriptUnit | kMultiControl)) == 0;
+// Plain data commands (reads and writes of declared keys) and scripts (EVAL, FCALL: their
+// undeclared keys are claimed into the group's locks; a conflict runs them again alone) join
+// the connection's commit group. Everything else (MULTI/EXEC/WATCH, keyspace-wide commands,
+// server commands) runs after the group's writes are flushed, so it sees them committed and
+// never waits for a lock the group holds.
+bool JoinsGroup(const CommandSpec& spec, const UnitPlan& plan) {
+  if (!plan.data || plan.all_keys) return false;
+  if (spec.flags & kScriptUnit) return true;
+  return !plan.isolate_reads && (spec.flags & (kWrite | kReadOnly)) != 0 &&
+         (spec.flags & kMultiControl) == 0;
 }
 
 // Gives the command its own unit: planned from the command table, or for a data call (see
-// DataCallCheck) the script's declared keys without isolated reads.
+// DataCallCheck) the script's declared keys without isolated reads. `alone`: never as a member
+// of the commit group (a script that conflicted as one runs again so).
 // Returns whether the unit joined the round's commit group (its commit is then written with
 // other clients' commands: no single writer for NOLOOP).
-bool PlanOwnUnit(CommandContext& ctx, const CommandSpec& spec, Args args, bool data_call) {
+bool PlanOwnUnit(CommandContext& ctx, const CommandSpec& spec, Args args, bool data_call,
+                 bool alone = false) {
   thread_local std::vector<KeyRef> keys;
   keys.clear();
   UnitPlan plan = PlanUnit(spec, args, ctx.client.db, &keys);
@@ -124,7 +126,7 @@ bool PlanOwnUnit(CommandContext& ctx, const CommandSpec& spec, Args args, bool d
   // A NOLOOP tracking client's writes commit alone, so that their invalidations know the writer.
   const bool noloop = (ctx.client.tracking.load(std::memory_order_relaxed) & kTrackingNoloop) != 0;
   if (ctx.group != nullptr) {
-    if (JoinsGroup(spec, plan, data_call) && !(noloop && (spec.flags & kWrite))) {
+    if (!alone && JoinsGroup(spec, plan) && !(noloop && (spec.flags & kWrite))) {
       options.group = ctx.group;
     } else {
       static_cast<void>(ctx.group->Flush());  // a failure sticks: the connection sees it
@@ -284,9 +286,10 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   std::optional<TrackingRegistry::SuppressScope> suppress;
   if (top && ctx.server.tracking().active() && spec.name == "swapdb") suppress.emplace();
   ScriptCall saved_script = t_script;
+  bool joined = false;  // the command's own unit is a member of the round's commit group
   if (top) {
     ctx.data_call = spec.data_call != nullptr && spec.data_call(ctx, args);
-    const bool joined = PlanOwnUnit(ctx, spec, args, ctx.data_call);
+    joined = PlanOwnUnit(ctx, spec, args, ctx.data_call);
     committer.emplace(joined ? nullptr : &ctx.client);
     if (spec.flags & kScriptUnit) t_script = ScriptCall{&spec, args};
   }
@@ -314,7 +317,22 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     ctx.needs_script_unit = false;
     buffer->resize(reply_start);
     committer.reset();
-    PlanOwnUnit(ctx, spec, args, /*data_call=*/false);
+    joined = PlanOwnUnit(ctx, spec, args, /*data_call=*/false);
+    committer.emplace(joined ? nullptr : &ctx.client);
+    spec.handler(ctx, args);
+  }
+  if (top && joined && ctx.own_unit && ctx.own_unit->conflicted() && (spec.flags & kScriptUnit)) {
+    // A script that met a key another thread holds, or turned busy while other members wait
+    // for the group's write (lua_vm.cc), runs again alone, after that write: as a script unit
+    // of its own. Conflicting again, it runs once more holding every stripe (below).
+    if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
+    ctx.own_unit.reset();
+    ctx.unit = nullptr;
+    ctx.data_call = false;
+    committer.reset();
+    buffer->resize(reply_start);
+    if (t_effect_override.set) t_effect_override.Clear();
+    joined = PlanOwnUnit(ctx, spec, args, /*data_call=*/false, /*alone=*/true);
     committer.emplace(&ctx.client);
     spec.handler(ctx, args);
   }

@@ -46,8 +46,9 @@ class IoRound {
   // Called on this thread by a script that has just become busy (its Lua hook; busy serving,
   // server/net/busy_serving.h): the connections that joined the round before the script began
   // would wait for its end for their replies, which Redis sends meanwhile. When their writes
-  // are already written (the group holds no member: a script that is not one flushed it before
-  // it began) and no replica must acknowledge them, makes them durable here (the log's write,
+  // are already written (the group holds no member: a script that would have shared the group
+  // with them was stopped and runs again alone, after the group's write: lua_vm.cc) and no
+  // replica must acknowledge them, makes them durable here (the log's write,
   // or the fsync under appendfsync always) and sends their replies; they read on after the
   // script. Otherwise leaves them to the round's end. Rounds that already ended and wait for
   // their fsync (appendfsync always) are answered too, once it is done.

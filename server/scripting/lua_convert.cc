@@ -260,4 +260,10 @@ void WriteLuaValue(lua_State* L, int index, int script_resp, protocol::ReplyWrit
   Write(L, index, out, 0);
 }
 
+void PushErrorTable(lua_State* L, std::string_view text) {
+  lua_newtable(L);
+  lua_pushlstring(L, text.data(), text.size());
+  lua_setfield(L, -2, "err");
+}
+
 }  // namespace sluice::server

@@ -17,6 +17,9 @@ namespace sluice::server {
 // {big_number=s}, verbatim -> {verbatim_string={format=f, string=s}}; attributes are skipped.
 void PushReply(lua_State* L, std::string_view reply);
 
+// Pushes Redis's error table {err=text}: what redis.call raises and redis.pcall returns.
+void PushErrorTable(lua_State* L, std::string_view text);
+
 // Writes the Lua value at `index` as a reply in out's protocol: string -> bulk, number ->
 // integer (truncated), boolean -> 1 / null when the script speaks RESP2 (`script_resp`, set by
 // redis.setresp), else a boolean, table with err / ok / double /

@@ -27,12 +27,6 @@ namespace {
 constexpr int kLogDebug = 0, kLogVerbose = 1, kLogNotice = 2, kLogWarning = 3;
 constexpr int kReplNone = 0, kReplAof = 1, kReplReplica = 2, kReplAll = 3;
 
-void PushErrorTable(lua_State* L, std::string_view text) {
-  lua_newtable(L);
-  lua_pushlstring(L, text.data(), text.size());
-  lua_setfield(L, -2, "err");
-}
-
 // redis.call raises the error table, redis.pcall returns it.
 int Fail(lua_State* L, const Status& status, bool raise) {
   PushErrorTable(L, ErrorText(status));

@@ -215,6 +215,16 @@ void LuaVm::Hook(lua_State* L, ::lua_Debug*) {
   RunningScript& running = exec->running;
   if (!running.registered && RunningScripts::SteadyNowMs() - running.started_ms >=
                                  exec->ctx->server.busy_reply_threshold_ms()) {
+    if (exec->ctx->unit != nullptr && exec->ctx->unit->shares_group()) {
+      // A script in the round's commit group behind other clients' commands: their replies
+      // would wait for its end, which Redis sends while it is busy (IoRound::DeliverWhileBusy).
+      // It stops as on a lock conflict and runs again alone, after the group's write.
+      exec->ctx->unit->MarkConflicted();
+      exec->aborted = true;
+      lua_sethook(L, Hook, LUA_MASKLINE, 0);  // a script that catches the error still stops
+      PushErrorTable(L, ErrorText(ScriptLockConflict()));
+      lua_error(L);
+    }
     running.registered = true;  // now busy: SCRIPT KILL and -BUSY see it
     running.name = exec->name;
     running.command.assign(exec->command.begin(), exec->command.end());
@@ -223,10 +233,7 @@ void LuaVm::Hook(lua_State* L, ::lua_Debug*) {
   if (exec->running.kill.load(std::memory_order_acquire)) {
     // From now on every line fails, so a script that catches the error still stops.
     lua_sethook(L, Hook, LUA_MASKLINE, 0);
-    const std::string text = ErrorText(ScriptKilled());
-    lua_newtable(L);
-    lua_pushlstring(L, text.data(), text.size());
-    lua_setfield(L, -2, "err");
+    PushErrorTable(L, ErrorText(ScriptKilled()));
     lua_error(L);
   }
 }
@@ -354,7 +361,7 @@ void LuaVm::CallTop(int nargs, ScriptExecution& exec, protocol::ReplyWriter& out
     CurrentScope scope(exec);
     rc = lua_pcall(L, nargs, 1, base);
   }
-  if (exec.running.kill.load()) lua_sethook(L, Hook, LUA_MASKCOUNT, kHookInterval);
+  if (exec.running.kill.load() || exec.aborted) lua_sethook(L, Hook, LUA_MASKCOUNT, kHookInterval);
   if (!exec.aborted) {
     if (rc == 0) {
       WriteLuaValue(L, -1, exec.resp, out);

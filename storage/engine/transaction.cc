@@ -31,11 +31,11 @@ Store::Transaction::Transaction(Store& store, std::span<const KeyRef> keys,
                                 TransactionOptions options)
     : store_(store), options_(options) {
   if (options.group != nullptr) {
-    if (!options.all_keys && !options.isolate_reads) {
+    if (!options.all_keys) {
       JoinGroup(keys);
       return;
     }
-    // A unit that locks everything or isolates its reads runs alone, after the group's writes.
+    // A unit that locks everything runs alone, after the group's writes.
     static_cast<void>(options.group->Flush());
   }
   if (options.all_keys || !keys.empty()) FlushOpenGroups(options.group);  // it will wait for locks
@@ -53,7 +53,8 @@ Store::Transaction::Transaction(Store& store, std::span<const KeyRef> keys,
 }
 
 // Takes the stripes the group lacks by try-lock; if one is busy, flushes the group (releasing
-// all it holds) and then waits for this unit's stripes like an own unit.
+// all it holds) and then waits for this unit's stripes like an own unit. An isolating member
+// (a script) claims the undeclared keys it reads the same way, into the group's locks.
 void Store::Transaction::JoinGroup(std::span<const KeyRef> keys) {
   group_ = options_.group;
   locks_ = &group_->locks();
@@ -72,7 +73,7 @@ void Store::Transaction::JoinGroup(std::span<const KeyRef> keys) {
   }
   txn_ = &group_->txn();
   txn_->Retime(internal::UnitTime{store_.impl().clock().NowNs()});
-  txn_->set_locks(locks_, /*lock_reads=*/false);
+  txn_->set_locks(locks_, options_.isolate_reads);
   txn_->SetMark();
 }
 
@@ -107,6 +108,8 @@ void Store::Transaction::Rollback() {
   txn_->Rollback();
 }
 bool Store::Transaction::conflicted() const { return txn_->conflicted(); }
+bool Store::Transaction::shares_group() const { return group_ != nullptr && !group_->empty(); }
+void Store::Transaction::MarkConflicted() { static_cast<void>(txn_->ClaimAllFailed()); }
 size_t Store::Transaction::staged_writes() const { return txn_->written_count(); }
 void Store::Transaction::WrittenKeys(std::vector<KeyRef>* out, uint32_t* flushed_dbs) const {
   for (size_t i = group_ != nullptr ? txn_->written_since_mark() : 0; i < txn_->written_count();

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -282,6 +283,49 @@ TEST_CASE("an undeclared key held by another unit makes the script run again und
   releaser.join();
   holder.join();
   CHECK(h.Run({"GET", "counter"}) == Bulk("1"));
+  CHECK(h.Run({"GET", "hot"}) == Bulk("15"));
+}
+
+TEST_CASE("a script in a batch joins its commit group; a busy undeclared key runs it alone") {
+  struct Counting : CommitObserver {
+    void OnCommit(std::span<const KeyRef>, uint32_t) override { ++commits; }
+    std::atomic<int> commits{0};
+  } counting;  // outlives the store, as observers must
+  Harness h;
+  REQUIRE(h.store().AddCommitObserver(&counting).ok());
+  // Joined: the batch's SET and the script that reads and writes keys it did not declare are
+  // one RocksDB write (a commit observer hears one commit).
+  const std::string script = "return redis.call('incrby', 'other', redis.call('get', KEYS[1]))";
+  CHECK(h.RunBatch({{"SET", "n", "4"}, {"EVAL", script, "1", "n"}, {"GET", "other"}}) ==
+        std::vector<std::string>{Ok(), Int(4), Bulk("4")});
+  CHECK(counting.commits.load() == 1);
+  // "hot" is held by another unit: the script stops as a member, runs again alone after the
+  // group's write (and, the stripe still busy, once more under every stripe); the SET before
+  // it is written once, and the script's first runs leave nothing.
+  std::atomic<bool> held{false};
+  std::atomic<bool> release{false};
+  std::thread holder([&] {
+    KeyRef keys[] = {{0, "hot"}};
+    Store::Transaction txn(h.store(), keys);
+    REQUIRE(txn.Set(0, "hot", "10", SetOptions{}).ok());
+    REQUIRE(txn.Commit().ok());
+    held = true;
+    while (!release) std::this_thread::yield();
+  });
+  while (!held) std::this_thread::yield();
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    release = true;
+  });
+  counting.commits = 0;
+  CHECK(h.RunBatch({{"SET", "before", "1"},
+                    {"EVAL", "redis.call('incr', KEYS[1]) return redis.call('incrby', 'hot', 5)",
+                     "1", "counter"},
+                    {"GET", "counter"}}) == std::vector<std::string>{Ok(), Int(15), Bulk("1")});
+  releaser.join();
+  holder.join();
+  CHECK(counting.commits.load() == 2);  // the group (SET), then the script alone
+  CHECK(h.Run({"GET", "before"}) == Bulk("1"));
   CHECK(h.Run({"GET", "hot"}) == Bulk("15"));
 }
 

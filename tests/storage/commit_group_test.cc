@@ -297,6 +297,77 @@ TEST_CASE("the group holds its members' locks until Flush, then releases them") 
   CHECK(*f.store->Get(0, "a") == std::optional<std::string>("2"));
 }
 
+TEST_CASE("an isolating member claims what it reads into the group's locks, or conflicts") {
+  // A script's unit in a group: the undeclared keys it reads are locked until the group's
+  // flush; one another thread holds fails with kLockConflict, and the member's end drops only
+  // what it staged.
+  Fixture f;
+  std::atomic<bool> held{false};
+  std::atomic<bool> release{false};
+  std::thread holder([&] {
+    const KeyRef b[] = {{0, "b"}};
+    Unit u(*f.store, b);
+    held = true;
+    while (!release) std::this_thread::yield();
+  });
+  while (!held) std::this_thread::yield();
+  CommitGroup group(*f.store, false);
+  const KeyRef a[] = {{0, "a"}};
+  {
+    Unit u(*f.store, a, Member(group));
+    REQUIRE(u.Set(0, "a", "1", SetPlain()).ok());
+    REQUIRE(u.Commit().ok());
+  }
+  TransactionOptions isolating = Member(group);
+  isolating.isolate_reads = true;
+  {
+    Unit script(*f.store, {}, isolating);
+    CHECK(*script.Get(0, "a") == std::optional<std::string>("1"));  // an earlier member's write
+    CHECK(*script.Get(0, "c") == std::nullopt);                     // free: claimed
+    REQUIRE(script.Set(0, "d", "staged", SetPlain()).ok());
+    auto busy = script.Get(0, "b");
+    REQUIRE_FALSE(busy.ok());
+    CHECK(busy.status().code() == Code::kLockConflict);
+    CHECK(script.conflicted());
+    CHECK(script.shares_group());
+  }
+  CHECK_FALSE(group.empty());
+  std::atomic<bool> other_done{false};
+  std::thread other([&] {
+    const KeyRef c[] = {{0, "c"}};
+    Unit u(*f.store, c);  // blocks on c's stripe, which the script's read claimed
+    other_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(other_done.load());
+  REQUIRE(group.Flush().ok());
+  other.join();
+  release = true;
+  holder.join();
+  CHECK(*f.store->Get(0, "a") == std::optional<std::string>("1"));
+  CHECK(*f.store->Get(0, "d") == std::nullopt);  // the conflicted member's write was dropped
+}
+
+TEST_CASE("MarkConflicted stops a member as a failed claim would") {
+  Fixture f;
+  CommitGroup group(*f.store, false);
+  TransactionOptions isolating = Member(group);
+  isolating.isolate_reads = true;
+  {
+    Unit first(*f.store, {}, isolating);
+    CHECK_FALSE(first.shares_group());  // nobody else's commit waits in the group
+    REQUIRE(first.Set(0, "x", "1", SetPlain()).ok());
+    REQUIRE(first.Commit().ok());
+  }
+  Unit second(*f.store, {}, isolating);
+  CHECK(second.shares_group());
+  CHECK_FALSE(second.conflicted());
+  second.MarkConflicted();
+  CHECK(second.conflicted());
+  second.Rollback();
+  CHECK_FALSE(second.conflicted());
+}
+
 TEST_CASE("a member whose stripe is busy flushes the group first: no deadlock") {
   Fixture f;
   // Two threads, two groups, taking the same two keys in opposite orders, many times: with

@@ -275,8 +275,8 @@ struct TransactionOptions {
   // I/O round, so the round costs one write(2) and, under kAlways, a share of one group fsync.
   bool defer_durability = false;
   // Join this group (see CommitGroup in sluice/transaction.h): Commit() only marks the
-  // unit's writes for the group's one RocksDB write. Units with all_keys or isolate_reads never
-  // join: the group is flushed before they start.
+  // unit's writes for the group's one RocksDB write. Units with all_keys never join: the group
+  // is flushed before they start.
   CommitGroup* group = nullptr;
 };
 

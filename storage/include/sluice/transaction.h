@@ -59,6 +59,13 @@ class Store::Transaction {
   // True when an operation failed with kLockConflict since the start or the last Rollback: roll
   // back and run the work again in a unit that declares the missing keys or all_keys.
   bool conflicted() const;
+  // Makes conflicted() true, as a claim that failed would: the caller stops and runs the work
+  // again (the server stops a script that turns busy inside a commit group so; see
+  // server/scripting/lua_vm.cc).
+  void MarkConflicted();
+  // Whether this unit is a member of a CommitGroup that other members' commits are in (their
+  // results then wait for the group's write, and so for this unit's end).
+  bool shares_group() const;
   // How many writes (puts, deletes, touches) the unit has staged since the last
   // Commit/Rollback: compared around an operation, it tells whether the operation wrote (the
   // server's keyspace notifications for limiter takes).
@@ -538,7 +545,9 @@ class Store::Transaction {
 };
 
 // CommitGroup: lets consecutive units on one thread share one RocksDB write. A member unit
-// (TransactionOptions::group) runs as any unit, with its own time and its keys locked, but its
+// (TransactionOptions::group, without all_keys) runs as any unit, with its own time, its keys
+// locked and, with isolate_reads, the undeclared keys it reads claimed into the group's locks
+// (a script: it stops with kLockConflict where another thread holds one), but its
 // Commit() only keeps its writes in the group's batch, and its locks stay held by the group
 // until Flush() writes every member's writes as one RocksDB write and releases them. Later
 // members read earlier members' writes. The server runs an I/O round's plain data commands (every

@@ -115,7 +115,7 @@ void EvalKeys(Args args, std::vector<int>* positions) {
 // it is: no cache holds it (NOSCRIPT).
 std::string_view ScriptSha(std::string_view arg, bool by_sha, char (&buf)[kSha1HexLength]) {
   if (!by_sha) {
-    Sha1HexTo(arg, buf);
+    Sha1HexMemoTo(arg, buf);
     return std::string_view(buf, kSha1HexLength);
   }
   if (arg.size() != kSha1HexLength) return arg;

@@ -1,7 +1,10 @@
 #include "server/scripting/lua_sha1.h"
 
+#include <xxhash.h>
+
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 namespace sluice::server {
 
@@ -58,6 +61,28 @@ void Sha1HexTo(std::string_view data, char* out) {
   for (int w = 0; w < 5; ++w) {
     for (int j = 0; j < 8; ++j) out[w * 8 + j] = kHex[(h[w] >> (28 - 4 * j)) & 0xF];
   }
+}
+
+void Sha1HexMemoTo(std::string_view data, char* out) {
+  if (data.size() > kSha1MemoMaxBytes) return Sha1HexTo(data, out);
+  struct Slot {
+    uint64_t hash = 0;
+    bool used = false;
+    std::string body;
+    char sha[kSha1HexLength];
+  };
+  thread_local std::array<Slot, kSha1MemoSlots> slots;
+  const uint64_t hash = XXH3_64bits(data.data(), data.size());
+  Slot& slot = slots[hash % kSha1MemoSlots];
+  if (slot.used && slot.hash == hash && slot.body == data) {
+    std::memcpy(out, slot.sha, kSha1HexLength);
+    return;
+  }
+  Sha1HexTo(data, out);
+  slot.hash = hash;
+  slot.used = true;
+  slot.body.assign(data);
+  std::memcpy(slot.sha, out, kSha1HexLength);
 }
 
 std::string Sha1Hex(std::string_view data) {

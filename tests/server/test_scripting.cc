@@ -36,6 +36,23 @@ TEST_CASE("SHA1 of scripts is Redis's") {
   CHECK(Sha1Hex(std::string(1000, 'a')) == "291e9a6c66994949b57ba5e650361e98fc36b1ba");
 }
 
+TEST_CASE("EVAL's memo of body digests answers as SHA1 does, for repeats and evictions") {
+  // 300 bodies over 64 slots, each asked three times in turns (hits, and slots taken over by
+  // other bodies), some longer than the memo keeps.
+  std::vector<std::string> bodies;
+  for (int i = 0; i < 300; ++i) {
+    const size_t length = i % 50 == 0 ? kSha1MemoMaxBytes + 1 + i : static_cast<size_t>(i * 7);
+    bodies.push_back(std::string(length, static_cast<char>('a' + i % 26)) + std::to_string(i));
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (const std::string& body : bodies) {
+      char memo[kSha1HexLength];
+      Sha1HexMemoTo(body, memo);
+      CHECK(std::string(memo, kSha1HexLength) == Sha1Hex(body));
+    }
+  }
+}
+
 TEST_CASE("Lua values become RESP2 replies by Redis's rules") {
   Harness h;
   CHECK(Eval(h, "return 3.99") == Int(3));

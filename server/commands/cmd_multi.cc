@@ -18,7 +18,9 @@
 #include "server/core/errors.h"
 #include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
+#include "server/core/tracking.h"
 #include "sluice/store.h"
+#include "sluice/transaction.h"
 
 namespace sluice::server {
 
@@ -58,6 +60,17 @@ bool WatchBroken(const ClientState& client, int64_t now_ms) {
     if (w.expire_at_ms >= 0 && now_ms > w.expire_at_ms) return true;
   }
   return false;
+}
+
+// EXEC's unit joins the I/O round's commit group (one RocksDB write for the round, as a plain
+// command's) unless the client WATCHes keys (a write to them may wait in the group, unflushed:
+// the watch is dirtied only when it is written, so EXEC must see the group's writes committed
+// first) or tracks with NOLOOP (its writes commit alone, so that their invalidations know the
+// writer). Otherwise the group is written first, as before every command that does not join it.
+CommitGroup* ExecGroup(const CommandContext& ctx) {
+  if (ctx.group == nullptr || !ctx.client.watched.empty()) return nullptr;
+  if (ctx.client.tracking.load(std::memory_order_relaxed) & kTrackingNoloop) return nullptr;
+  return ctx.group;
 }
 
 // Runs every queued command in `unit`, replying with the array of their replies.
@@ -108,9 +121,14 @@ void Exec(CommandContext& ctx, Args) {
   const int db_before = ctx.client.db;
   // A queued command that touches a key the table cannot name (kLockConflict) makes the whole
   // transaction run again, holding every stripe.
+  CommitGroup* const group = ExecGroup(ctx);
+  if (group == nullptr && ctx.group != nullptr) static_cast<void>(ctx.group->Flush());
   for (int attempt = 0; attempt < 2; ++attempt) {
-    Store::Transaction unit(ctx.store, keys,
-                            UnitOptions(/*all_keys=*/all || attempt > 0, /*isolate_reads=*/true));
+    // A unit that locks every stripe runs alone, after the group's writes (its constructor).
+    TransactionOptions options =
+        UnitOptions(/*all_keys=*/all || attempt > 0, /*isolate_reads=*/true);
+    options.group = group;
+    Store::Transaction unit(ctx.store, keys, options);
     if (WatchBroken(ctx.client, unit.NowMs())) {
       ctx.out.NullArray();
       break;
@@ -169,12 +187,12 @@ void Add(CommandTable& table, std::string name, int arity, uint32_t flags, KeyRa
 
 void RegisterTransactionCommands(CommandTable& table) {
   constexpr uint32_t kFlags = kNoScript | kLoading | kStale | kMultiControl;
-  Add(table, "multi", 1, kFlags | kFast | kAllowBusy, {}, Multi, "Starts a transaction.", "1.2.0",
-      "");
-  Add(table, "exec", 1, kFlags | kSkipSlowlog, {}, Exec, "Executes all commands in a transaction.",
-      "1.2.0", "");
-  Add(table, "discard", 1, kFlags | kFast | kAllowBusy, {}, Discard, "Discards a transaction.",
-      "2.0.0", "");
+  Add(table, "multi", 1, kFlags | kFast | kAllowBusy | kKeepsGroup, {}, Multi,
+      "Starts a transaction.", "1.2.0", "");
+  Add(table, "exec", 1, kFlags | kSkipSlowlog | kKeepsGroup, {}, Exec,
+      "Executes all commands in a transaction.", "1.2.0", "");
+  Add(table, "discard", 1, kFlags | kFast | kAllowBusy | kKeepsGroup, {}, Discard,
+      "Discards a transaction.", "2.0.0", "");
   Add(table, "watch", -2, kFlags | kFast | kAllowBusy, {1, -1, 1}, Watch,
       "Monitors changes to keys to determine the execution of a transaction.", "2.2.0",
       "key [key ...]");

@@ -128,6 +128,10 @@ enum CommandFlag : uint32_t {
   // CLIENT PAUSE WRITE), but not a key write: it runs outside data units (FUNCTION LOAD, DELETE,
   // FLUSH, RESTORE change the function libraries, which reach replicas as the command itself).
   kWritesLibraries = 1u << 21,
+  // The Dispatcher plans no unit for it and leaves the round's commit group as it is: MULTI and
+  // DISCARD touch no data; EXEC joins the group or writes it first itself (cmd_multi.cc's
+  // ExecGroup). Not shown.
+  kKeepsGroup = 1u << 22,
 };
 
 // A Redis 7 key specification, for COMMAND INFO (how cluster-aware clients find keys). The

@@ -125,7 +125,7 @@ bool PlanOwnUnit(CommandContext& ctx, const CommandSpec& spec, Args args, bool d
   TransactionOptions options = UnitOptions(plan.all_keys, plan.isolate_reads);
   // A NOLOOP tracking client's writes commit alone, so that their invalidations know the writer.
   const bool noloop = (ctx.client.tracking.load(std::memory_order_relaxed) & kTrackingNoloop) != 0;
-  if (ctx.group != nullptr) {
+  if (ctx.group != nullptr && !(spec.flags & kKeepsGroup)) {
     if (!alone && JoinsGroup(spec, plan) && !(noloop && (spec.flags & kWrite))) {
       options.group = ctx.group;
     } else {

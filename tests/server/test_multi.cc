@@ -3,9 +3,11 @@
 // the two servers side by side).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
+#include "sluice/store.h"
 #include "tests/server/harness.h"
 
 namespace sluice::server::testing {
@@ -255,6 +257,37 @@ TEST_CASE("RESET leaves MULTI and forgets watched keys") {
   CHECK(other.Cmd("SET w 1") == Ok());
   CHECK(h.Cmd("MULTI") == Ok());
   CHECK(h.Cmd("EXEC") == Arr({}));
+}
+
+TEST_CASE("EXEC in a batch joins the commit group, unless its client WATCHes keys") {
+  struct Counting : CommitObserver {
+    void OnCommit(std::span<const KeyRef>, uint32_t) override { ++commits; }
+    std::atomic<int> commits{0};
+  } counting;  // outlives the store, as observers must
+  Harness h;
+  REQUIRE(h.store().AddCommitObserver(&counting).ok());
+  // The batch's writes and the transaction's are one RocksDB write; each sees the earlier ones.
+  CHECK(h.RunBatch({{"SET", "a", "1"},
+                    {"MULTI"},
+                    {"INCR", "a"},
+                    {"INCR", "b"},
+                    {"EXEC"},
+                    {"MGET", "a", "b"}}) == std::vector<std::string>{Ok(), Ok(), kQueued, kQueued,
+                                                                     Arr({Int(2), Int(1)}),
+                                                                     Arr({Bulk("2"), Bulk("1")})});
+  CHECK(counting.commits.load() == 1);
+  // With a watched key the group is written before EXEC looks at the watch: the batch's own
+  // write to the key (earlier in the same batch) fails the transaction, as on Redis.
+  counting.commits = 0;
+  CHECK(h.RunBatch({{"WATCH", "a"}, {"SET", "a", "5"}, {"MULTI"}, {"INCR", "a"}, {"EXEC"}}) ==
+        std::vector<std::string>{Ok(), Ok(), Ok(), kQueued, NilArray()});
+  CHECK(counting.commits.load() == 1);  // the SET; the EXEC wrote nothing
+  // A command that needs every stripe runs alone, after the group's writes.
+  counting.commits = 0;
+  CHECK(h.RunBatch({{"SET", "c", "1"}, {"MULTI"}, {"DBSIZE"}, {"INCR", "c"}, {"EXEC"}}) ==
+        std::vector<std::string>{Ok(), Ok(), kQueued, kQueued, Arr({Int(3), Int(2)})});
+  CHECK(counting.commits.load() == 2);
+  CHECK(h.Run({"GET", "c"}) == Bulk("2"));
 }
 
 TEST_CASE("COPY to another database inside MULTI locks its destination too") {

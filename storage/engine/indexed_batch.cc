@@ -257,9 +257,27 @@ void IndexedBatch::Sorted(uint32_t cf_id, std::string_view lower, std::string_vi
   };
   if (!unordered_.empty()) {  // merge the keys indexed since the last call into the order
     std::sort(unordered_.begin(), unordered_.end(), before);
-    const auto mid = static_cast<std::ptrdiff_t>(ordered_.size());
-    ordered_.insert(ordered_.end(), unordered_.begin(), unordered_.end());
-    std::inplace_merge(ordered_.begin(), ordered_.begin() + mid, ordered_.end(), before);
+    if (unordered_.size() * 16 < ordered_.size()) {
+      // Few new keys into a long order (each member of a commit group of scripts that walk a
+      // key: a merge compares its way along the whole order, O(n) key comparisons per
+      // iterator, quadratic in the group): each finds its place by binary search, and the
+      // runs between are copied, not compared.
+      merged_.resize(ordered_.size() + unordered_.size());
+      auto out = merged_.begin();
+      auto from = ordered_.begin();
+      for (uint32_t slot : unordered_) {
+        const auto at = std::upper_bound(from, ordered_.end(), slot, before);
+        out = std::copy(from, at, out);
+        *out++ = slot;
+        from = at;
+      }
+      std::copy(from, ordered_.end(), out);
+      ordered_.swap(merged_);
+    } else {
+      const auto mid = static_cast<std::ptrdiff_t>(ordered_.size());
+      ordered_.insert(ordered_.end(), unordered_.begin(), unordered_.end());
+      std::inplace_merge(ordered_.begin(), ordered_.begin() + mid, ordered_.end(), before);
+    }
     unordered_.clear();
   }
   auto it = std::lower_bound(ordered_.begin(), ordered_.end(), lower,
@@ -310,6 +328,7 @@ void IndexedBatch::Trim(size_t keep_bytes) {
     used_ = 0;
     std::vector<uint32_t>().swap(ordered_);
     std::vector<uint32_t>().swap(unordered_);
+    std::vector<uint32_t>().swap(merged_);
   }
 }
 

@@ -110,6 +110,7 @@ class IndexedBatch {
   // never changes while it is used; Grow (slots move) and ClearIndex start both over.
   mutable std::vector<uint32_t> ordered_;
   mutable std::vector<uint32_t> unordered_;
+  mutable std::vector<uint32_t> merged_;  // Sorted's output buffer, swapped with ordered_
   uint32_t non_key_records_ = 0;
   uint32_t gen_ = 1;
 };

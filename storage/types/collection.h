@@ -110,6 +110,11 @@ class Collection {
 
   Txn& txn() const { return *txn_; }
 
+  // A sorted set's head fell under its minimum during this operation and is topped up once,
+  // when the set is saved (zset_head.cc: a bulk erase tops it up once, not every 16 elements).
+  bool zhead_short() const { return zhead_short_; }
+  void set_zhead_short(bool v) { zhead_short_ = v; }
+
  private:
   Collection(Txn& txn, int db, std::string_view user_key, ValueKind kind);
   void SetPrefix();
@@ -123,6 +128,7 @@ class Collection {
   int64_t expire_at_ms_ = kNoExpiry;
   std::string prefix_;  // EncodeSubKeyPrefix of the current version
   std::string scratch_;
+  bool zhead_short_ = false;
 };
 
 // One page of an element scan (HSCAN, SSCAN, ZSCAN) of a collection in its big encoding:

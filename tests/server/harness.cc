@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "server/pubsub/pubsub_registry.h"
 #include "server/scripting/scripting_state.h"
 #include "sluice/limiter.h"
+#include "sluice/transaction.h"
 
 namespace sluice::server::testing {
 
@@ -162,6 +164,27 @@ void MakeNonString(Harness& h, std::string_view key) {
   limiter::ConcParams p;
   REQUIRE(limiter::MakeConcParams(3, 60 * limiter::kNsPerSecond, &p) == "");
   REQUIRE(h.store().ConcAcquire(h.client().db, key, p, "holder").ok());
+}
+
+HeldKey::HeldKey(Store& store, std::string key, std::string value) {
+  holder_ = std::thread([this, &store, key = std::move(key), value = std::move(value)] {
+    const KeyRef keys[] = {{0, key}};
+    Store::Transaction txn(store, keys);
+    REQUIRE(txn.Set(0, key, value, SetOptions{}).ok());
+    REQUIRE(txn.Commit().ok());
+    held_ = true;
+    while (!release_) std::this_thread::yield();
+  });
+  while (!held_) std::this_thread::yield();
+  releaser_ = std::thread([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    release_ = true;
+  });
+}
+
+HeldKey::~HeldKey() {
+  releaser_.join();
+  holder_.join();
 }
 
 }  // namespace sluice::server::testing

@@ -4,10 +4,13 @@
 // harness.cc also defines doctest's main() for test_server: test files must not define it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "server/core/client_state.h"
@@ -91,5 +94,29 @@ std::string BadExpireErr(std::string_view cmd);  // -ERR invalid expire time in 
 
 // Makes `key` hold something other than a string (a CONC limiter's state), through the Store.
 void MakeNonString(Harness& h, std::string_view key);
+
+// Counts a store's commits that wrote something. Register it with Store::AddCommitObserver; it
+// must outlive the store (declare it before the Harness).
+struct CommitCounter : CommitObserver {
+  void OnCommit(std::span<const KeyRef>, uint32_t) override { ++commits; }
+  std::atomic<int> commits{0};
+};
+
+// Another thread's unit that has written `key` = `value` in database 0 and holds the key's
+// stripe from construction until 50 ms later: a unit on this thread that meets the key by
+// try-lock (a script's undeclared key) conflicts, and one that waits for it gets it then.
+class HeldKey {
+ public:
+  HeldKey(Store& store, std::string key, std::string value);
+  ~HeldKey();  // joins both threads
+  HeldKey(const HeldKey&) = delete;
+  HeldKey& operator=(const HeldKey&) = delete;
+
+ private:
+  std::atomic<bool> held_{false};
+  std::atomic<bool> release_{false};
+  std::thread holder_;
+  std::thread releaser_;
+};
 
 }  // namespace sluice::server::testing

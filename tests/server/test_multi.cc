@@ -260,10 +260,7 @@ TEST_CASE("RESET leaves MULTI and forgets watched keys") {
 }
 
 TEST_CASE("EXEC in a batch joins the commit group, unless its client WATCHes keys") {
-  struct Counting : CommitObserver {
-    void OnCommit(std::span<const KeyRef>, uint32_t) override { ++commits; }
-    std::atomic<int> commits{0};
-  } counting;  // outlives the store, as observers must
+  CommitCounter counting;  // outlives the store
   Harness h;
   REQUIRE(h.store().AddCommitObserver(&counting).ok());
   // The batch's writes and the transaction's are one RocksDB write; each sees the earlier ones.

@@ -18,15 +18,6 @@ namespace sluice::server::testing {
 
 namespace {
 
-// Counts the commits that wrote something (one per RocksDB write of a unit or a group).
-class CommitCounter : public CommitObserver {
- public:
-  void OnCommit(std::span<const KeyRef>, uint32_t) override {
-    commits.fetch_add(1, std::memory_order_relaxed);
-  }
-  std::atomic<int> commits{0};
-};
-
 // "native=N,interpreted=M" of one script in INFO native_scripts.
 std::string Counts(Harness& h, const std::string& name) {
   const std::string info = h.Cmd("INFO native_scripts");

@@ -277,37 +277,19 @@ TEST_CASE("a script's writes commit together; SELECT inside a script does not ou
 
 TEST_CASE("an undeclared key held by another unit makes the script run again under every stripe") {
   Harness h;
-  std::atomic<bool> held{false};
-  std::atomic<bool> release{false};
-  std::thread holder([&] {
-    KeyRef keys[] = {{0, "hot"}};
-    Store::Transaction txn(h.store(), keys);
-    auto set = txn.Set(0, "hot", "10", SetOptions{});
-    REQUIRE(set.ok());
-    REQUIRE(txn.Commit().ok());
-    held = true;
-    while (!release) std::this_thread::yield();
-  });
-  while (!held) std::this_thread::yield();
-  std::thread releaser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    release = true;
-  });
-  // "hot" is not declared: its stripe is busy, so the first run stops and the whole script runs
-  // again once every stripe is free; the effects of the first run are discarded.
-  CHECK(Eval(h, "redis.call('incr', KEYS[1]) return redis.call('incrby', 'hot', 5)",
-             {"1", "counter"}) == Int(15));
-  releaser.join();
-  holder.join();
+  {
+    const HeldKey hot(h.store(), "hot", "10");
+    // "hot" is not declared: its stripe is busy, so the first run stops and the whole script
+    // runs again once every stripe is free; the effects of the first run are discarded.
+    CHECK(Eval(h, "redis.call('incr', KEYS[1]) return redis.call('incrby', 'hot', 5)",
+               {"1", "counter"}) == Int(15));
+  }
   CHECK(h.Run({"GET", "counter"}) == Bulk("1"));
   CHECK(h.Run({"GET", "hot"}) == Bulk("15"));
 }
 
 TEST_CASE("a script in a batch joins its commit group; a busy undeclared key runs it alone") {
-  struct Counting : CommitObserver {
-    void OnCommit(std::span<const KeyRef>, uint32_t) override { ++commits; }
-    std::atomic<int> commits{0};
-  } counting;  // outlives the store, as observers must
+  CommitCounter counting;  // outlives the store
   Harness h;
   REQUIRE(h.store().AddCommitObserver(&counting).ok());
   // Joined: the batch's SET and the script that reads and writes keys it did not declare are
@@ -319,28 +301,14 @@ TEST_CASE("a script in a batch joins its commit group; a busy undeclared key run
   // "hot" is held by another unit: the script stops as a member, runs again alone after the
   // group's write (and, the stripe still busy, once more under every stripe); the SET before
   // it is written once, and the script's first runs leave nothing.
-  std::atomic<bool> held{false};
-  std::atomic<bool> release{false};
-  std::thread holder([&] {
-    KeyRef keys[] = {{0, "hot"}};
-    Store::Transaction txn(h.store(), keys);
-    REQUIRE(txn.Set(0, "hot", "10", SetOptions{}).ok());
-    REQUIRE(txn.Commit().ok());
-    held = true;
-    while (!release) std::this_thread::yield();
-  });
-  while (!held) std::this_thread::yield();
-  std::thread releaser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    release = true;
-  });
-  counting.commits = 0;
-  CHECK(h.RunBatch({{"SET", "before", "1"},
-                    {"EVAL", "redis.call('incr', KEYS[1]) return redis.call('incrby', 'hot', 5)",
-                     "1", "counter"},
-                    {"GET", "counter"}}) == std::vector<std::string>{Ok(), Int(15), Bulk("1")});
-  releaser.join();
-  holder.join();
+  {
+    const HeldKey hot(h.store(), "hot", "10");
+    counting.commits = 0;
+    CHECK(h.RunBatch({{"SET", "before", "1"},
+                      {"EVAL", "redis.call('incr', KEYS[1]) return redis.call('incrby', 'hot', 5)",
+                       "1", "counter"},
+                      {"GET", "counter"}}) == std::vector<std::string>{Ok(), Int(15), Bulk("1")});
+  }
   CHECK(counting.commits.load() == 2);  // the group (SET), then the script alone
   CHECK(h.Run({"GET", "before"}) == Bulk("1"));
   CHECK(h.Run({"GET", "hot"}) == Bulk("15"));

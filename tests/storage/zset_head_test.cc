@@ -276,6 +276,38 @@ TEST_CASE("zset head: walks from the low end do not step over erased elements") 
         }) <= 20);
 }
 
+TEST_CASE("zset head: an erase of thousands from the low end tops the head up once") {
+  // A sliding window whose entries all went stale (a pause between bursts): the first call
+  // erases the whole window in one unit. Topped up every time it fell under kZHeadMin, the head
+  // made an iterator over the unit's staged erasures each time (quadratic); it is topped up once,
+  // when the set is saved. RocksDB's perf context counts the memtable seeks.
+  Fixture f;
+  {
+    Txn t(*f.store, {});
+    for (int i = 0; i < 4000; ++i) {
+      const std::string member = "m" + std::to_string(100000 + i);
+      const std::pair<double, SV> one[] = {{static_cast<double>(i), member}};
+      REQUIRE(t.ZAdd(0, "w", {}, one).ok());
+    }
+    REQUIRE(t.Commit().ok());
+  }
+  Txn t(*f.store, {});
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  rocksdb::get_perf_context()->Reset();
+  const auto removed = t.ZRemRangeByScore(0, "w", Bound{-INFINITY, false}, Bound{3989.0, false});
+  const uint64_t seeks = rocksdb::get_perf_context()->seek_on_memtable_count;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  REQUIRE(removed.ok());
+  CHECK(*removed == 3990);
+  CHECK(seeks <= 20);  // 250 and more when each shortfall was topped up at once
+  // The head is whole again: the ten left, in order, from the head and from a walk.
+  const SM left = *t.ZRangeByRank(0, "w", 0, -1, false);
+  REQUIRE(left.size() == 10);
+  CHECK(left.front() == std::make_pair(std::string("m103990"), 3990.0));
+  CHECK(*t.ZRank(0, "w", "m103999", false) == std::optional<int64_t>(9));
+  REQUIRE(t.Commit().ok());
+}
+
 // A queue popped from the high end (ZPOPMAX), with inserts above and below what it popped: the
 // fence keeps walks from the top off the popped elements' deletion markers.
 TEST_CASE("zset fence: walks from the high end do not step over popped elements") {

@@ -44,8 +44,8 @@ Status PutZMember(Collection& z, std::string_view member, double score, std::opt
 Status EraseZMember(Collection& z, std::string_view member, double score);
 
 // The head (zset_head.cc): at most kZHeadMax first elements of every big set, topped up from the
-// elements past it when it falls under kZHeadMin (ranks 0 .. kZHeadMin - 1 are always in it,
-// when the set has that many).
+// elements past it when it falls under kZHeadMin (by SaveZSet: after each operation, ranks
+// 0 .. kZHeadMin - 1 are in it, when the set has that many).
 inline constexpr size_t kZHeadMax = 32;
 inline constexpr size_t kZHeadMin = 16;
 // Keep the head exact when the zscore element `element` is erased or inserted (PutZMember and

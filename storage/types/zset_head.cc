@@ -12,8 +12,10 @@
 //
 // Writers keep it exact: an element inserted or erased at or below the boundary rewrites the
 // record in the unit (one point read and one write; above it, nothing). A head that shrinks
-// below kZHeadMin entries is topped up to kZHeadMax from the elements past its boundary (an
-// iterator that seeks there, so it never steps over what was erased below it); SaveZSet builds
+// below kZHeadMin entries (emptied, it keeps its boundary: it still holds exactly the elements
+// up to it) is topped up to kZHeadMax from the elements past its boundary when the set is saved,
+// once per operation (an iterator that seeks there, so it never steps over what was erased
+// below it, and one per bulk erase, not one per 16 elements it erased); SaveZSet builds
 // the head of a big set that has none from the set's first kZHeadMax elements. Every big set
 // keeps one, down to a single member: a set that keeps all of its members in its head grows it
 // with every insert.

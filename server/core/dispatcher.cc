@@ -101,9 +101,9 @@ bool FinishOwnUnit(CommandContext& ctx, size_t reply_start) {
 
 // Plain data commands (reads and writes of declared keys) and scripts (EVAL, FCALL: their
 // undeclared keys are claimed into the group's locks; a conflict runs them again alone) join
-// the connection's commit group. Everything else (MULTI/EXEC/WATCH, keyspace-wide commands,
-// server commands) runs after the group's writes are flushed, so it sees them committed and
-// never waits for a lock the group holds.
+// the connection's commit group; MULTI, DISCARD and EXEC leave it to EXEC (kKeepsGroup).
+// Everything else (WATCH, keyspace-wide commands, server commands) runs after the group's
+// writes are flushed, so it sees them committed and never waits for a lock the group holds.
 bool JoinsGroup(const CommandSpec& spec, const UnitPlan& plan) {
   if (!plan.data || plan.all_keys) return false;
   if (spec.flags & kScriptUnit) return true;

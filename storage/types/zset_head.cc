@@ -76,71 +76,6 @@ void SetEnds(Collection& z, std::string_view boundary, std::optional<std::string
 
 void SetBoundary(Collection& z, std::string_view boundary) { SetEnds(z, boundary, Fence(z)); }
 
-struct HeadEntry {
-  std::string element;
-  bool minus_zero = false;
-};
-
-void PutVarint(std::string* out, size_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-bool GetVarint(std::string_view* in, size_t* v) {
-  size_t result = 0;
-  for (int shift = 0; shift < 35 && !in->empty(); shift += 7) {
-    const auto byte = static_cast<unsigned char>(in->front());
-    in->remove_prefix(1);
-    result |= static_cast<size_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      *v = result;
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string EncodeHead(const std::vector<HeadEntry>& head) {
-  std::string out;
-  for (const HeadEntry& e : head) {
-    PutVarint(&out, e.element.size());
-    out.append(e.element);
-    out.push_back(e.minus_zero ? '\1' : '\0');
-  }
-  return out;
-}
-
-// Calls f(element, minus_zero) for each entry of a head record; false when it is damaged.
-template <typename F>
-bool ForEachHeadEntry(std::string_view in, F&& f) {
-  while (!in.empty()) {
-    size_t n = 0;
-    if (!GetVarint(&in, &n) || in.size() < n + 1) return false;
-    f(in.substr(0, n), in[n] == '\1');
-    in.remove_prefix(n + 1);
-  }
-  return true;
-}
-
-bool DecodeHead(std::string_view in, std::vector<HeadEntry>* head) {
-  head->clear();
-  return ForEachHeadEntry(in, [&](std::string_view element, bool minus_zero) {
-    head->push_back({std::string(element), minus_zero});
-  });
-}
-
-void StoreHead(Collection& z, const std::vector<HeadEntry>& head) {
-  if (head.empty()) {
-    SetBoundary(z, "");  // no head; SaveZSet builds one for a set that has members
-    return;
-  }
-  z.Put(ElementCf::kZScore, "", EncodeHead(head));
-  SetBoundary(z, head.back().element);
-}
-
 // One entry of a head record, as bytes [begin, end) of the record.
 struct HeadSpan {
   size_t begin = 0;
@@ -152,13 +87,13 @@ struct HeadSpan {
 // is damaged.
 template <typename F>
 bool ForEachHeadSpan(std::string_view record, F&& f) {
-  std::string_view in = record;
-  while (!in.empty()) {
-    const size_t begin = record.size() - in.size();
-    size_t n = 0;
-    if (!GetVarint(&in, &n) || in.size() < n + 1) return false;
-    const HeadSpan span{begin, record.size() - in.size() + n + 1, in.substr(0, n)};
-    in.remove_prefix(n + 1);
+  size_t at = 0;
+  while (at < record.size()) {
+    const size_t begin = at;
+    uint64_t n = 0;
+    if (!ReadVarint(record, &at, &n) || n >= record.size() - at) return false;  // n + 1 bytes
+    const HeadSpan span{begin, at + n + 1, record.substr(at, n)};
+    at = span.end;
     if (!f(span)) break;
   }
   return true;
@@ -202,12 +137,23 @@ struct HeadRecord {
   void InsertAt(size_t at, std::string_view element, bool minus_zero) {
     thread_local std::string entry;
     entry.clear();
-    PutVarint(&entry, element.size());
+    AppendVarint(&entry, element.size());
     entry.append(element);
     entry.push_back(minus_zero ? '\1' : '\0');
     bytes.insert(at, entry);
+    ++count;
   }
-  void Erase(const HeadSpan& span) { bytes.erase(span.begin, span.end - span.begin); }
+  void Append(std::string_view element, bool minus_zero) {
+    InsertAt(bytes.size(), element, minus_zero);
+  }
+  void Erase(const HeadSpan& span) {
+    bytes.erase(span.begin, span.end - span.begin);
+    --count;
+  }
+  void Clear() {
+    bytes.clear();
+    count = 0;
+  }
   // Writes the record and the boundary (its last element). An emptied record keeps the old
   // boundary: it still holds exactly the elements up to it (none).
   void Store(Collection& z) {
@@ -224,7 +170,7 @@ HeadRecord& EditedHead() {
 
 // Appends the elements after `boundary` ("": from the first) to *head until it holds `limit`.
 Status AppendElementsPast(Collection& z, std::string_view boundary, size_t limit,
-                          std::vector<HeadEntry>* head) {
+                          HeadRecord* head) {
   auto it = z.NewIterator(ElementCf::kZScore);
   if (boundary.empty()) {
     it->SeekToFirst();
@@ -232,8 +178,8 @@ Status AppendElementsPast(Collection& z, std::string_view boundary, size_t limit
     it->Seek(z.SubKey(boundary));
     if (it->Valid() && z.ElementOf(it->key()) == boundary) it->Next();
   }
-  for (; it->Valid() && head->size() < limit; it->Next()) {
-    head->push_back({std::string(z.ElementOf(it->key())), it->value() == "-"});
+  for (; it->Valid() && head->count < limit; it->Next()) {
+    head->Append(z.ElementOf(it->key()), it->value() == "-");
   }
   return it->status().ok() ? Status::Ok() : FromRocks(it->status());
 }
@@ -256,7 +202,7 @@ Status ZHeadErase(Collection& z, std::string_view element) {
   // Under kZHeadMin it is topped up when the set is saved: once per operation, however many
   // elements it erases (a ZREMRANGEBYSCORE of 100k elements topped it up 6,000 times, each an
   // iterator over the unit's staged erasures: quadratic).
-  if (head.count - 1 < kZHeadMin) z.set_zhead_short(true);
+  if (head.count < kZHeadMin) z.set_zhead_short(true);
   head.Store(z);
   return Status::Ok();
 }
@@ -273,11 +219,9 @@ Status TopUpHead(Collection& z) {
     return Status::Ok();
   }
   // Every element at or below the boundary is in the head, so the next ones come from past it.
-  std::vector<HeadEntry> entries;
-  if (!DecodeHead(head.bytes, &entries)) return Status::Corruption("zset head record");
   const std::string boundary(Boundary(z));
-  if (Status s = AppendElementsPast(z, boundary, kZHeadMax, &entries); !s.ok()) return s;
-  StoreHead(z, entries);
+  if (Status s = AppendElementsPast(z, boundary, kZHeadMax, &head); !s.ok()) return s;
+  head.Store(z);
   return Status::Ok();
 }
 
@@ -299,7 +243,7 @@ Status ZHeadInsert(Collection& z, std::string_view element, bool minus_zero) {
   }
   if (past_boundary) {
     if (static_cast<int64_t>(head.count) + 1 != z.meta().count) return Status::Ok();
-    head.InsertAt(head.bytes.size(), element, minus_zero);
+    head.Append(element, minus_zero);
     head.Store(z);
     return Status::Ok();
   }
@@ -308,7 +252,7 @@ Status ZHeadInsert(Collection& z, std::string_view element, bool minus_zero) {
     head.bytes[at.end - 1] = minus_zero ? '\1' : '\0';
   } else {
     head.InsertAt(at.begin, element, minus_zero);
-    if (head.count + 1 > kZHeadMax) {
+    if (head.count > kZHeadMax) {
       head.Recount();
       head.Erase(head.last);
     }
@@ -332,9 +276,10 @@ Status SaveZSet(Collection& z) {
     return Status::Ok();
   }
   if (Boundary(z).empty() && z.meta().count > 0 && (z.meta().flags & kMetaBigEncoding) != 0) {
-    std::vector<HeadEntry> head;
+    HeadRecord& head = EditedHead();
+    head.Clear();
     if (Status s = AppendElementsPast(z, "", kZHeadMax, &head); !s.ok()) return s;
-    StoreHead(z, head);
+    if (head.count > 0) head.Store(z);
   }
   z.Save();
   return Status::Ok();
@@ -347,19 +292,18 @@ Result<bool> ZHeadRange(Collection& z, int64_t start, int64_t stop, ScoredMember
   bool found = false;
   if (Status s = z.Get(ElementCf::kZScore, "", &stored, &found); !s.ok()) return s;
   if (!found) return false;
-  std::string_view in(stored);
   out->clear();
-  for (int64_t i = 0; i <= stop; ++i) {
-    size_t n = 0;
-    if (!GetVarint(&in, &n) || in.size() < n + 1 || n < 8) return false;  // too short: iterate
+  int64_t i = 0;
+  bool usable = true;
+  ForEachHeadSpan(stored, [&](const HeadSpan& span) {
+    if (span.element.size() < 8) return usable = false;
     if (i >= start) {
-      const std::string_view element = in.substr(0, n);
-      out->emplace_back(std::string(element.substr(8)),
-                        ZScoreOfEntry(element, in[n] == '\1' ? "-" : ""));
+      out->emplace_back(std::string(span.element.substr(8)),
+                        ZScoreOfEntry(span.element, stored[span.end - 1] == '\1' ? "-" : ""));
     }
-    in.remove_prefix(n + 1);
-  }
-  return true;
+    return ++i <= stop;
+  });
+  return usable && i > stop;  // too short, or damaged before `stop`: iterate
 }
 
 namespace {
@@ -444,8 +388,9 @@ class HeadedZScoreIterator final : public rocksdb::Iterator {
       loaded_ = true;
       bool found = false;
       const Status s = z_.Get(ElementCf::kZScore, "", &record_, &found);
-      const bool ok = s.ok() && found && ForEachHeadEntry(record_, [&](std::string_view e, bool m) {
-                        head_.push_back({e, m});
+      const bool ok = s.ok() && found && ForEachHeadSpan(record_, [&](const HeadSpan& span) {
+                        head_.push_back({span.element, record_[span.end - 1] == '\1'});
+                        return true;
                       });
       if (!ok || head_.empty() || head_.back().element != boundary_) head_.clear();
     }

@@ -20,13 +20,14 @@
 namespace sluice::internal {
 
 namespace txn_detail {
-// Key lists longer than this (a many-key command), or whose keys hold more than kKeepKeyBytes,
-// are given back after the Txn. A commit group's unit lives for one I/O round and notes every
-// key its members read and wrote (a round of scripts on a queue: thousands), so its lists are
-// kept up to a round's size: given back at 64, each round allocated every key's string again
-// (malloc and free were 3% of the server's samples under a BullMQ worker).
+// Key lists longer than this (a many-key command) are given back after the Txn, and so is each
+// key string longer than kKeepKeyBytes (so a kept list holds at most 1 MB of them). A commit
+// group's unit lives for one I/O round and notes every key its members read and wrote (a round of
+// scripts on a queue: thousands), so its lists are kept up to a round's size: given back at 64,
+// each round allocated every key's string again (malloc and free were 3% of the server's samples
+// under a BullMQ worker).
 inline constexpr size_t kKeepKeySlots = 4096;
-inline constexpr size_t kKeepKeyBytes = 1 << 20;
+inline constexpr size_t kKeepKeyBytes = 256;
 
 inline uint64_t HashKey(std::string_view k) { return XXH3_64bits(k.data(), k.size()); }
 
@@ -50,17 +51,16 @@ struct KeyList {
     const auto end = slots.begin() + static_cast<std::ptrdiff_t>(n);
     return std::find(slots.begin() + static_cast<std::ptrdiff_t>(from), end, k) != end;
   }
+  // Only the slots used since the last Trim can have grown: a small unit after a big round
+  // touches its own few, not the whole kept list.
   void Trim() {
-    size_t bytes = 0;
-    if (slots.size() <= kKeepKeySlots) {
-      for (std::string& slot : slots) {
-        TrimScratch(&slot);
-        bytes += slot.capacity();
-      }
-    }
-    if (slots.size() > kKeepKeySlots || bytes > kKeepKeyBytes) {  // a many-key command (MSET)
+    if (slots.size() > kKeepKeySlots) {  // a many-key command (MSET): not kept
       std::vector<std::string>().swap(slots);
       std::vector<uint64_t>().swap(hashes);
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        if (slots[i].capacity() > kKeepKeyBytes) std::string().swap(slots[i]);
+      }
     }
     n = 0;
   }

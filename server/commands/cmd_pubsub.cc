@@ -11,6 +11,7 @@
 #include "server/cluster/cluster.h"
 #include "server/commands/commands.h"
 #include "server/core/errors.h"
+#include "server/core/notify.h"
 #include "server/core/server_state.h"
 #include "server/pubsub/pubsub_registry.h"
 
@@ -115,17 +116,37 @@ void ReplyReceivers(CommandContext& ctx, int64_t receivers) {
   ctx.out.Integer(receivers);
 }
 
-// In cluster mode the message also goes over the cluster bus (server/cluster); the reply counts
-// this node's receivers, as Redis's.
-void Publish(CommandContext& ctx, Args args) {
-  ReplyReceivers(ctx, PubSubOf(ctx.server).Publish(args[1], args[2]));
-  if (cluster::Cluster* c = cluster::Instance()) c->PropagatePublish(args[1], args[2], false);
+// Delivers a message, here and, in cluster mode, over the cluster bus (server/cluster);
+// returns this node's receivers, as Redis counts them.
+template <bool kShard>
+int64_t Deliver(PubSubRegistry& registry, std::string_view channel, std::string_view message) {
+  const int64_t receivers =
+      kShard ? registry.PublishShard(channel, message) : registry.Publish(channel, message);
+  if (cluster::Cluster* c = cluster::Instance()) c->PropagatePublish(channel, message, kShard);
+  return receivers;
 }
 
-void Spublish(CommandContext& ctx, Args args) {
-  ReplyReceivers(ctx, PubSubOf(ctx.server).PublishShard(args[1], args[2]));
-  if (cluster::Cluster* c = cluster::Instance()) c->PropagatePublish(args[1], args[2], true);
+// A script's message, once its unit committed (notify.h, QueueDelivery).
+template <bool kShard>
+void DeliverQueued(PubSubHub* hub, std::string_view channel, std::string_view message) {
+  if (hub != nullptr) Deliver<kShard>(static_cast<PubSubRegistry&>(*hub), channel, message);
 }
+
+// From a script the message waits for the script's commit; the reply counts the receivers now.
+template <bool kShard>
+void PublishCommand(CommandContext& ctx, Args args) {
+  PubSubRegistry& registry = PubSubOf(ctx.server);
+  if (ctx.from_script) {
+    QueueDelivery(&DeliverQueued<kShard>, args[1], args[2]);
+    ctx.out.Integer(
+        registry.Receivers(kShard ? ChannelKind::kShard : ChannelKind::kGlobal, args[1]));
+    return;
+  }
+  ReplyReceivers(ctx, Deliver<kShard>(registry, args[1], args[2]));
+}
+
+void Publish(CommandContext& ctx, Args args) { PublishCommand<false>(ctx, args); }
+void Spublish(CommandContext& ctx, Args args) { PublishCommand<true>(ctx, args); }
 
 // PUBSUB CHANNELS|SHARDCHANNELS [pattern]
 void ListChannels(CommandContext& ctx, Args args, ChannelKind kind) {

@@ -311,6 +311,7 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (top && ctx.needs_script_unit) {
     // Nothing was staged or replied; the member's rollback leaves the group as it was.
     if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
+    DropQueuedEvents();
     ctx.own_unit.reset();
     ctx.unit = nullptr;
     ctx.data_call = false;
@@ -324,8 +325,10 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (top && joined && ctx.own_unit && ctx.own_unit->conflicted() && (spec.flags & kScriptUnit)) {
     // A script that met a key another thread holds, or turned busy while other members wait
     // for the group's write (lua_vm.cc), runs again alone, after that write: as a script unit
-    // of its own. Conflicting again, it runs once more holding every stripe (below).
+    // of its own. Conflicting again, it runs once more holding every stripe (below). What the
+    // stopped run fired or published is dropped with its writes.
     if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
+    DropQueuedEvents();
     ctx.own_unit.reset();
     ctx.unit = nullptr;
     ctx.data_call = false;
@@ -346,6 +349,7 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     ctx.unit = &ctx.own_unit.emplace(ctx.store, std::span<const KeyRef>{},
                                      UnitOptions(/*all_keys=*/true, /*isolate_reads=*/false));
     if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
+    DropQueuedEvents();
     if (t_effect_override.set) t_effect_override.Clear();
     spec.handler(ctx, args);
   }
@@ -369,8 +373,9 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (tracks_read) RememberRead(ctx, spec, args);
   if (top && ctx.server.tracking().OverLimit()) ctx.server.tracking().EnforceLimit();
   // Keyspace notifications fire once the top-level unit (command, EXEC, script) committed, in
-  // the order its commands fired them; a failed commit wrote nothing to report.
-  if (top && g_notify_flags.load(std::memory_order_relaxed) != 0 && HasQueuedEvents()) {
+  // the order its commands fired them, with the messages a script published; a failed commit
+  // wrote nothing to report.
+  if (top && HasQueuedEvents()) {
     if (committed) {
       PublishQueuedEvents(ctx.server.pubsub());
     } else {

@@ -9,11 +9,13 @@ namespace sluice::server {
 
 namespace {
 
+// An event (`deliver` null), or a script's message: `event` its channel, `key` the message.
 struct QueuedEvent {
   int type;
   int db;
   std::string event;
   std::string key;
+  DeliverFn deliver = nullptr;
 };
 
 thread_local std::vector<QueuedEvent> t_queue;
@@ -81,6 +83,10 @@ void QueueKeyspaceEvent(int type, std::string_view event, int db, std::string_vi
   t_queue.push_back(QueuedEvent{type, db, std::string(event), std::string(key)});
 }
 
+void QueueDelivery(DeliverFn deliver, std::string_view channel, std::string_view message) {
+  t_queue.push_back(QueuedEvent{0, 0, std::string(channel), std::string(message), deliver});
+}
+
 void PublishKeyspaceEvent(PubSubHub* hub, int type, std::string_view event, int db,
                           std::string_view key) {
   const int flags = g_notify_flags.load(std::memory_order_relaxed);
@@ -102,7 +108,13 @@ void PublishQueuedEvents(PubSubHub* hub) {
   // Swap out first: publishing never queues, but keep the loop safe against it.
   std::vector<QueuedEvent> events;
   events.swap(t_queue);
-  for (const QueuedEvent& e : events) PublishKeyspaceEvent(hub, e.type, e.event, e.db, e.key);
+  for (const QueuedEvent& e : events) {
+    if (e.deliver != nullptr) {
+      e.deliver(hub, e.event, e.key);
+    } else {
+      PublishKeyspaceEvent(hub, e.type, e.event, e.db, e.key);
+    }
+  }
   events.clear();
   if (t_queue.empty()) t_queue.swap(events);  // keep the capacity
 }

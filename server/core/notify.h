@@ -1,9 +1,9 @@
 // Keyspace notifications (notify-keyspace-events): the event classes, their text form, and the
-// per-thread queue of events a command fires. A command calls NotifyKeyspaceEvent as it writes
-// (as Redis's notifyKeyspaceEvent); the dispatcher publishes the queued events through the
-// PubSubHub once the top-level unit (the command, EXEC or script) has committed, in the order they
-// fired, and drops them when the commit failed. With notify-keyspace-events "" (the default) a
-// call costs one relaxed atomic load. Thread-safe.
+// per-thread queue of events a command fires (and of messages a script publishes). A command calls
+// NotifyKeyspaceEvent as it writes (as Redis's notifyKeyspaceEvent); the dispatcher publishes the
+// queued events through the PubSubHub once the top-level unit (the command, EXEC or script) has
+// committed, in the order they fired, and drops them when the commit failed. With
+// notify-keyspace-events "" (the default) a call costs one relaxed atomic load. Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -56,9 +56,16 @@ void QueueKeyspaceEvent(int type, std::string_view event, int db, std::string_vi
 inline void NotifyKeyspaceEvent(int type, std::string_view event, int db, std::string_view key) {
   if (NotifyEnabled(type)) QueueKeyspaceEvent(type, event, db, key);
 }
-// Publishes this thread's queued events through `hub` (nullptr: drops them), in order.
+// A message a script publishes (PUBLISH, SPUBLISH) is queued with the events and delivered in
+// order with them by `deliver` (given the hub; nullptr: dropped) once the script's unit has
+// committed: a script that stops and runs again (a key another thread holds) must not have
+// published its first run's messages. The caller replies with the receivers counted when queued.
+using DeliverFn = void (*)(PubSubHub* hub, std::string_view channel, std::string_view message);
+void QueueDelivery(DeliverFn deliver, std::string_view channel, std::string_view message);
+// Publishes this thread's queued events and messages through `hub` (nullptr: drops them), in
+// order.
 void PublishQueuedEvents(PubSubHub* hub);
-// Drops this thread's queued events (the commit failed).
+// Drops this thread's queued events and messages (the commit failed, or the unit runs again).
 void DropQueuedEvents();
 // True when this thread has events queued (cheap).
 bool HasQueuedEvents();

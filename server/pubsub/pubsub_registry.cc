@@ -162,6 +162,18 @@ int64_t PubSubRegistry::PublishShard(std::string_view channel, std::string_view 
   return Deliver(it->second, 3, RenderBody({"smessage", channel, message}));
 }
 
+int64_t PubSubRegistry::Receivers(ChannelKind kind, std::string_view channel) const {
+  std::shared_lock lock(mu_);
+  const SubscriberMap& channels = channels_[Index(kind)];
+  int64_t receivers = 0;
+  if (auto it = channels.find(channel); it != channels.end()) receivers += it->second.size();
+  if (kind != ChannelKind::kGlobal) return receivers;
+  for (const auto& [pattern, subscribers] : patterns_) {
+    if (GlobMatch(pattern, channel)) receivers += static_cast<int64_t>(subscribers.size());
+  }
+  return receivers;
+}
+
 size_t PubSubRegistry::DropShardChannels(
     const std::function<int(std::string_view channel)>& lost_slot) {
   // Announced before any count changes (the release fence orders the two for ForgetClient's

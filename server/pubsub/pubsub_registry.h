@@ -58,6 +58,9 @@ class PubSubRegistry final : public PubSubHub {
   int64_t Publish(std::string_view channel, std::string_view message) override;
   // SPUBLISH: shard channel subscribers only (patterns never match shard channels).
   int64_t PublishShard(std::string_view channel, std::string_view message);
+  // How many a Publish (kGlobal: the channel's subscribers and the matching patterns') or a
+  // PublishShard (kShard) to `channel` would reach now, delivering nothing.
+  int64_t Receivers(ChannelKind kind, std::string_view channel) const;
   // Cluster mode, Redis's removeChannelsInSlot: each shard channel for which `lost_slot` gives
   // a slot (>= 0; -1: kept) loses every subscriber, each sent a `sunsubscribe` push counting
   // the shard channels it has left (a client left with none leaves pub/sub mode). Channels go in

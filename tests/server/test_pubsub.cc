@@ -126,6 +126,43 @@ TEST_CASE("PUBSUB errors and HELP as Redis") {
         0);
 }
 
+// A script that meets a key another unit holds stops and runs again (test_scripting.cc): what
+// its first run published or fired must not reach subscribers twice.
+TEST_CASE("a script run again after a lock conflict publishes and notifies once") {
+  Harness h;
+  OtherClient sub(h);
+  sub.client.resp = 3;
+  sub.Run({"subscribe", "ch"});
+  sub.Run({"psubscribe", "__keyspace@0__:*"});
+  sub.Taken();
+  CHECK(h.Cmd("CONFIG SET notify-keyspace-events K$") == Ok());
+  const std::string script =
+      "local n = redis.call('publish', 'ch', 'm') redis.call('set', KEYS[1], n) "
+      "return redis.call('incrby', 'hot', 5)";
+  const std::string message = Frame('>', {Bulk("message"), Bulk("ch"), Bulk("m")});
+  const auto event = [](const std::string& key, const std::string& what) {
+    return Frame('>', {Bulk("pmessage"), Bulk("__keyspace@0__:*"), Bulk("__keyspace@0__:" + key),
+                       Bulk(what)});
+  };
+  {
+    // Alone: the first run stops at "hot" and the script runs again under every stripe.
+    const HeldKey hot(h.store(), "hot", "10");
+    CHECK(h.Run({"EVAL", script, "1", "k"}) == Int(15));
+  }
+  CHECK(h.Run({"GET", "k"}) == Bulk("1"));  // PUBLISH's reply counted the subscriber
+  CHECK(sub.Taken() == message + event("k", "set") + event("hot", "incrby"));
+  {
+    // In a batch: it stops as a member of the commit group, runs again alone, then again under
+    // every stripe; the SET before it fires once.
+    const HeldKey hot(h.store(), "hot", "10");
+    CHECK(h.RunBatch({{"SET", "before", "1"}, {"EVAL", script, "1", "k"}}) ==
+          std::vector<std::string>{Ok(), Int(15)});
+  }
+  CHECK(sub.Taken() ==
+        event("before", "set") + message + event("k", "set") + event("hot", "incrby"));
+  CHECK(h.Run({"config", "set", "notify-keyspace-events", ""}) == Ok());
+}
+
 TEST_CASE("SSUBSCRIBE inside EXEC is refused; SUBSCRIBE is not") {
   Harness h;
   h.Cmd("MULTI");

@@ -111,6 +111,14 @@ bool JoinsGroup(const CommandSpec& spec, const UnitPlan& plan) {
          (spec.flags & kMultiControl) == 0;
 }
 
+// A top-level command stopped before it committed and is about to run again: what the stopped
+// run handed to replication, and the keyspace events and script messages it queued, go with its
+// writes.
+void ForgetStoppedRun() {
+  if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
+  DropQueuedEvents();
+}
+
 // Gives the command its own unit: planned from the command table, or for a data call (see
 // DataCallCheck) the script's declared keys without isolated reads. `alone`: never as a member
 // of the commit group (a script that conflicted as one runs again so).
@@ -310,8 +318,7 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   }
   if (top && ctx.needs_script_unit) {
     // Nothing was staged or replied; the member's rollback leaves the group as it was.
-    if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
-    DropQueuedEvents();
+    ForgetStoppedRun();
     ctx.own_unit.reset();
     ctx.unit = nullptr;
     ctx.data_call = false;
@@ -325,10 +332,8 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
   if (top && joined && ctx.own_unit && ctx.own_unit->conflicted() && (spec.flags & kScriptUnit)) {
     // A script that met a key another thread holds, or turned busy while other members wait
     // for the group's write (lua_vm.cc), runs again alone, after that write: as a script unit
-    // of its own. Conflicting again, it runs once more holding every stripe (below). What the
-    // stopped run fired or published is dropped with its writes.
-    if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
-    DropQueuedEvents();
+    // of its own. Conflicting again, it runs once more holding every stripe (below).
+    ForgetStoppedRun();
     ctx.own_unit.reset();
     ctx.unit = nullptr;
     ctx.data_call = false;
@@ -348,8 +353,7 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     buffer->resize(reply_start);
     ctx.unit = &ctx.own_unit.emplace(ctx.store, std::span<const KeyRef>{},
                                      UnitOptions(/*all_keys=*/true, /*isolate_reads=*/false));
-    if (ReplicationHook* repl = GetReplicationHook(); repl != nullptr) repl->AbandonSteps();
-    DropQueuedEvents();
+    ForgetStoppedRun();
     if (t_effect_override.set) t_effect_override.Clear();
     spec.handler(ctx, args);
   }

@@ -140,37 +140,45 @@ int64_t PubSubRegistry::Deliver(const Subscribers& subscribers, size_t n,
   return static_cast<int64_t>(subscribers.size());
 }
 
+template <typename F>
+void PubSubRegistry::ForEachReceiverSet(ChannelKind kind, std::string_view channel, F&& f) const {
+  const SubscriberMap& channels = channels_[Index(kind)];
+  if (auto it = channels.find(channel); it != channels.end()) f(nullptr, it->second);
+  if (kind != ChannelKind::kGlobal) return;
+  for (const auto& [pattern, subscribers] : patterns_) {
+    if (GlobMatch(pattern, channel)) f(&pattern, subscribers);
+  }
+}
+
 int64_t PubSubRegistry::Publish(std::string_view channel, std::string_view message) {
   std::shared_lock lock(mu_);
   int64_t receivers = 0;
-  const SubscriberMap& channels = channels_[Index(ChannelKind::kGlobal)];
-  if (auto it = channels.find(channel); it != channels.end()) {
-    receivers += Deliver(it->second, 3, RenderBody({"message", channel, message}));
-  }
-  for (const auto& [pattern, subscribers] : patterns_) {
-    if (!GlobMatch(pattern, channel)) continue;
-    receivers += Deliver(subscribers, 4, RenderBody({"pmessage", pattern, channel, message}));
-  }
+  ForEachReceiverSet(ChannelKind::kGlobal, channel,
+                     [&](const std::string* pattern, const Subscribers& subscribers) {
+                       receivers +=
+                           pattern == nullptr
+                               ? Deliver(subscribers, 3, RenderBody({"message", channel, message}))
+                               : Deliver(subscribers, 4,
+                                         RenderBody({"pmessage", *pattern, channel, message}));
+                     });
   return receivers;
 }
 
 int64_t PubSubRegistry::PublishShard(std::string_view channel, std::string_view message) {
   std::shared_lock lock(mu_);
-  const SubscriberMap& channels = channels_[Index(ChannelKind::kShard)];
-  auto it = channels.find(channel);
-  if (it == channels.end()) return 0;
-  return Deliver(it->second, 3, RenderBody({"smessage", channel, message}));
+  int64_t receivers = 0;
+  ForEachReceiverSet(ChannelKind::kShard, channel, [&](const std::string*, const Subscribers& s) {
+    receivers += Deliver(s, 3, RenderBody({"smessage", channel, message}));
+  });
+  return receivers;
 }
 
 int64_t PubSubRegistry::Receivers(ChannelKind kind, std::string_view channel) const {
   std::shared_lock lock(mu_);
-  const SubscriberMap& channels = channels_[Index(kind)];
   int64_t receivers = 0;
-  if (auto it = channels.find(channel); it != channels.end()) receivers += it->second.size();
-  if (kind != ChannelKind::kGlobal) return receivers;
-  for (const auto& [pattern, subscribers] : patterns_) {
-    if (GlobMatch(pattern, channel)) receivers += static_cast<int64_t>(subscribers.size());
-  }
+  ForEachReceiverSet(kind, channel, [&](const std::string*, const Subscribers& subscribers) {
+    receivers += static_cast<int64_t>(subscribers.size());
+  });
   return receivers;
 }
 

@@ -107,6 +107,11 @@ class PubSubRegistry final : public PubSubHub {
   // Sends one rendered frame (n elements, encoded `body`) to each of `subscribers`; returns
   // how many were sent it. Needs mu_ held (shared).
   int64_t Deliver(const Subscribers& subscribers, size_t n, std::string_view body) const;
+  // Calls f(pattern, subscribers) for each set of subscribers a message on `channel` of `kind`
+  // reaches: the channel's own (pattern null), then, for kGlobal, each matching pattern's (shard
+  // channels have no patterns). Needs mu_ held (shared).
+  template <typename F>
+  void ForEachReceiverSet(ChannelKind kind, std::string_view channel, F&& f) const;
   void UpdateCounts(ClientState& client, const ClientSubscriptions& subs) const;
 
   const ServerState& server_;

@@ -175,6 +175,11 @@ void IndexedBatch::Delete(rocksdb::ColumnFamilyHandle* cf, std::string_view key)
   IndexLast(cf->GetID(), key, /*deleted=*/true, 0);
 }
 
+void IndexedBatch::SingleDelete(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
+  batch_.SingleDelete(cf, rocksdb::Slice(key.data(), key.size())).PermitUncheckedError();
+  IndexLast(cf->GetID(), key, /*deleted=*/true, 0);
+}
+
 // The record format (write_batch.cc, also the WAL's): ... varint32 key length, key, and for a
 // Put varint32 value length, value; the record just appended ends the batch.
 void IndexedBatch::IndexLast(uint32_t cf, std::string_view key, bool deleted, size_t value_len) {
@@ -338,7 +343,7 @@ rocksdb::Status IndexedBatch::RollbackToSavePoint() {
   return s;
 }
 
-// Indexes every Put and Delete left in the batch again, in order (a later record of a key
+// Indexes every Put and (Single)Delete left in the batch again, in order (a later record of a key
 // replaces an earlier one, as when they were added).
 void IndexedBatch::Rebuild() {
   ClearIndex();
@@ -353,6 +358,9 @@ void IndexedBatch::Rebuild() {
     rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
       b_.Index(cf, Offset(key), key.size(), true, 0, 0);
       return rocksdb::Status::OK();
+    }
+    rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+      return DeleteCF(cf, key);
     }
     rocksdb::Status MergeCF(uint32_t, const rocksdb::Slice&, const rocksdb::Slice&) override {
       return rocksdb::Status::OK();

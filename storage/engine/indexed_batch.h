@@ -39,6 +39,9 @@ class IndexedBatch {
 
   void Put(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value);
   void Delete(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
+  // RocksDB's SingleDelete, for a key written at most once since it was last absent (Txn::
+  // EraseOnce has the contract); read back here as a Delete.
+  void SingleDelete(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
   // The batch itself: what is added here directly is written but never read back.
   rocksdb::WriteBatch* batch() { return &batch_; }
   uint32_t Count() const { return batch_.Count(); }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <utility>
 #include <vector>
@@ -79,7 +80,7 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
     if (Version* older = version_->Older()) {
       version_ = older;
     } else {
-      AtNewest(cursor_.Next());
+      AtNewest(Shown(cursor_.Next()));
       if (node_ != nullptr) cursor_.PrefetchAhead();
     }
   }
@@ -90,14 +91,15 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
       version_ = chain_[--chain_pos_];
       return;
     }
-    AtOldest(cursor_.Prev());
+    AtOldest(ShownBack(cursor_.Prev()));
   }
 
   // The first entry at or after the target.
   void Seek(const rocksdb::Slice& internal_key, const char* memtable_key) override {
     const Key target = Target(internal_key, memtable_key);
+    NoteReadSequence(target.tag >> 8);
     chain_valid_ = false;
-    KeyNode* node = cursor_.SeekAtOrAfter(SearchKeyOf(target));
+    KeyNode* node = Shown(cursor_.SeekAtOrAfter(SearchKeyOf(target)));
     if (node != nullptr && SameUser(node->UserKey(), target)) {
       // Every version newer than the target (RocksDB's iterators seek to a key's tag 0 to skip
       // its versions): straight to the next key, without walking the chain.
@@ -110,7 +112,7 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
           }
         }
       }
-      node = cursor_.Next();  // every version is newer than the target
+      node = Shown(cursor_.Next());  // every version is newer than the target
     }
     AtNewest(node);
   }
@@ -118,9 +120,10 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
   // The last entry at or before the target.
   void SeekForPrev(const rocksdb::Slice& internal_key, const char* memtable_key) override {
     const Key target = Target(internal_key, memtable_key);
+    positioned_ = true;  // its target carries no read sequence: a first one hides nothing
     chain_valid_ = false;
     KeyNode* node = cursor_.SeekAtOrAfter(SearchKeyOf(target));
-    if (node != nullptr && SameUser(node->UserKey(), target)) {
+    if (node != nullptr && SameUser(node->UserKey(), target) && !Hides(node)) {
       Version* last = nullptr;
       for (Version* v = node->Newest(); v != nullptr && v->GetKey().tag >= target.tag;
            v = v->Older()) {
@@ -132,16 +135,61 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
         return;
       }
     }
-    AtOldest(cursor_.Prev());
+    AtOldest(ShownBack(cursor_.Prev()));
   }
 
   void SeekToFirst() override {
+    positioned_ = true;  // a first one (a flush's walk) hides nothing
     chain_valid_ = false;
-    AtNewest(cursor_.SeekToFirst());
+    AtNewest(Shown(cursor_.SeekToFirst()));
   }
-  void SeekToLast() override { AtOldest(cursor_.SeekToLast()); }
+  void SeekToLast() override {
+    positioned_ = true;
+    AtOldest(ShownBack(cursor_.SeekToLast()));
+  }
 
  private:
+  // RocksDB's value types, in a tag's low byte.
+  static constexpr uint8_t kTypeValue = 0x1;
+  static constexpr uint8_t kTypeSingleDeletion = 0x7;
+
+  // The iterator hides a key whose versions here cancel out for its reader: its newest is a
+  // SingleDelete the reader sees and its oldest a Put. Under SingleDelete's contract
+  // (Txn::EraseOnceRaw) the key was absent before that Put, so it is absent for the reader with
+  // or without this memtable's versions, and RocksDB's iterator would only step over them (its
+  // merge of every level costs a scan ~100 ns a key; a re-scored sorted set leaves several such
+  // keys per live score). Hidden in both directions alike: DBIter and the merging iterator
+  // reseek and step back and forth over a key and expect each child to show it the same way.
+  // The reader's sequence comes from the iterator's first positioning when it is a Seek (DBIter
+  // seeks its children to the target at its own sequence; an older memtable under a newer range
+  // tombstone is seeked to the tombstone's end at the maximum sequence, but every entry there
+  // is older than the tombstone, which the reader sees). An iterator first positioned otherwise
+  // (a flush's SeekToFirst; SeekForPrev and SeekToLast, whose targets carry no sequence) hides
+  // nothing. Later seeks (reseeks, direction changes at other sequences) leave it as it is.
+  void NoteReadSequence(uint64_t seq) {
+    if (!positioned_) hide_through_ = seq;
+    positioned_ = true;
+  }
+  bool Hides(const KeyNode* node) const {
+    if (hide_through_ == 0) return false;
+    const uint64_t newest = node->Newest()->GetKey().tag;
+    return static_cast<uint8_t>(newest) == kTypeSingleDeletion && (newest >> 8) <= hide_through_ &&
+           static_cast<uint8_t>(node->oldest_tag.load(std::memory_order_acquire)) == kTypeValue;
+  }
+  // node, or the first node after it (before it, for ShownBack) that is not hidden (nullptr:
+  // the end).
+  KeyNode* Shown(KeyNode* node) {
+    while (node != nullptr && Hides(node)) {
+      node = cursor_.Next();
+      if (node != nullptr) cursor_.PrefetchAhead();
+    }
+    return node;
+  }
+  KeyNode* ShownBack(KeyNode* node) {
+    while (node != nullptr && Hides(node)) node = cursor_.Prev();
+    return node;
+  }
+
   static Key Target(const rocksdb::Slice& internal_key, const char* memtable_key) {
     if (memtable_key != nullptr) return KeyOfEntry(memtable_key);
     return KeyOfInternal(internal_key.data(), static_cast<uint32_t>(internal_key.size()));
@@ -185,6 +233,8 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
   std::vector<Version*> chain_;  // node_'s versions, newest first, when chain_valid_
   size_t chain_pos_ = 0;
   bool chain_valid_ = false;
+  bool positioned_ = false;    // a Seek* ran (the first one sets hide_through_)
+  uint64_t hide_through_ = 0;  // Hides' reader sequence; 0 hides nothing
   const bool in_block_;
 };
 

@@ -271,20 +271,34 @@ OrderCursor::OrderCursor(OrderSnapshot snapshot) : snapshot_(std::move(snapshot)
   pos_.assign(runs_.size(), 0);
 }
 
+bool OrderCursor::HeadLess(const Head& a, const Head& b) {
+  if (a.p0 != b.p0) return a.p0 < b.p0;
+  if (a.p1 != b.p1) return a.p1 < b.p1;
+  return CompareUser(a.user, a.user_size, b.user, b.user_size) < 0;
+}
+
+OrderCursor::Head OrderCursor::HeadOf(uint32_t run) const {
+  const OrderEntry& e = runs_[run]->entries[pos_[run]];
+  const Key key = KeyOfEntry(e.entry);
+  return Head{e.p0, e.p1, key.user, key.user_size, run};
+}
+
 KeyNode* OrderCursor::Least() {
-  const OrderEntry* best = nullptr;
-  for (size_t i = 0; i < runs_.size(); ++i) {
-    if (pos_[i] == runs_[i]->size()) continue;
-    const OrderEntry& e = runs_[i]->entries[pos_[i]];
-    if (best == nullptr || Less(e, *best)) {
-      best = &e;
-      at_ = i;
-    }
+  ahead_.clear();
+  for (uint32_t i = 0; i < runs_.size(); ++i) {
+    if (pos_[i] != runs_[i]->size()) ahead_.push_back(HeadOf(i));
   }
-  return best == nullptr ? nullptr : best->node;
+  std::sort(ahead_.begin(), ahead_.end(), [](const Head& a, const Head& b) {
+    return HeadLess(b, a);  // greatest first: the least is taken from the back
+  });
+  ahead_valid_ = true;
+  if (ahead_.empty()) return nullptr;
+  at_ = ahead_.back().run;
+  return runs_[at_]->entries[pos_[at_]].node;
 }
 
 KeyNode* OrderCursor::Greatest() {
+  ahead_valid_ = false;
   const OrderEntry* best = nullptr;
   for (size_t i = 0; i < runs_.size(); ++i) {
     if (pos_[i] == 0) continue;
@@ -331,7 +345,18 @@ KeyNode* OrderCursor::SeekBefore(const SearchKey& k) {
 
 KeyNode* OrderCursor::Next() {
   ++pos_[at_];
-  return Least();
+  if (!ahead_valid_ || ahead_.empty() || ahead_.back().run != at_) return Least();
+  ahead_.pop_back();
+  if (pos_[at_] != runs_[at_]->size()) {
+    // Its next entry goes where it belongs among the others (greatest first).
+    const Head moved = HeadOf(static_cast<uint32_t>(at_));
+    auto it = std::upper_bound(ahead_.begin(), ahead_.end(), moved,
+                               [](const Head& m, const Head& h) { return HeadLess(h, m); });
+    ahead_.insert(it, moved);
+  }
+  if (ahead_.empty()) return nullptr;
+  at_ = ahead_.back().run;
+  return runs_[at_]->entries[pos_[at_]].node;
 }
 
 KeyNode* OrderCursor::Prev() { return Greatest(); }
@@ -340,6 +365,7 @@ void OrderCursor::PrefetchAhead() const {
   if (runs_.empty()) return;
   const std::vector<OrderEntry>& run = runs_[at_]->entries;
   const size_t p = pos_[at_];
+  if (p + 1 < run.size()) __builtin_prefetch(run[p + 1].entry);
   if (p + 2 < run.size()) __builtin_prefetch(run[p + 2].node->Newest());
   if (p + 4 < run.size()) __builtin_prefetch(run[p + 4].node);
 }

@@ -157,7 +157,10 @@ class KeyOrder : public std::enable_shared_from_this<KeyOrder> {
 // A position among the key nodes of a snapshot that moves either way in key order. One thread.
 // State: pos_[i] is the number of entries of run i before the current node, so the current node
 // is runs_[at_][pos_[at_]]; the next node is the least of the runs' entries at pos_, the one
-// before it the greatest of those at pos_ - 1.
+// before it the greatest of those at pos_ - 1. Going forward, the runs are kept ordered by their
+// entry at pos_ (ahead_), so a step compares the moved run's next entry with ~log2(runs) others
+// (binary insertion) instead of every run's: the entries of one collection share their first 16
+// bytes (the integers), so each comparison reads both keys' bytes, and a memtable has ~12 runs.
 class OrderCursor {
  public:
   explicit OrderCursor(OrderSnapshot snapshot);
@@ -170,10 +173,11 @@ class OrderCursor {
   // invalid until a seek).
   KeyNode* Next();
   KeyNode* Prev();
-  // Fetches into the caches the newest version of the current run's node two entries ahead and
-  // the node four ahead (fetched by an earlier call, two moves of this run ago): each run's next
-  // node and version are warm by the time a scan reaches them, even when one run supplies
-  // several nodes in a row (one step ahead was too close: the fetch had not arrived).
+  // Fetches into the caches the key bytes of the current run's next entry (the next step
+  // compares them), the newest version of its node two entries ahead and the node four ahead
+  // (fetched by an earlier call, two moves of this run ago): each run's next node and version are
+  // warm by the time a scan reaches them, even when one run supplies several nodes in a row (one
+  // step ahead was too close: the fetch had not arrived).
   void PrefetchAhead() const;
   // How many nodes are before k.
   uint64_t CountBefore(const SearchKey& k) const;
@@ -181,7 +185,18 @@ class OrderCursor {
  private:
   static constexpr size_t kRunsSearchedTogether = 32;
 
-  KeyNode* Least();     // at_ := the run whose entry at pos_ is least
+  // A run's entry at pos_, its key bytes decoded once.
+  struct Head {
+    uint64_t p0;
+    uint64_t p1;
+    const char* user;
+    uint32_t user_size;
+    uint32_t run;
+  };
+  static bool HeadLess(const Head& a, const Head& b);
+  Head HeadOf(uint32_t run) const;
+
+  KeyNode* Least();     // at_ := the run whose entry at pos_ is least (orders ahead_)
   KeyNode* Greatest();  // at_ := the run whose entry at pos_ - 1 is greatest, stepped back
   void LowerBounds(const SearchKey& k);
 
@@ -189,6 +204,9 @@ class OrderCursor {
   std::vector<const Run*> runs_;  // the snapshot's non-empty runs
   std::vector<size_t> pos_;
   size_t at_ = 0;
+  // When ahead_valid_: every run with an entry at pos_, greatest entry first (at_'s is last).
+  std::vector<Head> ahead_;
+  bool ahead_valid_ = false;
 };
 
 }  // namespace sluice::internal::memtable_nodes

@@ -92,6 +92,12 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
   // WAL appends and memtable inserts of consecutive write groups overlap (measured: +15-20%
   // SET/INCR throughput at pipeline 16 with two I/O threads).
   o.enable_pipelined_write = true;
+  // Score elements are erased with SingleDelete (Txn::EraseOnceRaw). A SingleDelete that meets a
+  // Delete of the same key in a compaction (a data dir written by an older build, or the element
+  // filter's removal of a dead collection's entry) would otherwise fail the compaction as
+  // Corruption and stop every write; without enforcement RocksDB logs it and drops the
+  // SingleDelete, and the Delete below still hides the key.
+  o.enforce_single_del_contracts = false;
   o.compression = RocksCompression(options.compression);
   // Sluice's memtable (memtable.h): point lookups and new versions of a key are hash lookups.
   // Members of a write group insert their own batches in parallel (RocksDB's default, kept for

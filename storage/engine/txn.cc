@@ -287,6 +287,11 @@ void Txn::DeleteRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
   s_->batch.Delete(cf, key);
 }
 
+void Txn::EraseOnceRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
+  s_->pending.Drop(cf, key);
+  s_->batch.SingleDelete(cf, key);
+}
+
 void Txn::DeleteDb(int db) {
   FlushPending();  // before the range deletion, and into the index the walk below reads
   s_->read_valid = false;

@@ -150,6 +150,13 @@ class Txn {
   void PutRawRewritable(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
                         std::string_view value);
   void DeleteRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
+  // DeleteRaw as RocksDB's SingleDelete, for a key whose writers keep its contract: the key is
+  // written (PutRaw) only when it is absent, and so at most once between two deletions (a sorted
+  // set's score element: a new score is a new key). A flush or compaction then drops the key's
+  // Put and deletion together instead of keeping a deletion marker, and the memtable's iterator
+  // steps over such a pair without showing it (memtable_iterator.h), so scans do not pay for
+  // them. Breaking the contract can show an erased value again.
+  void EraseOnceRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
   // An iterator over [lower, upper) of cf: the unit's writes merged over the database.
   // `lower`/`upper` are copied. Valid until this Txn ends; do not write through the Txn while
   // iterating (the merged view would not follow).

@@ -162,6 +162,13 @@ void Collection::Erase(ElementCf cf, std::string_view element) {
   txn_->DeleteRaw(txn_->impl().element_cf(cf), scratch_);
 }
 
+void Collection::EraseOnce(ElementCf cf, std::string_view element) {
+  if (is_inline()) return InlineElements(meta_.extra).Erase(cf, element);
+  scratch_.assign(prefix_);
+  scratch_.append(element);
+  txn_->EraseOnceRaw(txn_->impl().element_cf(cf), scratch_);
+}
+
 std::unique_ptr<rocksdb::Iterator> Collection::NewIterator(ElementCf cf) {
   if (is_inline()) return InlineElements(meta_.extra).NewIterator(prefix_, cf, "");
   if (cf == ElementCf::kZScore) {

@@ -91,6 +91,8 @@ class Collection {
   // (a stream's node, group or consumer record): Txn::PutRawRewritable.
   void PutRewritable(ElementCf cf, std::string_view element, std::string_view value);
   void Erase(ElementCf cf, std::string_view element);
+  // Erase of an element written only while absent (Txn::EraseOnceRaw has the contract).
+  void EraseOnce(ElementCf cf, std::string_view element);
   // The unit's view of this version's elements in cf, ordered by element bytes; element bytes
   // of an entry: ElementOf(it->key()). Do not write through the Txn while iterating.
   std::unique_ptr<rocksdb::Iterator> NewIterator(ElementCf cf);

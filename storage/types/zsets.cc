@@ -84,7 +84,7 @@ namespace {
 // -0's own order bytes: erase that one too.
 Status EraseZScoreElement(Collection& z, double score, std::string_view member) {
   const std::string element = ZScoreKey(score, member);
-  z.Erase(ElementCf::kZScore, element);
+  z.EraseOnce(ElementCf::kZScore, element);
   if (Status s = ZHeadErase(z, element); !s.ok()) return s;
   if (score == 0 && std::signbit(score)) {
     std::string legacy = element;

@@ -1,7 +1,7 @@
 // IndexedBatch (storage/engine/indexed_batch.h) checked against RocksDB's WriteBatchWithIndex,
-// which it replaces: the same random puts and deletes (two column families, savepoints rolled back
-// or kept), then every point read of the batch, and the batch merged over a database's iterator,
-// walked with random seeks and steps that change direction, must agree.
+// which it replaces: the same random puts, deletes and single deletes (two column families,
+// savepoints rolled back or kept), then every point read of the batch, and the batch merged over a
+// database's iterator, walked with random seeks and steps that change direction, must agree.
 #include "storage/engine/indexed_batch.h"
 
 #include <doctest/doctest.h>
@@ -85,9 +85,12 @@ TEST_CASE("IndexedBatch reads and iterates as WriteBatchWithIndex does") {
       const std::string v = "v" + std::to_string(round) + "." + std::to_string(i);
       switch (rng() % 8) {
         case 0:
-        case 1:
           ours.Delete(cf, k);
           REQUIRE(theirs.Delete(cf, k).ok());
+          break;
+        case 1:  // as a sorted set's score element is erased (read back as a Delete)
+          ours.SingleDelete(cf, k);
+          REQUIRE(theirs.SingleDelete(cf, k).ok());
           break;
         case 2:
           ours.SetSavePoint();

@@ -5,7 +5,6 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/listener.h>
 #include <rocksdb/table.h>
-#include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/wal_filter.h>
 #include <rocksdb/write_batch.h>
 
@@ -19,6 +18,7 @@
 #include <malloc.h>
 #endif
 
+#include "deletion_markers.h"
 #include "expiry.h"
 #include "info_log.h"
 #include "memtable.h"
@@ -130,11 +130,12 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
   table.metadata_cache_options.partition_pinning = rocksdb::PinningTier::kAll;
   table.metadata_cache_options.unpartitioned_pinning = rocksdb::PinningTier::kAll;
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  // Short-lived keys leave deletion markers behind (the expiry cycle's, DEL's). A file whose
-  // entries are at least half deletions within any 16k-entry window is compacted soon, so
-  // markers do not pile up and slow every seek (the expiry cycle's, SCAN's) under churn.
+  // Short-lived keys leave deletion markers behind (the expiry cycle's, DEL's; re-scored
+  // members' SingleDeletes). A file whose entries are at least half deletions within any
+  // 16k-entry window is compacted soon, so markers do not pile up and slow every seek (the
+  // expiry cycle's, SCAN's, score ranges') under churn.
   o.table_properties_collector_factories.push_back(
-      rocksdb::NewCompactOnDeletionCollectorFactory(16384, 8192, 0.5));
+      NewDeletionMarkerCollectorFactory(16384, 8192, 0.5));
   return o;
 }
 

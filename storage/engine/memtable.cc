@@ -102,6 +102,8 @@ class HashedList final : public rocksdb::MemTableRep {
     }
   }
 
+  uint64_t single_deletes() const { return single_deletes_.load(std::memory_order_relaxed); }
+
   rocksdb::KeyHandle Allocate(const size_t len, char** buf) override {
     auto* v = reinterpret_cast<Version*>(ArenaAligned(sizeof(Version) + len));
     new (&v->older) std::atomic<Version*>(nullptr);
@@ -241,11 +243,21 @@ class HashedList final : public rocksdb::MemTableRep {
   // tag is there already.
   bool Add(Version* v) {
     const Key key = v->GetKey();
+    CountSingleDelete(key.tag);
     const uint64_t hash = HashUser(key);
     KeyNode* node = Find(key, hash);
     if (node != nullptr) return LinkVersion(node, v, key.tag);
     AddKey(v, key, hash);
     return true;
+  }
+
+  // RocksDB's count of a memtable's deletions leaves SingleDeletes out (KeyPrefetcher::
+  // SingleDeletesInCurrent counts them). Relaxed: a statistic, read once a second.
+  void CountSingleDelete(uint64_t tag) {
+    constexpr uint8_t kTypeSingleDeletion = 0x7;
+    if (static_cast<uint8_t>(tag) == kTypeSingleDeletion) {
+      single_deletes_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 
   // A key the table does not hold: a node linked into its bucket, then put in order.
@@ -267,6 +279,7 @@ class HashedList final : public rocksdb::MemTableRep {
   // numbers only after every member has inserted, and no reader sees an unpublished entry.
   bool AddConcurrently(Version* v) {
     const Key key = v->GetKey();
+    CountSingleDelete(key.tag);
     const uint64_t hash = HashUser(key);
     std::atomic<KeyNode*>& bucket = MakeBucket(hash);
     KeyNode* head = bucket.load(std::memory_order_acquire);
@@ -336,6 +349,7 @@ class HashedList final : public rocksdb::MemTableRep {
   const size_t bucket_mask_;
   const size_t segment_count_;
   KeyPrefetcher* const prefetcher_;  // told when this list is made and destroyed; may be null
+  std::atomic<uint64_t> single_deletes_{0};        // SingleDeletes inserted (CountSingleDelete)
   std::atomic<std::atomic<KeyNode*>*>* segments_;  // segment_count_ entries, in the arena
   std::mutex segment_mu_;                          // making a segment of buckets (MakeBucket)
   const std::shared_ptr<KeyOrder> order_ = std::make_shared<KeyOrder>();
@@ -410,6 +424,11 @@ void KeyPrefetcher::Prefetch(const std::string_view* user_keys, size_t n) const 
   std::shared_lock<std::shared_mutex> l(mu_);
   if (current_ == nullptr) return;
   static_cast<const HashedList*>(current_)->Prefetch(user_keys, std::min(n, kMaxKeys));
+}
+
+uint64_t KeyPrefetcher::SingleDeletesInCurrent() const {
+  std::shared_lock<std::shared_mutex> l(mu_);
+  return current_ == nullptr ? 0 : static_cast<const HashedList*>(current_)->single_deletes();
 }
 
 bool KeyPrefetcher::active() const {

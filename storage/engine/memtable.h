@@ -56,6 +56,10 @@ class KeyPrefetcher {
   // The factory's side: the memtable made last becomes the one prefetched; a destroyed one is
   // forgotten.
   bool active() const;  // whether a memtable is registered (it is while the database is open)
+  // The SingleDeletes inserted into the newest memtable (0 with none): RocksDB's count of a
+  // memtable's deletions (num-deletes-active-mem-table) leaves them out, and the idle flush
+  // asks. Kept here because this is what follows the newest memtable.
+  uint64_t SingleDeletesInCurrent() const;
   void SetCurrent(const rocksdb::MemTableRep* list);
   void Forget(const rocksdb::MemTableRep* list);
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -52,7 +53,13 @@ void Store::Impl::FlushIfDeletionsHeld() {
         return db_->GetIntProperty(cf, "rocksdb.num-deletes-active-mem-table", &deletions) &&
                deletions >= kMinDeletions;
       });
-  if (!deletions_held) return;
+  // Sorted sets' score elements are erased with SingleDelete, which that property leaves out.
+  const bool single_deletes_held =
+      std::any_of(std::begin(element_prefetchers_), std::end(element_prefetchers_),
+                  [&](const internal::KeyPrefetcher& p) {
+                    return p.SingleDeletesInCurrent() >= kMinDeletions;
+                  });
+  if (!deletions_held && !single_deletes_held) return;
   rocksdb::FlushOptions options;
   options.wait = false;  // the tick goes on; RocksDB's flush thread does the work
   options.allow_write_stall = true;

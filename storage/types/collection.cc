@@ -156,17 +156,22 @@ void Collection::PutRewritable(ElementCf cf, std::string_view element, std::stri
 }
 
 void Collection::Erase(ElementCf cf, std::string_view element) {
-  if (is_inline()) return InlineElements(meta_.extra).Erase(cf, element);
-  scratch_.assign(prefix_);
-  scratch_.append(element);
-  txn_->DeleteRaw(txn_->impl().element_cf(cf), scratch_);
+  EraseElement(cf, element, /*once=*/false);
 }
 
 void Collection::EraseOnce(ElementCf cf, std::string_view element) {
+  EraseElement(cf, element, /*once=*/true);
+}
+
+void Collection::EraseElement(ElementCf cf, std::string_view element, bool once) {
   if (is_inline()) return InlineElements(meta_.extra).Erase(cf, element);
   scratch_.assign(prefix_);
   scratch_.append(element);
-  txn_->EraseOnceRaw(txn_->impl().element_cf(cf), scratch_);
+  if (once) {
+    txn_->EraseOnceRaw(txn_->impl().element_cf(cf), scratch_);
+  } else {
+    txn_->DeleteRaw(txn_->impl().element_cf(cf), scratch_);
+  }
 }
 
 std::unique_ptr<rocksdb::Iterator> Collection::NewIterator(ElementCf cf) {

@@ -118,6 +118,8 @@ class Collection {
   void set_zhead_short(bool v) { zhead_short_ = v; }
 
  private:
+  // Erase and EraseOnce: a Delete, or a SingleDelete when `once`.
+  void EraseElement(ElementCf cf, std::string_view element, bool once);
   Collection(Txn& txn, int db, std::string_view user_key, ValueKind kind);
   void SetPrefix();
 

@@ -98,12 +98,18 @@ Store::Stats Store::Impl::GetStats() const {
   Stats st;
   st.expired_keys = expired_keys_.load(std::memory_order_relaxed);
   uint64_t v = 0;
-  if (db_->GetIntProperty("rocksdb.total-sst-files-size", &v)) st.disk_bytes += int64_t(v);
+  // Aggregated: GetIntProperty answers for the default family alone, and collections' elements,
+  // streams and expiry live in their own families.
+  if (db_->GetAggregatedIntProperty("rocksdb.total-sst-files-size", &v)) {
+    st.disk_bytes += int64_t(v);
+  }
   rocksdb::VectorLogPtr wals;
   if (db_->GetSortedWalFiles(wals).ok()) {
     for (const auto& w : wals) st.disk_bytes += static_cast<int64_t>(w->SizeFileBytes());
   }
-  if (db_->GetIntProperty("rocksdb.cur-size-all-mem-tables", &v)) st.memtable_bytes = int64_t(v);
+  if (db_->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &v)) {
+    st.memtable_bytes = int64_t(v);
+  }
   st.last_sync_unix_ms = last_sync_unix_ms_.load(std::memory_order_relaxed);
   st.wal_syncs = wal_syncs_.load(std::memory_order_relaxed);
   expiry_.AddStats(&st);

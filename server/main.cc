@@ -205,6 +205,7 @@ int Serve(Config config, const char* argv0) {
   options.memtable = config.memtable;
   options.write_buffer_bytes = static_cast<size_t>(config.write_buffer_size);
   options.block_bytes = static_cast<size_t>(config.block_size);
+  options.record_cache_bytes = static_cast<size_t>(config.record_cache_size);
   options.compression = config.compression;
   options.list_inline_max_entries = config.list_inline_max_entries;
   options.list_inline_max_bytes = static_cast<size_t>(config.list_inline_max_bytes);

@@ -146,6 +146,9 @@ void MemorySection(CommandContext& ctx, std::string& out) {
   ScriptingMemoryFields(ctx, out);
   Field(out, "sluice_memtable_bytes", stats.memtable_bytes);
   Field(out, "sluice_disk_bytes", stats.disk_bytes);
+  Field(out, "sluice_record_cache_bytes", stats.record_cache_bytes);
+  Field(out, "sluice_record_cache_hits", stats.record_cache_hits);
+  Field(out, "sluice_record_cache_misses", stats.record_cache_misses);
 }
 
 // Redis's loading_* fields, while a load runs (its order; no separate RDB memory: 0).

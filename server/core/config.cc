@@ -241,6 +241,13 @@ Error SetBlockSize(Config& c, std::string_view v) {
   return std::nullopt;
 }
 
+Error SetRecordCacheSize(Config& c, std::string_view v) {
+  std::optional<int64_t> bytes = ParseMemory(v);
+  if (!bytes) return std::string("argument must be a memory value");
+  c.record_cache_size = *bytes;
+  return std::nullopt;
+}
+
 Error SetWriteBufferSize(Config& c, std::string_view v) {
   std::optional<int64_t> bytes = ParseMemory(v);
   if (!bytes) return std::string("argument must be a memory value");
@@ -416,6 +423,12 @@ const std::vector<ConfigOption>& ConfigOptions() {
        "blocks read such keys faster, for more disk and a larger index. Files written from now "
        "on.",
        false, false, SetBlockSize, [](const Config& c) { return std::to_string(c.block_size); }},
+      {"record-cache-size", "16mb",
+       "Records of keys and collections' metadata that reads found in table files, kept in "
+       "memory until a write touches their lock stripe (hot read-mostly keys after a flush); "
+       "records with a TTL are not kept. 0 turns it off (memory units).",
+       false, false, SetRecordCacheSize,
+       [](const Config& c) { return std::to_string(c.record_cache_size); }},
       {"memtable", "sluice",
        "The memtable's data structure: sluice (Sluice's hash index and sorted runs, cheaper per "
        "write and read) or rocksdb (RocksDB's own skiplist); the same data either way.",

@@ -53,6 +53,7 @@ struct Config {
   int64_t active_expire_effort = 1;                       // 1..10: Options::active_expire_effort
   MemTableKind memtable = MemTableKind::kSluice;          // the memtable's data structure
   int64_t block_size = 4096;                              // table files' data block bytes
+  int64_t record_cache_size = 16LL << 20;                 // Options::record_cache_bytes (0: off)
   int64_t write_buffer_size = 256LL << 20;                // bytes per memtable before a flush
   Compression compression = Compression::kSnappy;         // table files' block compression
   int64_t list_inline_max_entries = 128;  // lists this small keep their elements in one entry

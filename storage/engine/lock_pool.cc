@@ -92,6 +92,13 @@ void LockSet::MarkWritten(uint64_t seq) {
   for (size_t s : stripes_) pool_->stripes_[s].write_mark = seq;  // every stripe, when all_
 }
 
+void LockSet::BumpVersions() {
+  if (pool_ == nullptr) return;
+  for (size_t s : stripes_) {  // every stripe, when all_
+    pool_->write_versions_[s].fetch_add(1, std::memory_order_seq_cst);
+  }
+}
+
 void LockSet::Unlock() {
   if (pool_ != nullptr) {
     for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) pool_->stripes_[*it].mu.unlock();

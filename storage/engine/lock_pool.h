@@ -9,8 +9,15 @@
 // of the stripe changed after sequence S: a view of them at S or later (an iterator's) is still
 // what is stored. The active expiry cycle removes expired keys it iterated this way without
 // reading them again (expiry_cycle.cc).
+//
+// Write versions: each stripe also counts the writes committed under it, odd while one is in
+// flight (LockSet::BeginWrite before the unit's RocksDB write, EndWrite after it). Read by any
+// thread without the stripe: an even version that has not moved since a read began means no
+// write to a key of the stripe started since, so what the read found is still what is stored
+// (the record cache relies on this: record_cache.h).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -26,7 +33,9 @@ class LockPool {
   // then waits. With 4096 stripes and two threads, those waits were two thirds of the server's
   // futex calls under SET at pipeline 16; more stripes cut them by 7x and raised INCR and
   // GCRA.TAKE 4-10% (docs/engine.md, "Writes on many cores"). More stripes cost the units that
-  // lock all of them (FLUSHDB: 0.1 ms at 4096, 0.3 ms at 16384, 1.3 ms at 65536). 48 bytes each.
+  // lock all of them (FLUSHDB: 0.1 ms at 4096, 0.3 ms at 16384, 1.3 ms at 65536). 48 bytes each,
+  // and 8 for the write version (a dense array of its own: a read that checks it touches 128 KB,
+  // not the stripes' 768 KB).
   static constexpr size_t kStripes = 16384;
 
   static size_t StripeOf(std::string_view raw_key);
@@ -34,6 +43,10 @@ class LockPool {
   // The write mark of raw_key's stripe (see the header comment). The caller holds that stripe.
   uint64_t WriteMark(std::string_view raw_key) const {
     return stripes_[StripeOf(raw_key)].write_mark;
+  }
+  // The write version of raw_key's stripe (see the header comment); any thread, no lock needed.
+  uint64_t WriteVersion(size_t stripe) const {
+    return write_versions_[stripe].load(std::memory_order_seq_cst);
   }
   // Raises raw_key's stripe's mark to seq, a sequence number at or after a write under it that
   // was not made by a unit holding a LockSet (the expiry cycle's removal after a read). The
@@ -75,6 +88,7 @@ class LockPool {
     uint64_t write_mark = 0;  // guarded by mu
   };
   Stripe stripes_[kStripes];
+  std::atomic<uint64_t> write_versions_[kStripes] = {};  // changed under the stripe's mu
 };
 
 // The stripes one unit of work holds (a Store::Transaction). Planned from the unit's keys,
@@ -99,12 +113,18 @@ class LockSet {
   // Sets the write mark of every stripe held to seq, a sequence number at or after the unit's
   // committed write (call it after the write, before Unlock).
   void MarkWritten(uint64_t seq);
+  // Around the unit's RocksDB write (succeeded or not), every stripe held: the write versions
+  // become odd, then even again (see LockPool's header comment).
+  void BeginWrite() { BumpVersions(); }
+  void EndWrite() { BumpVersions(); }
   // Releases every stripe held and forgets the plan.
   void Unlock();
   bool holds_all() const { return all_ && pool_ != nullptr; }
   size_t held() const { return pool_ == nullptr ? 0 : stripes_.size(); }  // stripes held
 
  private:
+  void BumpVersions();
+
   LockPool* pool_ = nullptr;     // set while locked
   std::vector<size_t> stripes_;  // sorted and distinct once locked
   bool all_ = false;

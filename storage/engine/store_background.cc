@@ -114,6 +114,10 @@ Store::Stats Store::Impl::GetStats() const {
   st.wal_syncs = wal_syncs_.load(std::memory_order_relaxed);
   expiry_.AddStats(&st);
   st.idle_memory_releases = idle_memory_releases_.load(std::memory_order_relaxed);
+  const internal::RecordCache::Counters cache = record_cache_.counters();
+  st.record_cache_hits = static_cast<int64_t>(cache.hits);
+  st.record_cache_misses = static_cast<int64_t>(cache.misses);
+  st.record_cache_bytes = static_cast<int64_t>(cache.bytes);
   for (const char* running : {"rocksdb.num-running-flushes", "rocksdb.num-running-compactions"}) {
     if (db_->GetIntProperty(running, &v)) st.background_running += int64_t(v);
   }

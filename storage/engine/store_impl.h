@@ -47,6 +47,7 @@
 #include "keyspace_counts.h"
 #include "lock_pool.h"
 #include "memtable.h"
+#include "record_cache.h"
 #include "sluice/store.h"
 
 namespace sluice {
@@ -83,6 +84,7 @@ class Store::Impl final : public internal::EngineHost {
   // Keys per database as committed (keyspace_counts.h); exact whenever no commit is in flight.
   internal::KeyspaceCounts& counts() { return counts_; }
   internal::LockPool& locks() override { return locks_; }
+  internal::RecordCache& record_cache() { return record_cache_; }
   Store::Impl& unit_engine() override { return *this; }
   int64_t max_value_bytes() const { return max_value_bytes_.load(std::memory_order_relaxed); }
   void set_max_value_bytes(int64_t b) { max_value_bytes_.store(b, std::memory_order_relaxed); }
@@ -246,6 +248,7 @@ class Store::Impl final : public internal::EngineHost {
   Status MigrateFromFormat0(bool staged);
   std::unique_ptr<internal::GroupCommit> group_;  // after db_: stopped and destroyed first
   internal::LockPool locks_;
+  internal::RecordCache record_cache_;
   internal::CursorTable cursors_;
   std::atomic<Durability> durability_;
   std::atomic<int64_t> max_value_bytes_;

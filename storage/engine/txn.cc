@@ -18,6 +18,7 @@ constexpr size_t kKeepScratch = 4;
 }  // namespace
 
 using ScratchList = FreeList<Txn::Scratch, kKeepScratch>;
+constexpr uint64_t kMaxSequence = std::numeric_limits<uint64_t>::max();
 
 Txn::Txn(Store::Impl& impl, UnitTime now)
     : impl_(impl), now_ns_(now.ns), now_ms_(now.ns / 1'000'000), s_(ScratchList::Acquire()) {
@@ -170,7 +171,7 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
       case IndexedBatch::Staged::kDeleted:
         break;
       case IndexedBatch::Staged::kNone:
-        if (Status st = impl_.ReadRaw(raw_key, read, &found, snapshot_); !st.ok()) return st;
+        if (Status st = ReadStored(raw_key, read, &found); !st.ok()) return st;
         break;
     }
   }
@@ -187,6 +188,40 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
     return std::optional<EntryView>();
   }
   return DecodeRead(raw_key, /*note=*/!flushed && locked, locked);
+}
+
+Status Txn::ReadStored(const std::string& raw_key, rocksdb::PinnableSlice* read, bool* found) {
+  RecordCache& cache = impl_.record_cache();
+  // Without a LockSet (the expiry cycle) nothing is gained; an odd version: a write in flight.
+  if (!cache.enabled() || locks_ == nullptr) return impl_.ReadRaw(raw_key, read, found, snapshot_);
+  const size_t stripe = LockPool::StripeOf(raw_key);  // also the record's slot in the cache
+  if (!cache.Interesting(stripe)) {
+    if (Status st = impl_.ReadRaw(raw_key, read, found, snapshot_); !st.ok()) return st;
+    if (*found && read->IsPinned()) cache.Want(stripe);  // from a table file: fill next time
+    return Status::Ok();
+  }
+  const uint64_t version = impl_.locks().WriteVersion(stripe);
+  if ((version & 1) != 0) return impl_.ReadRaw(raw_key, read, found, snapshot_);
+  const uint64_t visible =
+      snapshot_ == nullptr ? kMaxSequence : static_cast<uint64_t>(snapshot_->GetSequenceNumber());
+  read->Reset();
+  if (cache.Lookup(stripe, raw_key, version, visible, read->GetSelf())) {
+    read->PinSelf();
+    *found = true;
+    return Status::Ok();
+  }
+  const uint64_t fill_seq = impl_.db()->GetLatestSequenceNumber();
+  if (Status st = impl_.ReadRaw(raw_key, read, found, snapshot_); !st.ok()) return st;
+  // A pinned value came from a table file's block (a memtable's is copied): only those are worth
+  // keeping. A record with an expiry is left out: the expiry cycle removes such records without
+  // counting a write version.
+  if (*found && read->IsPinned() && visible >= fill_seq) {
+    const std::optional<int64_t> expiry = DecodeExpiry(read->ToStringView());
+    if (expiry && *expiry == kNoExpiry) {
+      cache.Insert(stripe, raw_key, version, fill_seq, read->ToStringView());
+    }
+  }
+  return Status::Ok();
 }
 
 // The value ReadView left in s_->read, as a live entry (nullopt when expired). `locked`: the

@@ -221,6 +221,10 @@ class Txn {
   // blocking) and re-reads; true when the unit now holds it and it is still expired, so Commit
   // removes it (Redis's lazy expiry, also for read-only commands).
   bool TakeExpired(const std::string& raw_key);
+  // What is stored for raw_key in the default family, into *read: from the store's record cache
+  // when the key's stripe's write version says nothing was written since the cache took the
+  // record (record_cache.h), else from RocksDB, caching a record found in a table file.
+  Status ReadStored(const std::string& raw_key, rocksdb::PinnableSlice* read, bool* found);
   // Remembers the stored state of a key read under its lock (v == nullptr: missing), so Commit
   // knows what a write replaces without reading it again. Only for reads under the key's lock:
   // an unlocked one may change before a write.

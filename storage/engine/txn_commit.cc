@@ -247,7 +247,11 @@ Status Txn::Commit(bool durable, bool defer_durability) {
   // Element writes nobody read first (LPUSH's new positions...): their memtable buckets warmed
   // before the insert (write_prefetch.h); a batch of plain keys is not walked.
   if (s_->batch.NonKeyRecords() >= 2) impl_.PrefetchElementWrites(*wb);
+  // The write versions of the stripes held are odd while the write is in flight (lock_pool.h),
+  // so no reader takes a record from the record cache, or fills it, across the change.
+  if (locks_ != nullptr) locks_->BeginWrite();
   Status s = impl_.Write(wb, durable && !only_removals, defer_durability, &applied);
+  if (locks_ != nullptr) locks_->EndWrite();
   if (applied) {
     ApplyCountChanges(changes);
     // Marked while the stripes are held, with a sequence number that covers this write.

@@ -106,6 +106,8 @@ TEST_CASE("flags") {
   CHECK(Parse({}).parsed->config.block_size == 4096);
   CHECK(Parse({"--block-size", "1kb"}).parsed->config.block_size == 1024);
   CHECK(Parse({"--block-size", "256"}).parsed->config.block_size == 256);
+  CHECK(Parse({"--record-cache-size", "0"}).parsed->config.record_cache_size == 0);
+  CHECK(Parse({"--record-cache-size", "64mb"}).parsed->config.record_cache_size == 64 << 20);
   CHECK(Parse({}).parsed->config.compression == Compression::kSnappy);
   CHECK(Parse({"--compression", "LZ4"}).parsed->config.compression == Compression::kLz4);
   CHECK(Parse({"--compression", "zstd"}).parsed->config.compression == Compression::kZstd);

@@ -192,7 +192,7 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
 
 Status Txn::ReadStored(const std::string& raw_key, rocksdb::PinnableSlice* read, bool* found) {
   RecordCache& cache = impl_.record_cache();
-  // Without a LockSet (the expiry cycle) nothing is gained; an odd version: a write in flight.
+  // Without a LockSet (the expiry cycle) nothing is gained.
   if (!cache.enabled() || locks_ == nullptr) return impl_.ReadRaw(raw_key, read, found, snapshot_);
   const size_t stripe = LockPool::StripeOf(raw_key);  // also the record's slot in the cache
   if (!cache.Interesting(stripe)) {
@@ -201,7 +201,7 @@ Status Txn::ReadStored(const std::string& raw_key, rocksdb::PinnableSlice* read,
     return Status::Ok();
   }
   const uint64_t version = impl_.locks().WriteVersion(stripe);
-  if ((version & 1) != 0) return impl_.ReadRaw(raw_key, read, found, snapshot_);
+  if ((version & 1) != 0) return impl_.ReadRaw(raw_key, read, found, snapshot_);  // in flight
   const uint64_t visible =
       snapshot_ == nullptr ? kMaxSequence : static_cast<uint64_t>(snapshot_->GetSequenceNumber());
   read->Reset();

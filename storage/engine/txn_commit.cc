@@ -248,10 +248,12 @@ Status Txn::Commit(bool durable, bool defer_durability) {
   // before the insert (write_prefetch.h); a batch of plain keys is not walked.
   if (s_->batch.NonKeyRecords() >= 2) impl_.PrefetchElementWrites(*wb);
   // The write versions of the stripes held are odd while the write is in flight (lock_pool.h),
-  // so no reader takes a record from the record cache, or fills it, across the change.
-  if (locks_ != nullptr) locks_->BeginWrite();
+  // so no reader takes a record from the record cache, or fills it, across the change. A unit
+  // that writes nothing (a read-only command's) leaves them, and the records cached, alone.
+  const bool versioned = locks_ != nullptr && wb->Count() > 0;
+  if (versioned) locks_->BeginWrite();
   Status s = impl_.Write(wb, durable && !only_removals, defer_durability, &applied);
-  if (locks_ != nullptr) locks_->EndWrite();
+  if (versioned) locks_->EndWrite();
   if (applied) {
     ApplyCountChanges(changes);
     // Marked while the stripes are held, with a sequence number that covers this write.

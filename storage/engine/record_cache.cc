@@ -1,44 +1,114 @@
 // The record cache (record_cache.h has the contract).
 #include "record_cache.h"
 
+#include <xxhash.h>
+
+#include <algorithm>
+#include <utility>
+
 namespace sluice::internal {
+
+namespace {
+constexpr size_t kFirstTableSize = 64;  // buckets of a shard's index; a power of two
+}  // namespace
 
 RecordCache::RecordCache(size_t capacity_bytes, size_t slots)
     : capacity_per_shard_(capacity_bytes / kShards),
       shards_(kShards),
-      per_slot_(new std::atomic<uint32_t>[slots]()) {}
+      per_slot_(new std::atomic<uint64_t>[slots]()),
+      wanted_(new std::atomic<uint64_t>[(slots + 63) / 64]()),
+      seen_(new std::atomic<uint32_t>[slots]()) {}
 
-void RecordCache::Erase(Shard& s, std::list<Entry>::iterator it) {
-  per_slot_[it->slot].fetch_sub(1, std::memory_order_relaxed);
+uint64_t RecordCache::Hash(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
+
+size_t RecordCache::Find(const Shard& s, uint64_t hash, std::string_view key) {
+  const size_t n = s.table.size();
+  if (n == 0) return 0;
+  const size_t mask = n - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Bucket& b = s.table[i];
+    if (!b.used) return n;
+    if (b.hash == hash && b.entry->key() == key) return i;
+  }
+}
+
+void RecordCache::Index(Shard& s, uint64_t hash, EntryList::iterator entry) {
+  auto place = [](std::vector<Bucket>& table, uint64_t h, EntryList::iterator e) {
+    const size_t mask = table.size() - 1;
+    size_t i = h & mask;
+    while (table[i].used) i = (i + 1) & mask;
+    table[i] = Bucket{h, e, true};
+  };
+  if (2 * s.lru.size() > s.table.size()) {  // at most half full (lru already holds entry)
+    std::vector<Bucket> grown(std::max(kFirstTableSize, 2 * s.table.size()));
+    for (const Bucket& b : s.table) {
+      if (b.used) place(grown, b.hash, b.entry);
+    }
+    s.table = std::move(grown);
+  }
+  place(s.table, hash, entry);
+}
+
+// Linear probing's deletion without tombstones: the entries after the hole that probed past it
+// move back into it, so every entry stays reachable from its home bucket.
+void RecordCache::Unindex(Shard& s, size_t hole) {
+  const size_t mask = s.table.size() - 1;
+  s.table[hole].used = false;
+  for (size_t j = (hole + 1) & mask; s.table[j].used; j = (j + 1) & mask) {
+    const size_t home = s.table[j].hash & mask;
+    // The entry at j stays when its home lies cyclically in (hole, j].
+    const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    if (stays) continue;
+    s.table[hole] = s.table[j];
+    s.table[j].used = false;
+    hole = j;
+  }
+}
+
+void RecordCache::Erase(Shard& s, size_t bucket) {
+  const EntryList::iterator it = s.table[bucket].entry;
+  std::atomic<uint64_t>& per_slot = per_slot_[it->slot];
+  const uint64_t left = per_slot.load(std::memory_order_relaxed) - 1;  // under s.mu
+  per_slot.store((left & 0xffffffff) == 0 ? 0 : left, std::memory_order_relaxed);
   s.bytes -= Cost(*it);
-  s.index.erase(std::string_view(it->key));
+  Unindex(s, bucket);
   s.lru.erase(it);
+}
+
+void RecordCache::EvictOne(Shard& s) {
+  // Second chance: each pass clears the flags it passes, so this ends within two passes.
+  for (;;) {
+    const EntryList::iterator last = std::prev(s.lru.end());
+    if (!last->referenced) return Erase(s, Find(s, last->hash, last->key()));
+    last->referenced = false;
+    s.lru.splice(s.lru.begin(), s.lru, last);
+  }
 }
 
 bool RecordCache::Lookup(size_t slot, std::string_view key, uint64_t version, uint64_t visible,
                          std::string* out) {
-  if (!enabled() || (per_slot_[slot].load(std::memory_order_relaxed) & ~kWanted) == 0) {
-    return false;
-  }
+  if (!enabled()) return false;
+  const uint64_t hash = Hash(key);
+  if ((per_slot_[slot].load(std::memory_order_relaxed) & FilterBit(hash)) == 0) return false;
   Shard& s = ShardOf(slot);
   std::lock_guard<std::mutex> l(s.mu);
-  const auto found = s.index.find(key);
-  if (found == s.index.end()) {
+  const size_t bucket = Find(s, hash, key);
+  if (bucket == s.table.size()) {
     ++s.misses;
     return false;
   }
-  const auto it = found->second;
-  if (it->version != version) {  // a write under the stripe since: stale
-    Erase(s, it);
+  Entry& e = *s.table[bucket].entry;
+  if (e.version != version) {  // a write under the slot since: stale
+    Erase(s, bucket);
     ++s.misses;
     return false;
   }
-  if (it->fill_seq > visible) {  // a reader at an older snapshot
+  if (e.fill_seq > visible) {  // a reader at an older snapshot
     ++s.misses;
     return false;
   }
-  s.lru.splice(s.lru.begin(), s.lru, it);
-  out->assign(it->record);
+  e.referenced = true;
+  out->assign(e.record());
   ++s.hits;
   return true;
 }
@@ -46,14 +116,28 @@ bool RecordCache::Lookup(size_t slot, std::string_view key, uint64_t version, ui
 void RecordCache::Insert(size_t slot, std::string_view key, uint64_t version, uint64_t fill_seq,
                          std::string_view record) {
   if (!enabled() || record.size() > kMaxRecordBytes) return;
+  const uint64_t hash = Hash(key);
   Shard& s = ShardOf(slot);
   std::lock_guard<std::mutex> l(s.mu);
-  if (const auto found = s.index.find(key); found != s.index.end()) Erase(s, found->second);
-  s.lru.push_front(Entry{std::string(key), std::string(record), version, fill_seq, slot});
-  per_slot_[slot].fetch_add(1, std::memory_order_relaxed);
-  s.index.emplace(std::string_view(s.lru.front().key), s.lru.begin());
+  if (const size_t found = Find(s, hash, key); found != s.table.size()) Erase(s, found);
+  Entry e;
+  e.data.reserve(key.size() + record.size());
+  e.data.append(key);
+  e.data.append(record);
+  e.hash = hash;
+  e.version = version;
+  e.fill_seq = fill_seq;
+  e.key_size = static_cast<uint32_t>(key.size());
+  e.slot = static_cast<uint32_t>(slot);
+  e.referenced = true;  // else an eviction that gives every older record its second chance
+                        // would put this one at the back and take it
+  s.lru.push_front(std::move(e));
+  Index(s, hash, s.lru.begin());
+  std::atomic<uint64_t>& per_slot = per_slot_[slot];
+  per_slot.store((per_slot.load(std::memory_order_relaxed) + 1) | FilterBit(hash),
+                 std::memory_order_relaxed);  // under s.mu
   s.bytes += Cost(s.lru.front());
-  while (s.bytes > capacity_per_shard_ && !s.lru.empty()) Erase(s, std::prev(s.lru.end()));
+  while (s.bytes > capacity_per_shard_ && !s.lru.empty()) EvictOne(s);
 }
 
 RecordCache::Counters RecordCache::counters() const {

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "cursor_table.h"
+#include "element_versions.h"
 #include "encoding.h"
 #include "engine_host.h"
 #include "expiry.h"
@@ -85,6 +86,11 @@ class Store::Impl final : public internal::EngineHost {
   internal::KeyspaceCounts& counts() { return counts_; }
   internal::LockPool& locks() override { return locks_; }
   internal::RecordCache& record_cache() { return record_cache_; }
+  // The record cache's slots (txn.cc): the lock stripes, the element versions' buckets, and the
+  // collection keys' stripes again (the element reads' first gate).
+  static constexpr size_t kRecordCacheSlots =
+      2 * internal::LockPool::kStripes + internal::ElementVersions::kBuckets;
+  internal::ElementVersions& element_versions() { return element_versions_; }
   Store::Impl& unit_engine() override { return *this; }
   int64_t max_value_bytes() const { return max_value_bytes_.load(std::memory_order_relaxed); }
   void set_max_value_bytes(int64_t b) { max_value_bytes_.store(b, std::memory_order_relaxed); }
@@ -248,7 +254,8 @@ class Store::Impl final : public internal::EngineHost {
   Status MigrateFromFormat0(bool staged);
   std::unique_ptr<internal::GroupCommit> group_;  // after db_: stopped and destroyed first
   internal::LockPool locks_;
-  internal::RecordCache record_cache_;
+  internal::RecordCache record_cache_;  // kRecordCacheSlots
+  internal::ElementVersions element_versions_;
   internal::CursorTable cursors_;
   std::atomic<Durability> durability_;
   std::atomic<int64_t> max_value_bytes_;

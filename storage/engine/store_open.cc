@@ -146,7 +146,7 @@ rocksdb::Options MakeRocksOptions(const Options& options, std::shared_ptr<const 
 Store::Impl::Impl(Options options)
     : options_(std::move(options)),
       clock_(options_.clock ? options_.clock : std::make_shared<WallClock>()),
-      record_cache_(options_.record_cache_bytes, internal::LockPool::kStripes),
+      record_cache_(options_.record_cache_bytes, kRecordCacheSlots),
       durability_(options_.durability),
       max_value_bytes_(options_.max_value_bytes),
       hll_sparse_max_bytes_(options_.hll_sparse_max_bytes) {}

@@ -15,10 +15,59 @@ using namespace txn_detail;  // NOLINT: the Txn's own helpers (txn_scratch.h)
 namespace {
 // Scratch objects a thread keeps for reuse (one per unit alive at once on that thread).
 constexpr size_t kKeepScratch = 4;
+constexpr uint64_t kMaxSequence = std::numeric_limits<uint64_t>::max();
+// An element record's key in the record cache starts with this byte, then its column family's
+// id: a key of the default family starts with its database (< kNumDatabases).
+constexpr char kElementCacheTag = '\xff';
+// The record cache's slots (Store::Impl's kRecordCacheSlots): the lock stripes for the default
+// family's records, then the element versions' buckets, then the collection keys' stripes, whose
+// Want is the element reads' first gate.
+constexpr size_t kElementSlots = LockPool::kStripes;
+constexpr size_t kOwnerSlots = kElementSlots + ElementVersions::kBuckets;
+static_assert(kOwnerSlots + LockPool::kStripes == Store::Impl::kRecordCacheSlots);
+
+// A stored record read through the record cache (record_cache.h has the contract): the slot's
+// write version (version_of) is read before the sequence number the fill covers, and that
+// before the record (read_stored, which sets *read and *found); key_of() gives the record's key
+// in the cache. A slot never wanted costs one relaxed load; the first read there that comes from
+// a table file (a pinned value: a memtable's is copied) marks it. keep(record): whether a record
+// may be cached.
+template <typename KeyOf, typename VersionOf, typename ReadStored, typename Keep>
+Status ReadThroughCache(RecordCache& cache, size_t slot, KeyOf key_of,
+                        const rocksdb::Snapshot* snapshot, rocksdb::DB* db, VersionOf version_of,
+                        ReadStored read_stored, Keep keep, rocksdb::PinnableSlice* read,
+                        bool* found) {
+  if (!cache.Interesting(slot)) {
+    if (Status st = read_stored(); !st.ok()) return st;
+    if (*found && read->IsPinned()) {  // from a table file: fill if read there again
+      cache.Want(slot);
+      cache.ReadAgain(slot, key_of());
+    }
+    return Status::Ok();
+  }
+  const uint64_t version = version_of();
+  if ((version & 1) != 0) return read_stored();  // a write in flight
+  const uint64_t visible =
+      snapshot == nullptr ? kMaxSequence : static_cast<uint64_t>(snapshot->GetSequenceNumber());
+  read->Reset();
+  const std::string_view cache_key = key_of();
+  if (cache.Lookup(slot, cache_key, version, visible, read->GetSelf())) {
+    read->PinSelf();
+    *found = true;
+    return Status::Ok();
+  }
+  const uint64_t fill_seq = db->GetLatestSequenceNumber();
+  if (Status st = read_stored(); !st.ok()) return st;
+  if (*found && read->IsPinned() && visible >= fill_seq && keep(read->ToStringView()) &&
+      cache.ReadAgain(slot, cache_key)) {
+    cache.Insert(slot, cache_key, version, fill_seq, read->ToStringView());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 using ScratchList = FreeList<Txn::Scratch, kKeepScratch>;
-constexpr uint64_t kMaxSequence = std::numeric_limits<uint64_t>::max();
 
 Txn::Txn(Store::Impl& impl, UnitTime now)
     : impl_(impl), now_ns_(now.ns), now_ms_(now.ns / 1'000'000), s_(ScratchList::Acquire()) {
@@ -96,7 +145,7 @@ bool Txn::IsDefaultCf(const rocksdb::ColumnFamilyHandle* cf) const {
 void Txn::FlushPending() { s_->pending.MoveToBatch(s_->batch); }
 
 Status Txn::GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
-                   bool* found) {
+                   bool* found, std::string_view owner_raw_key) {
   if (snapshot_deferred_) ResolveSnapshot(nullptr);
   *found = false;
   if (const std::string* pending = s_->pending.Find(cf, key)) {
@@ -118,12 +167,42 @@ Status Txn::GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::s
     case IndexedBatch::Staged::kNone:
       break;
   }
-  rocksdb::Status s = impl_.db()->Get(ro, cf, rocksdb::Slice(key.data(), key.size()), &slice);
-  if (s.IsNotFound()) return Status::Ok();
-  if (!s.ok()) return FromRocks(s);
+  auto read_stored = [&]() -> Status {
+    slice.Reset();
+    const rocksdb::Status s =
+        impl_.db()->Get(ro, cf, rocksdb::Slice(key.data(), key.size()), &slice);
+    *found = s.ok();
+    return s.ok() || s.IsNotFound() ? Status::Ok() : FromRocks(s);
+  };
+  RecordCache& cache = impl_.record_cache();
+  Status st;
+  if (!cache.enabled() || owner_raw_key.empty() || IsDefaultCf(cf)) {
+    st = read_stored();
+  } else if (const size_t owner_slot = kOwnerSlots + LockPool::StripeOf(owner_raw_key);
+             !cache.Interesting(owner_slot)) {
+    // The first gate: no element of a collection in the owner's stripe came from a table file
+    // yet (a collection written and read in the memtable never looks further).
+    st = read_stored();
+    if (st.ok() && *found && slice.IsPinned()) cache.Want(owner_slot);
+  } else {
+    // An element record: cached under its own write version (element_versions.h), in the
+    // element slots.
+    const uint32_t cf_id = cf->GetID();
+    const size_t bucket = ElementVersions::BucketOf(cf_id, key);
+    auto cache_key = [&] {
+      s_->cache_key.assign(1, kElementCacheTag);
+      s_->cache_key.push_back(static_cast<char>(cf_id));
+      s_->cache_key.append(key);
+      return std::string_view(s_->cache_key);
+    };
+    st = ReadThroughCache(
+        cache, kElementSlots + bucket, cache_key, snapshot_, impl_.db(),
+        [&] { return impl_.element_versions().Version(bucket); }, read_stored,
+        [](std::string_view) { return true; }, &slice, found);
+  }
+  if (!st.ok() || !*found) return st;
   // Unpinned, the value was copied into *value (the slice's buffer) already.
   if (slice.IsPinned()) value->assign(slice.data(), slice.size());
-  *found = true;
   return Status::Ok();
 }
 
@@ -192,36 +271,19 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
 
 Status Txn::ReadStored(const std::string& raw_key, rocksdb::PinnableSlice* read, bool* found) {
   RecordCache& cache = impl_.record_cache();
+  auto read_stored = [&] { return impl_.ReadRaw(raw_key, read, found, snapshot_); };
   // Without a LockSet (the expiry cycle) nothing is gained.
-  if (!cache.enabled() || locks_ == nullptr) return impl_.ReadRaw(raw_key, read, found, snapshot_);
+  if (!cache.enabled() || locks_ == nullptr) return read_stored();
   const size_t stripe = LockPool::StripeOf(raw_key);  // also the record's slot in the cache
-  if (!cache.Interesting(stripe)) {
-    if (Status st = impl_.ReadRaw(raw_key, read, found, snapshot_); !st.ok()) return st;
-    if (*found && read->IsPinned()) cache.Want(stripe);  // from a table file: fill next time
-    return Status::Ok();
-  }
-  const uint64_t version = impl_.locks().WriteVersion(stripe);
-  if ((version & 1) != 0) return impl_.ReadRaw(raw_key, read, found, snapshot_);  // in flight
-  const uint64_t visible =
-      snapshot_ == nullptr ? kMaxSequence : static_cast<uint64_t>(snapshot_->GetSequenceNumber());
-  read->Reset();
-  if (cache.Lookup(stripe, raw_key, version, visible, read->GetSelf())) {
-    read->PinSelf();
-    *found = true;
-    return Status::Ok();
-  }
-  const uint64_t fill_seq = impl_.db()->GetLatestSequenceNumber();
-  if (Status st = impl_.ReadRaw(raw_key, read, found, snapshot_); !st.ok()) return st;
-  // A pinned value came from a table file's block (a memtable's is copied): only those are worth
-  // keeping. A record with an expiry is left out: the expiry cycle removes such records without
-  // counting a write version.
-  if (*found && read->IsPinned() && visible >= fill_seq) {
-    const std::optional<int64_t> expiry = DecodeExpiry(read->ToStringView());
-    if (expiry && *expiry == kNoExpiry) {
-      cache.Insert(stripe, raw_key, version, fill_seq, read->ToStringView());
-    }
-  }
-  return Status::Ok();
+  // A record with an expiry is left out: the expiry cycle removes such records without counting
+  // a write version.
+  auto keep = [](std::string_view record) {
+    const std::optional<int64_t> expiry = DecodeExpiry(record);
+    return expiry && *expiry == kNoExpiry;
+  };
+  return ReadThroughCache(
+      cache, stripe, [&] { return std::string_view(raw_key); }, snapshot_, impl_.db(),
+      [&] { return impl_.locks().WriteVersion(stripe); }, read_stored, keep, read, found);
 }
 
 // The value ReadView left in s_->read, as a live entry (nullopt when expired). `locked`: the
@@ -303,8 +365,17 @@ void Txn::Delete(const std::string& raw_key) {
 
 void Txn::Touch(std::string_view raw_key) { NoteWritten(raw_key, kTouched); }
 
+void Txn::NoteElementWrite(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
+  if (IsDefaultCf(cf)) {
+    s_->read_valid = false;
+  } else if (impl_.record_cache().enabled()) {
+    s_->element_buckets.push_back(
+        static_cast<uint32_t>(ElementVersions::BucketOf(cf->GetID(), key)));
+  }
+}
+
 void Txn::PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value) {
-  if (IsDefaultCf(cf)) s_->read_valid = false;
+  NoteElementWrite(cf, key);
   s_->pending.Drop(cf, key);  // this write is the newest
   s_->batch.Put(cf, key, value);
 }
@@ -312,17 +383,18 @@ void Txn::PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::str
 void Txn::PutRawRewritable(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
                            std::string_view value) {
   if (value.size() > PendingPuts::kMaxValueBytes) return PutRaw(cf, key, value);
-  if (IsDefaultCf(cf)) s_->read_valid = false;
+  NoteElementWrite(cf, key);
   s_->pending.Stage(cf, key, s_->batch)->assign(value);
 }
 
 void Txn::DeleteRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
-  if (IsDefaultCf(cf)) s_->read_valid = false;
+  NoteElementWrite(cf, key);
   s_->pending.Drop(cf, key);  // the deletion replaces it
   s_->batch.Delete(cf, key);
 }
 
 void Txn::EraseOnceRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key) {
+  NoteElementWrite(cf, key);
   s_->pending.Drop(cf, key);
   s_->batch.SingleDelete(cf, key);
 }

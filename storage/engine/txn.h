@@ -141,8 +141,10 @@ class Txn {
   void DeleteDb(int db);
 
   // ---- Any column family, raw bytes, through the unit's batch (reads see its writes).
+  // owner_raw_key: the collection key an element record of cf belongs to; only with it is the
+  // record read through the record cache (element_versions.h).
   Status GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
-                bool* found);
+                bool* found, std::string_view owner_raw_key = {});
   void PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value);
   // PutRaw of a record the unit (or its commit group's next members) is likely to write again
   // (a stream's node, a consumer group): held pending (pending_puts.h), so only its last
@@ -247,6 +249,9 @@ class Txn {
   // unit holds raw_key's stripe.
   void ResolveSnapshot(const std::string* raw_key);
   bool IsDefaultCf(const rocksdb::ColumnFamilyHandle* cf) const;
+  // Before a write of key in cf: a default-family write ends the remembered read; an element
+  // write notes its bucket, whose write version Commit bumps (element_versions.h).
+  void NoteElementWrite(rocksdb::ColumnFamilyHandle* cf, std::string_view key);
 
   Store::Impl& impl_;
   int64_t now_ns_;

@@ -250,9 +250,18 @@ Status Txn::Commit(bool durable, bool defer_durability) {
   // The write versions of the stripes held are odd while the write is in flight (lock_pool.h),
   // so no reader takes a record from the record cache, or fills it, across the change. A unit
   // that writes nothing (a read-only command's) leaves them, and the records cached, alone.
+  // The same for the element records' buckets (element_versions.h), each bumped once.
   const bool versioned = locks_ != nullptr && wb->Count() > 0;
+  std::vector<uint32_t>& buckets = s_->element_buckets;
+  if (buckets.size() > 1) {
+    std::sort(buckets.begin(), buckets.end());
+    buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
+  }
+  ElementVersions& element_versions = impl_.element_versions();
   if (versioned) locks_->BeginWrite();
+  for (uint32_t b : buckets) element_versions.Bump(b);
   Status s = impl_.Write(wb, durable && !only_removals, defer_durability, &applied);
+  for (uint32_t b : buckets) element_versions.Bump(b);
   if (versioned) locks_->EndWrite();
   if (applied) {
     ApplyCountChanges(changes);

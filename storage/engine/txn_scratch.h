@@ -118,7 +118,11 @@ struct Txn::Scratch {
   // those expiries.
   std::vector<const std::string*> hand_keys;
   std::vector<int64_t> hand_at_ms;
-  uint32_t flushed = 0;                         // bit d: DeleteDb(d) ran in this unit
+  // The element-version buckets of the element records written (repeats allowed; a member
+  // rolled back to its mark keeps its buckets: an extra bump only retires cached records).
+  std::vector<uint32_t> element_buckets;
+  std::string cache_key;  // an element record's key in the record cache (Txn::GetRaw)
+  uint32_t flushed = 0;   // bit d: DeleteDb(d) ran in this unit
   size_t written_at_flush[kNumDatabases] = {};  // written.n when db d was last emptied
 
   // The state at the mark (Txn::SetMark), restored by RollbackToMark.
@@ -143,6 +147,7 @@ struct Txn::Scratch {
     reads.n = 0;
     hand_keys.clear();
     hand_at_ms.clear();
+    element_buckets.clear();
     flushed = 0;
   }
   void Trim() {
@@ -167,6 +172,9 @@ struct Txn::Scratch {
     if (read_notes.size() > txn_detail::kKeepKeySlots)
       std::vector<txn_detail::ReadNote>().swap(read_notes);
     if (order.size() > txn_detail::kKeepKeySlots) std::vector<uint32_t>().swap(order);
+    if (element_buckets.capacity() > txn_detail::kKeepKeySlots)
+      std::vector<uint32_t>().swap(element_buckets);
+    TrimScratch(&cache_key);
     if (read_order.size() > txn_detail::kKeepKeySlots) std::vector<uint32_t>().swap(read_order);
   }
 };

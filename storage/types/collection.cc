@@ -133,7 +133,7 @@ Status Collection::Get(ElementCf cf, std::string_view element, std::string* valu
   }
   scratch_.assign(prefix_);
   scratch_.append(element);
-  return txn_->GetRaw(txn_->impl().element_cf(cf), scratch_, value, found);
+  return txn_->GetRaw(txn_->impl().element_cf(cf), scratch_, value, found, raw_key_);
 }
 
 void Collection::Put(ElementCf cf, std::string_view element, std::string_view value) {

@@ -87,10 +87,10 @@ struct Options {
   // table file is open, ~1.6 bytes per key; the cache exceeds this size when they need more).
   // Should hold the live keys' blocks; more only helps reads of cold keys.
   size_t block_cache_bytes = size_t{256} << 20;
-  // Records of keys and collections' metadata that point reads found in table files, kept in
-  // memory while no write touches their key's lock stripe (a hot sorted set's metadata once its
-  // memtable flushed: ~1.6 us per read from the table against ~0.1 us). Records with an expiry
-  // are not kept. 0: off.
+  // Records of keys, collections' metadata and collections' elements that point reads found in
+  // table files, kept in memory until a write to them could have begun (a hot sorted set's
+  // metadata once its memtable flushed: ~1.6 us per read from the table against ~0.1 us).
+  // Records with an expiry are not kept. 0: off.
   size_t record_cache_bytes = size_t{16} << 20;
   // Table files' data blocks, before compression (RocksDB's block_size, whose default this is;
   // files written from now on). A read of a key whose block is not in the cache reads, checks
@@ -532,8 +532,8 @@ class Store {
     // why. Cleared when the store recovers.
     bool writes_refused = false;
     std::string write_error;
-    // The record cache (Options::record_cache_bytes): reads it answered, reads of a key whose
-    // lock stripe held cached records that it could not answer, and what it holds.
+    // The record cache (Options::record_cache_bytes): reads it answered, reads of a key it may
+    // have held (its slot's filter said so) that it could not answer, and what it holds.
     int64_t record_cache_hits = 0;
     int64_t record_cache_misses = 0;
     int64_t record_cache_bytes = 0;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <lua5.1/lua.hpp>
 #include <string>
+#include <utility>
 
 #include "server/scripting/lua_libs.h"
 
@@ -323,6 +324,14 @@ int OpenCmsgpackLibrary(lua_State* L) {
                                         {nullptr, nullptr}};
   lua_newtable(L);
   luaL_register(L, nullptr, kFunctions);
+  // The module's fields as Redis 7.0's lua-cmsgpack has them (scripts can list them).
+  for (const auto& [field, text] :
+       {std::pair{"_NAME", "cmsgpack"}, std::pair{"_VERSION", "lua-cmsgpack 0.4.0"},
+        std::pair{"_COPYRIGHT", "Copyright (C) 2012, Salvatore Sanfilippo"},
+        std::pair{"_DESCRIPTION", "MessagePack C implementation for Lua"}}) {
+    lua_pushstring(L, text);
+    lua_setfield(L, -2, field);
+  }
   return 1;
 }
 

@@ -34,15 +34,15 @@ class RawClient(Client):
     def _fill(self):
         before = len(self.buf)
         super()._fill()
-        self._captured += self.buf[before:]
+        self._captured += bytes(self.buf[before:])
 
     def raw_call(self, *args):
         self.send(encode_command(*args))
         self._captured = b""
-        start = self.buf
+        start = self.pending()
         self.read()
         data = start + self._captured
-        return data[:len(data) - len(self.buf)]
+        return data[:len(data) - len(self.pending())]
 
 
 def pick(rng, good, bad=BAD):

@@ -88,9 +88,9 @@ class PipelineTest(ServerTestCase):
                     prev = cut
                     time.sleep(0.001)  # separate reads, likely; no timing is asserted
                 c.send(end)
-                while not c.buf.endswith(marker):
+                while not c.pending().endswith(marker):
                     c._fill()
-                return c.buf
+                return c.pending()
 
         for i in range(60):
             data = pipeline()

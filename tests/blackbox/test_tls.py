@@ -108,7 +108,7 @@ class TlsClient(Client):
         except BaseException:
             raw.close()
             raise
-        self.buf = b""
+        self._reset_buffer()
 
     def peer_cn(self):
         subject = dict(x[0] for x in self.sock.getpeercert()["subject"])

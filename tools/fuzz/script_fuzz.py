@@ -166,6 +166,10 @@ class Grammar:
         return text
 
 
+REPLY_TIMEOUT_S = 30  # no fuzzed program runs for more than ~2 s; 30 s means it never will
+GDB_TIMEOUT_S = 40
+
+
 def args_for(rng):
     pool = ["", "0", "-1", "2147483648", "1e400", "nan", "\x00\xff", "x" * rng.randint(0, 100)]
     return [rng.choice(pool) for _ in range(rng.randint(0, 3))]
@@ -178,7 +182,7 @@ def thread_stacks(pid):
         try:
             out = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex",
                                   "thread apply all bt"], capture_output=True, text=True,
-                                 timeout=60)
+                                 timeout=GDB_TIMEOUT_S)
             return out.stdout[-20000:]
         except (OSError, subprocess.TimeoutExpired) as e:
             return "gdb failed: %s" % e
@@ -205,19 +209,26 @@ def main():
     rng = random.Random(seed)
     grammar = Grammar(rng)
     os.environ["SLUICE_SERVER"] = opts.server
+    # Printed first, so a run killed from outside (ctest's TIMEOUT) still names its replay.
+    print("script_fuzz: seed %d" % seed, flush=True)
     server = Server(options={"busy-reply-threshold": "60000"})
     server.start()
     counts = {"scripts": 0, "errors": 0, "flushes": 0}
+    slowest = (0.0, "")  # seconds, program: printed, so a creeping grammar or server shows
     program = ""
     failure = None
     deadline = time.monotonic() + opts.seconds
     try:
-        with Client(server.port, timeout=60) as c:
+        # REPLY_TIMEOUT_S + the stack capture's GDB_TIMEOUT_S + --seconds stay under ctest's
+        # 120 s, so a hang is reported with its evidence instead of killed without it.
+        with Client(server.port, timeout=REPLY_TIMEOUT_S) as c:
             while time.monotonic() < deadline:
                 program = grammar.program()
                 argv = args_for(rng)
+                started = time.monotonic()
                 c.send(encode_command("EVAL", program, "2", "k1", "k2", *argv))
                 reply = read_raw_reply(c)
+                slowest = max(slowest, (time.monotonic() - started, program))
                 counts["scripts"] += 1
                 counts["errors"] += reply.startswith(b"-")
                 if rng.random() < 0.01:
@@ -229,7 +240,9 @@ def main():
         failure = "the server stopped answering (%s)" % e
         if server.proc.poll() is None:
             failure += "\nthe server's threads:\n" + thread_stacks(server.proc.pid)
-    if server.proc.poll() is not None:
+            server.proc.kill()  # a hung server would hold stop() for its whole deadline
+            server.proc.wait()
+    if server.proc.poll() is not None and failure is None:
         failure = "the server exited with %s" % server.proc.returncode
     report = sanitizer_report(server.stderr())
     if report:
@@ -239,8 +252,10 @@ def main():
         server.stop()
     except AssertionError as e:  # a sanitizer report, already reported above
         failure = failure or str(e)
-    print("script_fuzz: seed %d, %d scripts (%d answered with an error), %d SCRIPT FLUSH, %.0f s"
-          % (seed, counts["scripts"], counts["errors"], counts["flushes"], opts.seconds))
+    print("script_fuzz: seed %d, %d scripts (%d answered with an error), %d SCRIPT FLUSH, %.0f s;"
+          " the slowest took %.2f s:\n%s"
+          % (seed, counts["scripts"], counts["errors"], counts["flushes"], opts.seconds,
+             slowest[0], slowest[1]))
     if failure:
         print("script_fuzz: FAILED: %s\nlast program:\n%s\nserver log tail:\n%s\nreplay: %s "
               "--server %s --seed %d" % (failure, program, log[-4000:], sys.argv[0], opts.server,

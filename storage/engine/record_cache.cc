@@ -4,6 +4,8 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cstring>
+#include <new>
 #include <utility>
 
 namespace sluice::internal {
@@ -14,12 +16,52 @@ constexpr size_t kFirstTableSize = 64;  // buckets of a shard's index; a power o
 
 RecordCache::RecordCache(size_t capacity_bytes, size_t slots)
     : capacity_per_shard_(capacity_bytes / kShards),
-      shards_(kShards),
+      shards_(new Shard[kShards]),
       per_slot_(new std::atomic<uint64_t>[slots]()),
       wanted_(new std::atomic<uint64_t>[(slots + 63) / 64]()),
       seen_(new std::atomic<uint32_t>[slots]()) {}
 
 uint64_t RecordCache::Hash(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
+
+RecordCache::Entry* RecordCache::NewEntry(std::string_view key, std::string_view record) {
+  void* block = ::operator new(sizeof(Entry) + key.size() + record.size());
+  Entry* e = new (block) Entry;
+  char* bytes = reinterpret_cast<char*>(e + 1);
+  std::memcpy(bytes, key.data(), key.size());
+  std::memcpy(bytes + key.size(), record.data(), record.size());
+  e->key_size = static_cast<uint32_t>(key.size());
+  e->record_size = static_cast<uint32_t>(record.size());
+  return e;
+}
+
+void RecordCache::FreeEntry(Entry* e) {
+  e->~Entry();
+  ::operator delete(e);
+}
+
+RecordCache::Shard::~Shard() {
+  while (front != nullptr) {
+    Entry* next = front->older;
+    FreeEntry(front);
+    front = next;
+  }
+}
+
+void RecordCache::Shard::PushFront(Entry* e) {
+  e->newer = nullptr;
+  e->older = front;
+  if (front != nullptr) front->newer = e;
+  front = e;
+  if (back == nullptr) back = e;
+  ++records;
+}
+
+void RecordCache::Shard::Unlink(Entry* e) {
+  (e->newer != nullptr ? e->newer->older : front) = e->older;
+  (e->older != nullptr ? e->older->newer : back) = e->newer;
+  e->newer = e->older = nullptr;
+  --records;
+}
 
 size_t RecordCache::Find(const Shard& s, uint64_t hash, std::string_view key) {
   const size_t n = s.table.size();
@@ -27,22 +69,22 @@ size_t RecordCache::Find(const Shard& s, uint64_t hash, std::string_view key) {
   const size_t mask = n - 1;
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
     const Bucket& b = s.table[i];
-    if (!b.used) return n;
+    if (b.entry == nullptr) return n;
     if (b.hash == hash && b.entry->key() == key) return i;
   }
 }
 
-void RecordCache::Index(Shard& s, uint64_t hash, EntryList::iterator entry) {
-  auto place = [](std::vector<Bucket>& table, uint64_t h, EntryList::iterator e) {
+void RecordCache::Index(Shard& s, uint64_t hash, Entry* entry) {
+  auto place = [](std::vector<Bucket>& table, uint64_t h, Entry* e) {
     const size_t mask = table.size() - 1;
     size_t i = h & mask;
-    while (table[i].used) i = (i + 1) & mask;
-    table[i] = Bucket{h, e, true};
+    while (table[i].entry != nullptr) i = (i + 1) & mask;
+    table[i] = Bucket{h, e};
   };
-  if (2 * s.lru.size() > s.table.size()) {  // at most half full (lru already holds entry)
+  if (2 * s.records > s.table.size()) {  // at most half full (records already counts entry)
     std::vector<Bucket> grown(std::max(kFirstTableSize, 2 * s.table.size()));
     for (const Bucket& b : s.table) {
-      if (b.used) place(grown, b.hash, b.entry);
+      if (b.entry != nullptr) place(grown, b.hash, b.entry);
     }
     s.table = std::move(grown);
   }
@@ -53,35 +95,44 @@ void RecordCache::Index(Shard& s, uint64_t hash, EntryList::iterator entry) {
 // move back into it, so every entry stays reachable from its home bucket.
 void RecordCache::Unindex(Shard& s, size_t hole) {
   const size_t mask = s.table.size() - 1;
-  s.table[hole].used = false;
-  for (size_t j = (hole + 1) & mask; s.table[j].used; j = (j + 1) & mask) {
+  s.table[hole].entry = nullptr;
+  for (size_t j = (hole + 1) & mask; s.table[j].entry != nullptr; j = (j + 1) & mask) {
     const size_t home = s.table[j].hash & mask;
     // The entry at j stays when its home lies cyclically in (hole, j].
     const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
     if (stays) continue;
     s.table[hole] = s.table[j];
-    s.table[j].used = false;
+    s.table[j].entry = nullptr;
     hole = j;
   }
 }
 
 void RecordCache::Erase(Shard& s, size_t bucket) {
-  const EntryList::iterator it = s.table[bucket].entry;
+  Entry* it = s.table[bucket].entry;
   std::atomic<uint64_t>& per_slot = per_slot_[it->slot];
   const uint64_t left = per_slot.load(std::memory_order_relaxed) - 1;  // under s.mu
   per_slot.store((left & 0xffffffff) == 0 ? 0 : left, std::memory_order_relaxed);
   s.bytes -= Cost(*it);
   Unindex(s, bucket);
-  s.lru.erase(it);
+  s.Unlink(it);
+  FreeEntry(it);
 }
 
-void RecordCache::EvictOne(Shard& s) {
-  // Second chance: each pass clears the flags it passes, so this ends within two passes.
+void RecordCache::EvictOne(Shard& s, const Entry* keep) {
+  // Second chance: each pass clears the flags it passes, so this ends within two passes. The
+  // record just inserted (keep, unread so far) is passed over without being taken: else, when
+  // every older record had been read, the pass would clear them all and take it.
   for (;;) {
-    const EntryList::iterator last = std::prev(s.lru.end());
+    Entry* last = s.back;
+    if (last == keep && s.records > 1) {
+      s.Unlink(last);
+      s.PushFront(last);
+      continue;
+    }
     if (!last->referenced) return Erase(s, Find(s, last->hash, last->key()));
     last->referenced = false;
-    s.lru.splice(s.lru.begin(), s.lru, last);
+    s.Unlink(last);
+    s.PushFront(last);
   }
 }
 
@@ -120,34 +171,29 @@ void RecordCache::Insert(size_t slot, std::string_view key, uint64_t version, ui
   Shard& s = ShardOf(slot);
   std::lock_guard<std::mutex> l(s.mu);
   if (const size_t found = Find(s, hash, key); found != s.table.size()) Erase(s, found);
-  Entry e;
-  e.data.reserve(key.size() + record.size());
-  e.data.append(key);
-  e.data.append(record);
-  e.hash = hash;
-  e.version = version;
-  e.fill_seq = fill_seq;
-  e.key_size = static_cast<uint32_t>(key.size());
-  e.slot = static_cast<uint32_t>(slot);
-  e.referenced = true;  // else an eviction that gives every older record its second chance
-                        // would put this one at the back and take it
-  s.lru.push_front(std::move(e));
-  Index(s, hash, s.lru.begin());
+  Entry* e = NewEntry(key, record);
+  e->hash = hash;
+  e->version = version;
+  e->fill_seq = fill_seq;
+  e->slot = static_cast<uint32_t>(slot);
+  s.PushFront(e);
+  Index(s, hash, e);
   std::atomic<uint64_t>& per_slot = per_slot_[slot];
   per_slot.store((per_slot.load(std::memory_order_relaxed) + 1) | FilterBit(hash),
                  std::memory_order_relaxed);  // under s.mu
-  s.bytes += Cost(s.lru.front());
-  while (s.bytes > capacity_per_shard_ && !s.lru.empty()) EvictOne(s);
+  s.bytes += Cost(*e);
+  while (s.bytes > capacity_per_shard_ && s.back != nullptr) EvictOne(s, e);
 }
 
 RecordCache::Counters RecordCache::counters() const {
   Counters c;
-  for (const Shard& s : shards_) {
+  for (size_t i = 0; i < kShards; ++i) {
+    const Shard& s = shards_[i];
     std::lock_guard<std::mutex> l(s.mu);
     c.hits += s.hits;
     c.misses += s.misses;
     c.bytes += s.bytes;
-    c.records += s.lru.size();
+    c.records += s.records;
   }
   return c;
 }

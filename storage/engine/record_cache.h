@@ -32,7 +32,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -92,33 +91,48 @@ class RecordCache {
 
  private:
   static constexpr size_t kShards = 64;
-  // One cached record: its key and record in one buffer. Evicted from the back of the shard's
-  // list with a second chance (a record read since it was last passed goes to the front
-  // instead), so a hit only sets `referenced`: moving the entry to the front on every hit
-  // touched its neighbours' cold nodes (5% of a pipelined SADD's CPU with 100k members cached).
+  // One cached record: this header and, in the same allocation right after it, the key then the
+  // record, so a hit reads the index bucket and this one block (a std::list node holding a
+  // std::string was two blocks: a third cache miss per hit). Evicted from the back of the
+  // shard's list with a second chance (a record read since it was last passed goes to the front
+  // instead; a new record starts unread), so a hit only sets `referenced`: moving the entry to the
+  // front on every hit touched its neighbours' cold nodes (5% of a pipelined SADD's CPU with 100k
+  // members cached). Owned by its shard (NewEntry / FreeEntry).
   struct Entry {
-    std::string data;  // key, then record
-    uint64_t hash;     // Hash(key)
-    uint64_t version;
-    uint64_t fill_seq;
-    uint32_t key_size;
-    uint32_t slot;
+    Entry* newer = nullptr;  // toward the shard's front
+    Entry* older = nullptr;  // toward its back
+    uint64_t hash = 0;       // Hash(key)
+    uint64_t version = 0;
+    uint64_t fill_seq = 0;
+    uint32_t key_size = 0;
+    uint32_t record_size = 0;
+    uint32_t slot = 0;
     bool referenced = false;
-    std::string_view key() const { return std::string_view(data).substr(0, key_size); }
-    std::string_view record() const { return std::string_view(data).substr(key_size); }
+    const char* bytes() const { return reinterpret_cast<const char*>(this + 1); }
+    std::string_view key() const { return std::string_view(bytes(), key_size); }
+    std::string_view record() const { return std::string_view(bytes() + key_size, record_size); }
   };
-  using EntryList = std::list<Entry>;
+  static Entry* NewEntry(std::string_view key, std::string_view record);
+  static void FreeEntry(Entry* e);
   // The shard's index: open addressing with linear probing over (hash, entry), at most half
-  // full. A lookup costs the bucket's line and the entry's (a node-based map walked a bucket
-  // pointer, the node before and the key's own buffer: 23% of the same run's CPU).
+  // full (a null entry is a free bucket). A lookup costs the bucket's line and the entry's (a
+  // node-based map walked a bucket pointer, the node before and the key's own buffer: 23% of
+  // the same run's CPU).
   struct Bucket {
     uint64_t hash = 0;
-    EntryList::iterator entry;
-    bool used = false;
+    Entry* entry = nullptr;
   };
   struct Shard {
+    Shard() = default;
+    Shard(const Shard&) = delete;
+    Shard& operator=(const Shard&) = delete;
+    ~Shard();
+    void PushFront(Entry* e);
+    void Unlink(Entry* e);
     mutable std::mutex mu;
-    EntryList lru;  // newest first (see Entry)
+    Entry* front = nullptr;  // newest first (see Entry)
+    Entry* back = nullptr;
+    size_t records = 0;
     std::vector<Bucket> table;
     size_t bytes = 0;
     uint64_t hits = 0;
@@ -126,17 +140,17 @@ class RecordCache {
   };
   static uint64_t Hash(std::string_view key);
   static uint64_t FilterBit(uint64_t hash) { return uint64_t{1} << (32 + (hash >> 59)); }
-  static size_t Cost(const Entry& e) { return e.data.size() + 128; }
+  static size_t Cost(const Entry& e) { return e.key_size + e.record_size + 128; }
   Shard& ShardOf(size_t slot) { return shards_[slot % kShards]; }
   // Under s.mu: the bucket holding key (hash), or table.size() when none.
   static size_t Find(const Shard& s, uint64_t hash, std::string_view key);
-  static void Index(Shard& s, uint64_t hash, EntryList::iterator entry);
+  static void Index(Shard& s, uint64_t hash, Entry* entry);
   static void Unindex(Shard& s, size_t bucket);
-  void Erase(Shard& s, size_t bucket);  // the entry in bucket, under s.mu
-  void EvictOne(Shard& s);              // under s.mu; s.lru not empty
+  void Erase(Shard& s, size_t bucket);         // the entry in bucket, under s.mu
+  void EvictOne(Shard& s, const Entry* keep);  // under s.mu; s.back not null
 
   const size_t capacity_per_shard_;
-  std::vector<Shard> shards_;
+  std::unique_ptr<Shard[]> shards_;
   // Per slot, the records cached there (low 32 bits) and a filter of their keys (high 32: one
   // bit of each key's hash, FilterBit, for the keys cached since the slot last held none), so that
   // a lookup of a key the slot does not hold (a hot hash's field read before HSET rewrites it)

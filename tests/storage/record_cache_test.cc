@@ -58,6 +58,22 @@ TEST_CASE("RecordCache: bounded by bytes, least recently used out first") {
   CHECK_FALSE(off.Lookup(1, "k", 2, 1, &out));
 }
 
+// Second chance: a record read between inserts is passed over by every eviction, while the
+// records nobody reads go (about 8 fit in the shard here).
+TEST_CASE("RecordCache: a record read between inserts is never evicted") {
+  RecordCache cache(64 * 2048, 1);
+  std::string out;
+  cache.Insert(0, "hot", 2, 1, std::string(100, 'h'));
+  for (int i = 0; i < 200; ++i) {
+    cache.Insert(0, "cold:" + std::to_string(i), 2, 1, std::string(100, 'c'));
+    REQUIRE(cache.Lookup(0, "hot", 2, 1, &out));
+    CHECK(out == std::string(100, 'h'));
+  }
+  CHECK_FALSE(cache.Lookup(0, "cold:0", 2, 1, &out));
+  CHECK(cache.Lookup(0, "cold:199", 2, 1, &out));
+  CHECK(cache.counters().records < 10);
+}
+
 // The shards' open-addressing index through growth, replacements, stale erasures and
 // evictions: a record is never served for another key or with another value, and a record is
 // always served right after it was inserted.

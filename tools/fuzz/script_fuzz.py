@@ -166,7 +166,7 @@ class Grammar:
         return text
 
 
-REPLY_TIMEOUT_S = 30  # no fuzzed program runs for more than ~2 s; 30 s means it never will
+REPLY_TIMEOUT_S = 30  # the slowest fuzzed programs take ~2 s: a reply 30 s late is a hang
 GDB_TIMEOUT_S = 40
 
 

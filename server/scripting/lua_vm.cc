@@ -280,6 +280,9 @@ void LuaVm::Sandbox() {
   OpenRedisApi(L);
   lua_pushcfunction(L, ScriptPcall);
   lua_setglobal(L, "pcall");
+  // Redis 7.0 keeps its scripts' error handler as this global (scripts can see and call it).
+  lua_pushcfunction(L, ErrorHandler);
+  lua_setglobal(L, "__redis__err__handler");
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsKey);
 

@@ -111,16 +111,21 @@ CASES = [
     # The sandbox and the libraries
     [["EVAL", "return os", "0"], ["EVAL", "return print", "0"], ["EVAL", "return getfenv", "0"],
      ["EVAL", "return type(loadstring)", "0"], ["EVAL", "return _G.redis ~= nil", "0"]],
-    # Every global and every library's fields, by name and type (Redis's internal
-    # __redis__err__handler aside): a stray global such as _G[""] = _G shows here.
-    [["EVAL", "local r = {} for k, v in pairs(_G) do if k ~= '__redis__err__handler' then "
+    # Every global and every library's fields, by name and type: a stray global such as
+    # _G[""] = _G shows here (and in the size of _G packed 16 levels deep).
+    [["EVAL", "local r = {} for k, v in pairs(_G) do "
       "local line = string.format('%q', tostring(k)) .. ':' .. type(v) "
       "if type(v) == 'table' and v ~= _G then local f = {} "
       "for k2, v2 in pairs(v) do f[#f + 1] = tostring(k2) .. ':' .. type(v2) end "
       "table.sort(f) line = line .. '{' .. table.concat(f, ',') .. '}' end "
-      "r[#r + 1] = line end end table.sort(r) return r", "0"],
+      "r[#r + 1] = line end table.sort(r) return r", "0"],
+     ["EVAL", "return #cmsgpack.pack(_G)", "0"],
      ["EVAL", "return {cmsgpack._NAME, cmsgpack._VERSION, cmsgpack._COPYRIGHT, "
       "cmsgpack._DESCRIPTION}", "0"]],
+    # Redis's error handler, a global scripts can call.
+    [["EVAL", "return __redis__err__handler({err='x'})", "0"],
+     ["EVAL", "local t = __redis__err__handler('boom') return {t.err, t.source, t.line}", "0"],
+     ["EVAL", "local t = __redis__err__handler(7) return t.err", "0"]],
     [["EVAL", "return cjson.encode({1,2,{a=1}})", "0"], ["EVAL", "return cjson.decode('[1,2,3]')",
                                                          "0"],
      ["EVAL", "return {pcall(cjson.decode, '[1,2,')}", "0"]],

@@ -149,6 +149,8 @@ void MemorySection(CommandContext& ctx, std::string& out) {
   Field(out, "sluice_record_cache_bytes", stats.record_cache_bytes);
   Field(out, "sluice_record_cache_hits", stats.record_cache_hits);
   Field(out, "sluice_record_cache_misses", stats.record_cache_misses);
+  Field(out, "sluice_iterators_reused", stats.iterators_reused);
+  Field(out, "sluice_iterators_made", stats.iterators_made);
 }
 
 // Redis's loading_* fields, while a load runs (its order; no separate RDB memory: 0).

@@ -364,8 +364,8 @@ class HashedList final : public rocksdb::MemTableRep {
 
 rocksdb::MemTableRep::Iterator* HashedList::GetIterator(rocksdb::Arena* arena) {
   using Iter = ListIterator;
-  if (arena == nullptr) return new Iter(order_->Snapshot(), false);
-  return new (iterator_blocks.Take(sizeof(Iter))) Iter(order_->Snapshot(), true);
+  if (arena == nullptr) return new Iter(order_.get(), false);
+  return new (iterator_blocks.Take(sizeof(Iter))) Iter(order_.get(), true);
 }
 
 // ---- The factory.
@@ -463,6 +463,18 @@ std::shared_ptr<rocksdb::MemTableRepFactory> NewMemTableFactory(size_t write_buf
 }
 
 uint64_t SluiceMemTablesCreated() { return lists_created.load(std::memory_order_relaxed); }
+
+FreshIteratorRead::FreshIteratorRead() {
+  using memtable_nodes::fresh_read;
+  constexpr uint64_t kBlock = uint64_t{1} << 32;
+  if (fresh_read.generation % kBlock == kBlock - 1 || fresh_read.generation == 0) {
+    fresh_read.generation = (memtable_nodes::fresh_read_blocks.fetch_add(1) + 1) * kBlock;
+  }
+  ++fresh_read.generation;
+  fresh_read.active = true;
+}
+
+FreshIteratorRead::~FreshIteratorRead() { memtable_nodes::fresh_read.active = false; }
 
 uint64_t ConcurrentMemTableInsertsOnThisThread() { return concurrent_inserts_on_this_thread; }
 

@@ -23,7 +23,8 @@
 //   (allow_concurrent_memtable_write: each member of a parallel write group inserts its own
 //   batch, on its own core, with the keys it prefetched warm there) or one at a time; a new key
 //   and a new iterator take the key order's mutex briefly. An iterator sees the keys inserted
-//   before it was made (RocksDB shows it no entry newer than that).
+//   before it was made (RocksDB shows it no entry newer than that), or, refreshed, before its
+//   first positioning in a FreshIteratorRead (below).
 // - Large merges of the key order run on one thread per process ("sluice-merge"), never on a
 //   writer.
 // - Point lookups read the key out of RocksDB's LookupKey (its first three pointers, a layout
@@ -80,5 +81,21 @@ uint64_t SluiceMemTablesCreated();
 // How many entries the calling thread inserted as a member of a parallel write group (tests:
 // proof that inserts did run concurrently).
 uint64_t ConcurrentMemTableInsertsOnThisThread();
+
+// While one lives, the memtable iterators the calling thread positions start a new read, as
+// if newly made: each one's first positioning in the scope takes a new snapshot of its
+// memtable's key order when keys were added since its own, and the read's sequence number for
+// the erased pairs it hides. For an iterator RocksDB refreshed (Iterator::Refresh: with no
+// flush since it was made, the memtables' iterators are kept, and the next read is at a newer
+// sequence number), around its first positioning after the refresh; an iterator of Sluice's
+// memtable would otherwise not show a key added after it was made. Scopes do not nest; other
+// iterators must not be positioned inside one. RocksDB's own skiplist (the fallback) needs none.
+class FreshIteratorRead {
+ public:
+  FreshIteratorRead();
+  ~FreshIteratorRead();
+  FreshIteratorRead(const FreshIteratorRead&) = delete;
+  FreshIteratorRead& operator=(const FreshIteratorRead&) = delete;
+};
 
 }  // namespace sluice::internal

@@ -7,6 +7,7 @@
 #include <rocksdb/slice.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -23,7 +24,9 @@ namespace sluice::internal::memtable_nodes {
 // from a per-thread free list instead: a block is a small header (the free list's link) and the
 // iterator after it; the destructor gives its block back to the list of the thread running it
 // (writing only the header, outside the object being destroyed), and only that thread reuses
-// it, after the destructor has returned. Blocks still listed when a thread ends are freed.
+// it, after the destructor has returned. A thread keeps at most kMaxListed blocks (a thread
+// that only destroys iterators, as the everysec thread dropping idle pooled ones does, would
+// otherwise collect every block it was given); blocks still listed when it ends are freed.
 class IteratorBlocks {
  public:
   static constexpr size_t kHeader = 16;  // keeps the iterator 16-aligned
@@ -36,19 +39,28 @@ class IteratorBlocks {
     }
   }
   // Memory for an object of `size` bytes (kHeader bytes into a block).
+  static constexpr size_t kMaxListed = 64;
+  size_t listed() const { return listed_; }
+
   void* Take(size_t size) {
     Header* h = head_;
     if (h == nullptr) {
       h = static_cast<Header*>(::operator new(kHeader + size));
     } else {
       head_ = h->next;
+      --listed_;
     }
     return reinterpret_cast<char*>(h) + kHeader;
   }
   void Give(void* object) {
     auto* h = reinterpret_cast<Header*>(static_cast<char*>(object) - kHeader);
+    if (listed_ == kMaxListed) {
+      ::operator delete(h);
+      return;
+    }
     h->next = head_;
     head_ = h;
+    ++listed_;
   }
 
  private:
@@ -57,8 +69,20 @@ class IteratorBlocks {
   };
   static_assert(sizeof(Header) <= kHeader);
   Header* head_ = nullptr;
+  size_t listed_ = 0;
 };
 inline thread_local IteratorBlocks iterator_blocks;
+
+// The calling thread's fresh read (FreshIteratorRead, memtable.h): while `active`, an iterator
+// positioned for the first time under `generation` starts a new read. Generations are unique in
+// the process (each thread counts within a block of 2^32 of its own), so an iterator that moves
+// between threads never mistakes another thread's read for one it has started.
+struct FreshRead {
+  uint64_t generation = 0;
+  bool active = false;
+};
+inline thread_local FreshRead fresh_read;
+inline std::atomic<uint64_t> fresh_read_blocks{0};
 
 // Walks the entries in internal-key order: key nodes in the order of a snapshot of the
 // memtable's key order (taken when the iterator is made: an entry RocksDB may show it was
@@ -66,8 +90,8 @@ inline thread_local IteratorBlocks iterator_blocks;
 // a copy of its chain (the chain only links towards older versions).
 class ListIterator final : public rocksdb::MemTableRep::Iterator {
  public:
-  ListIterator(OrderSnapshot order, bool in_block)
-      : cursor_(std::move(order)), in_block_(in_block) {}
+  ListIterator(KeyOrder* order, bool in_block)
+      : order_(order), cursor_(order->Snapshot()), in_block_(in_block) {}
   ~ListIterator() override {
     if (in_block_) iterator_blocks.Give(this);
   }
@@ -96,6 +120,7 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
 
   // The first entry at or after the target.
   void Seek(const rocksdb::Slice& internal_key, const char* memtable_key) override {
+    StartReadIfFresh();
     const Key target = Target(internal_key, memtable_key);
     NoteReadSequence(target.tag >> 8);
     chain_valid_ = false;
@@ -119,6 +144,7 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
 
   // The last entry at or before the target.
   void SeekForPrev(const rocksdb::Slice& internal_key, const char* memtable_key) override {
+    StartReadIfFresh();
     const Key target = Target(internal_key, memtable_key);
     positioned_ = true;  // its target carries no read sequence: a first one hides nothing
     chain_valid_ = false;
@@ -139,11 +165,13 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
   }
 
   void SeekToFirst() override {
+    StartReadIfFresh();
     positioned_ = true;  // a first one (a flush's walk) hides nothing
     chain_valid_ = false;
     AtNewest(Shown(cursor_.SeekToFirst()));
   }
   void SeekToLast() override {
+    StartReadIfFresh();
     positioned_ = true;
     AtOldest(ShownBack(cursor_.SeekToLast()));
   }
@@ -190,6 +218,21 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
     return node;
   }
 
+  // A refreshed iterator reads at a newer sequence number than the one it was made for, so its
+  // first positioning in a fresh read (FreshIteratorRead) starts over as a new iterator would:
+  // the keys added since its order snapshot (their entries may be visible now), and the read
+  // sequence its hiding goes by.
+  void StartReadIfFresh() {
+    if (!fresh_read.active || read_generation_ == fresh_read.generation) return;
+    read_generation_ = fresh_read.generation;
+    positioned_ = false;
+    hide_through_ = 0;
+    chain_valid_ = false;
+    OrderSnapshot newer;
+    if (order_->SnapshotIfNewer(cursor_.snapshot(), &newer))
+      cursor_ = OrderCursor(std::move(newer));
+  }
+
   static Key Target(const rocksdb::Slice& internal_key, const char* memtable_key) {
     if (memtable_key != nullptr) return KeyOfEntry(memtable_key);
     return KeyOfInternal(internal_key.data(), static_cast<uint32_t>(internal_key.size()));
@@ -227,14 +270,16 @@ class ListIterator final : public rocksdb::MemTableRep::Iterator {
         static_cast<size_t>(std::find(chain_.begin(), chain_.end(), version_) - chain_.begin());
   }
 
+  KeyOrder* const order_;  // the memtable's, which outlives its iterators
   OrderCursor cursor_;
   KeyNode* node_ = nullptr;
   Version* version_ = nullptr;   // nullptr: not valid
   std::vector<Version*> chain_;  // node_'s versions, newest first, when chain_valid_
   size_t chain_pos_ = 0;
   bool chain_valid_ = false;
-  bool positioned_ = false;    // a Seek* ran (the first one sets hide_through_)
-  uint64_t hide_through_ = 0;  // Hides' reader sequence; 0 hides nothing
+  bool positioned_ = false;       // a Seek* ran (the first one sets hide_through_)
+  uint64_t hide_through_ = 0;     // Hides' reader sequence; 0 hides nothing
+  uint64_t read_generation_ = 0;  // the fresh read it last started (fresh_read.generation)
   const bool in_block_;
 };
 

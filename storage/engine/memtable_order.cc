@@ -147,6 +147,7 @@ void KeyOrder::Add(KeyNode* node, const Key& key, const char* entry) {
   const SearchKey k = SearchKeyOf(key);
   std::lock_guard<std::mutex> l(mu_);
   tail_.push_back(OrderEntry{k.p0, k.p1, entry, node});
+  ++keys_added_;
   tail_copy_.reset();
   if (tail_.size() >= kTailEntries) SealTail();
 }
@@ -154,16 +155,29 @@ void KeyOrder::Add(KeyNode* node, const Key& key, const char* entry) {
 OrderSnapshot KeyOrder::Snapshot() {
   std::lock_guard<std::mutex> l(mu_);
   OrderSnapshot s;
-  s.runs.reserve(runs_.size() + 1);
-  s.runs.assign(runs_.begin(), runs_.end());
+  SnapshotLocked(&s);
+  return s;
+}
+
+bool KeyOrder::SnapshotIfNewer(const OrderSnapshot& seen, OrderSnapshot* out) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (keys_added_ == seen.keys) return false;
+  SnapshotLocked(out);
+  return true;
+}
+
+void KeyOrder::SnapshotLocked(OrderSnapshot* s) {
+  s->keys = keys_added_;
+  s->runs.clear();
+  s->runs.reserve(runs_.size() + 1);
+  s->runs.assign(runs_.begin(), runs_.end());
   if (!tail_.empty()) {
     if (tail_copy_ == nullptr) {
       SortTail();
       tail_copy_ = std::make_shared<const Run>(tail_);  // a copy: tail_ grows on
     }
-    s.runs.push_back(tail_copy_);
+    s->runs.push_back(tail_copy_);
   }
-  return s;
 }
 
 void KeyOrder::SortTail() {

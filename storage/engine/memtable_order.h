@@ -96,6 +96,7 @@ struct Run {
 // one run. Shares the runs, so a merge after the snapshot frees nothing the snapshot uses.
 struct OrderSnapshot {
   std::vector<std::shared_ptr<const Run>> runs;
+  uint64_t keys = 0;  // how many keys the order had been given when it was taken
 };
 
 // The memtable's key order. Thread-safe: Add from any number of writers at once, Snapshot from
@@ -116,6 +117,9 @@ class KeyOrder : public std::enable_shared_from_this<KeyOrder> {
   // writer that creates a key's node); `entry` holds its key and lives as long as the memtable.
   void Add(KeyNode* node, const Key& key, const char* entry);
   OrderSnapshot Snapshot();
+  // A snapshot into *out only when keys were added since `seen` was taken (its `keys`); false
+  // leaves *out as it was. For an iterator that starts a new read (memtable_iterator.h).
+  bool SnapshotIfNewer(const OrderSnapshot& seen, OrderSnapshot* out);
   // Bytes held by the runs and the tail (the memtable's arena does not hold them).
   size_t MemoryBytes() const { return bytes_.load(std::memory_order_relaxed); }
   // Stops a merge in progress (within a few thousand entries) and starts no other; returns once
@@ -128,7 +132,8 @@ class KeyOrder : public std::enable_shared_from_this<KeyOrder> {
   static uint64_t LargeMergesInProcess();
 
  private:
-  void SortTail();  // under mu_
+  void SortTail();                          // under mu_
+  void SnapshotLocked(OrderSnapshot* out);  // under mu_
   void SealTail();  // under mu_: the tail becomes a run, merged with its neighbours as due
   // Under mu_: the first of two neighbouring runs due a merge of more than kInlineMergeEntries
   // (the older at most twice the newer), or runs_.size().
@@ -139,6 +144,7 @@ class KeyOrder : public std::enable_shared_from_this<KeyOrder> {
   std::mutex mu_;
   std::vector<OrderEntry> tail_;          // guarded by mu_; tail_[0, tail_sorted_) is sorted
   size_t tail_sorted_ = 0;                // guarded by mu_
+  uint64_t keys_added_ = 0;               // guarded by mu_
   std::shared_ptr<const Run> tail_copy_;  // guarded by mu_: tail_ as last shared, while unchanged
   // Guarded by mu_; oldest first, each more than twice the size of the next where merges are up
   // to date, so about log2(keys / kTailEntries) runs.
@@ -164,6 +170,7 @@ class KeyOrder : public std::enable_shared_from_this<KeyOrder> {
 class OrderCursor {
  public:
   explicit OrderCursor(OrderSnapshot snapshot);
+  const OrderSnapshot& snapshot() const { return snapshot_; }
 
   KeyNode* SeekToFirst();
   KeyNode* SeekToLast();

@@ -118,6 +118,9 @@ Store::Stats Store::Impl::GetStats() const {
   st.record_cache_hits = static_cast<int64_t>(cache.hits);
   st.record_cache_misses = static_cast<int64_t>(cache.misses);
   st.record_cache_bytes = static_cast<int64_t>(cache.bytes);
+  const internal::IteratorPool::Counts iterators = iterators_.counts();
+  st.iterators_reused = static_cast<int64_t>(iterators.reused);
+  st.iterators_made = static_cast<int64_t>(iterators.made);
   for (const char* running : {"rocksdb.num-running-flushes", "rocksdb.num-running-compactions"}) {
     if (db_->GetIntProperty(running, &v)) st.background_running += int64_t(v);
   }

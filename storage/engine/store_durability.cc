@@ -166,6 +166,7 @@ void Store::Impl::EverySecLoop() {
   while (!bg_cv_.wait_for(l, std::chrono::seconds(1), [this] { return stopping_; })) {
     l.unlock();
     TidyIfIdle(last_seq, quiet_seconds);
+    iterators_.DropIdle();  // an idle iterator holds memtables and table files alive
     l.lock();
     if (writes_refused()) {
       if (++ticks % 5 == 0) {

@@ -48,6 +48,7 @@
 #include "keyspace_counts.h"
 #include "lock_pool.h"
 #include "memtable.h"
+#include "iterator_pool.h"
 #include "record_cache.h"
 #include "sluice/store.h"
 
@@ -86,6 +87,8 @@ class Store::Impl final : public internal::EngineHost {
   internal::KeyspaceCounts& counts() { return counts_; }
   internal::LockPool& locks() override { return locks_; }
   internal::RecordCache& record_cache() { return record_cache_; }
+  // The units' bounded iterators, reused (Txn::NewIterator).
+  internal::IteratorPool& iterators() { return iterators_; }
   // The record cache's slots (txn.cc): the lock stripes, the element versions' buckets, and the
   // collection keys' stripes again (the element reads' first gate).
   static constexpr size_t kRecordCacheSlots =
@@ -255,6 +258,7 @@ class Store::Impl final : public internal::EngineHost {
   std::unique_ptr<internal::GroupCommit> group_;  // after db_: stopped and destroyed first
   internal::LockPool locks_;
   internal::RecordCache record_cache_;  // kRecordCacheSlots
+  internal::IteratorPool iterators_;  // cleared before the column families' handles go
   internal::ElementVersions element_versions_;
   internal::CursorTable cursors_;
   std::atomic<Durability> durability_;

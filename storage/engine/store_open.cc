@@ -352,6 +352,7 @@ Store::Impl::~Impl() {
     if (opened_) SaveExpiryState(/*closing=*/true);
     db_->FlushWAL(/*sync=*/true);
   }
+  iterators_.Clear();  // their superversions go before the database closes
   for (auto* h : cf_handles_) db_->DestroyColumnFamilyHandle(h);
   cf_handles_.clear();
   db_->Close();

@@ -481,8 +481,10 @@ std::unique_ptr<rocksdb::Iterator> Txn::NewIterator(rocksdb::ColumnFamilyHandle*
   // A db emptied in this unit: the stored keys are gone, only the batch's own entries count.
   const bool masked = cf == impl_.db()->DefaultColumnFamily() && DbFlushed(lower);
   auto it = std::make_unique<BoundedIterator>(lower, upper, masked, snapshot_);
-  rocksdb::Iterator* base = impl_.db()->NewIterator(it->base_read_options(), cf);
-  it->set(s_->batch.NewIteratorWithBase(cf->GetID(), base, lower, upper).release());
+  std::unique_ptr<rocksdb::Iterator> base;
+  if (!masked) base = impl_.iterators().Lease(impl_.db(), cf, lower, upper, snapshot_);
+  if (base == nullptr) base.reset(impl_.db()->NewIterator(it->base_read_options(), cf));
+  it->set(s_->batch.NewIteratorWithBase(cf->GetID(), base.release(), lower, upper).release());
   return it;
 }
 

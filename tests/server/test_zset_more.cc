@@ -198,4 +198,31 @@ TEST_CASE("COMMAND GETKEYS finds the keys of the numkeys commands") {
   CHECK(h.Cmd("COMMAND GETKEYS ZRANGESTORE d s 0 1") == Arr({Bulk("d"), Bulk("s")}));
 }
 
+// A big sorted set's range reads reuse a pooled RocksDB iterator (docs/engine.md, "Reused range
+// iterators"), and see each write in between.
+TEST_CASE("ZRANGEBYSCORE on a big set: pooled iterators, counted in INFO memory, see new members") {
+  Harness h;
+  std::vector<std::string> zadd = {"ZADD", "big"};
+  for (int i = 0; i < 200; ++i) {  // past the inline limit (128): elements in their family
+    zadd.push_back(std::to_string(i));
+    zadd.push_back("m" + std::to_string(i));
+  }
+  CHECK(h.Run(zadd) == Int(200));
+  auto reused = [&] {
+    const std::string info = h.Run({"INFO", "memory"});
+    const std::string name = "\r\nsluice_iterators_reused:";
+    const size_t at = info.find(name);
+    REQUIRE(at != std::string::npos);
+    return std::stoll(info.substr(at + name.size()));
+  };
+  CHECK(h.Cmd("ZRANGEBYSCORE big 100 102") == Arr({Bulk("m100"), Bulk("m101"), Bulk("m102")}));
+  const int64_t before = reused();
+  CHECK(h.Cmd("ZADD big 100.5 new") == Int(1));
+  CHECK(h.Cmd("ZRANGEBYSCORE big 100 102") ==
+        Arr({Bulk("m100"), Bulk("new"), Bulk("m101"), Bulk("m102")}));
+  CHECK(h.Cmd("ZREM big m101") == Int(1));
+  CHECK(h.Cmd("ZRANGEBYSCORE big (100 102") == Arr({Bulk("new"), Bulk("m102")}));
+  CHECK(reused() >= before + 2);
+}
+
 }  // namespace sluice::server::testing

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "deletions_skipped.h"
+#include "storage/engine/memtable_iterator.h"
 #include "storage/engine/memtable_order.h"
 #include "test_util.h"
 
@@ -702,6 +703,22 @@ TEST_CASE("memtable: a store opens a data dir written with the other memtable") 
   REQUIRE(got.ok());
   REQUIRE(got->has_value());
   CHECK(**got == "3");
+}
+
+// A thread that destroys more iterators than it makes (the everysec thread dropping the pool's
+// idle ones) keeps a bounded list of their blocks; the rest are freed.
+TEST_CASE("Memtable iterator blocks: a thread keeps at most kMaxListed of them") {
+  using internal::memtable_nodes::IteratorBlocks;
+  IteratorBlocks maker, destroyer;
+  std::vector<void*> made;
+  for (size_t i = 0; i < IteratorBlocks::kMaxListed + 36; ++i) made.push_back(maker.Take(64));
+  for (void* block : made) destroyer.Give(block);
+  CHECK(destroyer.listed() == IteratorBlocks::kMaxListed);
+  CHECK(maker.listed() == 0);
+  void* again = destroyer.Take(64);  // from its list
+  CHECK(destroyer.listed() == IteratorBlocks::kMaxListed - 1);
+  destroyer.Give(again);
+  CHECK(destroyer.listed() == IteratorBlocks::kMaxListed);
 }
 
 }  // namespace sluice::testing

@@ -537,6 +537,10 @@ class Store {
     int64_t record_cache_hits = 0;
     int64_t record_cache_misses = 0;
     int64_t record_cache_bytes = 0;
+    // The units' range reads' RocksDB iterators: leases a refreshed one served, and those that
+    // made a new one (a unit reading at an older snapshot makes its own, counted in neither).
+    int64_t iterators_reused = 0;
+    int64_t iterators_made = 0;
   };
   Stats GetStats() const;
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "forwarding_iterator.h"
 #include "memtable.h"
 
 namespace sluice::internal {
@@ -20,30 +21,24 @@ struct IteratorPool::Entry {
 
 // A lease: forwards to the entry's iterator and gives the entry back when deleted. Its first
 // positioning after a refresh runs in a FreshIteratorRead.
-class IteratorPool::Leased final : public rocksdb::Iterator {
+class IteratorPool::Leased final : public ForwardingIterator {
  public:
   Leased(IteratorPool* pool, std::unique_ptr<Entry> e, bool refreshed)
-      : pool_(pool), e_(std::move(e)), it_(e_->it.get()), fresh_pending_(refreshed) {}
+      : ForwardingIterator(e->it.get()), pool_(pool), e_(std::move(e)), fresh_pending_(refreshed) {}
   ~Leased() override { pool_->GiveBack(std::move(e_)); }
 
-  bool Valid() const override { return it_->Valid(); }
   void SeekToFirst() override {
-    Position([&] { it_->SeekToFirst(); });
+    Position([&] { inner()->SeekToFirst(); });
   }
   void SeekToLast() override {
-    Position([&] { it_->SeekToLast(); });
+    Position([&] { inner()->SeekToLast(); });
   }
   void Seek(const rocksdb::Slice& target) override {
-    Position([&] { it_->Seek(target); });
+    Position([&] { inner()->Seek(target); });
   }
   void SeekForPrev(const rocksdb::Slice& target) override {
-    Position([&] { it_->SeekForPrev(target); });
+    Position([&] { inner()->SeekForPrev(target); });
   }
-  void Next() override { it_->Next(); }
-  void Prev() override { it_->Prev(); }
-  rocksdb::Slice key() const override { return it_->key(); }
-  rocksdb::Slice value() const override { return it_->value(); }
-  rocksdb::Status status() const override { return it_->status(); }
 
  private:
   template <typename F>
@@ -56,7 +51,6 @@ class IteratorPool::Leased final : public rocksdb::Iterator {
 
   IteratorPool* pool_;
   std::unique_ptr<Entry> e_;
-  rocksdb::Iterator* it_;
   bool fresh_pending_;
 };
 

@@ -45,10 +45,10 @@
 #include "expiry.h"
 #include "expiry_cycle.h"
 #include "group_commit.h"
+#include "iterator_pool.h"
 #include "keyspace_counts.h"
 #include "lock_pool.h"
 #include "memtable.h"
-#include "iterator_pool.h"
 #include "record_cache.h"
 #include "sluice/store.h"
 
@@ -258,7 +258,7 @@ class Store::Impl final : public internal::EngineHost {
   std::unique_ptr<internal::GroupCommit> group_;  // after db_: stopped and destroyed first
   internal::LockPool locks_;
   internal::RecordCache record_cache_;  // kRecordCacheSlots
-  internal::IteratorPool iterators_;  // cleared before the column families' handles go
+  internal::IteratorPool iterators_;    // cleared before the column families' handles go
   internal::ElementVersions element_versions_;
   internal::CursorTable cursors_;
   std::atomic<Durability> durability_;

@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "forwarding_iterator.h"
 #include "indexed_batch.h"
 #include "store_impl.h"
 #include "txn_scratch.h"
@@ -431,7 +432,7 @@ namespace {
 
 // An iterator over [lower, upper) that owns its bounds and read options (RocksDB keeps
 // pointers to them) and stops at `upper`.
-class BoundedIterator : public rocksdb::Iterator {
+class BoundedIterator final : public ForwardingIterator {
  public:
   // masked: the stored data is hidden (the base iterates an empty range).
   BoundedIterator(std::string_view lower, std::string_view upper, bool masked,
@@ -442,7 +443,10 @@ class BoundedIterator : public rocksdb::Iterator {
     base_ro_.snapshot = snapshot;
   }
   const rocksdb::ReadOptions& base_read_options() const { return base_ro_; }
-  void set(rocksdb::Iterator* it) { it_.reset(it); }
+  void set(rocksdb::Iterator* it) {
+    it_.reset(it);
+    set_inner(it);
+  }
 
   bool Valid() const override {
     return it_->Valid() && it_->key().compare(upper_slice_) < 0 &&
@@ -456,12 +460,6 @@ class BoundedIterator : public rocksdb::Iterator {
   void Seek(const rocksdb::Slice& target) override {
     it_->Seek(target.compare(lower_slice_) < 0 ? lower_slice_ : target);
   }
-  void SeekForPrev(const rocksdb::Slice& target) override { it_->SeekForPrev(target); }
-  void Next() override { it_->Next(); }
-  void Prev() override { it_->Prev(); }
-  rocksdb::Slice key() const override { return it_->key(); }
-  rocksdb::Slice value() const override { return it_->value(); }
-  rocksdb::Status status() const override { return it_->status(); }
 
  private:
   std::string lower_, upper_;

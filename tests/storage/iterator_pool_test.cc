@@ -25,14 +25,6 @@ std::unique_ptr<Store> OpenBigSets(const std::string& path) {
   return OpenStoreWith(path, [](Options& o) { o.zset_inline_max_members = 0; });
 }
 
-void ZAdd(Store& s, std::string_view key, double score, std::string_view member) {
-  const KeyRef keys[] = {{0, key}};
-  Store::Transaction t(s, keys);
-  const std::pair<double, std::string_view> one[] = {{score, member}};
-  REQUIRE(t.ZAdd(0, key, {}, one).ok());
-  REQUIRE(t.Commit().ok());
-}
-
 void ZRem(Store& s, std::string_view key, std::string_view member) {
   const KeyRef keys[] = {{0, key}};
   Store::Transaction t(s, keys);

@@ -138,14 +138,6 @@ std::vector<std::pair<double, std::string>> Members(Store& s, std::string_view k
   return out;
 }
 
-void ZAdd(Store& s, std::string_view key, double score, std::string_view member) {
-  const KeyRef keys[] = {{0, key}};
-  Store::Transaction t(s, keys);
-  const std::pair<double, std::string_view> one[] = {{score, member}};
-  REQUIRE(t.ZAdd(0, key, {}, one).ok());
-  REQUIRE(t.Commit().ok());
-}
-
 TEST_CASE("A sorted set's metadata read from a table file is cached until the next write") {
   TempDir dir;
   auto s = OpenStore(dir.sub("db"));

@@ -261,4 +261,13 @@ inline SetOptions SetAt(int64_t at_ms) {
   return o;
 }
 
+// ZADD key score member in a unit of its own, under the key's lock, as the server runs it.
+inline void ZAdd(Store& s, std::string_view key, double score, std::string_view member) {
+  const KeyRef keys[] = {{0, key}};
+  Store::Transaction t(s, keys);
+  const std::pair<double, std::string_view> one[] = {{score, member}};
+  REQUIRE(t.ZAdd(0, key, {}, one).ok());
+  REQUIRE(t.Commit().ok());
+}
+
 }  // namespace sluice::testing

@@ -104,21 +104,13 @@ void ApplyToStore(CommandContext& ctx, const Config& config) {
 // sanity" test) works. Redis's immutable options keep Redis's error whatever the value.
 bool SameValueOfOwnImmutable(const ConfigOption& option, const Config& current,
                              std::string_view value) {
-  static constexpr std::string_view kOwn[] = {"threads",
-                                              "block-size",
-                                              "memtable",
-                                              "write-buffer-size",
-                                              "compression",
-                                              "list-inline-max-entries",
-                                              "list-inline-max-bytes",
-                                              "hash-inline-max-fields",
-                                              "hash-inline-max-bytes",
-                                              "zset-inline-max-members",
-                                              "zset-inline-max-bytes",
-                                              "set-inline-max-members",
-                                              "set-inline-max-bytes",
-                                              "wal-recovery-mode"};
-  if (std::find(std::begin(kOwn), std::end(kOwn), option.name) == std::end(kOwn)) return false;
+  // The immutable options Redis 7.0 has too; every other immutable option is Sluice's own (a
+  // list of these, not of Sluice's, so that an option added later is covered).
+  static constexpr std::string_view kRedis[] = {"dir", "aclfile", "enable-debug-command",
+                                                "replicaof", "slaveof"};
+  if (std::find(std::begin(kRedis), std::end(kRedis), option.name) != std::end(kRedis)) {
+    return false;
+  }
   Config probe = current;
   return !option.set(probe, value) && option.get(probe) == option.get(current);
 }

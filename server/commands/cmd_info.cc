@@ -151,6 +151,8 @@ void MemorySection(CommandContext& ctx, std::string& out) {
   Field(out, "sluice_record_cache_misses", stats.record_cache_misses);
   Field(out, "sluice_iterators_reused", stats.iterators_reused);
   Field(out, "sluice_iterators_made", stats.iterators_made);
+  Field(out, "sluice_read_ahead_fills", stats.read_ahead_fills);
+  Field(out, "sluice_read_ahead_hits", stats.read_ahead_hits);
 }
 
 // Redis's loading_* fields, while a load runs (its order; no separate RDB memory: 0).

@@ -121,6 +121,8 @@ Store::Stats Store::Impl::GetStats() const {
   const internal::IteratorPool::Counts iterators = iterators_.counts();
   st.iterators_reused = static_cast<int64_t>(iterators.reused);
   st.iterators_made = static_cast<int64_t>(iterators.made);
+  st.read_ahead_fills = read_ahead_fills_.load(std::memory_order_relaxed);
+  st.read_ahead_hits = read_ahead_hits_.load(std::memory_order_relaxed);
   for (const char* running : {"rocksdb.num-running-flushes", "rocksdb.num-running-compactions"}) {
     if (db_->GetIntProperty(running, &v)) st.background_running += int64_t(v);
   }

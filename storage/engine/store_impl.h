@@ -89,6 +89,11 @@ class Store::Impl final : public internal::EngineHost {
   internal::RecordCache& record_cache() { return record_cache_; }
   // The units' bounded iterators, reused (Txn::NewIterator).
   internal::IteratorPool& iterators() { return iterators_; }
+  // A unit's read-ahead of a run of records (Txn::GetRawInRun): one filled, or one read served
+  // from it. Thread-safe (relaxed counters, for Stats).
+  void CountReadAhead(bool filled) {
+    (filled ? read_ahead_fills_ : read_ahead_hits_).fetch_add(1, std::memory_order_relaxed);
+  }
   // The record cache's slots (txn.cc): the lock stripes, the element versions' buckets, and the
   // collection keys' stripes again (the element reads' first gate).
   static constexpr size_t kRecordCacheSlots =
@@ -267,6 +272,8 @@ class Store::Impl final : public internal::EngineHost {
   std::atomic<int64_t> expired_keys_{0};
   std::atomic<int64_t> last_sync_unix_ms_{0};
   std::atomic<int64_t> wal_syncs_{0};
+  std::atomic<int64_t> read_ahead_fills_{0};
+  std::atomic<int64_t> read_ahead_hits_{0};
   // The latest sequence number an fsync covered (kEverySec's trigger: the syncer compares it
   // with the latest; writes touch no shared flag, which every core would fight over).
   std::atomic<uint64_t> synced_through_{0};

@@ -145,6 +145,21 @@ class Txn {
   // record read through the record cache (element_versions.h).
   Status GetRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
                 bool* found, std::string_view owner_raw_key = {});
+  // A run of element keys that a unit reads one after another, each once (a list's pops from
+  // one end): the keys prefix + suffix, for suffixes in [lower_suffix, upper_suffix), read
+  // upward, or downward when `descending`.
+  struct KeyRun {
+    std::string_view prefix;
+    std::string_view lower_suffix;
+    std::string_view upper_suffix;
+    bool descending = false;
+  };
+  // GetRaw of a key of `run`. When the stored record comes from a table file and the unit
+  // holds owner_raw_key's lock, the run's next stored records are read with it, by one
+  // iterator, and the unit's next reads of the run are served from them until it commits
+  // (read_ahead.h). The unit's own writes still come first.
+  Status GetRawInRun(rocksdb::ColumnFamilyHandle* cf, std::string_view key, const KeyRun& run,
+                     std::string* value, bool* found, std::string_view owner_raw_key);
   void PutRaw(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string_view value);
   // PutRaw of a record the unit (or its commit group's next members) is likely to write again
   // (a stream's node, a consumer group): held pending (pending_puts.h), so only its last
@@ -242,6 +257,14 @@ class Txn {
   void ApplyCountChanges(const CountChanges& c);
   void DropMark();
   Result<std::optional<EntryView>> DecodeRead(const std::string& raw_key, bool note, bool locked);
+  // GetRaw's parts: the unit's own staged record of key (true: *found and *value say what it
+  // is), and the stored one (*from_table: read from a table file, not a memtable or a cache).
+  bool GetStaged(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
+                 bool* found);
+  Status GetStored(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std::string* value,
+                   bool* found, std::string_view owner_raw_key, bool* from_table);
+  // Reads the run's stored records from key on into the unit's read-ahead (GetRawInRun).
+  void FillReadAhead(rocksdb::ColumnFamilyHandle* cf, std::string_view key, const KeyRun& run);
   void FlushPending();  // puts the pending Put (see Scratch) into the batch
   void TakeSnapshot();  // the kept one if no write was published since it was taken
   void ReleaseKeptSnapshot();

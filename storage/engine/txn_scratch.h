@@ -14,6 +14,7 @@
 #include "indexed_batch.h"
 #include "keyspace_counts.h"
 #include "pending_puts.h"
+#include "read_ahead.h"
 #include "scratch.h"
 #include "txn.h"
 
@@ -122,7 +123,13 @@ struct Txn::Scratch {
   // rolled back to its mark keeps its buckets: an extra bump only retires cached records).
   std::vector<uint32_t> element_buckets;
   std::string cache_key;  // an element record's key in the record cache (Txn::GetRaw)
-  uint32_t flushed = 0;   // bit d: DeleteDb(d) ran in this unit
+  // Stored records of a run read ahead (Txn::GetRawInRun), valid until the unit commits or
+  // rolls back (Reset), and the bounds of the run being read (FillReadAhead's).
+  ReadAhead ahead;
+  std::string ahead_lower;
+  std::string ahead_upper;
+  uint32_t ahead_table_reads = 0;  // GetRawInRun's reads from a table file in this unit
+  uint32_t flushed = 0;            // bit d: DeleteDb(d) ran in this unit
   size_t written_at_flush[kNumDatabases] = {};  // written.n when db d was last emptied
 
   // The state at the mark (Txn::SetMark), restored by RollbackToMark.
@@ -148,6 +155,8 @@ struct Txn::Scratch {
     hand_keys.clear();
     hand_at_ms.clear();
     element_buckets.clear();
+    ahead.Clear();
+    ahead_table_reads = 0;
     flushed = 0;
   }
   void Trim() {
@@ -156,6 +165,7 @@ struct Txn::Scratch {
     TrimScratch(read.GetSelf());
     TrimScratch(&read_key);
     pending.Trim();
+    ahead.Trim();
     for (PendingPuts::Slot& slot : mark.pending.slots) {
       TrimScratch(&slot.key);
       TrimScratch(&slot.value);

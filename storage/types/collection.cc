@@ -136,6 +136,16 @@ Status Collection::Get(ElementCf cf, std::string_view element, std::string* valu
   return txn_->GetRaw(txn_->impl().element_cf(cf), scratch_, value, found, raw_key_);
 }
 
+Status Collection::GetInRun(ElementCf cf, std::string_view element, std::string_view lower,
+                            std::string_view upper, bool descending, std::string* value,
+                            bool* found) {
+  if (is_inline()) return Get(cf, element, value, found);
+  scratch_.assign(prefix_);
+  scratch_.append(element);
+  const Txn::KeyRun run{prefix_, lower, upper, descending};
+  return txn_->GetRawInRun(txn_->impl().element_cf(cf), scratch_, run, value, found, raw_key_);
+}
+
 void Collection::Put(ElementCf cf, std::string_view element, std::string_view value) {
   if (is_inline()) {
     InlineElements(meta_.extra).Put(cf, element, value);

@@ -86,6 +86,11 @@ class Collection {
 
   // Element access (the collection must exist, or have been Created).
   Status Get(ElementCf cf, std::string_view element, std::string* value, bool* found);
+  // Get of one of a run of elements read one after another, each once: those in
+  // [lower, upper), upward or, when `descending`, downward (Txn::GetRawInRun reads the run's
+  // next stored records ahead when this one comes from a table file).
+  Status GetInRun(ElementCf cf, std::string_view element, std::string_view lower,
+                  std::string_view upper, bool descending, std::string* value, bool* found);
   void Put(ElementCf cf, std::string_view element, std::string_view value);
   // Put of an element the unit (or its commit group's next members) will likely write again
   // (a stream's node, group or consumer record): Txn::PutRawRewritable.

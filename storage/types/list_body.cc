@@ -156,9 +156,17 @@ Result<std::string> ListBody::Pop(End end) {
     return out;
   }
   const int64_t pos = end == End::kLeft ? ends_.head : ends_.tail - 1;
-  Result<std::string> value = At(pos - ends_.head);
-  if (!value.ok()) return value;
-  c_.Erase(kCf, PosKey(pos));
+  // The next pops from this end read the next positions: a run (Collection::GetInRun).
+  std::string value;
+  bool found = false;
+  const std::string key = PosKey(pos);
+  if (Status s = c_.GetInRun(kCf, key, PosKey(ends_.head), PosKey(ends_.tail), end == End::kRight,
+                             &value, &found);
+      !s.ok()) {
+    return s;
+  }
+  if (!found) return Status::Corruption("list element missing");
+  c_.Erase(kCf, key);
   if (end == End::kLeft) {
     ends_.head += 1;
   } else {

@@ -12,6 +12,8 @@ redis-server 7.0.15, and kill -9 durability of big collections.
   appendfsync mode.
 - ListLayoutsTest: the list mix on servers with tiny inline-list limits and with none.
 - ConcurrencyTest: 6 connections pipelining HINCRBY/SADD/HSET on the same keys: exact totals.
+- FlushedListTest: a list whose elements a SAVE flushed, popped from both ends with writes in
+  between, against redis-server; four connections draining it pop each element once.
 - FormatTest: the data dir's SLUICE-FORMAT file; a server refuses a dir of an unknown format.
 """
 import glob
@@ -325,6 +327,71 @@ class ConcurrencyTest(unittest.TestCase):
                 self.assertEqual(c.call("HLEN", "owners"), 6)
         finally:
             srv.stop()
+
+
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class FlushedListTest(BesideReference):
+    """A queue whose elements a SAVE moved into table files, drained by pipelined pops (which
+    Sluice reads ahead, a run per unit: docs/engine.md, "Read-ahead of list pops")."""
+
+    N = 3000
+
+    def fill(self, c, n):
+        self.assertEqual(c.call("FLUSHALL"), "OK")
+        for at in range(0, n, 500):
+            c.call("RPUSH", "q", *["e%d" % i for i in range(at, min(n, at + 500))])
+        self.assertEqual(c.call("SAVE"), "OK")
+
+    def test_pipelined_pops_and_writes_match_redis(self):
+        rng = random.Random(7)
+        cmds = []
+        for n in range(600):
+            cmds.append(rng.choice([
+                ("LPOP", "q"), ("RPOP", "q"), ("LPOP", "q", "3"), ("RPOP", "q", "2"),
+                ("LMOVE", "q", "q", "LEFT", "RIGHT"), ("RPOPLPUSH", "q", "q"),
+                ("LSET", "q", str(rng.randrange(-20, 20)), "set%d" % n),
+                ("LINDEX", "q", str(rng.randrange(-20, 20))), ("LPUSH", "q", "new%d" % n),
+                ("LPOS", "q", "set%d" % (n - 1)), ("LLEN", "q")]))
+        replies = []
+        for port in (self.sluice.port, self.redis.port):
+            with Client(port) as c:
+                self.fill(c, self.N)
+                got = []
+                for at in range(0, len(cmds), 100):  # each batch one pipeline: one unit per command
+                    got += c.pipeline(cmds[at:at + 100])
+                got.append(c.call("LRANGE", "q", "0", "-1"))
+                replies.append(got)
+        self.assertEqual(replies[0], replies[1])
+        with Client(self.sluice.port) as c:
+            info = c.call("INFO", "memory").decode()
+        hits = int(info.split("sluice_read_ahead_hits:")[1].split()[0])
+        self.assertGreater(hits, 0)
+
+    def test_concurrent_drain_pops_each_element_once(self):
+        import threading
+        popped, errors = [], []
+
+        def drain(end):
+            try:
+                with Client(self.sluice.port) as c:
+                    while True:
+                        got = [r for r in c.pipeline([(end, "q")] * 50) if r is not None]
+                        if not got:
+                            return
+                        popped.extend(got)
+            except Exception as e:  # reported below
+                errors.append(e)
+
+        with Client(self.sluice.port) as c:
+            self.fill(c, 20000)
+        threads = [threading.Thread(target=drain, args=(end,))
+                   for end in ("LPOP", "RPOP", "LPOP", "RPOP")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(sorted(popped), sorted(b"e%d" % i for i in range(20000)))
 
 
 @sluice_only

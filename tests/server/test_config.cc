@@ -5,6 +5,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -300,6 +301,33 @@ TEST_CASE("CONFIG SET live options take effect") {
   CHECK(h.Cmd("CONFIG SET protected-mode maybe") ==
         Err("ERR CONFIG SET failed (possibly related to argument 'protected-mode') - argument "
             "must be 'yes' or 'no'"));
+}
+
+// Redis's "CONFIG sanity" test writes back every value CONFIG GET * gives (skipping Redis's own
+// immutable options): each of Sluice's immutable options must take its own value, including
+// those added after this test (record-cache-size once did not).
+TEST_CASE("Every immutable option of Sluice's own may be set to the value CONFIG GET gives") {
+  Harness h;
+  const std::set<std::string> redis_immutable = {"dir", "aclfile", "enable-debug-command",
+                                                 "replicaof", "slaveof"};
+  int own = 0;
+  for (const ConfigOption& o : ConfigOptions()) {
+    if (o.mutable_at_runtime) continue;
+    const std::string name = o.name;
+    const std::string value = o.get(h.server().config());
+    const std::string reply = h.Run({"CONFIG", "SET", name, value});
+    if (redis_immutable.count(name) != 0) {
+      CHECK(reply.find("-ERR CONFIG SET failed") == 0);
+    } else {
+      INFO(name);
+      CHECK(reply == Ok());
+      ++own;
+    }
+  }
+  CHECK(own >= 15);
+  CHECK(h.Cmd("CONFIG SET record-cache-size 1mb") ==
+        Err("ERR CONFIG SET failed (possibly related to argument 'record-cache-size') - can't set "
+            "immutable config"));
 }
 
 TEST_CASE("CONFIG SET errors as Redis words them, and nothing changes on error") {

@@ -211,3 +211,46 @@ TEST_CASE("list commands inside MULTI see each other's writes") {
 }
 
 }  // namespace sluice::server::testing
+
+namespace sluice::server::testing {
+
+// Pops from a list whose elements a SAVE flushed into table files read them ahead, a run per
+// unit (docs/engine.md, "Read-ahead of list pops"), counted in INFO memory; an LSET in between
+// is seen, in the same MULTI and after it.
+TEST_CASE("LPOP/RPOP with a count on a flushed list: read ahead, counted in INFO memory") {
+  Harness h;
+  std::vector<std::string> rpush = {"RPUSH", "l"};
+  for (int i = 0; i < 300; ++i) rpush.push_back("e" + std::to_string(i));
+  CHECK(h.Run(rpush) == Int(300));
+  CHECK(h.Cmd("SAVE") == Ok());
+  auto field = [&](const std::string& name) {
+    const std::string info = h.Run({"INFO", "memory"});
+    const std::string at = "\r\n" + name + ":";
+    const size_t pos = info.find(at);
+    REQUIRE(pos != std::string::npos);
+    return std::stoll(info.substr(pos + at.size()));
+  };
+  CHECK(field("sluice_read_ahead_fills") == 0);
+  CHECK(h.Cmd("LPOP l 3") == Arr({Bulk("e0"), Bulk("e1"), Bulk("e2")}));
+  CHECK(field("sluice_read_ahead_fills") == 1);  // from the second pop on
+  CHECK(field("sluice_read_ahead_hits") == 1);
+  CHECK(h.Cmd("MULTI") == Ok());
+  CHECK(h.Cmd("LPOP l 2") == Simple("QUEUED"));
+  CHECK(h.Cmd("LSET l 1 changed") == Simple("QUEUED"));
+  CHECK(h.Cmd("LPOP l 2") == Simple("QUEUED"));
+  CHECK(h.Cmd("RPOP l 2") == Simple("QUEUED"));
+  CHECK(h.Cmd("EXEC") ==
+        Arr({Arr({Bulk("e3"), Bulk("e4")}), Ok(), Arr({Bulk("e5"), Bulk("changed")}),
+             Arr({Bulk("e299"), Bulk("e298")})}));
+  CHECK(h.Cmd("LSET l 0 fresh") == Ok());
+  CHECK(h.Cmd("LPOP l 2") == Arr({Bulk("fresh"), Bulk("e8")}));
+  CHECK(h.Cmd("LLEN l") == Int(289));
+  // EXEC's unit read e3 and e4 from table files, filled at e4 and served e5; e6 was its own
+  // LSET's; RPOP's read of e299, the unit's third from a table file, filled downward and served
+  // e298. The last LPOP's unit read one element from a table file (fresh was in a memtable): no
+  // fill.
+  CHECK(field("sluice_read_ahead_fills") == 3);
+  CHECK(field("sluice_read_ahead_hits") == 3);
+}
+
+}  // namespace sluice::server::testing

@@ -541,6 +541,10 @@ class Store {
     // made a new one (a unit reading at an older snapshot makes its own, counted in neither).
     int64_t iterators_reused = 0;
     int64_t iterators_made = 0;
+    // Runs of records read ahead by one iterator (a list's pops after its elements were
+    // flushed), and the reads they served instead of a point read each.
+    int64_t read_ahead_fills = 0;
+    int64_t read_ahead_hits = 0;
   };
   Stats GetStats() const;
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "encoding.h"
@@ -85,6 +86,40 @@ class FreeList {
 inline void TrimScratch(std::string* s) {
   if (s->capacity() > kScratchKeepBytes) std::string().swap(*s);
 }
+
+// A std::string taken from this thread's free list and given back, with its capacity, when
+// destroyed: for a member of an object made per command (a Collection's sub-key buffers, past
+// the SSO for every key), which would otherwise allocate and free per command. Unlike
+// Borrowed it moves (the string goes with it) and copies, so its owner may be returned in a
+// Result. A moved-from one holds nothing: only destroy it or assign to it.
+class PooledString {
+ public:
+  PooledString() : s_(Strings::Acquire()) { s_->clear(); }
+  PooledString(const PooledString& o) : PooledString() { s_->assign(*o.s_); }
+  PooledString(PooledString&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+  PooledString& operator=(const PooledString& o) {
+    if (s_ == nullptr) s_ = Strings::Acquire();
+    if (this != &o) s_->assign(*o.s_);
+    return *this;
+  }
+  PooledString& operator=(PooledString&& o) noexcept {
+    std::swap(s_, o.s_);
+    return *this;
+  }
+  ~PooledString() {
+    if (s_ == nullptr) return;
+    TrimScratch(s_);
+    Strings::Release(s_);
+  }
+
+  std::string& operator*() const { return *s_; }
+  std::string* operator->() const { return s_; }
+  std::string* get() const { return s_; }
+
+ private:
+  using Strings = FreeList<std::string, 32>;
+  std::string* s_;
+};
 
 // An encoded RocksDB key (EncodeKey) in a borrowed buffer: what EncodeKey returns, without a
 // fresh string per call.

@@ -55,7 +55,7 @@ Collection Collection::NewAt(Txn& txn, int db, std::string_view user_key, ValueK
   return c;
 }
 
-void Collection::SetPrefix() { EncodeSubKeyPrefix(db_, user_key_, meta_.version, &prefix_); }
+void Collection::SetPrefix() { EncodeSubKeyPrefix(db_, user_key_, meta_.version, prefix_.get()); }
 
 void Collection::Create() {
   if (exists()) return;
@@ -118,8 +118,8 @@ void Collection::Renew() {
 
 std::string Collection::SubKey(std::string_view element) const {
   std::string k;
-  k.reserve(prefix_.size() + element.size());
-  k.append(prefix_);
+  k.reserve(prefix_->size() + element.size());
+  k.append(*prefix_);
   k.append(element);
   return k;
 }
@@ -131,19 +131,19 @@ Status Collection::Get(ElementCf cf, std::string_view element, std::string* valu
     if (v) value->assign(*v);
     return Status::Ok();
   }
-  scratch_.assign(prefix_);
-  scratch_.append(element);
-  return txn_->GetRaw(txn_->impl().element_cf(cf), scratch_, value, found, raw_key_);
+  scratch_->assign(*prefix_);
+  scratch_->append(element);
+  return txn_->GetRaw(txn_->impl().element_cf(cf), *scratch_, value, found, raw_key_);
 }
 
 Status Collection::GetInRun(ElementCf cf, std::string_view element, std::string_view lower,
                             std::string_view upper, bool descending, std::string* value,
                             bool* found) {
   if (is_inline()) return Get(cf, element, value, found);
-  scratch_.assign(prefix_);
-  scratch_.append(element);
-  const Txn::KeyRun run{prefix_, lower, upper, descending};
-  return txn_->GetRawInRun(txn_->impl().element_cf(cf), scratch_, run, value, found, raw_key_);
+  scratch_->assign(*prefix_);
+  scratch_->append(element);
+  const Txn::KeyRun run{*prefix_, lower, upper, descending};
+  return txn_->GetRawInRun(txn_->impl().element_cf(cf), *scratch_, run, value, found, raw_key_);
 }
 
 void Collection::Put(ElementCf cf, std::string_view element, std::string_view value) {
@@ -153,16 +153,16 @@ void Collection::Put(ElementCf cf, std::string_view element, std::string_view va
     // past the limits.
     return SettleInline();
   }
-  scratch_.assign(prefix_);
-  scratch_.append(element);
-  txn_->PutRaw(txn_->impl().element_cf(cf), scratch_, value);
+  scratch_->assign(*prefix_);
+  scratch_->append(element);
+  txn_->PutRaw(txn_->impl().element_cf(cf), *scratch_, value);
 }
 
 void Collection::PutRewritable(ElementCf cf, std::string_view element, std::string_view value) {
   if (is_inline()) return Put(cf, element, value);
-  scratch_.assign(prefix_);
-  scratch_.append(element);
-  txn_->PutRawRewritable(txn_->impl().element_cf(cf), scratch_, value);
+  scratch_->assign(*prefix_);
+  scratch_->append(element);
+  txn_->PutRawRewritable(txn_->impl().element_cf(cf), *scratch_, value);
 }
 
 void Collection::Erase(ElementCf cf, std::string_view element) {
@@ -175,30 +175,30 @@ void Collection::EraseOnce(ElementCf cf, std::string_view element) {
 
 void Collection::EraseElement(ElementCf cf, std::string_view element, bool once) {
   if (is_inline()) return InlineElements(meta_.extra).Erase(cf, element);
-  scratch_.assign(prefix_);
-  scratch_.append(element);
+  scratch_->assign(*prefix_);
+  scratch_->append(element);
   if (once) {
-    txn_->EraseOnceRaw(txn_->impl().element_cf(cf), scratch_);
+    txn_->EraseOnceRaw(txn_->impl().element_cf(cf), *scratch_);
   } else {
-    txn_->DeleteRaw(txn_->impl().element_cf(cf), scratch_);
+    txn_->DeleteRaw(txn_->impl().element_cf(cf), *scratch_);
   }
 }
 
 std::unique_ptr<rocksdb::Iterator> Collection::NewIterator(ElementCf cf) {
-  if (is_inline()) return InlineElements(meta_.extra).NewIterator(prefix_, cf, "");
+  if (is_inline()) return InlineElements(meta_.extra).NewIterator(*prefix_, cf, "");
   if (cf == ElementCf::kZScore) {
     // Past the element "", a sorted set's head record (zset_head.cc): every score element has
     // at least its 8 score bytes.
-    scratch_.assign(prefix_);
-    scratch_.push_back('\0');
-    return txn_->NewIterator(txn_->impl().element_cf(cf), scratch_, PrefixEnd(prefix_));
+    scratch_->assign(*prefix_);
+    scratch_->push_back('\0');
+    return txn_->NewIterator(txn_->impl().element_cf(cf), *scratch_, PrefixEnd(*prefix_));
   }
-  return txn_->NewIterator(txn_->impl().element_cf(cf), prefix_, PrefixEnd(prefix_));
+  return txn_->NewIterator(txn_->impl().element_cf(cf), *prefix_, PrefixEnd(*prefix_));
 }
 
 std::unique_ptr<rocksdb::Iterator> Collection::NewIterator(ElementCf cf,
                                                            std::string_view element_prefix) {
-  if (is_inline()) return InlineElements(meta_.extra).NewIterator(prefix_, cf, element_prefix);
+  if (is_inline()) return InlineElements(meta_.extra).NewIterator(*prefix_, cf, element_prefix);
   std::string lower = SubKey(element_prefix);
   const std::string upper = PrefixEnd(lower);
   return txn_->NewIterator(txn_->impl().element_cf(cf), lower, upper);

@@ -21,6 +21,7 @@
 
 #include "collection_layout.h"
 #include "encoding.h"
+#include "scratch.h"
 #include "sluice/status.h"
 #include "sluice/store.h"
 
@@ -106,7 +107,7 @@ class Collection {
   // erased elements' tombstones included (a stream's acknowledged entries, until compaction).
   std::unique_ptr<rocksdb::Iterator> NewIterator(ElementCf cf, std::string_view element_prefix);
   std::string_view ElementOf(const rocksdb::Slice& sub_key) const {
-    return sub_key.ToStringView().substr(prefix_.size());
+    return sub_key.ToStringView().substr(prefix_->size());
   }
   // The sub-key of element in this version (for Seek on an iterator).
   std::string SubKey(std::string_view element) const;
@@ -135,8 +136,8 @@ class Collection {
   ValueKind kind_;
   CollectionMeta meta_;  // version 0: no collection
   int64_t expire_at_ms_ = kNoExpiry;
-  std::string prefix_;  // EncodeSubKeyPrefix of the current version
-  std::string scratch_;
+  PooledString prefix_;   // EncodeSubKeyPrefix of the current version
+  PooledString scratch_;  // a sub-key being read or written
   bool zhead_short_ = false;
 };
 

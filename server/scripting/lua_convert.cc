@@ -139,10 +139,19 @@ bool StringField(lua_State* L, int index, const char* name, std::string* out) {
   return found;
 }
 
-void Write(lua_State* L, int index, protocol::ReplyWriter& out, int depth);
+// One conversion of a script's return value. A table may hold itself, or one table many
+// times: `local t = {} t[1] = t t[2] = t` names 2^depth elements down to the stack limit, and
+// walking them all would hold the I/O thread and grow the reply without end (redis-server
+// hangs whole on it). `nodes_left` caps the elements written: a reply built of distinct
+// tables holds at most one element per 16 bytes of the Lua heap (a table slot), so the cap
+// (twice that, and a million more) never cuts one; past it each element is Redis's
+// stack-limit error in its place, which keeps the reply well formed and ends the walk.
+struct Conversion {
+  int resp;  // the RESP version the script speaks (redis.setresp): how booleans are written
+  int64_t nodes_left;
+};
 
-// The RESP version the script speaks (redis.setresp): decides how booleans are written.
-thread_local int g_script_resp = 2;
+void Write(lua_State* L, int index, protocol::ReplyWriter& out, Conversion& c);
 
 // Pushes t[name] and returns its type.
 int Field(lua_State* L, int index, const char* name) {
@@ -151,7 +160,7 @@ int Field(lua_State* L, int index, const char* name) {
   return lua_type(L, -1);
 }
 
-void WriteMap(lua_State* L, int map, protocol::ReplyWriter& out, int depth, bool is_set) {
+void WriteMap(lua_State* L, int map, protocol::ReplyWriter& out, Conversion& c, bool is_set) {
   size_t n = 0;
   lua_pushnil(L);
   while (lua_next(L, map) != 0) {
@@ -166,13 +175,13 @@ void WriteMap(lua_State* L, int map, protocol::ReplyWriter& out, int depth, bool
   lua_pushnil(L);
   while (lua_next(L, map) != 0) {
     const int value = lua_gettop(L);
-    Write(L, value - 1, out, depth + 1);
-    if (!is_set) Write(L, value, out, depth + 1);
+    Write(L, value - 1, out, c);
+    if (!is_set) Write(L, value, out, c);
     lua_pop(L, 1);
   }
 }
 
-void WriteTable(lua_State* L, int t, protocol::ReplyWriter& out, int depth) {
+void WriteTable(lua_State* L, int t, protocol::ReplyWriter& out, Conversion& c) {
   std::string text;
   if (StringField(L, t, "err", &text)) return out.Error(text);
   if (StringField(L, t, "ok", &text)) return out.Simple(text);
@@ -188,7 +197,7 @@ void WriteTable(lua_State* L, int t, protocol::ReplyWriter& out, int depth) {
   }
   for (const char* kind : {"map", "set"}) {
     if (Field(L, t, kind) == LUA_TTABLE) {
-      WriteMap(L, lua_gettop(L), out, depth, kind[0] == 's');
+      WriteMap(L, lua_gettop(L), out, c, kind[0] == 's');
       lua_pop(L, 1);
       return;
     }
@@ -214,7 +223,7 @@ void WriteTable(lua_State* L, int t, protocol::ReplyWriter& out, int depth) {
   out.Array(n);
   for (size_t i = 1; i <= n; ++i) {
     lua_rawgeti(L, t, static_cast<int>(i));
-    Write(L, lua_gettop(L), out, depth + 1);
+    Write(L, lua_gettop(L), out, c);
     lua_pop(L, 1);
   }
 }
@@ -225,9 +234,12 @@ int64_t Truncate(double d) {
   return static_cast<int64_t>(d);
 }
 
-void Write(lua_State* L, int index, protocol::ReplyWriter& out, int depth) {
-  // Nesting ends where the Lua stack does (a table that contains itself), with Redis's error.
-  if (!lua_checkstack(L, 4)) return server::ReplyError(out, ScriptStackLimit());
+void Write(lua_State* L, int index, protocol::ReplyWriter& out, Conversion& c) {
+  // Nesting ends where the Lua stack does (a table that contains itself) or the element cap
+  // does (a table held many times), with Redis's error.
+  if (--c.nodes_left < 0 || !lua_checkstack(L, 4)) {
+    return server::ReplyError(out, ScriptStackLimit());
+  }
   switch (lua_type(L, index)) {
     case LUA_TSTRING: {
       size_t len = 0;
@@ -235,12 +247,12 @@ void Write(lua_State* L, int index, protocol::ReplyWriter& out, int depth) {
       return out.Bulk(std::string_view(s, len));
     }
     case LUA_TBOOLEAN:
-      if (g_script_resp == 3) return out.Boolean(lua_toboolean(L, index) != 0);
+      if (c.resp == 3) return out.Boolean(lua_toboolean(L, index) != 0);
       return lua_toboolean(L, index) ? out.Integer(1) : out.NullBulk();
     case LUA_TNUMBER:
       return out.Integer(Truncate(lua_tonumber(L, index)));
     case LUA_TTABLE:
-      return WriteTable(L, index, out, depth);
+      return WriteTable(L, index, out, c);
     default:
       return out.NullBulk();
   }
@@ -256,8 +268,9 @@ void PushReply(lua_State* L, std::string_view reply) {
 
 void WriteLuaValue(lua_State* L, int index, int script_resp, protocol::ReplyWriter& out) {
   if (index < 0) index = lua_gettop(L) + index + 1;
-  g_script_resp = script_resp;
-  Write(L, index, out, 0);
+  const int64_t heap_bytes = int64_t{lua_gc(L, LUA_GCCOUNT, 0)} * 1024 + lua_gc(L, LUA_GCCOUNTB, 0);
+  Conversion c{script_resp, (int64_t{1} << 20) + heap_bytes / 8};
+  Write(L, index, out, c);
 }
 
 void PushErrorTable(lua_State* L, std::string_view text) {

@@ -15,7 +15,7 @@
 import signal
 import unittest
 
-from harness import IS_REDIS, BlackboxTestCase, Client, Server, sluice_only
+from harness import IS_REDIS, BlackboxTestCase, Client, Server, encode_command, sluice_only
 import test_scripting  # not its classes by name: unittest would run them here too
 
 DUMP = "string.dump(function() return 1 end)"
@@ -162,6 +162,22 @@ class CjsonSizeTest(BlackboxTestCase):
                            "return cjson.encode(t)", "0")
             self.assertTrue(reply.startswith(
                 "ERR user_script:1: Cannot serialise: output too large script: "), reply)
+
+
+@sluice_only
+class SharedTableReplyTest(BlackboxTestCase):
+    def test_a_reply_naming_a_table_2_to_the_64_times_ends(self):
+        # redis-server 7.0.15 never answers this (nor anything else after it); Sluice caps the
+        # elements one reply conversion writes (tests/server/test_scripting_sandbox.cc checks
+        # the reply's shape), so the next script is answered, even on the same I/O thread.
+        server = Server({"threads": "1"})
+        self.addCleanup(server.stop)
+        server.start()
+        with Client(server.port) as greedy, Client(server.port) as other:
+            greedy.send(encode_command(
+                "EVAL", "local t = {} for i = 1, 64 do t = {t, t} end return t", "0"))
+            self.assertEqual(other.call("EVAL", "return 'next'", "0"), b"next")
+            self.assertEqual(other.call("PING"), "PONG")
 
 
 @sluice_only

@@ -3,6 +3,7 @@
 // (tests/blackbox/test_script_security.py compares the two servers side by side).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,42 @@ std::string ScriptErr(const std::string& script, const std::string& where,
 }
 
 const std::string kReadonly = "Attempt to modify a readonly table";
+
+// Counts of one RESP2 reply's elements, walked from `pos`; false when the reply is malformed.
+struct Shape {
+  size_t elements = 0;
+  size_t errors = 0;
+  size_t max_depth = 0;
+};
+
+bool Walk(const std::string& r, size_t& pos, Shape& shape, size_t depth) {
+  const size_t end = r.find("\r\n", pos);
+  if (end == std::string::npos || end == pos) return false;
+  const char type = r[pos];
+  const std::string line = r.substr(pos + 1, end - pos - 1);
+  pos = end + 2;
+  ++shape.elements;
+  shape.max_depth = std::max(shape.max_depth, depth);
+  if (type == '-' || type == '+') {
+    shape.errors += type == '-';
+    return true;
+  }
+  const long long n = std::stoll(line);
+  if (type == '$' && n >= 0) pos += static_cast<size_t>(n) + 2;
+  if (type != '*') return pos <= r.size();
+  for (long long i = 0; i < n; ++i) {
+    if (!Walk(r, pos, shape, depth + 1)) return false;
+  }
+  return true;
+}
+
+Shape ShapeOf(const std::string& reply) {
+  Shape shape;
+  size_t pos = 0;
+  REQUIRE(Walk(reply, pos, shape, 0));
+  REQUIRE(pos == reply.size());
+  return shape;
+}
 
 }  // namespace
 
@@ -91,6 +128,39 @@ TEST_CASE("SCRIPT FLUSH rebuilds the states: the protections hold in the new one
     CHECK(Eval(h, script) == ScriptErr(script, "user_script:1: ", kReadonly));
     CHECK(Eval(h, "return bit.tohex(65535, -2147483648)") == Bulk("0000FFFF"));
   }
+}
+
+// redis-server 7.0.15 hangs whole on these: the reply names 2^depth elements. Sluice caps the
+// elements one conversion writes and puts Redis's stack-limit error in place of the rest.
+TEST_CASE("a reply that holds one table many times ends, well formed, in bounded work") {
+  Harness h;
+  for (const std::string script : {"local t = {} t[1] = t t[2] = t return t",
+                                   "local t = {} for i = 1, 64 do t = {t, t} end return t",
+                                   "local t = {} t.map = {a = t, b = t} return t"}) {
+    CAPTURE(script);
+    const Shape shape = ShapeOf(Eval(h, script));
+    CHECK(shape.errors > 0);
+    CHECK(shape.elements > (size_t{1} << 20));
+    CHECK(shape.elements < (size_t{8} << 20));
+  }
+  // A table holding itself once nests down to the stack's limit, as on Redis.
+  const Shape chain = ShapeOf(Eval(h, "local t = {} t[1] = t return t"));
+  CHECK(chain.errors == 1);
+  CHECK(chain.elements == chain.max_depth + 1);
+  CHECK(chain.max_depth > 1000);
+  CHECK(Eval(h, "return 1") == Int(1));
+}
+
+TEST_CASE("replies of distinct values are never cut, past a million elements") {
+  Harness h;
+  const Shape flat = ShapeOf(Eval(h, "local r = {} for i = 1, 1500000 do r[i] = i end return r"));
+  CHECK(flat.elements == 1500001);
+  CHECK(flat.errors == 0);
+  // One shared table below the million: also whole.
+  const Shape shared = ShapeOf(
+      Eval(h, "local row = {1, 2} local r = {} for i = 1, 300000 do r[i] = row end return r"));
+  CHECK(shared.elements == 900001);
+  CHECK(shared.errors == 0);
 }
 
 }  // namespace sluice::server::testing

@@ -5,10 +5,12 @@
 
 #include "server/core/client_state.h"
 #include "server/core/cluster_route.h"
+#include "server/core/command_stats.h"
 #include "server/core/dispatcher.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
 #include "server/core/server_state.h"
+#include "server/core/slow_commands.h"
 
 namespace sluice::server {
 
@@ -47,6 +49,7 @@ bool BlockedCommand::TakePark(Args args, const Dispatcher& dispatcher, bool repl
   parked_ = true;
   spec_ = spec;
   args_.assign(args.begin(), args.end());
+  if (!rewrites.empty()) sent_args_.assign(args.begin(), args.end());
   for (auto& [index, value] : rewrites) {
     if (index < args_.size()) args_[index] = std::move(value);
   }
@@ -67,7 +70,14 @@ bool BlockedCommand::Note(uint64_t gen, BlockEvent event) {
   return true;
 }
 
+void BlockedCommand::RecordServed(CommandContext& ctx, uint64_t start_ticks) const {
+  const std::vector<std::string>& sent = sent_args_.empty() ? args_ : sent_args_;
+  std::vector<std::string_view> views(sent.begin(), sent.end());
+  RecordCommandTime(ctx.server, client_, views, spec_, CommandTicksNow() - start_ticks);
+}
+
 bool BlockedCommand::Resume(CommandContext& ctx, const Dispatcher& dispatcher) {
+  const uint64_t start = CommandTicksNow();
   const BlockEvent event = event_.value_or(BlockEvent::kRetry);
   event_.reset();
   if (event != BlockEvent::kRetry) {
@@ -79,6 +89,7 @@ bool BlockedCommand::Resume(CommandContext& ctx, const Dispatcher& dispatcher) {
     } else {
       ctx.out.NullArray();
     }
+    RecordServed(ctx, start);
     Unpark();
     return true;
   }
@@ -113,6 +124,7 @@ bool BlockedCommand::Resume(CommandContext& ctx, const Dispatcher& dispatcher) {
   }
   requested_ = false;
   registry_.Remove(&client_);
+  RecordServed(ctx, start);
   Unpark();
   return true;
 }
@@ -122,6 +134,7 @@ void BlockedCommand::Unpark() {
   event_.reset();
   timer_.cancel();
   args_.clear();
+  sent_args_.clear();
   spec_ = nullptr;
   client_.blocked.store(false, std::memory_order_relaxed);
 }

@@ -51,6 +51,8 @@ class BlockedCommand {
   // and then replied anyway (its unit failed to commit) is forgotten.
   bool TakePark(Args args, const Dispatcher& dispatcher, bool replied);
   bool parked() const { return parked_; }
+  // The command that just ran asked to park (it parks unless it replied anyway).
+  bool park_requested() const { return requested_; }
   // Records an event for the parked command of generation `gen`; false when stale.
   bool Note(uint64_t gen, BlockEvent event);
   bool has_event() const { return event_.has_value(); }
@@ -63,6 +65,8 @@ class BlockedCommand {
 
  private:
   void Unpark();
+  // SLOWLOG/LATENCY for the parked command, answered now after running since `start_ticks`.
+  void RecordServed(CommandContext& ctx, uint64_t start_ticks) const;
 
   BlockingRegistry& registry_;
   ClientState& client_;
@@ -76,7 +80,8 @@ class BlockedCommand {
   int64_t timeout_ms_ = 0;           // of the command that just asked to park
   std::optional<BlockEvent> event_;  // what will resume the parked command
   const CommandSpec* spec_ = nullptr;
-  std::vector<std::string> args_;                         // the parked command's arguments
+  std::vector<std::string> args_;       // the parked command's arguments
+  std::vector<std::string> sent_args_;  // as the client sent them, when a RewriteArg changed them
   std::vector<std::pair<size_t, std::string>> rewrites_;  // RewriteArg's, for TakePark
 };
 

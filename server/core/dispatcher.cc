@@ -4,6 +4,7 @@
 
 #include "server/core/acl_check.h"
 #include "server/core/args.h"
+#include "server/core/blocked_command.h"
 #include "server/core/client_state.h"
 #include "server/core/cluster_route.h"
 #include "server/core/command_stats.h"
@@ -14,6 +15,7 @@
 #include "server/core/notify.h"
 #include "server/core/replication_hook.h"
 #include "server/core/server_state.h"
+#include "server/core/slow_commands.h"
 #include "server/core/tracking.h"
 
 namespace sluice::server {
@@ -131,10 +133,11 @@ bool PlanOwnUnit(CommandContext& ctx, const CommandSpec& spec, Args args, bool d
   UnitPlan plan = PlanUnit(spec, args, ctx.client.db, &keys);
   if (data_call) plan.isolate_reads = false;
   TransactionOptions options = UnitOptions(plan.all_keys, plan.isolate_reads);
-  // A NOLOOP tracking client's writes commit alone, so that their invalidations know the writer.
+  // A NOLOOP tracking client's writes (and scripts, which may write) commit alone, so that
+  // their invalidations know the writer.
   const bool noloop = (ctx.client.tracking.load(std::memory_order_relaxed) & kTrackingNoloop) != 0;
   if (ctx.group != nullptr && !(spec.flags & kKeepsGroup)) {
-    if (!alone && JoinsGroup(spec, plan) && !(noloop && (spec.flags & kWrite))) {
+    if (!alone && JoinsGroup(spec, plan) && !(noloop && (spec.flags & (kWrite | kScriptUnit)))) {
       options.group = ctx.group;
     } else {
       static_cast<void>(ctx.group->Flush());  // a failure sticks: the connection sees it
@@ -397,7 +400,16 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     RecordErrorReplyAt(*buffer, reply_start);
   }
   if (count) {
-    RecordCommandCall(spec.id, CommandTicksNow() - start, failed);
+    const uint64_t ticks = CommandTicksNow() - start;
+    RecordCommandCall(spec.id, ticks, failed);
+    // SLOWLOG/LATENCY see what a client sent and a handler ran (each command of an EXEC; not a
+    // script's calls, not a command rejected or queued); a command that parks its client is
+    // logged when it is served (BlockedCommand::Resume).
+    if (!ctx.from_script) {
+      const bool parks = ctx.blocking != nullptr && ctx.blocking->park_requested() &&
+                         buffer->size() == reply_start;
+      RecordCommandTime(ctx.server, ctx.client, args, &spec, ticks, !parks);
+    }
   } else if (failed && !ctx.from_script) {
     RecordCommandFailedOnWake(spec.id);
   }

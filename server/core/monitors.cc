@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "server/core/args.h"
+#include "server/core/redaction.h"
 
 namespace sluice::server {
 
@@ -51,16 +52,6 @@ void AppendQuoted(std::string* out, std::string_view s) {
   out->push_back('"');
 }
 
-// Which arguments Redis redacts: every one of AUTH's; the two after HELLO's AUTH.
-bool Redacted(Args args, size_t i) {
-  if (EqualsIgnoreCase(args[0], "auth")) return i >= 1;
-  if (!EqualsIgnoreCase(args[0], "hello")) return false;
-  for (size_t j = 2; j < args.size(); ++j) {
-    if (EqualsIgnoreCase(args[j], "auth")) return i == j + 1 || i == j + 2;
-  }
-  return false;
-}
-
 int64_t WallNowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -78,7 +69,7 @@ std::string MonitorLine(int64_t now_us, int db, std::string_view origin, Args ar
   line.append("] ");
   for (size_t i = 0; i < args.size(); ++i) {
     if (i > 0) line.push_back(' ');
-    AppendQuoted(&line, Redacted(args, i) ? std::string_view("(redacted)") : args[i]);
+    AppendQuoted(&line, RedactedArgument(args, i) ? std::string_view("(redacted)") : args[i]);
   }
   line.append("\r\n");
   return line;

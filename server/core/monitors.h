@@ -5,8 +5,8 @@
 // script's command, each argument quoted and escaped as Redis's sdscatrepr). Lines go to each
 // monitor's ClientOutbox, written by the monitor's own thread. The dispatcher feeds it
 // (server/core/dispatcher.cc): after each command ran, EVAL/EVALSHA/FCALL before (so the
-// script's commands follow it); admin commands are not shown, AUTH's and HELLO AUTH's secrets are
-// redacted, as in Redis.
+// script's commands follow it); admin commands are not shown, secrets are redacted
+// (redaction.h), as in Redis.
 //
 // Thread-safety: every method may be called from any thread; Feed holds the lock shared.
 #pragma once
@@ -42,8 +42,8 @@ class MonitorRegistry {
   std::atomic<size_t> count_{0};
 };
 
-// One MONITOR line (with its "+" and "\r\n"); `origin` is "127.0.0.1:50000" or "lua". AUTH's
-// arguments and HELLO's AUTH username and password show as "(redacted)".
+// One MONITOR line (with its "+" and "\r\n"); `origin` is "127.0.0.1:50000" or "lua". Secrets
+// (server/core/redaction.h: AUTH's, HELLO AUTH's, MIGRATE's) show as "(redacted)".
 std::string MonitorLine(int64_t now_us, int db, std::string_view origin, Args args);
 
 }  // namespace sluice::server

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <ctime>
 
+#include "server/core/redaction.h"
+
 namespace sluice::server {
 
 namespace {
@@ -30,6 +32,8 @@ void SlowLog::MaybeRecord(int64_t micros, std::span<const std::string_view> args
   for (size_t i = 0; i < kept; ++i) {
     if (i == kMaxArgs - 1 && args.size() > kMaxArgs) {
       e.args.push_back("... (" + std::to_string(args.size() - kMaxArgs + 1) + " more arguments)");
+    } else if (RedactedArgument(args, i)) {
+      e.args.push_back("(redacted)");
     } else {
       e.args.push_back(CutArg(args[i]));
     }

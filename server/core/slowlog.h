@@ -1,6 +1,7 @@
 // The slow log (SLOWLOG): commands that ran at least slowlog-log-slower-than microseconds, the
 // newest first, at most slowlog-max-len of them, each as Redis records it (id, Unix time,
-// microseconds, the arguments cut to 32 and each to 128 bytes, the client's address and name).
+// microseconds, the arguments cut to 32 and each to 128 bytes, secrets redacted (redaction.h),
+// the client's address and name).
 // Thread-safe: every I/O thread records into the one log.
 #pragma once
 

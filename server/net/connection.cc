@@ -297,6 +297,10 @@ void Connection::AfterDurable(Status flushed, bool continue_later) {
     protocol::ReplyWriter out(&out_, client_.resp);
     for (size_t i = 0; i < batch_replies_; ++i) ReplyError(out, flushed);
   }
+  // QUIT (and other last replies): the client leaves every registry before it can read its
+  // reply, as Redis frees it before serving anyone else, so that a command sent after the reply
+  // arrived finds it gone (no subscriber to count, a broken tracking redirect).
+  if (client_.close_after_reply) LeaveRegistries();
   if (!out_.empty()) return Write();  // its completion is posted: never continues inline
   if (continue_later) {
     // Whoever started a write or a batch meanwhile continues instead.
@@ -465,7 +469,6 @@ void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
   CommandContext ctx{store_, server_, client_, out};
   ctx.group = group_;
   ctx.blocking = &blocked_;
-  const uint64_t start = CommandTicksNow();
   try {
     dispatcher_.Dispatch(ctx, args);
   } catch (const std::exception& e) {
@@ -474,38 +477,6 @@ void Connection::RunCommand(protocol::ReplyWriter& out, Args args) {
     ReplyError(out, InternalError(e.what()));
   }
   client_.outbox.set_resp(client_.resp);  // HELLO: later messages use the new protocol
-  RecordIfSlow(args, start);
-}
-
-void Connection::RecordIfSlow(Args args, uint64_t start_ticks) {
-  const int64_t threshold = server_.slowlog_slower_than_us();
-  const int64_t latency_threshold_ms = server_.latency_threshold_ms();
-  if (threshold < 0 && latency_threshold_ms <= 0) return;
-  const uint64_t ticks = CommandTicksNow() - start_ticks;
-  // Ticks (the TSC, one instruction) turn into microseconds only for a command that may have
-  // passed a threshold: that conversion reads a clock.
-  uint64_t smallest_us = threshold >= 0 ? static_cast<uint64_t>(threshold) : UINT64_MAX / 2;
-  if (latency_threshold_ms > 0) {
-    smallest_us = std::min(smallest_us, static_cast<uint64_t>(latency_threshold_ms) * 1000);
-  }
-  if (smallest_us < UINT64_MAX / (2 * kMinCommandTicksPerMicro) &&
-      ticks < smallest_us * kMinCommandTicksPerMicro) {
-    return;
-  }
-  const auto micros = static_cast<int64_t>(CommandTicksToMicros(ticks));
-  if (latency_threshold_ms > 0 && micros / 1000 >= latency_threshold_ms) {
-    // LATENCY's "command" and "fast-command" events, as Redis names them.
-    const CommandSpec* spec = dispatcher_.Resolve(args);
-    const bool fast = spec != nullptr && (spec->flags & kFast);
-    server_.latency().Add(fast ? "fast-command" : "command", micros / 1000,
-                          ServerState::RealNowMs() / 1000);
-  }
-  if (threshold < 0) return;
-  if (micros < threshold) return;
-  // Passwords stay out of the log (Redis redacts them): AUTH and HELLO are not recorded.
-  if (EqualsIgnoreCase(args[0], "auth") || EqualsIgnoreCase(args[0], "hello")) return;
-  server_.slowlog().MaybeRecord(micros, args, client_.addr, client_.name, threshold,
-                                server_.slowlog_max_len());
 }
 
 namespace {
@@ -730,16 +701,9 @@ void Connection::Drop(const std::string& why, StatCounter& counter) {
 void Connection::CloseNow() {
   if (closed_) return;
   closed_ = true;
-  if (registered_) {
-    server_.clients().Remove(&client_);
-    registered_ = false;
-  }
   soft_limit_timer_.cancel();
   pause_timer_.cancel();
-  blocked_.Forget();
-  if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
-  server_.monitors().Remove(&client_);
-  server_.tracking().Disable(client_);
+  LeaveRegistries();
   client_.outbox.Close();
   // TLS: close_notify first (bounded, asynchronous), unless a write in flight is being aborted.
   if (tls_ != nullptr && !writing_ && tls_->Established()) {
@@ -748,6 +712,17 @@ void Connection::CloseNow() {
     return;
   }
   CloseSocket();
+}
+
+void Connection::LeaveRegistries() {
+  if (registered_) {
+    server_.clients().Remove(&client_);
+    registered_ = false;
+  }
+  blocked_.Forget();
+  if (server_.pubsub() != nullptr) server_.pubsub()->ForgetClient(client_);
+  server_.monitors().Remove(&client_);
+  server_.tracking().Disable(client_);
 }
 
 void Connection::CloseSocket() {

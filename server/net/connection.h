@@ -161,8 +161,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // CLIENT PAUSE: true when the command must wait (it stays unread, with what follows it).
   bool HeldByPause(Args args);
   // SLOWLOG: records the command that began at `start` when it was slow enough.
-  // SLOWLOG and LATENCY for a command that started at `start_ticks` (CommandTicksNow).
-  void RecordIfSlow(Args args, uint64_t start_ticks);
   void WaitForPause();
   // CLIENT LIST's buffer fields (server/core/client_buffers.h) as of now; `argv_mem`: the
   // argument bytes of the command about to run (0 between commands).
@@ -192,6 +190,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Closes now (unregistered at once); a TLS connection sends close_notify first unless a write
   // is being aborted, and its socket closes when that ends (TlsStream::Shutdown, bounded).
   void CloseNow();
+  // Leaves the client list, the blocking registry, pub/sub, MONITOR and tracking (idempotent).
+  void LeaveRegistries();
   void CloseSocket();
 
   asio::ip::tcp::socket socket_;

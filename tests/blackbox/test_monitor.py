@@ -5,7 +5,7 @@ timestamp is replaced (each line's address is checked against the sending client
 Covered: plain commands with arguments that need quoting and escaping, SELECT (the line shows
 the database after the command), MULTI/EXEC (the queued commands as EXEC runs them, then EXEC),
 an EXEC aborted at the gate, EVAL (before the script's commands, which show as "lua"), admin
-commands not shown, AUTH and HELLO AUTH redacted, errors shown, a second MONITOR (no reply),
+commands not shown, AUTH, HELLO AUTH and MIGRATE AUTH/AUTH2 redacted, errors shown, a second MONITOR (no reply),
 MONITOR inside MULTI, CLIENT LIST flags=O, RESET ending it.
 """
 import re
@@ -59,6 +59,9 @@ class DifferentialTest(BesideRedis):
                 frames(c, 1)
                 c.call("GET")  # an arity error: rejected at the gate, not shown
                 c.call("INCR", "k")  # an error from the command: shown
+                c.call("MIGRATE", "127.0.0.1", "1", "nokey", "0", "100", "AUTH", "pw")
+                c.call("MIGRATE", "127.0.0.1", "1", "", "0", "100", "AUTH2", "u", "pw", "KEYS",
+                       "nokey")
                 c.call("ECHO", "end")
                 out.append(self.lines_until(m, b'"end"', addr))
                 # A second MONITOR gets no reply; the monitor runs commands and sees its own.

@@ -183,6 +183,10 @@ class TrackingTest(BesideRedis):
                 out.append(cmd(w, "SET", "k", "2"))
                 time.sleep(0.05)
                 out.append(sync(r))
+                # ... nor its scripts' writes (a push would come before the GET's reply).
+                out.append(cmd(r, "GET", "k"))
+                out.append(cmd(r, "EVAL", "return redis.call('set', KEYS[1], '3')", "1", "k"))
+                out.append(cmd(r, "GET", "k"))
                 return out
 
         self.both(scenario)

@@ -81,7 +81,7 @@ void RegisterHyperLogLogCommands(CommandTable& table) {
   Add(table, "pfadd", -2, kWrite | kDenyOom | kFast, {1, 1, 1}, PfAddCommand,
       "Adds the specified elements to the specified HyperLogLog.", "key [element [element ...]]");
   // Read-only as in Redis, though a stale cached count is written back (PfCount claims the key).
-  Add(table, "pfcount", -2, kReadOnly, {1, -1, 1}, PfCountCommand,
+  Add(table, "pfcount", -2, kReadOnly | kMayReplicate, {1, -1, 1}, PfCountCommand,
       "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
       "key [key ...]");
   Add(table, "pfmerge", -2, kWrite | kDenyOom, {1, -1, 1}, PfMergeCommand,

@@ -104,7 +104,9 @@ void ClientsSection(CommandContext& ctx, const Config& config, std::string& out)
   Field(out, "connected_clients", static_cast<int64_t>(ctx.server.clients().size()));
   Field(out, "cluster_connections", 0);
   Field(out, "maxclients", config.maxclients);
-  Field(out, "blocked_clients", ctx.server.blocking().blocked_clients());
+  // As Redis: clients a CLIENT PAUSE holds count as blocked.
+  Field(out, "blocked_clients",
+        ctx.server.blocking().blocked_clients() + ctx.server.held_by_pause());
   Field(out, "tracking_clients", ctx.server.tracking().clients());
 }
 

@@ -216,7 +216,7 @@ void ForgetSubscriptions(CommandContext& ctx) {
 
 void RegisterPubSubCommands(CommandTable& table) {
   constexpr uint32_t kSub = kPubSub | kNoScript | kLoading | kStale;
-  constexpr uint32_t kPub = kPubSub | kLoading | kStale | kFast;
+  constexpr uint32_t kPub = kPubSub | kLoading | kStale | kFast | kMayReplicate;
   constexpr uint32_t kInfo = kPubSub | kLoading | kStale;
   table.Add(Spec("subscribe", -2, kSub, Subscribe,
                  "Listen for messages published to the given channels", "2.0.0",

@@ -43,17 +43,21 @@ std::atomic<ScriptWritesCheck> eval_writes_check{nullptr}, fcall_writes_check{nu
 // the script's or function's flags say.
 bool WritesForRouting(CommandContext& ctx, const CommandSpec& spec, Args args) {
   if (spec.flags & kScriptUnit) {
-    const bool functions = spec.name.starts_with("fcall");
-    const ScriptWritesCheck check =
-        (functions ? fcall_writes_check : eval_writes_check).load(std::memory_order_acquire);
-    if (check != nullptr) {
-      if (std::optional<bool> writes = check(ctx, spec, args)) return *writes;
-    }
+    if (std::optional<bool> writes = ScriptCallWrites(ctx, spec, args)) return *writes;
   }
   return (spec.flags & kWrite) != 0;
 }
 
 }  // namespace
+
+std::optional<bool> ScriptCallWrites(CommandContext& ctx, const CommandSpec& spec, Args args) {
+  if (!(spec.flags & kScriptUnit)) return std::nullopt;
+  const bool functions = spec.name.starts_with("fcall");
+  const ScriptWritesCheck check =
+      (functions ? fcall_writes_check : eval_writes_check).load(std::memory_order_acquire);
+  if (check == nullptr) return std::nullopt;
+  return check(ctx, spec, args);
+}
 
 void SetScriptWritesCheck(bool functions, ScriptWritesCheck check) {
   (functions ? fcall_writes_check : eval_writes_check).store(check, std::memory_order_release);

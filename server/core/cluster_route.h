@@ -62,6 +62,9 @@ using ScriptWritesCheck = std::optional<bool> (*)(CommandContext& ctx, const Com
 // family's) when they are added to a command table; until then every call is routed by its
 // command's flags. Any thread.
 void SetScriptWritesCheck(bool functions, ScriptWritesCheck check);
+// The registered check's answer for a kScriptUnit call (nullopt: none registered, or the
+// script's flags say nothing). Also CLIENT PAUSE WRITE's: a no-writes script is not held.
+std::optional<bool> ScriptCallWrites(CommandContext& ctx, const CommandSpec& spec, Args args);
 
 // Routes `unit` (Redis's getNodeByQuery): its keys (shard channels count as keys) must share
 // one slot. `running` is the command being run and `running_writes` whether it writes (its

@@ -132,6 +132,9 @@ enum CommandFlag : uint32_t {
   // DISCARD touch no data; EXEC joins the group or writes it first itself (cmd_multi.cc's
   // ExecGroup). Not shown.
   kKeepsGroup = 1u << 22,
+  // Redis's MAY_REPLICATE (not shown, as in Redis 7.0): a command that is not a write but may
+  // add to the replication stream (PUBLISH, SPUBLISH, PFCOUNT); a CLIENT PAUSE WRITE holds it.
+  kMayReplicate = 1u << 23,
 };
 
 // A Redis 7 key specification, for COMMAND INFO (how cluster-aware clients find keys). The

@@ -118,9 +118,10 @@ void ServerState::PublishLocked() {
 int64_t ServerState::PausedUntil(uint32_t command_flags) const {
   const int64_t until = pause_until_ms_.load(std::memory_order_acquire);
   if (until == 0) return 0;
-  // Redis's WRITE pause holds its write and may-replicate commands: EVAL, EVALSHA and FCALL
-  // (not their _RO forms).
-  const bool may_write = (command_flags & (kWrite | kWritesLibraries)) != 0 ||
+  // Redis's WRITE pause holds its write and may-replicate commands: PUBLISH, SPUBLISH, PFCOUNT,
+  // EVAL, EVALSHA and FCALL (not their _RO forms; the caller marks a script whose flags say
+  // no-writes kReadOnly).
+  const bool may_write = (command_flags & (kWrite | kWritesLibraries | kMayReplicate)) != 0 ||
                          ((command_flags & kScriptUnit) != 0 && (command_flags & kReadOnly) == 0);
   const bool waits = pause_all_.load(std::memory_order_relaxed) || may_write;
   if (!waits || RealNowMs() >= until) return 0;

@@ -213,12 +213,27 @@ class ServerState {
   void Pause(int64_t until_ms, bool all) {
     pause_all_.store(all, std::memory_order_relaxed);
     pause_until_ms_.store(until_ms, std::memory_order_release);
+    if (pause_listener_) pause_listener_(true);
   }
-  void Unpause() { pause_until_ms_.store(0, std::memory_order_release); }
+  void Unpause() {
+    pause_until_ms_.store(0, std::memory_order_release);
+    if (pause_listener_) pause_listener_(false);
+  }
+  // Told of every Pause (true) and Unpause (false), under pause_purposes.cc's lock; the server
+  // holds the store's expiry while paused (Store::set_keep_expired_paused). A pause that runs
+  // out is lifted by RefreshPauses, which the server's control thread calls every second. Set
+  // once before serving.
+  void set_pause_listener(std::function<void(bool paused)> listener) {
+    pause_listener_ = std::move(listener);
+  }
   // Real ms until which a command with these flags (CommandFlag) must wait; 0 when it may run.
   int64_t PausedUntil(uint32_t command_flags) const;
   // False when no pause is set (PausedUntil is then 0 for every command): one load.
   bool MaybePaused() const { return pause_until_ms_.load(std::memory_order_acquire) != 0; }
+  // Clients whose next command a pause holds (Redis counts them in INFO's blocked_clients):
+  // each connection adds itself once when held and takes itself away when released or closed.
+  void CountHeldByPause(int delta) { held_by_pause_.fetch_add(delta, std::memory_order_relaxed); }
+  int64_t held_by_pause() const { return held_by_pause_.load(std::memory_order_relaxed); }
   // Real wall-clock ms since the epoch, never the DEBUG CLOCK: client age/idle and timeouts.
   static int64_t RealNowMs();
 
@@ -279,10 +294,12 @@ class ServerState {
   std::atomic<int64_t> latency_threshold_ms_{0};
   std::atomic<int64_t> stream_node_max_entries_{100};
   SlowLog slowlog_;
+  std::atomic<int64_t> held_by_pause_{0};
   std::atomic<int64_t> slowlog_slower_than_{10000};
   std::atomic<int64_t> slowlog_max_len_{128};
   std::atomic<int64_t> pause_until_ms_{0};
   std::atomic<bool> pause_all_{false};
+  std::function<void(bool)> pause_listener_;
 
   std::mutex shutdown_mu_;
   std::function<void()> shutdown_hook_;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "server/core/args.h"
+#include "server/core/cluster_route.h"
 #include "server/core/command_stats.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
@@ -67,6 +68,7 @@ Connection::Connection(asio::ip::tcp::socket socket, Store& store, ServerState& 
 }
 
 Connection::~Connection() {
+  if (held_by_pause_) server_.CountHeldByPause(-1);
   peers_->Remove(this);
   if (registered_) server_.clients().Remove(&client_);
   ClientBuffersOf().Remove(&client_);
@@ -493,20 +495,53 @@ bool RefusedByReplication(Store& store, ServerState& server, ClientState& client
   return !repl->Admit(ctx, spec).ok();
 }
 
+// The flags a pause judges a call by, as Redis's processCommand: a script's as its shebang or
+// function flags say (no-writes: read-only), EXEC's those of the commands it would run.
+uint32_t PauseFlags(Store& store, ServerState& server, ClientState& client, const CommandSpec& spec,
+                    Args args) {
+  if (spec.name == "exec") {
+    for (const QueuedCommand& q : client.multi.queue) {
+      std::vector<std::string_view> views(q.args.begin(), q.args.end());
+      if (server.PausedUntil(PauseFlags(store, server, client, *q.spec, views)) != 0) {
+        return spec.flags | kWrite;
+      }
+    }
+    return spec.flags;
+  }
+  if (!(spec.flags & kScriptUnit)) return spec.flags;
+  std::string scratch;
+  protocol::ReplyWriter out(&scratch, client.resp);
+  CommandContext ctx{store, server, client, out};
+  const std::optional<bool> writes = ScriptCallWrites(ctx, spec, args);
+  return writes.has_value() && !*writes ? spec.flags | kReadOnly : spec.flags;
+}
+
 }  // namespace
 
 bool Connection::HeldByPause(Args args) {
   if (!server_.MaybePaused()) {  // the usual case: no command lookup
     paused_until_ms_ = 0;
+    if (held_by_pause_) [[unlikely]]
+      SetHeldByPause(false);
     return false;
   }
   const CommandSpec* spec = dispatcher_.Resolve(args);
-  paused_until_ms_ = server_.PausedUntil(spec == nullptr ? 0 : spec->flags);
+  paused_until_ms_ =
+      server_.PausedUntil(spec == nullptr ? 0 : PauseFlags(store_, server_, client_, *spec, args));
   if (paused_until_ms_ != 0 && spec != nullptr &&
       RefusedByReplication(store_, server_, client_, *spec)) {
     paused_until_ms_ = 0;  // answered -READONLY (or the like) now, as Redis
   }
+  SetHeldByPause(paused_until_ms_ != 0);
   return paused_until_ms_ != 0;
+}
+
+void Connection::SetHeldByPause(bool held) {
+  if (held == held_by_pause_) return;
+  held_by_pause_ = held;
+  server_.CountHeldByPause(held ? 1 : -1);
+  // As Redis's postponed clients: flag `b` in CLIENT LIST, never closed for being idle.
+  client_.blocked.store(held, std::memory_order_relaxed);
 }
 
 void Connection::WaitForPause() {
@@ -715,6 +750,7 @@ void Connection::CloseNow() {
 }
 
 void Connection::LeaveRegistries() {
+  SetHeldByPause(false);
   if (registered_) {
     server_.clients().Remove(&client_);
     registered_ = false;

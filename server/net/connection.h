@@ -190,6 +190,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Closes now (unregistered at once); a TLS connection sends close_notify first unless a write
   // is being aborted, and its socket closes when that ends (TlsStream::Shutdown, bounded).
   void CloseNow();
+  // Counts this client in (or out of) the clients a pause holds.
+  void SetHeldByPause(bool held);
   // Leaves the client list, the blocking registry, pub/sub, MONITOR and tracking (idempotent).
   void LeaveRegistries();
   void CloseSocket();
@@ -241,6 +243,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // CLIENT PAUSE: the real ms until which the next command waits (0: none), and the timer that
   // looks again (at the end, or every kPausePollMs for an earlier CLIENT UNPAUSE).
   int64_t paused_until_ms_ = 0;
+  bool held_by_pause_ = false;  // counted in ServerState::held_by_pause (blocked_clients)
   asio::steady_timer pause_timer_;
   std::chrono::steady_clock::time_point soft_limit_since_{};  // epoch: not over the soft limit
   bool writing_ = false;

@@ -12,6 +12,7 @@
 #include "server/core/crash_report.h"
 #include "server/core/errors.h"
 #include "server/core/logging.h"
+#include "server/core/pause_purposes.h"
 #include "server/core/server_state.h"
 #include "server/net/connection.h"
 #include "server/net/io_round.h"
@@ -63,6 +64,9 @@ Server::Server(Store& store, ServerState& state, const CommandTable& table)
     guards_.push_back(asio::make_work_guard(*context));
     rounds_.push_back(std::make_unique<IoRound>(*context, store_));
   }
+  // As Redis: no expired key is removed while clients are paused (a failover's pause then
+  // writes nothing the new primary would miss).
+  state_.set_pause_listener([&store](bool paused) { store.set_keep_expired_paused(paused); });
   // On the busy script's own thread (its Lua hook).
   state_.running_scripts().set_on_busy([this] {
     busy_.Wake();
@@ -429,6 +433,7 @@ void Server::ScheduleSweep() {
   sweep_timer_.async_wait([this](const std::error_code& ec) {
     if (ec || stopping_.load(std::memory_order_acquire)) return;
     SweepIdleClients();
+    if (state_.MaybePaused()) RefreshPauses(state_);  // a pause whose time is up ends here
     ScheduleSweep();
   });
 }

@@ -103,8 +103,12 @@ int GenericCall(lua_State* L, bool raise) {
     return Fail(L, ScriptWrongArity(), raise);
   }
   if (spec->flags & kNoScript) return Fail(L, ScriptNoScriptCommand(), raise);
+  // As Redis: a read-only script may not PUBLISH or PFCOUNT either (may-replicate), which is
+  // what lets CLIENT PAUSE WRITE run read-only scripts.
+  if (exec->read_only && (spec->flags & (kWrite | kMayReplicate))) {
+    return Fail(L, ScriptWriteInReadOnly(), raise);
+  }
   if (spec->flags & kWrite) {
-    if (exec->read_only) return Fail(L, ScriptWriteInReadOnly(), raise);
     if (Status s = AdmitScriptWrite(*exec->ctx); !s.ok()) return Fail(L, s, raise);
     exec->running.wrote.store(true, std::memory_order_release);
   }

@@ -28,6 +28,7 @@ void Store::set_block_cache_bytes(size_t bytes) { impl_->set_block_cache_bytes(b
 int Store::active_expire_effort() const { return impl_->expire_effort(); }
 void Store::set_active_expire_effort(int effort) { impl_->set_expire_effort(effort); }
 void Store::set_keep_expired(bool on) { impl_->set_keep_expired(on); }
+void Store::set_keep_expired_paused(bool on) { impl_->set_keep_expired_paused(on); }
 Status Store::SyncWal() { return impl_->SyncWal(); }
 Status Store::Checkpoint(const std::string& dir) { return impl_->Checkpoint(dir); }
 Store::Stats Store::GetStats() const { return impl_->GetStats(); }

@@ -90,9 +90,13 @@ class ExpiryCycle {
     expire_effort_.store(std::clamp(effort, kMinExpireEffort, kMaxExpireEffort),
                          std::memory_order_relaxed);
   }
-  // A replica's store (Store::set_keep_expired): no cycle removes anything. Thread-safe.
-  bool paused() const { return paused_.load(std::memory_order_relaxed); }
+  // A replica's store (Store::set_keep_expired), or one whose server's clients are paused
+  // (set_keep_expired_paused): no cycle removes anything. Thread-safe.
+  bool paused() const {
+    return paused_.load(std::memory_order_relaxed) || held_.load(std::memory_order_relaxed);
+  }
   void set_paused(bool on) { paused_.store(on, std::memory_order_relaxed); }
+  void set_held(bool on) { held_.store(on, std::memory_order_relaxed); }
   // The cycle's fields of Store::Stats (expiry_scans, expired_stale, expiry_time_cap_reached,
   // expire_cycle_ms). Thread-safe.
   void AddStats(Store::Stats* st) const;
@@ -113,6 +117,7 @@ class ExpiryCycle {
   std::atomic<int64_t> expiry_scans_{0};
   std::atomic<int> expire_effort_{1};                // set_expire_effort
   std::atomic<bool> paused_{false};                  // set_paused
+  std::atomic<bool> held_{false};                    // set_held
   std::atomic<int64_t> expire_cycle_us_{0};          // time spent in cycles
   std::atomic<int64_t> expiry_time_cap_reached_{0};  // cycles that used their whole budget
   std::atomic<double> expired_stale_{0.0};           // written by the expiry thread only

@@ -116,6 +116,7 @@ class Store::Impl final : public internal::EngineHost {
   // Store::set_keep_expired: reads leave expired values stored, the expiry cycle pauses.
   bool keep_expired() const { return expiry_.paused(); }
   void set_keep_expired(bool on) { expiry_.set_paused(on); }
+  void set_keep_expired_paused(bool on) { expiry_.set_held(on); }
   void set_durability(Durability d) { durability_.store(d, std::memory_order_relaxed); }
 
   // Applies `batch` atomically following the durability policy (see store.h). Callers hold

@@ -371,5 +371,60 @@ class ClientPauseTest(BlackboxTestCase):
                              "ERR CLIENT PAUSE mode must be WRITE or ALL")
 
 
+@unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
+class ClientPauseDifferentialTest(BesideReference):
+    """CLIENT PAUSE WRITE beside redis-server 7.0.15: which calls wait (may-replicate PUBLISH and
+    PFCOUNT, an EXEC of writes; not read-only transactions or no-writes scripts), held clients
+    counted as blocked, and no expired key removed until the pause ends."""
+    maxDiff = None
+    LIBRARY = ("#!lua name=pauselib\nredis.register_function{function_name='ro', "
+               "callback=function() return 'ro' end, flags={'no-writes'}}")
+
+    def expired(self, c):
+        info = c.call("INFO", "stats").decode()
+        return int(info.split("expired_keys:")[1].split("\r\n")[0])
+
+    def blocked(self, c):
+        info = c.call("INFO", "clients").decode()
+        return int(info.split("blocked_clients:")[1].split("\r\n")[0])
+
+    def scenario(self, port):
+        out = []
+        with Client(port) as admin, Client(port) as c1, Client(port) as pf, \
+                Client(port) as pub, Client(port) as tx:
+            admin.call("FLUSHALL")
+            admin.call("FUNCTION", "LOAD", "REPLACE", self.LIBRARY)
+            admin.call("PFADD", "h", "a")
+            admin.call("SET", "e", "v", "PX", "50")
+            expired = self.expired(admin)
+            out.append([tx.call("MULTI"), tx.call("SET", "x", "1")])
+            out.append(admin.call("CLIENT", "PAUSE", "100000", "WRITE"))
+            out.append(c1.pipeline([("MULTI",), ("PING",), ("GET", "h"), ("EXEC",)]))
+            out.append(c1.call("EVAL", "#!lua flags=no-writes\nreturn 1", "0"))
+            out.append(c1.call("FCALL", "ro", "0"))
+            out.append(c1.call("EVAL_RO", "return redis.call('publish', 'ch', 'm')", "0"))
+            pf.send(encode_command("PFCOUNT", "h"))
+            pub.send(encode_command("PUBLISH", "ch", "m"))
+            tx.send(encode_command("EXEC"))
+            deadline = time.monotonic() + 10
+            while self.blocked(admin) < 3 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            out.append(self.blocked(admin))
+            flags = {l.split(" name=")[0].split("id=")[1]: l.split(" flags=")[1].split(" ")[0]
+                     for l in admin.call("CLIENT", "LIST").decode().splitlines()}
+            out.append(sorted(flags.values()))
+            time.sleep(0.1)  # e's time is up: logically expired, not removed
+            out.append([admin.call("GET", "e"), admin.call("EXISTS", "e"), admin.call("DBSIZE"),
+                        self.expired(admin) - expired])
+            out.append(admin.call("CLIENT", "UNPAUSE"))
+            out.append([pf.read(), pub.read(), tx.read()])
+            out.append([admin.call("GET", "e"), self.expired(admin) - expired,
+                        self.blocked(admin)])
+        return out
+
+    def test_pause_beside_redis(self):
+        self.assertEqual(self.scenario(self.sluice.port), self.scenario(self.redis.port))
+
+
 if __name__ == "__main__":
     unittest.main()

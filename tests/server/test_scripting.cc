@@ -194,6 +194,14 @@ TEST_CASE("shebang flags, EVAL_RO and no-writes") {
   const std::string ro = "return redis.call('set','a','b')";
   CHECK(h.Run({"EVAL_RO", ro, "0"}) ==
         ScriptErr("ERR Write commands are not allowed from read-only scripts.", ro));
+  // May-replicate commands count as writes there (so CLIENT PAUSE WRITE may run them), not in
+  // a script that may write.
+  for (const std::string call :
+       {"return redis.call('publish','ch','m')", "return redis.call('pfcount','h')"}) {
+    CHECK(h.Run({"EVAL_RO", call, "0"}) ==
+          ScriptErr("ERR Write commands are not allowed from read-only scripts.", call));
+    CHECK(Eval(h, call) == Int(0));
+  }
   CHECK(h.Run({"EVAL_RO", "#!lua\nreturn 1", "0"}) ==
         Err("ERR Can not execute a script with write flag using *_ro command."));
   CHECK(Eval(h, "#!lua\nreturn 1") == Int(1));  // compiled and remembered with its flags

@@ -317,4 +317,24 @@ TEST_CASE("keyspace counts: a replica's DEL removes a key kept past its expiry")
   CHECK(s.DbSize(0).value() == 1);
 }
 
+TEST_CASE("keyspace counts: a paused server's reads keep an expired key until the pause ends") {
+  // CLIENT PAUSE (set_keep_expired_paused), independent of a replica's set_keep_expired.
+  Fixture f;
+  Store& s = *f.store;
+  REQUIRE(s.Set(0, "a", "1", SetPx(kT0Ms + 100)).ok());
+  s.set_keep_expired_paused(true);
+  f.AdvanceMs(200);
+  CHECK(!s.Get(0, "a")->has_value());
+  CHECK(Info(s) == KeyspaceInfo{1, 1});  // still stored
+  CHECK(s.GetStats().expired_keys == 0);
+  s.set_keep_expired(true);
+  s.set_keep_expired(false);  // a replica's end leaves the pause's hold on
+  CHECK(!s.Get(0, "a")->has_value());
+  CHECK(Info(s) == KeyspaceInfo{1, 1});
+  s.set_keep_expired_paused(false);
+  CHECK(!s.Get(0, "a")->has_value());  // removed on access now
+  CHECK(Info(s) == KeyspaceInfo{0, 0});
+  CHECK(s.GetStats().expired_keys == 1);
+}
+
 }  // namespace sluice::testing

@@ -363,6 +363,10 @@ class Store {
   // cycle removes nothing and a read that finds an expired value leaves it stored (it still
   // reads as missing); the primary's deletions remove it. Thread-safe; off by default.
   void set_keep_expired(bool on);
+  // The same for a while, for another reason: a server's CLIENT PAUSE (Redis neither removes
+  // expired keys actively nor on access while clients are paused, so a primary writes nothing a
+  // failover's new primary would miss). Independent of set_keep_expired. Thread-safe.
+  void set_keep_expired_paused(bool on);
 
   // ---- Group commit: deferred durability with explicit tickets.
   // A unit made with TransactionOptions::defer_durability only applies its write when it

@@ -73,7 +73,7 @@ bool BlockedCommand::Note(uint64_t gen, BlockEvent event) {
 void BlockedCommand::RecordServed(CommandContext& ctx, uint64_t start_ticks) const {
   const std::vector<std::string>& sent = sent_args_.empty() ? args_ : sent_args_;
   std::vector<std::string_view> views(sent.begin(), sent.end());
-  RecordCommandTime(ctx.server, client_, views, spec_, CommandTicksNow() - start_ticks);
+  RecordCommandTime(ctx.server, client_, views, *spec_, CommandTicksNow() - start_ticks);
 }
 
 bool BlockedCommand::Resume(CommandContext& ctx, const Dispatcher& dispatcher) {

@@ -408,7 +408,7 @@ void Run(CommandContext& ctx, const CommandSpec& spec, Args args, bool count) {
     if (!ctx.from_script) {
       const bool parks = ctx.blocking != nullptr && ctx.blocking->park_requested() &&
                          buffer->size() == reply_start;
-      RecordCommandTime(ctx.server, ctx.client, args, &spec, ticks, !parks);
+      RecordCommandTime(ctx.server, ctx.client, args, spec, ticks, !parks);
     }
   } else if (failed && !ctx.from_script) {
     RecordCommandFailedOnWake(spec.id);

@@ -15,11 +15,10 @@ namespace sluice::server {
 
 class ServerState;
 
-// Records a command that ran for `ticks` (CommandTicksNow's units). `spec`: the command's, or
-// null to look it up (only once a threshold is passed: the usual fast command pays one
-// clock-free comparison). `to_slowlog`: false for a call that parked its client (its entry is
-// written when it is served).
+// Records a command (`spec`) that ran for `ticks` (CommandTicksNow's units); the usual fast
+// command pays one clock-free comparison. `to_slowlog`: false for a call that parked its
+// client (its entry is written when it is served).
 void RecordCommandTime(ServerState& server, const ClientState& client, Args args,
-                       const CommandSpec* spec, uint64_t ticks, bool to_slowlog = true);
+                       const CommandSpec& spec, uint64_t ticks, bool to_slowlog = true);
 
 }  // namespace sluice::server

@@ -25,7 +25,8 @@
 # myzset 0 9 on the sorted set ZADD wrote, after ZRANGE_FILL more ZADDs (default 400000, from 50
 # clients, uninstrumented; ~100k members, each scored ~4 times, as tools/bench.sh --collections
 # leaves it). ZRANGE counts 5000 requests at most: the measure ends within the 10 s after the last
-# write that starts Sluice's idle flush (whose compaction would be counted too).
+# write that starts Sluice's idle flush (whose compaction would be counted too). Then XADD
+# mystream * f v (one stream; the memtable's new-key order: entries come in ID order).
 # Not a test: a benchmark that takes a few minutes (valgrind runs the server ~50x slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -93,7 +94,7 @@ instructions() {
 declare -A results
 commands=("SET" "GET" "INCR" "GCRA.TAKE" "EVALSHA")
 ((only_scripts)) && commands=()
-((collections)) && commands+=("LPUSH" "SADD" "HSET" "ZADD" "ZRANGE")
+((collections)) && commands+=("LPUSH" "SADD" "HSET" "ZADD" "ZRANGE" "XADD")
 declare -A script_file script_args
 for spec in "${scripts[@]}"; do
   name=${spec%%=*}
@@ -158,6 +159,7 @@ measure() {  # name kind binary [extra server flags]
       SADD) argv=(SADD myset element:__rand_int__) ;;
       HSET) argv=(HSET myhash element:__rand_int__ xxx) ;;
       ZADD) argv=(ZADD myzset __rand_int__ element:__rand_int__) ;;
+      XADD) argv=(XADD mystream '*' f v) ;;
       ZRANGE)
         argv=(ZRANGE myzset 0 9)
         redis-benchmark -p "$port" -c 50 -n "${ZRANGE_FILL:-400000}" -P 16 -r 100000 \

@@ -1,10 +1,13 @@
 // Memtable costs: a RocksDB database (no WAL) with Sluice's memtable, 1M random keys loaded, then
 //   random|clustered: 1M deletions timed, either random keys or batches of 128 ascending keys
 //                     close together (as the expiry cycle removes them): ns per insert;
+//   append|prepend:   1M new keys timed, one collection's element keys as a stream or RPUSH
+//                     writes them (a shared 24-byte prefix, then an ascending counter; prepend:
+//                     descending, as LPUSH), in batches of 128: ns per insert;
 //   scan:             one iterator over every key, then the memtable's flush to a table file,
 //                     each timed (the memtable walked in order): ns per key.
 //
-//   build/tools/sluice-memtable-bench random|clustered|scan [DIR]
+//   build/tools/sluice-memtable-bench random|clustered|append|prepend|scan [DIR]
 // Not a test: the number depends on the machine. docs/engine.md "The
 // memtable" has the measurements.
 #include <rocksdb/db.h>
@@ -20,8 +23,9 @@
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode != "random" && mode != "clustered" && mode != "scan") {
-    std::fprintf(stderr, "usage: %s random|clustered|scan [DIR]\n", argv[0]);
+  if (mode != "random" && mode != "clustered" && mode != "append" && mode != "prepend" &&
+      mode != "scan") {
+    std::fprintf(stderr, "usage: %s random|clustered|append|prepend|scan [DIR]\n", argv[0]);
     return 2;
   }
   const std::string path = argc > 2 ? argv[2] : "/tmp/sluice-memtable-bench";
@@ -44,6 +48,12 @@ int main(int argc, char** argv) {
   auto format = [&](uint64_t k) {
     std::snprintf(key, sizeof key, "key%012llu", static_cast<unsigned long long>(k % kSpace));
     return rocksdb::Slice(key);
+  };
+  char element[40];
+  auto element_key = [&](uint64_t k) {  // one collection's element k
+    std::snprintf(element, sizeof element, "\x01\x2a\x2a:stream:events:v1:e%012llu",
+                  static_cast<unsigned long long>(k));
+    return rocksdb::Slice(element);
   };
   constexpr int kKeys = 1000000;
   for (int i = 0; i < kKeys; ++i) db->Put(wo, format(rng()), "v");
@@ -73,7 +83,14 @@ int main(int argc, char** argv) {
     const uint64_t base = rng();
     rocksdb::WriteBatch batch;
     for (int i = 0; i < kBatch; ++i) {
-      batch.Delete(format(mode == "clustered" ? base + uint64_t(i) * 1000 : rng()));
+      const uint64_t n = uint64_t(b) * kBatch + uint64_t(i);
+      if (mode == "append") {
+        batch.Put(element_key(n), "v");
+      } else if (mode == "prepend") {
+        batch.Put(element_key(kKeys - n), "v");
+      } else {
+        batch.Delete(format(mode == "clustered" ? base + uint64_t(i) * 1000 : rng()));
+      }
     }
     db->Write(wo, &batch);
   }

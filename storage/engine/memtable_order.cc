@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <span>
 #include <thread>
 #include <utility>
 
@@ -18,39 +19,86 @@ bool PrefixLess(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
 // Fetches the key bytes of an entry a merge will compare in full soon: one whose integers tie
 // with the entry's before it (keys sharing their first 16 bytes come in groups: one collection's
 // elements).
-void PrefetchIfTied(const std::vector<OrderEntry>& run, size_t i) {
+void PrefetchIfTied(std::span<const OrderEntry> run, size_t i) {
   if (i < run.size() && run[i].p0 == run[i - 1].p0 && run[i].p1 == run[i - 1].p1) {
     __builtin_prefetch(run[i].entry);
   }
 }
 
-// One sorted run of a and b (no key in both); nullptr when *cancel was set first. Ties are
-// compared in full, a cache miss each on the key bytes, so those a few steps ahead are fetched
-// while the merge goes on.
-std::shared_ptr<const Run> Merge(const Run& a, const Run& b,
-                                 const std::atomic<bool>* cancel = nullptr) {
+// The end of v's block from `from` whose entries are all before `pivot`, given that v[from]
+// is: the first index past `from` whose entry is not (exponential steps, then a binary search
+// between the last two), so a block of b entries costs ~2 log2(b) comparisons.
+size_t BlockEnd(std::span<const OrderEntry> v, size_t from, const OrderEntry& pivot) {
+  size_t last_before = from;
+  size_t probe = from + 1;
+  for (size_t step = 1; probe < v.size() && Less(v[probe], pivot); probe = from + step) {
+    last_before = probe;
+    step *= 2;
+  }
+  const auto rest = v.subspan(last_before + 1, std::min(probe, v.size()) - last_before - 1);
+  return last_before + 1 +
+         static_cast<size_t>(
+             std::partition_point(rest.begin(), rest.end(),
+                                  [&pivot](const OrderEntry& e) { return Less(e, pivot); }) -
+             rest.begin());
+}
+
+// Appends the merge of x and y (each sorted, no key in both) to *out; false when *cancel was set
+// first. Ties are compared in full, a cache miss each on the key bytes, so those a few steps
+// ahead are fetched while the merge goes on. After kGallopAfter entries in a row from one side,
+// the rest of that side's block before the other's head is found by search and copied whole
+// (as timsort gallops): keys written in order (a stream's entries, a list's new positions, a
+// counter in a key name) come in long blocks that a merge no longer compares entry by entry;
+// in keys that interleave, a block rarely gets that long, and a search costs a few comparisons.
+bool MergeInto(std::span<const OrderEntry> x, std::span<const OrderEntry> y,
+               std::vector<OrderEntry>* out, const std::atomic<bool>* cancel = nullptr) {
   constexpr size_t kCancelCheck = 4096;
   constexpr size_t kAhead = 8;
-  const std::vector<OrderEntry>& x = a.entries;
-  const std::vector<OrderEntry>& y = b.entries;
-  std::vector<OrderEntry> out;
-  out.reserve(x.size() + y.size());
+  constexpr int kGallopAfter = 16;
+  const auto append = [out](std::span<const OrderEntry> v, size_t from, size_t to) {
+    out->insert(out->end(), v.begin() + static_cast<ptrdiff_t>(from),
+                v.begin() + static_cast<ptrdiff_t>(to));
+  };
+  // Takes v's head at *at, the lesser of the two; after kGallopAfter in a row, v's whole block
+  // before `other` (the other run's head).
+  const auto take = [&](std::span<const OrderEntry> v, size_t* at, int* wins, int* other_wins,
+                        const OrderEntry& other) {
+    *other_wins = 0;
+    if (++*wins >= kGallopAfter) {
+      const size_t end = BlockEnd(v, *at, other);
+      append(v, *at, end);
+      *at = end;
+      *wins = 0;
+      return;
+    }
+    out->push_back(v[(*at)++]);
+    PrefetchIfTied(v, *at + kAhead);
+  };
   size_t i = 0, j = 0;
+  size_t next_check = out->size();
+  int x_wins = 0, y_wins = 0;
   while (i < x.size() && j < y.size()) {
-    if (cancel != nullptr && out.size() % kCancelCheck == 0 &&
-        cancel->load(std::memory_order_relaxed)) {
-      return nullptr;
+    if (cancel != nullptr && out->size() >= next_check) {
+      if (cancel->load(std::memory_order_relaxed)) return false;
+      next_check = out->size() + kCancelCheck;
     }
     if (Less(y[j], x[i])) {
-      out.push_back(y[j++]);
-      PrefetchIfTied(y, j + kAhead);
+      take(y, &j, &y_wins, &x_wins, x[i]);
     } else {
-      out.push_back(x[i++]);
-      PrefetchIfTied(x, i + kAhead);
+      take(x, &i, &x_wins, &y_wins, y[j]);
     }
   }
-  out.insert(out.end(), x.begin() + static_cast<ptrdiff_t>(i), x.end());
-  out.insert(out.end(), y.begin() + static_cast<ptrdiff_t>(j), y.end());
+  append(x, i, x.size());
+  append(y, j, y.size());
+  return true;
+}
+
+// One sorted run of a and b (no key in both); nullptr when *cancel was set first.
+std::shared_ptr<const Run> Merge(const Run& a, const Run& b,
+                                 const std::atomic<bool>* cancel = nullptr) {
+  std::vector<OrderEntry> out;
+  out.reserve(a.size() + b.size());
+  if (!MergeInto(a.entries, b.entries, &out, cancel)) return nullptr;
   return std::make_shared<const Run>(std::move(out));
 }
 
@@ -180,11 +228,57 @@ void KeyOrder::SnapshotLocked(OrderSnapshot* s) {
   }
 }
 
+// Keys written in order (a stream's entries with a node key now and then, a list's new
+// positions, ascending for RPUSH and descending for LPUSH) leave the tail in a few monotonic
+// stretches: those are merged (a descending one reversed first; MergeInto gallops through them),
+// where std::sort would compare ~n log2 n times, each a full comparison when the keys share their
+// first 16 bytes (one collection's elements). Keys in no order show more than kMaxStretches
+// stretches within their first few entries, and are sorted as before.
 void KeyOrder::SortTail() {
-  const auto unsorted = tail_.begin() + static_cast<ptrdiff_t>(tail_sorted_);
-  std::sort(unsorted, tail_.end(), Less);
-  std::inplace_merge(tail_.begin(), unsorted, tail_.end(), Less);
-  tail_sorted_ = tail_.size();
+  constexpr size_t kMaxStretches = 8;
+  size_t starts[kMaxStretches] = {0};
+  size_t stretches = 1;
+  const size_t n = tail_.size();
+  for (size_t at = tail_sorted_; at < n && stretches <= kMaxStretches;) {
+    size_t end = at + 1;
+    if (end < n && Less(tail_[end], tail_[at])) {
+      while (end + 1 < n && Less(tail_[end + 1], tail_[end])) ++end;
+      std::reverse(tail_.begin() + static_cast<ptrdiff_t>(at),
+                   tail_.begin() + static_cast<ptrdiff_t>(++end));
+    } else {
+      while (end < n && !Less(tail_[end], tail_[end - 1])) ++end;
+    }
+    // A stretch that goes on from the one before it joins it.
+    if (at > 0 && Less(tail_[at], tail_[at - 1])) {
+      if (stretches < kMaxStretches) starts[stretches] = at;
+      ++stretches;
+    }
+    at = end;
+  }
+  if (stretches <= kMaxStretches) {
+    MergeStretches(std::span<const size_t>(starts, stretches));
+  } else {
+    const auto unsorted = tail_.begin() + static_cast<ptrdiff_t>(tail_sorted_);
+    std::sort(unsorted, tail_.end(), Less);
+    std::inplace_merge(tail_.begin(), unsorted, tail_.end(), Less);
+  }
+  tail_sorted_ = n;
+}
+
+void KeyOrder::MergeStretches(std::span<const size_t> starts) {
+  if (starts.size() < 2) return;
+  const std::span<const OrderEntry> tail(tail_);
+  std::vector<OrderEntry> merged(tail.begin(), tail.begin() + static_cast<ptrdiff_t>(starts[1]));
+  std::vector<OrderEntry> next;
+  next.reserve(tail_.capacity());
+  merged.reserve(tail_.capacity());
+  for (size_t s = 1; s < starts.size(); ++s) {
+    const size_t end = s + 1 < starts.size() ? starts[s + 1] : tail.size();
+    next.clear();
+    MergeInto(merged, tail.subspan(starts[s], end - starts[s]), &next);
+    merged.swap(next);
+  }
+  tail_.swap(merged);
 }
 
 // The writer's merges: the newest two runs while the older is at most twice the newer and both

@@ -2,8 +2,11 @@
 // merged as they grow, and a short unsorted tail of the newest keys. A new key costs an append
 // to the tail; every kTailEntries keys the tail is sorted into a run, and runs of similar size
 // are merged, so each key is copied about log2(run size / kTailEntries) times, in arrays read
-// and written in order. An iterator walks a snapshot of the runs (and a sorted copy of the tail)
-// with an OrderCursor, which merges them. Internal to memtable.cc.
+// and written in order. Keys that arrive in order (a stream's entries, a list's positions) cost
+// few comparisons: the tail's ascending or descending stretches are merged rather than sorted,
+// and a merge copies a long block of one run whole (memtable_order.cc). An iterator walks a
+// snapshot of the runs (and a sorted copy of the tail) with an OrderCursor, which merges them.
+// Internal to memtable.cc.
 //
 // Why not a skiplist: linking a new key into one is a walk of ~log4(keys) nodes, each a cache
 // miss once the memtable outgrows the caches (the walk's first comparison at each step was 65%
@@ -17,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "memtable_nodes.h"
@@ -132,7 +136,10 @@ class KeyOrder : public std::enable_shared_from_this<KeyOrder> {
   static uint64_t LargeMergesInProcess();
 
  private:
-  void SortTail();                          // under mu_
+  void SortTail();  // under mu_
+  // Under mu_: tail_ becomes the merge of its ascending stretches, which begin at `starts`
+  // (starts[0] == 0).
+  void MergeStretches(std::span<const size_t> starts);
   void SnapshotLocked(OrderSnapshot* out);  // under mu_
   void SealTail();  // under mu_: the tail becomes a run, merged with its neighbours as due
   // Under mu_: the first of two neighbouring runs due a merge of more than kInlineMergeEntries

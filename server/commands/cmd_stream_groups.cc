@@ -175,8 +175,8 @@ void ReplyPendingSummary(CommandContext& ctx, const StreamPendingSummary& s) {
     ctx.out.NullBulk();
     return ctx.out.NullArray();
   }
-  ctx.out.Bulk(s.first.ToString());
-  ctx.out.Bulk(s.last.ToString());
+  ctx.out.Bulk(s.first.ToText());
+  ctx.out.Bulk(s.last.ToText());
   ctx.out.Array(s.consumers.size());
   for (const auto& [name, n] : s.consumers) {
     ctx.out.Array(2);
@@ -225,7 +225,7 @@ void XPendingCommand(CommandContext& ctx, Args args) {
   ctx.out.Array(r->size());
   for (const auto& p : *r) {
     ctx.out.Array(4);
-    ctx.out.Bulk(p.id.ToString());
+    ctx.out.Bulk(p.id.ToText());
     ctx.out.Bulk(p.consumer);
     ctx.out.Integer(std::max<int64_t>(0, now - p.delivery_ms));
     ctx.out.Integer(p.delivery_count);
@@ -235,7 +235,7 @@ void XPendingCommand(CommandContext& ctx, Args args) {
 void ReplyClaimed(CommandContext& ctx, const std::vector<StreamEntry>& claimed, bool justid) {
   if (!justid) return ReplyStreamEntries(ctx.out, claimed);
   ctx.out.Array(claimed.size());
-  for (const auto& e : claimed) ctx.out.Bulk(e.id.ToString());
+  for (const auto& e : claimed) ctx.out.Bulk(e.id.ToText());
 }
 
 // XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-ms] [RETRYCOUNT n]
@@ -318,10 +318,10 @@ void XAutoClaimCommand(CommandContext& ctx, Args args) {
   NotifyConsumerCreated(ctx, args[1], change.consumer_created);
   PropagateGroupChange(args[1], args[2], args[3], change, r->deleted);
   ctx.out.Array(3);
-  ctx.out.Bulk(r->next.ToString());
+  ctx.out.Bulk(r->next.ToText());
   ReplyClaimed(ctx, r->claimed, justid);
   ctx.out.Array(r->deleted.size());
-  for (StreamId id : r->deleted) ctx.out.Bulk(id.ToString());
+  for (StreamId id : r->deleted) ctx.out.Bulk(id.ToText());
 }
 
 void Add(CommandTable& table, std::string name, int arity, uint32_t flags, KeyRange keys,

@@ -23,7 +23,7 @@ void ReplyEdgeEntry(CommandContext& ctx, std::string_view key, bool last) {
   auto r = ctx.txn().XRange(ctx.client.db, key, StreamId{}, StreamId::Max(), last, 1);
   if (!r.ok() || r->empty()) return ctx.out.NullBulk();
   ctx.out.Array(2);
-  ctx.out.Bulk((*r)[0].id.ToString());
+  ctx.out.Bulk((*r)[0].id.ToText());
   ctx.out.Array((*r)[0].fields.size());
   for (const auto& f : (*r)[0].fields) ctx.out.Bulk(f);
 }
@@ -49,13 +49,13 @@ void ReplyStreamFull(CommandContext& ctx, std::string_view key, const StreamInfo
   ctx.out.Bulk("radix-tree-nodes");
   ctx.out.Integer(s.nodes + 1);
   ctx.out.Bulk("last-generated-id");
-  ctx.out.Bulk(s.last_id.ToString());
+  ctx.out.Bulk(s.last_id.ToText());
   ctx.out.Bulk("max-deleted-entry-id");
-  ctx.out.Bulk(s.max_deleted_id.ToString());
+  ctx.out.Bulk(s.max_deleted_id.ToText());
   ctx.out.Bulk("entries-added");
   ctx.out.Integer(static_cast<int64_t>(s.entries_added));
   ctx.out.Bulk("recorded-first-entry-id");
-  ctx.out.Bulk(s.first_id.ToString());
+  ctx.out.Bulk(s.first_id.ToText());
   ctx.out.Bulk("entries");
   auto entries = ctx.txn().XRange(ctx.client.db, key, StreamId{}, StreamId::Max(), false, count);
   ReplyStreamEntries(ctx.out, entries.ok() ? *entries : std::vector<StreamEntry>{});
@@ -68,7 +68,7 @@ void ReplyStreamFull(CommandContext& ctx, std::string_view key, const StreamInfo
     ctx.out.Bulk("name");
     ctx.out.Bulk(g.name);
     ctx.out.Bulk("last-delivered-id");
-    ctx.out.Bulk(g.last_delivered.ToString());
+    ctx.out.Bulk(g.last_delivered.ToText());
     ctx.out.Bulk("entries-read");
     if (g.entries_read == -1) {
       ctx.out.NullBulk();
@@ -88,7 +88,7 @@ void ReplyStreamFull(CommandContext& ctx, std::string_view key, const StreamInfo
     ctx.out.Array(pel.size());
     for (const StreamPendingEntry& p : pel) {
       ctx.out.Array(4);
-      ctx.out.Bulk(p.id.ToString());
+      ctx.out.Bulk(p.id.ToText());
       ctx.out.Bulk(p.consumer);
       ctx.out.Integer(p.delivery_ms);
       ctx.out.Integer(p.delivery_count);
@@ -114,7 +114,7 @@ void ReplyStreamFull(CommandContext& ctx, std::string_view key, const StreamInfo
       ctx.out.Array(own.size());
       for (const StreamPendingEntry& p : own) {
         ctx.out.Array(3);
-        ctx.out.Bulk(p.id.ToString());
+        ctx.out.Bulk(p.id.ToText());
         ctx.out.Integer(p.delivery_ms);
         ctx.out.Integer(p.delivery_count);
       }
@@ -152,13 +152,13 @@ void XInfoStreamCommand(CommandContext& ctx, Args args) {
   ctx.out.Bulk("radix-tree-nodes");
   ctx.out.Integer(s.nodes + 1);
   ctx.out.Bulk("last-generated-id");
-  ctx.out.Bulk(s.last_id.ToString());
+  ctx.out.Bulk(s.last_id.ToText());
   ctx.out.Bulk("max-deleted-entry-id");
-  ctx.out.Bulk(s.max_deleted_id.ToString());
+  ctx.out.Bulk(s.max_deleted_id.ToText());
   ctx.out.Bulk("entries-added");
   ctx.out.Integer(static_cast<int64_t>(s.entries_added));
   ctx.out.Bulk("recorded-first-entry-id");
-  ctx.out.Bulk(s.first_id.ToString());
+  ctx.out.Bulk(s.first_id.ToText());
   ctx.out.Bulk("groups");
   ctx.out.Integer(s.groups);
   ctx.out.Bulk("first-entry");
@@ -183,7 +183,7 @@ void XInfoGroupsCommand(CommandContext& ctx, Args args) {
     ctx.out.Bulk("pending");
     ctx.out.Integer(g.pending);
     ctx.out.Bulk("last-delivered-id");
-    ctx.out.Bulk(g.last_delivered.ToString());
+    ctx.out.Bulk(g.last_delivered.ToText());
     ctx.out.Bulk("entries-read");
     if (g.entries_read == -1) {
       ctx.out.NullBulk();

@@ -19,7 +19,7 @@ namespace sluice::server {
 
 namespace {
 
-void ReplyId(protocol::ReplyWriter& out, StreamId id) { out.Bulk(id.ToString()); }
+void ReplyId(protocol::ReplyWriter& out, StreamId id) { out.Bulk(id.ToText()); }
 
 // XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...
 void XAddCommand(CommandContext& ctx, Args args) {

@@ -152,7 +152,7 @@ void ReplyStreamEntries(protocol::ReplyWriter& out, const std::vector<StreamEntr
   out.Array(entries.size());
   for (const auto& e : entries) {
     out.Array(2);
-    out.Bulk(e.id.ToString());
+    out.Bulk(e.id.ToText());
     if (e.missing) {
       out.NullArray();
       continue;

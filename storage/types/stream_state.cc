@@ -36,14 +36,16 @@ bool StreamId::Decrement() {
   return true;
 }
 
-std::string StreamId::ToString() const {
-  // One allocation (XADD's reply and its replicated form): to_string + "-" + to_string made three.
-  char buf[2 * 20 + 1];
-  char* end = std::to_chars(buf, buf + 20, ms).ptr;
+StreamId::Text StreamId::ToText() const {
+  Text t;
+  char* end = std::to_chars(t.bytes, t.bytes + 20, ms).ptr;
   *end++ = '-';
   end = std::to_chars(end, end + 20, seq).ptr;
-  return std::string(buf, static_cast<size_t>(end - buf));
+  t.size = static_cast<uint8_t>(end - t.bytes);
+  return t;
 }
+
+std::string StreamId::ToString() const { return std::string(ToText()); }
 
 }  // namespace sluice
 

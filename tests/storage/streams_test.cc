@@ -102,6 +102,13 @@ void CheckDeliveryOfPendingEntries(bool legacy) {
 }
 }  // namespace
 
+TEST_CASE("stream IDs as text: in place and as a string, up to the largest") {
+  CHECK(std::string_view(StreamId{0, 0}.ToText()) == "0-0");
+  CHECK(std::string_view(StreamId{1796289605123, 12}.ToText()) == "1796289605123-12");
+  CHECK(StreamId{1796289605123, 12}.ToString() == "1796289605123-12");
+  CHECK(std::string_view(StreamId::Max().ToText()) == "18446744073709551615-18446744073709551615");
+}
+
 TEST_CASE("stream: append, refuse a smaller ID, range both ways, delete, metadata") {
   Fixture f;
   {

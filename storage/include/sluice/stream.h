@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,14 @@ struct StreamId {
   bool Increment();
   bool Decrement();
   std::string ToString() const;  // "<ms>-<seq>"
+  // "<ms>-<seq>" formatted in place (no allocation: an ID with a sequence of 10 or more is past
+  // std::string's inline capacity), for a reply.
+  struct Text {
+    char bytes[41];
+    uint8_t size;
+    operator std::string_view() const { return {bytes, size}; }  // NOLINT: a view of the text
+  };
+  Text ToText() const;
 };
 
 // One entry: its ID and its field/value pairs, flat (field, value, field, value, ...).

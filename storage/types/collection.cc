@@ -215,6 +215,8 @@ void Collection::Save() {
   txn_->Put(raw_key_, kind_, expire_at_ms_, *payload);
 }
 
+void Collection::Touch() { txn_->Touch(raw_key_); }
+
 Status CopyElements(Collection& src, Collection& dst) {
   if (src.is_inline()) return Status::Ok();  // its metadata, copied by the caller, holds them
   const uint32_t cfs = ElementCfsOf(src.kind());

@@ -96,6 +96,9 @@ class Stream {
   bool exists() const { return c_.exists(); }
   void Create();  // an empty stream (no-op when it exists)
   void Save();    // stages the metadata
+  // The key counts as written (Collection::Touch) with its metadata unchanged: a group's records
+  // changed, not the stream's state.
+  void Touch() { c_.Touch(); }
   StreamState& state() { return st_; }
   Collection& collection() { return c_; }
 

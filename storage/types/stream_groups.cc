@@ -100,7 +100,9 @@ Status GroupUnit::Ack(StreamId id, const StreamPending& p) {
 void GroupUnit::Save() {
   for (const auto& [n, c] : consumers_) stream.PutConsumer(name, n, c);
   stream.PutGroup(name, group);
-  stream.Save();
+  // Group operations change the group's records, never the stream's state (StreamState): its
+  // metadata is not staged again (an encode and a write per XREADGROUP and XACK).
+  stream.Touch();
   if (change_ != nullptr) {
     change_->last_delivered = group.last_id;
     change_->entries_read = group.entries_read;

@@ -203,6 +203,27 @@ TEST_CASE("WATCH: a write by anyone, a delete or an expiry since makes EXEC retu
     CHECK(h.Cmd("WATCH w") == Ok());
     CHECK(other.Cmd("FLUSHDB") == Ok());
   }
+  // A consumer group's read and acknowledgement change the stream key (Redis signals it), though
+  // the stream's own entries and metadata stay as they were.
+  SUBCASE("XREADGROUP and XACK on a watched stream") {
+    CHECK(h.Cmd("XADD w 1-1 f v") == Bulk("1-1"));
+    CHECK(h.Cmd("XGROUP CREATE w g 0") == Ok());
+    CHECK(h.Cmd("WATCH w") == Ok());
+    CHECK(other.Cmd("XREADGROUP GROUP g c COUNT 1 STREAMS w >") ==
+          Arr({Arr({Bulk("w"), Arr({Arr({Bulk("1-1"), Arr({Bulk("f"), Bulk("v")})})})})}));
+    CHECK(h.Cmd("MULTI") == Ok());
+    CHECK(h.Cmd("SET a 1") == kQueued);
+    CHECK(h.Cmd("EXEC") == NilArray());
+    CHECK(h.Cmd("WATCH w") == Ok());
+    CHECK(other.Cmd("XACK w g 1-1") == Int(1));
+  }
+  SUBCASE("XCLAIM on a watched stream") {
+    CHECK(h.Cmd("XADD w 1-1 f v") == Bulk("1-1"));
+    CHECK(h.Cmd("XGROUP CREATE w g 0") == Ok());
+    CHECK(h.Cmd("XREADGROUP GROUP g c COUNT 1 STREAMS w >").substr(0, 4) == "*1\r\n");
+    CHECK(h.Cmd("WATCH w") == Ok());
+    CHECK(other.Cmd("XCLAIM w g c2 0 1-1 JUSTID") == Arr({Bulk("1-1")}));
+  }
   CHECK(h.Cmd("MULTI") == Ok());
   CHECK(h.Cmd("SET a 1") == kQueued);
   CHECK(h.Cmd("EXEC") == NilArray());

@@ -268,10 +268,11 @@ void KeyOrder::SortTail() {
 void KeyOrder::MergeStretches(std::span<const size_t> starts) {
   if (starts.size() < 2) return;
   const std::span<const OrderEntry> tail(tail_);
-  std::vector<OrderEntry> merged(tail.begin(), tail.begin() + static_cast<ptrdiff_t>(starts[1]));
+  std::vector<OrderEntry> merged;
   std::vector<OrderEntry> next;
-  next.reserve(tail_.capacity());
   merged.reserve(tail_.capacity());
+  next.reserve(tail_.capacity());
+  merged.assign(tail.begin(), tail.begin() + static_cast<ptrdiff_t>(starts[1]));
   for (size_t s = 1; s < starts.size(); ++s) {
     const size_t end = s + 1 < starts.size() ? starts[s + 1] : tail.size();
     next.clear();

@@ -115,8 +115,9 @@ class Collection {
   // Stages the metadata: written when the count is positive, the key deleted when it is 0
   // (Redis removes empty collections). Call once the elements are staged.
   void Save();
-  // Counts the key as written by this unit (WATCH, tracking, keyspace events see a change)
-  // without staging its unchanged metadata: for a write of elements alone.
+  // Counts the key as written by this unit (it is among the written keys the commit observers,
+  // WATCH and client tracking, are told of) without staging its unchanged metadata: for a write
+  // of elements alone.
   void Touch();
 
   Txn& txn() const { return *txn_; }

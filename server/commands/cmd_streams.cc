@@ -34,23 +34,16 @@ void XAddCommand(CommandContext& ctx, Args args) {
     return ReplyError(ctx.out, StreamIdZero());
   }
   // Keyspace events: "new" when the stream was created, "xadd", then "xtrim" when the add's
-  // trimming removed entries (told by the length), as Redis.
-  const bool notify = NotifyEnabled(kNotifyStream | kNotifyNew);
-  int64_t len_before = 0;
-  if (notify) {
-    auto len = ctx.txn().XLen(ctx.client.db, args[1]);
-    if (len.ok()) len_before = *len;
-  }
+  // trimming removed entries, as Redis.
   const bool was_missing = MissingForNew(ctx, args[1]);
   auto r = ctx.txn().XAdd(ctx.client.db, args[1], o, args.subspan(fields_at));
   if (!r.ok()) return ReplyError(ctx.out, r.status());
   switch (r->outcome) {
     case StreamAddReply::Outcome::kAdded:
-      PropagateAddOrTrim(ctx, args, *parsed, r->id);
-      if (notify) {
+      PropagateAddOrTrim(args, *parsed, r->id, r->trim);
+      if (NotifyEnabled(kNotifyStream | kNotifyNew)) {
         NotifyWrite(ctx, kNotifyStream, "xadd", args[1], was_missing);
-        auto len = ctx.txn().XLen(ctx.client.db, args[1]);
-        if (len.ok() && *len < len_before + 1) {
+        if (r->trim.removed > 0) {
           NotifyKeyspaceEvent(kNotifyStream, "xtrim", ctx.client.db, args[1]);
         }
       }
@@ -117,10 +110,13 @@ void XDelCommand(CommandContext& ctx, Args args) {
 void XTrimCommand(CommandContext& ctx, Args args) {
   auto parsed = ParseAddOrTrimArgs(ctx, args, /*xadd=*/false);
   if (!parsed) return;
-  Result<int64_t> r = ctx.txn().XTrim(ctx.client.db, args[1], parsed->options.trim);
-  if (r.ok()) PropagateAddOrTrim(ctx, args, *parsed, std::nullopt);
-  if (r.ok() && *r > 0) NotifyKeyspaceEvent(kNotifyStream, "xtrim", ctx.client.db, args[1]);
-  ReplyInteger(ctx, r);
+  auto r = ctx.txn().XTrim(ctx.client.db, args[1], parsed->options.trim);
+  if (!r.ok()) return ReplyError(ctx.out, r.status());
+  if (r->removed > 0) {  // else it wrote nothing, and sends nothing (as Redis)
+    PropagateAddOrTrim(args, *parsed, std::nullopt, *r);
+    NotifyKeyspaceEvent(kNotifyStream, "xtrim", ctx.client.db, args[1]);
+  }
+  ctx.out.Integer(r->removed);
 }
 
 // XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]

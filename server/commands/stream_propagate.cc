@@ -12,23 +12,18 @@
 
 namespace sluice::server {
 
-void PropagateAddOrTrim(CommandContext& ctx, Args args, const StreamAddArgs& parsed,
-                        std::optional<StreamId> id) {
+void PropagateAddOrTrim(Args args, const StreamAddArgs& parsed, std::optional<StreamId> id,
+                        const StreamTrimOutcome& trimmed) {
   if (!WantsEffects()) return;
   const StreamTrim& trim = parsed.options.trim;
   std::string threshold;
   if (trim.by != StreamTrim::By::kNone && trim.approx) {
     if (trim.by == StreamTrim::By::kMaxLen) {
-      auto len = ctx.txn().XLen(ctx.client.db, args[1]);
-      threshold = std::to_string(len.ok() ? *len : 0);
+      threshold = std::to_string(trimmed.length);
     } else {
       // The first entry left; when none is, the ID after the last one (removes them all).
-      auto info = ctx.txn().XInfoStream(ctx.client.db, args[1]);
-      StreamId first;
-      if (info.ok() && info->has_value()) {
-        first = (*info)->length > 0 ? (*info)->first_id : (*info)->last_id;
-        if ((*info)->length == 0) first.Increment();
-      }
+      StreamId first = trimmed.length > 0 ? trimmed.first_id : trimmed.last_id;
+      if (trimmed.length == 0) first.Increment();
       threshold = first.ToString();
     }
   }

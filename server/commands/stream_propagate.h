@@ -16,10 +16,12 @@
 
 namespace sluice::server {
 
-// XADD (id: the entry added) or XTRIM (id nullopt) that succeeded: `args` with the chosen ID and,
-// for a `~` trim, "= <length>" (MAXLEN) or "= <first ID>" (MINID) without LIMIT.
-void PropagateAddOrTrim(CommandContext& ctx, Args args, const StreamAddArgs& parsed,
-                        std::optional<StreamId> id);
+// XADD (id: the entry added) or XTRIM (id nullopt) that wrote: `args` with the chosen ID and,
+// for a `~` trim, "= <length>" (MAXLEN) or "= <first ID>" (MINID) without LIMIT, taken from
+// `trimmed`, what the trim left. (An XTRIM that removed nothing wrote nothing: Redis does not
+// propagate it, and neither should the caller.)
+void PropagateAddOrTrim(Args args, const StreamAddArgs& parsed, std::optional<StreamId> id,
+                        const StreamTrimOutcome& trimmed);
 
 // The StreamGroupChange a group read or claim should fill (passed to its op), or null when
 // neither the replication stream nor the stream class of keyspace events needs it.

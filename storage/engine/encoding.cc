@@ -15,28 +15,45 @@ constexpr size_t kExpiryBytes = 8;
 
 bool ValidKind(unsigned char k) { return k <= static_cast<unsigned char>(ValueKind::kStream); }
 
-// CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), the checksum Redis Cluster uses.
-constexpr auto kCrc16Table = [] {
-  struct Table {
-    uint16_t v[256];
-  } t{};
+// CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), the checksum Redis Cluster uses,
+// eight bytes a step ("slicing-by-8"): table k holds a byte's CRC followed by k zero bytes. The
+// CRC is linear, so a step's result is the XOR of each byte's entry, the running CRC's two bytes
+// folded into the first two. One byte a step was a chain of dependent table loads, ~4 cycles a
+// byte (1.7% of the server's samples under BullMQ's worker, whose keys are ~25 bytes).
+struct Crc16Tables {
+  uint16_t v[8][256];
+};
+
+constexpr Crc16Tables MakeCrc16Tables() {
+  Crc16Tables t{};
   for (int i = 0; i < 256; ++i) {
     uint16_t crc = static_cast<uint16_t>(i << 8);
     for (int b = 0; b < 8; ++b) {
       crc = (crc & 0x8000) ? static_cast<uint16_t>((crc << 1) ^ 0x1021)
                            : static_cast<uint16_t>(crc << 1);
     }
-    t.v[i] = crc;
+    t.v[0][i] = crc;
+  }
+  for (int k = 1; k < 8; ++k) {
+    for (int i = 0; i < 256; ++i) {
+      const uint16_t prev = t.v[k - 1][i];
+      t.v[k][i] = static_cast<uint16_t>((prev << 8) ^ t.v[0][prev >> 8]);
+    }
   }
   return t;
-}();
+}
+constexpr Crc16Tables kCrc16 = MakeCrc16Tables();
 
 uint16_t Crc16(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size();
   uint16_t crc = 0;
-  for (char c : s) {
-    crc = static_cast<uint16_t>((crc << 8) ^
-                                kCrc16Table.v[((crc >> 8) ^ static_cast<unsigned char>(c)) & 0xff]);
+  const auto& t = kCrc16.v;
+  for (; n >= 8; p += 8, n -= 8) {
+    crc = static_cast<uint16_t>(t[7][(crc >> 8) ^ p[0]] ^ t[6][(crc & 0xff) ^ p[1]] ^ t[5][p[2]] ^
+                                t[4][p[3]] ^ t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]]);
   }
+  for (; n > 0; ++p, --n) crc = static_cast<uint16_t>((crc << 8) ^ t[0][(crc >> 8) ^ *p]);
   return crc;
 }
 

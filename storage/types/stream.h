@@ -43,6 +43,13 @@ struct StreamState {
   int64_t nodes = 0;
   bool has_tail = false;  // tail_first names the last node
   StreamId tail_first;
+  // A lower bound of the first node's live entries (0: not known). Lets an approximate MAXLEN
+  // trim that cannot remove the first node whole (length - live < MAXLEN: the usual case for a
+  // capped stream, BullMQ's events on every job) decide without reading the node. Set when a
+  // trim reads the first node; an append only adds entries, so it stays a bound; reset by
+  // anything that erases a node or deletes an entry. Stored last in the metadata, optional (a
+  // record written before it decodes as 0).
+  int64_t first_node_live_floor = 0;
 };
 
 // Redis's listpack node, as much as trimming and XINFO need: its first ID (the key), last ID,

@@ -176,11 +176,12 @@ StreamId ReadStreamId(std::string_view bytes) {
 
 namespace {
 
-constexpr size_t kStateBytes = 16 * 3 + 8 * 4 + 1 + 16;
+constexpr size_t kStateBytes = 16 * 3 + 8 * 4 + 1 + 16;  // what every record holds
+constexpr size_t kFloorBytes = 8;                        // then first_node_live_floor
 
 std::string EncodeState(const StreamState& s) {
   std::string out;
-  out.reserve(kStateBytes);  // one allocation: growing by appends was 3% of XADD's CPU
+  out.reserve(kStateBytes + kFloorBytes);  // one allocation: appends were 3% of XADD's CPU
   AppendStreamId(&out, s.last_id);
   AppendStreamId(&out, s.max_deleted_id);
   AppendStreamId(&out, s.first_id);
@@ -190,6 +191,7 @@ std::string EncodeState(const StreamState& s) {
   AppendFixed64(&out, static_cast<uint64_t>(s.nodes));
   out.push_back(s.has_tail ? 1 : 0);
   AppendStreamId(&out, s.tail_first);
+  AppendFixed64(&out, static_cast<uint64_t>(s.first_node_live_floor));
   return out;
 }
 
@@ -205,6 +207,10 @@ bool DecodeState(std::string_view in, StreamState* s) {
   s->nodes = static_cast<int64_t>(DecodeFixed64(p + 72));
   s->has_tail = p[80] != 0;
   s->tail_first = ReadStreamId({p + 81, 16});
+  s->first_node_live_floor = 0;
+  if (in.size() >= kStateBytes + kFloorBytes) {
+    s->first_node_live_floor = static_cast<int64_t>(DecodeFixed64(p + kStateBytes));
+  }
   return true;
 }
 
@@ -340,6 +346,7 @@ void Stream::PutNode(const StreamNode& n, std::span<const StreamEntry> entries) 
 void Stream::EraseNode(const StreamNode& n) {
   c_.Erase(ElementCf::kStream, NodeKey(n.first));
   st_.nodes -= 1;
+  st_.first_node_live_floor = 0;  // the first node may be another one now
   if (st_.has_tail && st_.tail_first == n.first) st_.has_tail = false;
 }
 
@@ -495,6 +502,7 @@ Status Stream::Delete(StreamId id, bool* deleted) {
   if (Status s = NodeOf(id, &node, &have); !s.ok()) return s;
   if (!have) return Status::Corruption("stream entry without a node");
   c_.Erase(ElementCf::kStream, EntryKey(id));
+  st_.first_node_live_floor = 0;  // the entry may have been the first node's
   node.live -= 1;
   node.deleted += 1;
   if (node.live == 0) {
@@ -531,6 +539,9 @@ Result<int64_t> Stream::Trim(const StreamTrim& t) {
   int64_t removed = 0;
   while (st_.nodes > 0) {
     if (by_len && st_.length <= t.max_len) break;
+    // The first node holds at least the floor: when even that many cannot go, it cannot go
+    // whole, and an approximate trim stops here without reading it.
+    if (by_len && t.approx && st_.length - st_.first_node_live_floor < t.max_len) break;
     StreamNode node;
     bool have = false;
     if (Status s = FirstNode(&node, &have); !s.ok()) return s;
@@ -548,6 +559,7 @@ Result<int64_t> Stream::Trim(const StreamTrim& t) {
       st_.first_id.Increment();
       continue;
     }
+    st_.first_node_live_floor = node.live;
     if (t.approx) break;
     std::vector<StreamEntry> entries;
     if (Status s = Range(node.first, node.last, false, 0, &entries); !s.ok()) return s;
@@ -560,6 +572,7 @@ Result<int64_t> Stream::Trim(const StreamTrim& t) {
       removed += 1;
     }
     SaveNode(node);
+    st_.first_node_live_floor = node.live;
     break;
   }
   if (Status s = RefreshTail(); !s.ok()) return s;

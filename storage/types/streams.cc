@@ -44,6 +44,10 @@ StreamAddReply::Outcome NextId(const internal::StreamState& st, const StreamAddO
   return *id > st.last_id ? O::kAdded : O::kIdTooSmall;
 }
 
+StreamTrimOutcome TrimOutcome(const internal::StreamState& st, int64_t removed) {
+  return {removed, st.length, st.length > 0 ? st.first_id : StreamId{}, st.last_id};
+}
+
 }  // namespace
 
 Result<StreamAddReply> Store::Transaction::XAdd(int db, std::string_view key,
@@ -51,7 +55,7 @@ Result<StreamAddReply> Store::Transaction::XAdd(int db, std::string_view key,
                                                 std::span<const std::string_view> fields) {
   auto s = Stream::Open(*txn_, db, key, /*write=*/true);
   if (!s.ok()) return s.status();
-  StreamAddReply reply{StreamAddReply::Outcome::kNoStream, {}};
+  StreamAddReply reply{StreamAddReply::Outcome::kNoStream, {}, {}};
   if (!s->exists() && options.no_mkstream) return reply;
   s->Create();
   reply.outcome = NextId(s->state(), options, NowMs(), &reply.id);
@@ -59,8 +63,10 @@ Result<StreamAddReply> Store::Transaction::XAdd(int db, std::string_view key,
   // server lets through), so nothing is staged then.
   if (reply.outcome != StreamAddReply::Outcome::kAdded) return reply;
   if (Status st = s->Append(reply.id, fields); !st.ok()) return st;
-  if (auto t = s->Trim(options.trim); !t.ok()) return t.status();
+  auto t = s->Trim(options.trim);
+  if (!t.ok()) return t.status();
   s->Save();
+  reply.trim = TrimOutcome(s->state(), *t);
   return reply;
 }
 
@@ -108,14 +114,15 @@ Result<int64_t> Store::Transaction::XDel(int db, std::string_view key,
   return deleted;
 }
 
-Result<int64_t> Store::Transaction::XTrim(int db, std::string_view key, const StreamTrim& trim) {
+Result<StreamTrimOutcome> Store::Transaction::XTrim(int db, std::string_view key,
+                                                    const StreamTrim& trim) {
   auto s = Stream::Open(*txn_, db, key, /*write=*/true);
   if (!s.ok()) return s.status();
-  if (!s->exists()) return int64_t{0};
+  if (!s->exists()) return StreamTrimOutcome{};
   auto removed = s->Trim(trim);
   if (!removed.ok()) return removed.status();
   if (*removed > 0) s->Save();
-  return *removed;
+  return TrimOutcome(s->state(), *removed);
 }
 
 Result<StreamError> Store::Transaction::XSetId(int db, std::string_view key,

@@ -486,6 +486,10 @@ class StreamReplicationTest(unittest.TestCase):
         p.execute_command("XADD", "s2", "MINID", "~", mid, "LIMIT", "8", "*", "t", "2")
         p.execute_command("XTRIM", "s2", "MAXLEN", "~", "12")
         p.execute_command("XTRIM", "s2", "MINID", "~", mid, "LIMIT", "4")
+        # A trim that removes nothing writes nothing, and sends nothing (as Redis).
+        offset = p.info("replication")["master_repl_offset"]
+        self.assertEqual(p.execute_command("XTRIM", "s2", "MAXLEN", "~", "1000"), 0)
+        self.assertEqual(p.info("replication")["master_repl_offset"], offset)
 
         # Consumer groups.
         p.xgroup_create("s", "g", id="0")

@@ -38,6 +38,30 @@ TEST_CASE("hash slots are Redis Cluster's (CRC16 XMODEM mod 16384, hash tags)") 
   CHECK(KeySlot("foo{}{bar}") == KeySlot("foo{}{bar}"));
   CHECK(KeySlot("foo{}{bar}") != KeySlot("bar"));      // an empty tag: the whole key
   CHECK(KeySlot("foo{{bar}}zap") == KeySlot("{bar"));  // from the first '{' to the first '}'
+  // Every length around the eight-byte steps, against CRC16/XMODEM bit by bit.
+  const auto bitwise = [](std::string_view s) {
+    uint16_t crc = 0;
+    for (unsigned char c : s) {
+      crc ^= static_cast<uint16_t>(c << 8);
+      for (int b = 0; b < 8; ++b) {
+        crc = (crc & 0x8000) ? static_cast<uint16_t>((crc << 1) ^ 0x1021)
+                             : static_cast<uint16_t>(crc << 1);
+      }
+    }
+    return static_cast<uint16_t>(crc & 16383);
+  };
+  uint32_t seed = 12345;
+  for (size_t len = 0; len <= 70; ++len) {
+    for (int round = 0; round < 20; ++round) {
+      std::string key(len, '\0');
+      for (char& c : key) {
+        seed = seed * 1103515245 + 12345;
+        c = static_cast<char>(seed >> 16);
+        if (c == '{') c = '(';  // no hash tag: the whole key is hashed
+      }
+      CHECK(KeySlot(key) == bitwise(key));
+    }
+  }
   CHECK(KeySlot("") == 0);
 }
 

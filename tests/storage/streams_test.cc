@@ -147,12 +147,87 @@ TEST_CASE("stream: ~ trims whole nodes of 100 entries, = trims exactly, LIMIT ca
   for (uint64_t ms = 1; ms <= 350; ++ms) REQUIRE(t.XAdd(0, "s", At(ms, 0), fields).ok());
   CHECK((*t.XInfoStream(0, "s"))->nodes == 4);
   StreamTrim approx{.by = StreamTrim::By::kMaxLen, .approx = true, .max_len = 120, .limit = 100};
-  CHECK(*t.XTrim(0, "s", approx) == 100);  // the LIMIT stops before the second node
+  auto trimmed = t.XTrim(0, "s", approx);
+  CHECK(trimmed->removed == 100);  // the LIMIT stops before the second node
+  CHECK(trimmed->length == 250);   // what a replica is sent: MAXLEN = 250
   approx.limit = 0;
-  CHECK(*t.XTrim(0, "s", approx) == 100);
+  trimmed = t.XTrim(0, "s", approx);
+  CHECK(trimmed->removed == 100);
+  CHECK(trimmed->length == 150);
+  CHECK(trimmed->first_id == StreamId{201, 0});
+  CHECK(trimmed->last_id == StreamId{350, 0});
+  trimmed = t.XTrim(0, "s", approx);  // the first node cannot go whole: nothing removed
+  CHECK(trimmed->removed == 0);
+  CHECK(trimmed->length == 150);
   StreamTrim exact{.by = StreamTrim::By::kMinId, .min_id = {260, 0}};
-  CHECK(*t.XTrim(0, "s", exact) == 59);
+  trimmed = t.XTrim(0, "s", exact);
+  CHECK(trimmed->removed == 59);
+  CHECK(trimmed->first_id == StreamId{260, 0});
   CHECK((*t.XInfoStream(0, "s"))->first_id == StreamId{260, 0});
+  // XADD reports its own trimming the same way.
+  StreamAddOptions capped = At(351, 0);
+  capped.trim = {.by = StreamTrim::By::kMaxLen, .max_len = 10};
+  auto added = t.XAdd(0, "s", capped, fields);
+  CHECK(added->trim.removed == 82);
+  CHECK(added->trim.length == 10);
+  CHECK(added->trim.first_id == StreamId{342, 0});
+  CHECK(*t.XTrim(0, "missing", exact) == StreamTrimOutcome{});
+}
+
+// A capped stream's approximate MAXLEN trim rarely removes anything (BullMQ trims its event
+// stream on every job): once a trim has read the first node, the stream keeps a lower bound of
+// its live entries, and a trim that even that bound shows cannot remove the node whole does not
+// read it again. RocksDB's perf context counts the memtable lookups of each unit.
+TEST_CASE("stream: an approximate MAXLEN trim that cannot remove the first node does not read it") {
+  Fixture f;
+  const SV fields[] = {"f", "v"};
+  {
+    Txn t(*f.store, {});
+    for (uint64_t ms = 1; ms <= 250; ++ms) REQUIRE(t.XAdd(0, "s", At(ms, 0), fields).ok());
+    REQUIRE(t.Commit().ok());  // nodes of 100, 100 and 50 entries
+  }
+  const auto lookups = [&](auto op) {
+    Txn t(*f.store, {});
+    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+    rocksdb::get_perf_context()->Reset();
+    op(t);
+    const uint64_t n = rocksdb::get_perf_context()->get_from_memtable_count;
+    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+    REQUIRE(t.Commit().ok());
+    return n;
+  };
+  const uint64_t open = lookups([](Txn& t) { CHECK(*t.XLen(0, "s") == 250); });
+  const StreamTrim keep{.by = StreamTrim::By::kMaxLen, .approx = true, .max_len = 200};
+  const auto trim_keeps = [&](Txn& t) { CHECK(t.XTrim(0, "s", keep)->removed == 0); };
+  // Not known yet: the trim reads the first node (250 - 100 < 200 keeps it). A trim that
+  // removes nothing writes nothing, so it does not keep what it learned.
+  CHECK(lookups(trim_keeps) == open + 1);
+  CHECK(lookups(trim_keeps) == open + 1);
+  // XADD's trim reads it too (and the tail node) and saves the bound with the stream.
+  StreamAddOptions add = At(251, 0);
+  add.trim = keep;
+  CHECK(lookups([&](Txn& t) { CHECK(t.XAdd(0, "s", add, fields)->trim.removed == 0); }) ==
+        open + 2);
+  CHECK(lookups(trim_keeps) == open);
+  add.id = {252, 0};
+  CHECK(lookups([&](Txn& t) { CHECK(t.XAdd(0, "s", add, fields)->trim.removed == 0); }) ==
+        open + 1);  // the tail node only
+  // A trim the bound does not rule out reads the node, removes it, then reads the next one,
+  // which stays (152 - 100 < 150): its bound is saved with the trim.
+  const StreamTrim cut{.by = StreamTrim::By::kMaxLen, .approx = true, .max_len = 150};
+  CHECK(lookups([&](Txn& t) { CHECK(t.XTrim(0, "s", cut)->removed == 100); }) > open);
+  CHECK(lookups([&](Txn& t) { CHECK(t.XTrim(0, "s", cut)->removed == 0); }) == open);
+  // An XDEL may have taken an entry of the first node: the bound is dropped.
+  CHECK(lookups([](Txn& t) {
+          const StreamId gone[] = {{150, 0}};
+          CHECK(*t.XDel(0, "s", gone) == 1);
+        }) > open);
+  CHECK(lookups([&](Txn& t) { CHECK(t.XTrim(0, "s", cut)->removed == 0); }) == open + 1);
+  // Exact trims still trim exactly.
+  const StreamTrim exact{.by = StreamTrim::By::kMaxLen, .max_len = 100};
+  CHECK(lookups([&](Txn& t) { CHECK(t.XTrim(0, "s", exact)->removed == 51); }) > open);
+  Txn t(*f.store, {});
+  CHECK(t.XRange(0, "s", {0, 0}, StreamId::Max(), false, 1)->front().id == StreamId{153, 0});
 }
 
 // A long-lived capped stream (BullMQ's event stream: XADD then XTRIM MAXLEN ~ on every event)
@@ -177,7 +252,7 @@ TEST_CASE("stream: trims and reads from the head skip no tombstones of earlier t
   // 19,000 entries and 190 nodes were trimmed before the head.
   CHECK(DeletionsSkippedBy([&] {
           for (int i = 0; i < 100; ++i) REQUIRE(t.XAdd(0, "s", At(++ms, 0), fields).ok());
-          CHECK(*t.XTrim(0, "s", cap) == 100);
+          CHECK(t.XTrim(0, "s", cap)->removed == 100);
         }) <= 200);  // the node just removed: its 100 entries and its record
   CHECK(DeletionsSkippedBy([&] {
           CHECK(t.XRange(0, "s", {0, 0}, StreamId::Max(), false, 1)->size() == 1);
@@ -191,7 +266,7 @@ TEST_CASE("stream: trims and reads from the head skip no tombstones of earlier t
   // The head node no longer starts at first_id: the trim finds it through the iterator.
   CHECK(DeletionsSkippedBy([&] {
           for (int i = 0; i < 100; ++i) REQUIRE(t.XAdd(0, "s", At(++ms, 0), fields).ok());
-          CHECK(*t.XTrim(0, "s", cap) == 99);
+          CHECK(t.XTrim(0, "s", cap)->removed == 99);
         }) <= 200);
 }
 
@@ -216,7 +291,7 @@ TEST_CASE("stream: a trim of several nodes skips no tombstones of earlier trims"
   for (int i = 0; i < 300; ++i) REQUIRE(t.XAdd(0, "s", At(++ms, 0), fields).ok());
   rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
   rocksdb::get_perf_context()->Reset();
-  CHECK(*t.XTrim(0, "s", cap) == 300);
+  CHECK(t.XTrim(0, "s", cap)->removed == 300);
   // Keys stepped over, live or deleted (4,068 when the walk went back over the earlier trims).
   const uint64_t stepped = rocksdb::get_perf_context()->internal_key_skipped_count;
   rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);

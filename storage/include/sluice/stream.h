@@ -62,11 +62,23 @@ struct StreamAddOptions {
   StreamTrim trim;
 };
 
+// What a trim (XTRIM's, or XADD's own) removed and the stream it left: what a replica is sent in
+// place of an approximate trim (`MAXLEN = length` or `MINID = first_id`), known without
+// reading the stream again.
+struct StreamTrimOutcome {
+  int64_t removed = 0;
+  int64_t length = 0;  // entries left
+  StreamId first_id;   // no entry left is below it (0-0 when none is left)
+  StreamId last_id;    // the stream's last ID (entries deleted or trimmed included)
+  bool operator==(const StreamTrimOutcome&) const = default;
+};
+
 struct StreamAddReply {
   // kNoStream: NOMKSTREAM and no key (nothing written). kIdTooSmall: the ID is not above the
   // stream's last ID. kExhausted: the last ID is the largest there is.
   enum class Outcome : uint8_t { kAdded, kNoStream, kIdTooSmall, kExhausted } outcome;
   StreamId id;
+  StreamTrimOutcome trim;  // kAdded only: what the add's trimming did
 };
 
 // The metadata Redis exposes (XINFO STREAM).

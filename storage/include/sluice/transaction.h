@@ -304,7 +304,8 @@ class Store::Transaction {
                                           StreamId end, bool rev, int64_t count);
   Result<int64_t> XLen(int db, std::string_view key);
   Result<int64_t> XDel(int db, std::string_view key, std::span<const StreamId> ids);
-  Result<int64_t> XTrim(int db, std::string_view key, const StreamTrim& trim);
+  // What the trim removed and left (all zero for a missing key).
+  Result<StreamTrimOutcome> XTrim(int db, std::string_view key, const StreamTrim& trim);
   // kNoKey, kSetIdSmallerThanTop, kSetIdEntriesAdded, or kNone (done).
   Result<StreamError> XSetId(int db, std::string_view key, const StreamSetIdOptions& options);
   // The stream's metadata; nullopt when the key is missing.

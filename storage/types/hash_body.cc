@@ -110,7 +110,52 @@ Result<std::optional<std::string>> HashBody::Get(std::string_view field) {
   return out;
 }
 
+// A job hash of a queue (BullMQ: ~10 fields, each HSET / HINCRBY / HMSET a round trip of its
+// scripts) changes a field or two at a time: decoding every field into strings and encoding them
+// all again on Save was most of such a call's own work.
+std::optional<bool> HashBody::SetInPlace(std::string_view field, std::string_view value) {
+  std::string& extra = h_.meta().extra;
+  size_t value_at = 0;  // where the field's value length starts
+  size_t value_end = 0;
+  bool found = false;
+  size_t at = 0;
+  uint64_t len = 0;
+  while (at < extra.size()) {
+    if (!ReadVarint(extra, &at, &len) || len > extra.size() - at) break;
+    const bool match = std::string_view(extra).substr(at, len) == field;
+    at += len;
+    const size_t value_start = at;
+    if (!ReadVarint(extra, &at, &len) || len > extra.size() - at) break;
+    at += len;
+    if (match) {
+      value_at = value_start;
+      value_end = at;
+      found = true;
+      break;
+    }
+  }
+  thread_local std::string encoded;
+  encoded.clear();
+  if (!found) {
+    AppendVarint(&encoded, field.size());
+    encoded.append(field);
+  }
+  AppendVarint(&encoded, value.size());
+  encoded.append(value);
+  if (found) {
+    extra.replace(value_at, value_end - value_at, encoded);
+    return false;
+  }
+  if (at != extra.size()) return std::nullopt;  // a damaged record: decoded, as before
+  extra.append(encoded);
+  h_.meta().count += 1;
+  return true;
+}
+
 Result<bool> HashBody::Set(std::string_view field, std::string_view value) {
+  if (inline_ && !fields_) {
+    if (std::optional<bool> added = SetInPlace(field, value)) return *added;
+  }
   if (inline_) {
     FieldValues& fields = Fields();
     for (auto& [f, v] : fields) {
@@ -185,6 +230,9 @@ Result<HashBody::FieldValues> HashBody::All() {
 
 bool HashBody::FitsInline() const {
   if ((h_.meta().flags & kMetaBigEncoding) != 0) return false;
+  if (!fields_) {  // the metadata's bytes are the fields, encoded
+    return h_.meta().count <= max_fields_ && h_.meta().extra.size() <= max_bytes_;
+  }
   if (static_cast<int64_t>(fields_->size()) > max_fields_) return false;
   size_t n = 0;
   for (const auto& [f, v] : *fields_) {
@@ -205,7 +253,9 @@ void HashBody::MoveToBig() {
 
 void HashBody::Save() {
   CollectionMeta& m = h_.meta();
-  if (inline_) {
+  if (inline_ && !fields_ && FitsInline()) {  // edited in place, or not at all
+    m.flags |= kMetaInline;
+  } else if (inline_) {
     Fields();
     if (!FitsInline()) {
       MoveToBig();

@@ -57,8 +57,12 @@ class HashBody {
   void Save();
 
  private:
-  // Inline: the fields decoded from the metadata (on the first change; reads scan the bytes).
+  // Inline: the fields decoded from the metadata (on the first erase; reads scan the bytes, and
+  // sets edit them in place until then).
   FieldValues& Fields();
+  // Inline, nothing decoded: sets the field in the metadata's bytes. True when it was new;
+  // nullopt, nothing changed, when the bytes do not read to their end (damaged).
+  std::optional<bool> SetInPlace(std::string_view field, std::string_view value);
   bool FitsInline() const;
   void MoveToBig();
 

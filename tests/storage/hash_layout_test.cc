@@ -307,6 +307,41 @@ TEST_CASE("hash layouts: the byte limit counts fields and values with their leng
   CHECK(s.field_entries == 4);
 }
 
+// Sets on an inline hash edit its bytes in place (nothing decoded): values that grow and shrink
+// (up to Redis's 64-byte listpack value, past which the hash moves out), a field set twice in
+// one call, new fields after the others, each read back in order with the count the metadata
+// keeps.
+TEST_CASE("hash layouts: sets edit an inline hash's bytes in place") {
+  TempDir dir;
+  auto store = OpenWithLimits(dir.path(), 128, 4096);
+  const auto set = [&](std::initializer_list<std::pair<SV, SV>> fields, int64_t added) {
+    Txn t(*store, {});
+    const std::vector<std::pair<SV, SV>> v(fields);
+    CHECK(*t.HSet(0, "h", v) == added);
+    REQUIRE(t.Commit().ok());
+  };
+  const std::string wide(64, 'x');
+  set({{"f0", "a"}, {"f1", "b"}}, 2);
+  set({{"f0", wide}}, 0);
+  CHECK(All(*store, "h") == Fields{{"f0", wide}, {"f1", "b"}});
+  set({{"f2", "1"}, {"f2", "2"}, {"f1", std::string(63, 'y')}}, 1);
+  set({{"f0", "c"}}, 0);
+  CHECK(All(*store, "h") == Fields{{"f0", "c"}, {"f1", std::string(63, 'y')}, {"f2", "2"}});
+  {
+    Txn t(*store, {});
+    CHECK(*t.HIncrBy(0, "h", "f2", 40) == 42);
+    CHECK(*t.HIncrBy(0, "h", "f3", -1) == -1);
+    REQUIRE(t.Commit().ok());
+  }
+  CHECK(All(*store, "h") ==
+        Fields{{"f0", "c"}, {"f1", std::string(63, 'y')}, {"f2", "42"}, {"f3", "-1"}});
+  store.reset();
+  const Stored s = ReadStored(dir.path(), "h");
+  CHECK(s.is_inline);
+  CHECK(s.count == 4);
+  CHECK(s.field_entries == 0);
+}
+
 TEST_CASE("hash layouts: a hash stored one entry per field stays so under inline limits") {
   TempDir dir;
   {

@@ -115,28 +115,22 @@ Result<std::optional<std::string>> HashBody::Get(std::string_view field) {
 // all again on Save was most of such a call's own work.
 std::optional<bool> HashBody::SetInPlace(std::string_view field, std::string_view value) {
   std::string& extra = h_.meta().extra;
-  size_t value_at = 0;  // where the field's value length starts
-  size_t value_end = 0;
+  size_t value_at = 0;   // where the field's value length starts
+  size_t value_end = 0;  // where its value ends
+  size_t walked_to = 0;  // the end of the last pair read
   bool found = false;
-  size_t at = 0;
-  uint64_t len = 0;
-  while (at < extra.size()) {
-    if (!ReadVarint(extra, &at, &len) || len > extra.size() - at) break;
-    const bool match = std::string_view(extra).substr(at, len) == field;
-    at += len;
-    const size_t value_start = at;
-    if (!ReadVarint(extra, &at, &len) || len > extra.size() - at) break;
-    at += len;
-    if (match) {
-      value_at = value_start;
-      value_end = at;
-      found = true;
-      break;
-    }
-  }
+  ForEachInline(extra, [&](std::string_view f, std::string_view v) {
+    walked_to = static_cast<size_t>(v.data() + v.size() - extra.data());
+    if (f != field) return true;
+    value_at = static_cast<size_t>(f.data() + f.size() - extra.data());
+    value_end = walked_to;
+    found = true;
+    return false;
+  });
   thread_local std::string encoded;
   encoded.clear();
   if (!found) {
+    if (walked_to != extra.size()) return std::nullopt;  // a damaged record: decoded, as before
     AppendVarint(&encoded, field.size());
     encoded.append(field);
   }
@@ -146,7 +140,6 @@ std::optional<bool> HashBody::SetInPlace(std::string_view field, std::string_vie
     extra.replace(value_at, value_end - value_at, encoded);
     return false;
   }
-  if (at != extra.size()) return std::nullopt;  // a damaged record: decoded, as before
   extra.append(encoded);
   h_.meta().count += 1;
   return true;

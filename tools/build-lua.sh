@@ -8,10 +8,11 @@
 #
 #   tools/build-lua.sh [--cflags "FLAGS"] [--cache DIR]
 #
-# FLAGS are added to the compile (the AddressSanitizer build passes -fsanitize=address). The
-# result is cached in DIR (default /var/cache/sluice if writable, else ~/.cache/sluice) under a
-# name that hashes the package version, the patches, this script and FLAGS: a change to any of
-# them builds anew, an unchanged tree reuses the build. Concurrent runs wait on a lock.
+# FLAGS are added to the compile (the AddressSanitizer build passes -fsanitize=address, a
+# profile-guided build its -fprofile-* options). The result is cached in DIR (default
+# /var/cache/sluice if writable, else ~/.cache/sluice) under a name that hashes the package
+# version, the patches, this script and FLAGS: a change to any of them builds anew, an unchanged
+# tree reuses the build. Concurrent runs wait on a lock.
 # Layout: DIR/lua-<version>-<hash>/{include/lua5.1/{lua.h,luaconf.h,lualib.h,lauxlib.h,lua.hpp,
 # lua5.1-deb-multiarch.h},
 # lib/liblua5.1-sluice.a}. About a minute on 2 cores.
@@ -92,11 +93,16 @@ sources=(lapi lcode ldebug ldo ldump lfunc lgc llex lmem lobject lopcodes lparse
          lstrlib loadlib linit)
 n=${#sources[@]}
 i=0
+# A profile-guided build (FLAGS with -fprofile-generate=DIR or -fprofile-use=DIR, cmake/Pgo.cmake)
+# names each object's counts by its path below this temporary directory, so that the build
+# optimised with them finds the ones the instrumented build wrote.
+profile_prefix=""
+[[ "$cflags" == *-fprofile-* ]] && profile_prefix="-fprofile-prefix-path=$PWD"
 for s in "${sources[@]}"; do
   i=$((i + 1))
   printf '\rbuild-lua: compiling as C++ %2d/%d %-12s' "$i" "$n" "$s.c" >&2
   # shellcheck disable=SC2086  # FLAGS is a list of words
-  g++ -x c++ -O2 -g -fPIC -DLUA_USE_LINUX -w $cflags -c "$s.c" -o "$s.o"
+  g++ -x c++ -O2 -g -fPIC -DLUA_USE_LINUX -w $cflags $profile_prefix -c "$s.c" -o "$s.o"
 done
 echo >&2
 mkdir -p "$work/out/lib" "$work/out/include/lua5.1"

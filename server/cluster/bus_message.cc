@@ -87,10 +87,6 @@ Gossip DecodeGossip(std::string_view in, size_t at) {
   return g;
 }
 
-bool IsPingLike(MsgType t) {
-  return t == MsgType::kPing || t == MsgType::kPong || t == MsgType::kMeet;
-}
-
 // The body of a PING/PONG/MEET: gossip then the hostname extension.
 void EncodePingBody(const BusMessage& m, std::string& out) {
   size_t at = out.size();

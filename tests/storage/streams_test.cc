@@ -25,6 +25,24 @@ StreamAddOptions At(uint64_t ms, uint64_t seq) {
   return o;
 }
 
+// MAXLEN [~] n [LIMIT limit] (designated initializers that skip min_id draw GCC's
+// -Wmissing-field-initializers).
+StreamTrim MaxLen(int64_t n, bool approx, int64_t limit = 0) {
+  StreamTrim t;
+  t.by = StreamTrim::By::kMaxLen;
+  t.approx = approx;
+  t.max_len = n;
+  t.limit = limit;
+  return t;
+}
+
+StreamClaimOptions JustId(bool force) {
+  StreamClaimOptions o;
+  o.force = force;
+  o.justid = true;
+  return o;
+}
+
 // Stream "s" with entries 1-0 .. n-0 and group "g" from the start, committed.
 void FillWithGroup(Fixture& f, uint64_t n) {
   const SV fields[] = {"f", "v"};
@@ -78,7 +96,7 @@ void CheckDeliveryOfPendingEntries(bool legacy) {
   }
   if (legacy) WriteGroupRecordWithoutWatermark(f, "s", "g");
   Txn t(*f.store, {});
-  StreamClaimOptions force{.force = true, .justid = true};
+  StreamClaimOptions force = JustId(true);
   const StreamId ahead[] = {{3, 0}};
   CHECK(Ids(t.XClaim(0, "s", "g", "bob", ahead, force)->claimed) == std::vector<StreamId>{{3, 0}});
   const std::vector<StreamId> all{{1, 0}, {2, 0}, {3, 0}, {4, 0}};
@@ -146,7 +164,7 @@ TEST_CASE("stream: ~ trims whole nodes of 100 entries, = trims exactly, LIMIT ca
   const SV fields[] = {"f", "v"};
   for (uint64_t ms = 1; ms <= 350; ++ms) REQUIRE(t.XAdd(0, "s", At(ms, 0), fields).ok());
   CHECK((*t.XInfoStream(0, "s"))->nodes == 4);
-  StreamTrim approx{.by = StreamTrim::By::kMaxLen, .approx = true, .max_len = 120, .limit = 100};
+  StreamTrim approx = MaxLen(120, true, 100);
   auto trimmed = t.XTrim(0, "s", approx);
   CHECK(trimmed->removed == 100);  // the LIMIT stops before the second node
   CHECK(trimmed->length == 250);   // what a replica is sent: MAXLEN = 250
@@ -166,7 +184,7 @@ TEST_CASE("stream: ~ trims whole nodes of 100 entries, = trims exactly, LIMIT ca
   CHECK((*t.XInfoStream(0, "s"))->first_id == StreamId{260, 0});
   // XADD reports its own trimming the same way.
   StreamAddOptions capped = At(351, 0);
-  capped.trim = {.by = StreamTrim::By::kMaxLen, .max_len = 10};
+  capped.trim = MaxLen(10, false);
   auto added = t.XAdd(0, "s", capped, fields);
   CHECK(added->trim.removed == 82);
   CHECK(added->trim.length == 10);
@@ -197,7 +215,7 @@ TEST_CASE("stream: an approximate MAXLEN trim that cannot remove the first node 
     return n;
   };
   const uint64_t open = lookups([](Txn& t) { CHECK(*t.XLen(0, "s") == 250); });
-  const StreamTrim keep{.by = StreamTrim::By::kMaxLen, .approx = true, .max_len = 200};
+  const StreamTrim keep = MaxLen(200, true);
   const auto trim_keeps = [&](Txn& t) { CHECK(t.XTrim(0, "s", keep)->removed == 0); };
   // Not known yet: the trim reads the first node (250 - 100 < 200 keeps it). A trim that
   // removes nothing writes nothing, so it does not keep what it learned.
@@ -214,7 +232,7 @@ TEST_CASE("stream: an approximate MAXLEN trim that cannot remove the first node 
         open + 1);  // the tail node only
   // A trim the bound does not rule out reads the node, removes it, then reads the next one,
   // which stays (152 - 100 < 150): its bound is saved with the trim.
-  const StreamTrim cut{.by = StreamTrim::By::kMaxLen, .approx = true, .max_len = 150};
+  const StreamTrim cut = MaxLen(150, true);
   CHECK(lookups([&](Txn& t) { CHECK(t.XTrim(0, "s", cut)->removed == 100); }) > open);
   CHECK(lookups([&](Txn& t) { CHECK(t.XTrim(0, "s", cut)->removed == 0); }) == open);
   // An XDEL may have taken an entry of the first node: the bound is dropped.
@@ -224,7 +242,7 @@ TEST_CASE("stream: an approximate MAXLEN trim that cannot remove the first node 
         }) > open);
   CHECK(lookups([&](Txn& t) { CHECK(t.XTrim(0, "s", cut)->removed == 0); }) == open + 1);
   // Exact trims still trim exactly.
-  const StreamTrim exact{.by = StreamTrim::By::kMaxLen, .max_len = 100};
+  const StreamTrim exact = MaxLen(100, false);
   CHECK(lookups([&](Txn& t) { CHECK(t.XTrim(0, "s", exact)->removed == 51); }) > open);
   Txn t(*f.store, {});
   CHECK(t.XRange(0, "s", {0, 0}, StreamId::Max(), false, 1)->front().id == StreamId{153, 0});
@@ -237,7 +255,7 @@ TEST_CASE("stream: an approximate MAXLEN trim that cannot remove the first node 
 TEST_CASE("stream: trims and reads from the head skip no tombstones of earlier trims") {
   Fixture f;
   const SV fields[] = {"f", "v"};
-  const StreamTrim cap{.by = StreamTrim::By::kMaxLen, .approx = true, .max_len = 1000};
+  const StreamTrim cap = MaxLen(1000, true);
   uint64_t ms = 0;
   for (int round = 0; round < 20; ++round) {
     Txn t(*f.store, {});
@@ -277,7 +295,7 @@ TEST_CASE("stream: trims and reads from the head skip no tombstones of earlier t
 TEST_CASE("stream: a trim of several nodes skips no tombstones of earlier trims") {
   Fixture f;
   const SV fields[] = {"f", "v"};
-  const StreamTrim cap{.by = StreamTrim::By::kMaxLen, .approx = true, .max_len = 1000};
+  const StreamTrim cap = MaxLen(1000, true);
   uint64_t ms = 0;
   {
     Txn t(*f.store, {});
@@ -408,7 +426,7 @@ TEST_CASE("stream groups: deliver, pending, claim, ack; entries-read and lag") {
   REQUIRE(read.ok());
   REQUIRE(read->has_value());
   CHECK(Ids(**read) == std::vector<StreamId>{{1, 0}, {2, 0}});
-  StreamClaimOptions o{.justid = true};  // a unit's time is fixed: no idle time passes
+  StreamClaimOptions o = JustId(false);  // a unit's time is fixed: no idle time passes
   const StreamId claim[] = {{2, 0}};
   CHECK(Ids(t.XClaim(0, "s", "g", "bob", claim, o)->claimed) == std::vector<StreamId>{{2, 0}});
   auto summary = t.XPendingSummary(0, "s", "g");
@@ -484,7 +502,7 @@ TEST_CASE("stream groups: reads and claims report what they changed in the group
 
   StreamGroupChange claim;
   const StreamId one[] = {{1, 0}};
-  REQUIRE(t.XClaim(0, "s", "g", "bob", one, StreamClaimOptions{.justid = true}, &claim).ok());
+  REQUIRE(t.XClaim(0, "s", "g", "bob", one, JustId(false), &claim).ok());
   CHECK(claim.consumer_created);
   CHECK_FALSE(claim.group_moved);
   REQUIRE(claim.pending.size() == 1);

@@ -15,7 +15,8 @@
 # requests from one redis-benchmark client (pipeline P, default 16, keys from 100k) and prints
 # the server's instructions per request (EVALSHA: tools/bench/gcra.lua, where the server has
 # scripting) (all its threads: I/O, RocksDB, background work).
-# Default N=20000, appendfsync everysec (Redis: appendonly yes, same appendfsync).
+# Default N=20000, appendfsync everysec (Redis: appendonly yes, same appendfsync). Redis is the
+# redis-server on PATH; --redis-server '' leaves its column out.
 # --script adds a row NAME: EVALSHA of FILE's exact bytes (SCRIPT LOAD) with ARGS (numkeys, keys,
 # argv; __rand_int__ as redis-benchmark expands it), e.g. a recognised library script
 # (server/scripting/native/library_scripts/). --sluice-lua adds a column: the same Sluice with native-scripts no
@@ -43,7 +44,7 @@ sluice_lua=0
 only_scripts=0
 collections=0
 
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
     --sluice) sluice_bin=$2; shift ;;
@@ -66,6 +67,11 @@ for tool in valgrind callgrind_control redis-benchmark redis-cli; do
   command -v "$tool" >/dev/null || { echo "cost: $tool not found (apt-get install valgrind redis-tools)" >&2; exit 1; }
 done
 [ -x "$sluice_bin" ] || { echo "cost: no $sluice_bin; build it first with tools/setup.sh" >&2; exit 1; }
+# Checked before the minutes of measuring, not when its turn comes. --redis-server '' skips it.
+if [ -n "$redis_bin" ] && ! "$redis_bin" --version 2>/dev/null | grep -q '^Redis server'; then
+  echo "cost: '$redis_bin' is not a redis-server (--redis-server '' measures without Redis)" >&2
+  exit 1
+fi
 
 workdir=$(mktemp -d -t sluice-cost.XXXXXX)
 pid=""

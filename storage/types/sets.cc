@@ -259,17 +259,20 @@ Result<std::vector<std::optional<Collection>>> OpenAll(Txn& txn, int db,
 }
 
 // The intersection (smallest set first, each candidate checked in the others), stopping at
-// limit members when limit > 0.
+// limit members when limit > 0. Every set exists (no nullopt in sets).
 Result<Members> Intersect(std::vector<std::optional<Collection>>& sets, int64_t limit) {
-  std::sort(sets.begin(), sets.end(),
-            [](const auto& a, const auto& b) { return a->size() < b->size(); });
-  auto first = AllMembers(*sets[0]);
+  std::vector<Collection*> order;
+  order.reserve(sets.size());
+  for (auto& s : sets) order.push_back(&*s);
+  std::sort(order.begin(), order.end(),
+            [](const Collection* a, const Collection* b) { return a->size() < b->size(); });
+  auto first = AllMembers(*order[0]);
   if (!first.ok()) return first.status();
   Members out;
   for (const auto& m : *first) {
     bool everywhere = true;
-    for (size_t i = 1; i < sets.size() && everywhere; ++i) {
-      auto has = Contains(*sets[i], m);
+    for (size_t i = 1; i < order.size() && everywhere; ++i) {
+      auto has = Contains(*order[i], m);
       if (!has.ok()) return has.status();
       everywhere = *has;
     }

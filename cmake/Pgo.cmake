@@ -10,8 +10,8 @@
 # Both strip this build directory from the counts' file names (-fprofile-prefix-path), so a
 # profile trained in one build directory serves another. A function without counts (tests, code
 # the training never ran) is optimised as without a profile (-fprofile-partial-training); one
-# whose source changed since the training loses its counts quietly (-Wno-coverage-mismatch)
-# instead of failing the build. SLUICE_PGO_STAMP (the profile's identity, set by setup) is part
+# whose source changed since the training loses its counts (-Wno-coverage-mismatch: a warning
+# at most) instead of failing the build. SLUICE_PGO_STAMP (the profile's identity, set by setup) is part
 # of the compile flags so that a new profile recompiles everything. The Lua library
 # (tools/build-lua.sh) takes the same options through SLUICE_PGO_LUA_CFLAGS, its counts under
 # DIR/lua; its cache key hashes those flags, the stamp included.

@@ -9,7 +9,10 @@ namespace sluice::internal {
 namespace {
 
 constexpr unsigned char kKindMask = 0x0f;
+// Format bits: 0 in every record but a string's, which may carry kRawString (Entry::raw_encoding;
+// builds before 2026-12-03 refuse such a record as damaged).
 constexpr unsigned char kVersionMask = 0x70;
+constexpr unsigned char kRawString = 0x10;
 constexpr unsigned char kHasExpiry = 0x80;
 constexpr size_t kExpiryBytes = 8;
 
@@ -231,10 +234,12 @@ bool DecodeKey(std::string_view raw, int* db, std::string_view* user_key) {
   return true;
 }
 
-size_t EncodeValueHeader(ValueKind kind, int64_t expire_at_ms, char (&out)[kMaxValueHeader]) {
+size_t EncodeValueHeader(ValueKind kind, int64_t expire_at_ms, char (&out)[kMaxValueHeader],
+                         bool raw_encoding) {
   bool expires = expire_at_ms != kNoExpiry;
   unsigned char tag = static_cast<unsigned char>(kind);
   if (expires) tag |= kHasExpiry;
+  if (raw_encoding && kind == ValueKind::kString) tag |= kRawString;
   out[0] = static_cast<char>(tag);
   if (!expires) return 1;
   const auto v = static_cast<uint64_t>(expire_at_ms);
@@ -242,9 +247,10 @@ size_t EncodeValueHeader(ValueKind kind, int64_t expire_at_ms, char (&out)[kMaxV
   return 1 + kExpiryBytes;
 }
 
-std::string EncodeValue(ValueKind kind, int64_t expire_at_ms, std::string_view payload) {
+std::string EncodeValue(ValueKind kind, int64_t expire_at_ms, std::string_view payload,
+                        bool raw_encoding) {
   char header[kMaxValueHeader];
-  const size_t n = EncodeValueHeader(kind, expire_at_ms, header);
+  const size_t n = EncodeValueHeader(kind, expire_at_ms, header, raw_encoding);
   std::string out;
   out.reserve(n + payload.size());
   out.append(header, n);
@@ -255,9 +261,12 @@ std::string EncodeValue(ValueKind kind, int64_t expire_at_ms, std::string_view p
 std::optional<EntryView> DecodeValue(std::string_view raw) {
   if (raw.empty()) return std::nullopt;
   auto tag = static_cast<unsigned char>(raw[0]);
-  if ((tag & kVersionMask) != 0 || !ValidKind(tag & kKindMask)) return std::nullopt;
+  if (!ValidKind(tag & kKindMask)) return std::nullopt;
   EntryView v;
   v.kind = static_cast<ValueKind>(tag & kKindMask);
+  const unsigned char format = tag & kVersionMask;
+  v.raw_encoding = format == kRawString;
+  if (format != 0 && !(v.raw_encoding && v.kind == ValueKind::kString)) return std::nullopt;
   size_t pos = 1;
   if (tag & kHasExpiry) {
     if (raw.size() < 1 + kExpiryBytes) return std::nullopt;

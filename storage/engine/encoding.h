@@ -32,10 +32,14 @@ inline constexpr int kNumElementCfs = 6;
 const char* ElementCfName(ElementCf cf);
 
 // A decoded value. expire_at_ms is kNoExpiry or an absolute time in ms since the epoch.
+// raw_encoding: a string edited in place (APPEND to it, SETRANGE, SETBIT, BITFIELD), whose
+// OBJECT ENCODING Redis reports as "raw" whatever its bytes; kept while the value is (EXPIRE,
+// PERSIST, RENAME, MOVE, COPY), dropped by any write of a new value (SET, INCR, ...).
 struct Entry {
   ValueKind kind = ValueKind::kString;
   int64_t expire_at_ms = kNoExpiry;
   std::string payload;
+  bool raw_encoding = false;
 };
 
 // Same as Entry but viewing the bytes it was decoded from (valid while they live).
@@ -43,6 +47,7 @@ struct EntryView {
   ValueKind kind = ValueKind::kString;
   int64_t expire_at_ms = kNoExpiry;
   std::string_view payload;
+  bool raw_encoding = false;
 };
 
 // Redis's rule: a key is expired once the clock has passed its expiry millisecond.
@@ -79,10 +84,13 @@ std::string DbEnd(int db);
 // Splits a RocksDB key. False when it is not a valid encoded key.
 bool DecodeKey(std::string_view raw, int* db, std::string_view* user_key);
 
-std::string EncodeValue(ValueKind kind, int64_t expire_at_ms, std::string_view payload);
+std::string EncodeValue(ValueKind kind, int64_t expire_at_ms, std::string_view payload,
+                        bool raw_encoding = false);
 // The bytes EncodeValue puts before the payload, written to out[0..n); returns n (1 or 9).
+// raw_encoding is kept for a string only (Entry).
 inline constexpr size_t kMaxValueHeader = 9;
-size_t EncodeValueHeader(ValueKind kind, int64_t expire_at_ms, char (&out)[kMaxValueHeader]);
+size_t EncodeValueHeader(ValueKind kind, int64_t expire_at_ms, char (&out)[kMaxValueHeader],
+                         bool raw_encoding = false);
 // nullopt when the bytes are not a value of a known format (corruption).
 std::optional<EntryView> DecodeValue(std::string_view raw);
 // Reads only the header: the expiry, or nullopt when undecodable. Cheap (expiry cycle, key counts).

@@ -182,8 +182,8 @@ Result<std::optional<internal::Entry>> Store::Impl::ReadEntry(const std::string&
   if (!found) return std::optional<internal::Entry>();
   auto view = internal::DecodeValue(raw.ToStringView());
   if (!view) return Status::Corruption("invalid value encoding");
-  return std::optional<internal::Entry>(
-      internal::Entry{view->kind, view->expire_at_ms, std::string(view->payload)});
+  return std::optional<internal::Entry>(internal::Entry{
+      view->kind, view->expire_at_ms, std::string(view->payload), view->raw_encoding});
 }
 
 Result<std::optional<internal::Entry>> Store::Impl::ReadLive(const std::string& raw_key,

@@ -369,7 +369,8 @@ Result<std::optional<Entry>> Txn::Read(const std::string& raw_key) {
   if (!view.ok()) return view.status();
   if (!view->has_value()) return std::optional<Entry>();
   const EntryView& v = **view;
-  return std::optional<Entry>(Entry{v.kind, v.expire_at_ms, std::string(v.payload)});
+  return std::optional<Entry>(
+      Entry{v.kind, v.expire_at_ms, std::string(v.payload), v.raw_encoding});
 }
 
 void Txn::NoteWritten(std::string_view raw_key, uint8_t op, int64_t expire_at_ms) {
@@ -403,13 +404,13 @@ void Txn::NoteRead(std::string_view raw_key, const EntryView* v) {
 }
 
 void Txn::Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
-              std::string_view payload) {
+              std::string_view payload, bool raw_encoding) {
   // [header][payload] (EncodeValue) assembled in a pending slot; it reaches the batch when
   // something needs the batch whole (FlushPending) or the slot is needed, unless a later Put of
   // the key replaces it. `payload` may point into `read` (a value just read), never into a
   // pending value: ReadView copies a pending value into `read`.
   char header[kMaxValueHeader];
-  const size_t n = EncodeValueHeader(kind, expire_at_ms, header);
+  const size_t n = EncodeValueHeader(kind, expire_at_ms, header, raw_encoding);
   s_->read_valid = false;
   std::string* value = s_->pending.Stage(impl_.db()->DefaultColumnFamily(), raw_key, s_->batch);
   value->assign(header, n);

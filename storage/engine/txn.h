@@ -127,10 +127,11 @@ class Txn {
   // that raw_key is stored with an expiry at or before now_ms() (lock_pool.h, write marks).
   // The caller holds its stripe; the unit has not read, written or removed raw_key.
   void RemoveExpired(std::string_view raw_key);
+  // raw_encoding: Entry's (a string edited in place).
   void Put(const std::string& raw_key, ValueKind kind, int64_t expire_at_ms,
-           std::string_view payload);
+           std::string_view payload, bool raw_encoding = false);
   void Put(const std::string& raw_key, const Entry& e) {
-    Put(raw_key, e.kind, e.expire_at_ms, e.payload);
+    Put(raw_key, e.kind, e.expire_at_ms, e.payload, e.raw_encoding);
   }
   void Delete(const std::string& raw_key);
   // Records raw_key as modified without writing it (for commit observers, e.g. WATCH): for

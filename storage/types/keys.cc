@@ -137,7 +137,7 @@ Result<bool> Store::Transaction::ExpireAt(int db, std::string_view key, int64_t 
   if (txn_->AlreadyExpired(at_ms)) {
     txn_->Delete(raw);
   } else {
-    txn_->Put(raw, (*cur)->kind, at_ms, (*cur)->payload);
+    txn_->Put(raw, (*cur)->kind, at_ms, (*cur)->payload, (*cur)->raw_encoding);
   }
   return true;
 }
@@ -163,7 +163,7 @@ Result<bool> Store::Transaction::Persist(int db, std::string_view key) {
   auto cur = txn_->Read(raw);
   if (!cur.ok()) return cur.status();
   if (!cur->has_value() || (*cur)->expire_at_ms == kNoExpiry) return false;
-  txn_->Put(raw, (*cur)->kind, kNoExpiry, (*cur)->payload);
+  txn_->Put(raw, (*cur)->kind, kNoExpiry, (*cur)->payload, (*cur)->raw_encoding);
   return true;
 }
 
@@ -188,8 +188,9 @@ Result<std::optional<std::string>> Store::Transaction::ObjectEncoding(int db,
   if (!e.ok()) return e.status();
   if (!e->has_value()) return std::optional<std::string>();
   const internal::EntryView& v = **e;
-  if (v.kind == ValueKind::kString)
-    return std::optional<std::string>(StringEncodingName(v.payload));
+  if (v.kind == ValueKind::kString) {
+    return std::optional<std::string>(v.raw_encoding ? "raw" : StringEncodingName(v.payload));
+  }
   if (!IsCollection(v.kind)) return std::optional<std::string>("raw");
   auto meta = internal::DecodeMeta(v.payload);
   if (!meta) return Status::Corruption("invalid collection metadata");

@@ -69,6 +69,34 @@ ENCODING_CASES = [
      "set-max-intset-entries", "512"],
 ]
 
+# A string edited in place (APPEND to it, SETRANGE, SETBIT, BITFIELD) is "raw" whatever its
+# bytes, and stays so while the value does (EXPIRE, PERSIST, RENAME, COPY, MOVE, GETEX); a new
+# value (SET, GETSET, INCR, SET KEEPTTL) is encoded from its bytes again. HyperLogLogs are raw.
+STRING_ENCODING_CASES = [
+    ["FLUSHALL"], ["SET", "a", "12"], ["OBJECT", "ENCODING", "a"], ["APPEND", "a", "3"],
+    ["OBJECT", "ENCODING", "a"], ["EXPIRE", "a", "100"], ["OBJECT", "ENCODING", "a"],
+    ["PERSIST", "a"], ["OBJECT", "ENCODING", "a"], ["RENAME", "a", "a2"],
+    ["OBJECT", "ENCODING", "a2"], ["COPY", "a2", "a3"], ["OBJECT", "ENCODING", "a3"],
+    ["MOVE", "a3", "1"], ["SELECT", "1"], ["OBJECT", "ENCODING", "a3"], ["FLUSHDB"],
+    ["SELECT", "0"], ["SET", "a2", "5"], ["OBJECT", "ENCODING", "a2"],
+    ["SET", "b", "hello"], ["SETRANGE", "b", "1", "x"], ["OBJECT", "ENCODING", "b"],
+    ["SETRANGE", "n", "0", "abc"], ["OBJECT", "ENCODING", "n"], ["SETRANGE", "n2", "0", ""],
+    ["EXISTS", "n2"], ["SET", "c", "1234"], ["SETRANGE", "c", "0", ""],
+    ["OBJECT", "ENCODING", "c"], ["APPEND", "d", "x"], ["OBJECT", "ENCODING", "d"],
+    ["APPEND", "d", "y"], ["OBJECT", "ENCODING", "d"], ["SETBIT", "e", "3", "1"],
+    ["OBJECT", "ENCODING", "e"], ["SET", "f", "7"], ["SETBIT", "f", "0", "1"],
+    ["OBJECT", "ENCODING", "f"], ["INCR", "f"], ["OBJECT", "ENCODING", "f"],
+    ["BITFIELD", "g", "SET", "u8", "0", "100"], ["OBJECT", "ENCODING", "g"], ["SET", "h", "5"],
+    ["SETRANGE", "h", "0", "6"], ["GETEX", "h", "EX", "100"], ["OBJECT", "ENCODING", "h"],
+    ["GETEX", "h", "PERSIST"], ["OBJECT", "ENCODING", "h"], ["PFADD", "hl", "x", "y", "z"],
+    ["OBJECT", "ENCODING", "hl"], ["PFCOUNT", "hl"], ["OBJECT", "ENCODING", "hl"],
+    ["PFMERGE", "hm", "hl"], ["OBJECT", "ENCODING", "hm"], ["SET", "k", "1234"],
+    ["APPEND", "k", "5"], ["GETSET", "k", "9"], ["OBJECT", "ENCODING", "k"], ["SET", "m", "99"],
+    ["SETRANGE", "m", "0", "1"], ["SET", "m", "99", "KEEPTTL"], ["OBJECT", "ENCODING", "m"],
+    ["SET", "big", "x" * 50], ["OBJECT", "ENCODING", "big"], ["APPEND", "big", "y"],
+    ["OBJECT", "ENCODING", "big"],
+]
+
 
 @unittest.skipIf(IS_REDIS, "compares Sluice with Redis")
 class IntrospectionDifferentialTest(BesideReference):
@@ -95,6 +123,9 @@ class IntrospectionDifferentialTest(BesideReference):
             got = self.raw(self.sluice.port, ENCODING_CASES, proto)
             for i, (g, w) in enumerate(zip(got, want)):
                 self.assertEqual(g, w, "RESP%d %r" % (proto, ENCODING_CASES[i]))
+
+    def test_object_encoding_of_strings_edited_in_place(self):
+        self.check(STRING_ENCODING_CASES)
 
     def test_getkeys_and_flags(self):
         for case in GETKEYS_CASES:

@@ -461,4 +461,29 @@ TEST_CASE("SETRANGE") {
   CHECK(h.Cmd("setrange conc -1 x") == Err("ERR offset is out of range"));
 }
 
+TEST_CASE("OBJECT ENCODING of strings edited in place (Redis 7.0's replies)") {
+  Harness h;
+  CHECK(h.Cmd("set a 1234") == Ok());
+  CHECK(h.Cmd("object encoding a") == Bulk("int"));
+  CHECK(h.Cmd("setrange a 0 2") == Int(4));
+  CHECK(h.Cmd("object encoding a") == Bulk("raw"));
+  CHECK(h.Cmd("get a") == Bulk("2234"));
+  CHECK(h.Cmd("expire a 100") == Int(1));
+  CHECK(h.Cmd("object encoding a") == Bulk("raw"));
+  CHECK(h.Cmd("copy a b") == Int(1));
+  CHECK(h.Cmd("object encoding b") == Bulk("raw"));
+  CHECK(h.Cmd("incr b") == Int(2235));
+  CHECK(h.Cmd("object encoding b") == Bulk("int"));
+  CHECK(h.Cmd("set c hello") == Ok());
+  CHECK(h.Cmd("append c x") == Int(6));
+  CHECK(h.Cmd("object encoding c") == Bulk("raw"));
+  CHECK(h.Cmd("setbit d 1 1") == Int(0));
+  CHECK(h.Cmd("object encoding d") == Bulk("raw"));
+  CHECK(h.Cmd("pfadd p x") == Int(1));
+  CHECK(h.Cmd("object encoding p") == Bulk("raw"));
+  CHECK(h.Cmd("set e 5") == Ok());
+  CHECK(h.Cmd("bitfield e get u8 0") == Arr({Int(53)}));  // a read leaves it alone
+  CHECK(h.Cmd("object encoding e") == Bulk("int"));
+}
+
 }  // namespace sluice::server::testing

@@ -125,12 +125,39 @@ TEST_CASE("values round-trip with and without expiry") {
   CHECK(empty->payload.empty());
 }
 
+TEST_CASE("a string edited in place keeps its raw mark through the header, expiry or not") {
+  const std::string raw = EncodeValue(ValueKind::kString, kNoExpiry, "12", true);
+  CHECK(raw == std::string("\x10"
+                           "12"));
+  auto v = DecodeValue(raw);
+  REQUIRE(v.has_value());
+  CHECK(v->kind == ValueKind::kString);
+  CHECK(v->raw_encoding);
+  CHECK(v->payload == "12");
+  v = DecodeValue(EncodeValue(ValueKind::kString, 1767225600123, "12", true));
+  REQUIRE(v.has_value());
+  CHECK(v->raw_encoding);
+  CHECK(v->expire_at_ms == 1767225600123);
+  CHECK(DecodeExpiry(EncodeValue(ValueKind::kString, 5, "x", true)) == 5);
+  // Unmarked strings (and every record written before the mark existed) decode unmarked.
+  v = DecodeValue(EncodeValue(ValueKind::kString, kNoExpiry, "12"));
+  REQUIRE(v.has_value());
+  CHECK_FALSE(v->raw_encoding);
+  // The mark belongs to strings: other kinds are written without it.
+  const std::string conc = EncodeValue(ValueKind::kConc, kNoExpiry, "x", true);
+  CHECK(conc[0] == static_cast<char>(ValueKind::kConc));
+  CHECK_FALSE(DecodeValue(conc)->raw_encoding);
+}
+
 TEST_CASE("undecodable values are rejected") {
   CHECK_FALSE(DecodeValue("").has_value());
   CHECK_FALSE(DecodeValue("\x09").has_value());  // unknown kind (kinds end at kStream, 8)
-  CHECK_FALSE(DecodeValue("\x10"
+  CHECK_FALSE(DecodeValue("\x20"
                           "abc")
                   .has_value());  // unknown format version
+  CHECK_FALSE(DecodeValue("\x14"
+                          "abc")
+                  .has_value());  // the raw-string bit on a set's metadata
   CHECK_FALSE(DecodeValue("\x80"
                           "1234")
                   .has_value());                           // expiry flag, truncated expiry

@@ -331,4 +331,34 @@ TEST_CASE("plain SET (no NX/XX/GET/KEEPTTL) overwrites without reading, same res
   CHECK(*f.store->PTtl(0, "k") == -2);
 }
 
+TEST_CASE("a string edited in place is raw until a new value replaces it, across a reopen") {
+  Fixture f;
+  auto encoding = [&](SV key) {
+    auto e = f.store->ObjectEncoding(0, key);
+    REQUIRE(e.ok());
+    return e->value_or("(none)");
+  };
+  REQUIRE(f.store->Set(0, "k", "12", SetPlain()).ok());
+  CHECK(encoding("k") == "int");
+  REQUIRE(*f.store->Append(0, "k", "3") == 3);
+  CHECK(encoding("k") == "raw");
+  REQUIRE(*f.store->Rename(0, "k", "k2", false));
+  CHECK(encoding("k2") == "raw");
+  REQUIRE(*f.store->Persist(0, "k2") == false);
+  f.Reopen();
+  CHECK(encoding("k2") == "raw");
+  CHECK(GetOrDie(*f.store, "k2") == "123");
+  REQUIRE(f.store->Set(0, "k2", "123", SetPlain()).ok());
+  CHECK(encoding("k2") == "int");
+  // APPEND creating a key stores the value as given; SETRANGE creating one builds it in place.
+  REQUIRE(*f.store->Append(0, "new", "7") == 1);
+  CHECK(encoding("new") == "int");
+  REQUIRE(*f.store->SetRange(0, "built", 0, "7") == 1);
+  CHECK(encoding("built") == "raw");
+  // A SETRANGE of nothing changes nothing.
+  REQUIRE(f.store->Set(0, "same", "99", SetPlain()).ok());
+  REQUIRE(*f.store->SetRange(0, "same", 1, "") == 2);
+  CHECK(encoding("same") == "int");
+}
+
 }  // namespace sluice::testing

@@ -17,6 +17,7 @@
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { startServer } from '../tests/node/harness.mjs';
 
 const require = createRequire(new URL('../tests/node/package.json', import.meta.url));
@@ -51,7 +52,8 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100;  // USER_HZ is 100 on Linux
 }
 
-async function runOnce(server, opts, run) {
+// One run on a fresh queue of `server` ({port, pid}); tools/pgo-train-bullmq.mjs runs it too.
+export async function runOnce(server, opts, run) {
   const connection = { host: '127.0.0.1', port: server.port, maxRetriesPerRequest: null };
   const name = `bench${run}`;
   const queue = new Queue(name, { connection });
@@ -117,4 +119,6 @@ async function main() {
   }
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((e) => { console.error(e); process.exit(1); });
+}

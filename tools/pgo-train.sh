@@ -100,7 +100,7 @@ part "library script: limits" EVALSHA "$(sha_of limits_acquire_moving_window.lua
 
 if [ -d tests/node/node_modules/bullmq ] && command -v node >/dev/null; then
   echo "pgo-train: BullMQ (queue and worker scripts)" >&2
-  node tools/pgo-train-bullmq.mjs "$port" $((requests / 10)) >&2
+  node tools/pgo-train-bullmq.mjs "$port" "$pid" $((requests / 10)) >&2
 fi
 
 echo "pgo-train: stopping the server (it writes its counts on exit)" >&2

@@ -133,6 +133,11 @@ class Txn {
   void Put(const std::string& raw_key, const Entry& e) {
     Put(raw_key, e.kind, e.expire_at_ms, e.payload, e.raw_encoding);
   }
+  // A value read (ReadView), rewritten as the view says (another expiry, say): the payload is
+  // copied before anything reads again.
+  void Put(const std::string& raw_key, const EntryView& v) {
+    Put(raw_key, v.kind, v.expire_at_ms, v.payload, v.raw_encoding);
+  }
   void Delete(const std::string& raw_key);
   // Records raw_key as modified without writing it (for commit observers, e.g. WATCH): for
   // operations that change a key only through entries stored elsewhere.

@@ -45,8 +45,7 @@ Result<int64_t> Store::Transaction::SetBit(int db, std::string_view key, uint64_
   const bool old = bits::GetBit(e.payload, offset);
   if (grows || old != value) {
     bits::SetBit(&e.payload, offset, value);
-    e.raw_encoding = true;  // edited in place (Redis: raw)
-    txn_->Put(raw, e);
+    PutEditedInPlace(*txn_, raw, e);
   }
   return old ? 1 : 0;
 }
@@ -123,10 +122,7 @@ Result<std::vector<std::optional<int64_t>>> Store::Transaction::BitField(
     replies.push_back(bits::ApplyBitField(&e.payload, op));
     if (watch) changed = e.payload.compare(first, len, before) != 0;
   }
-  if (changed) {
-    e.raw_encoding = true;  // edited in place (Redis: raw)
-    txn_->Put(raw, e);
-  }
+  if (changed) PutEditedInPlace(*txn_, raw, e);
   return replies;
 }
 

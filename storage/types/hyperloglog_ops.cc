@@ -74,8 +74,7 @@ Result<bool> Store::Transaction::PfAdd(int db, std::string_view key,
   }
   if (updated) {
     hll::InvalidateCachedCount(&e.payload);
-    e.raw_encoding = true;  // Redis keeps a HyperLogLog as a raw string
-    txn_->Put(raw, e);
+    PutEditedInPlace(*txn_, raw, e);
   }
   return updated;
 }
@@ -100,8 +99,7 @@ Result<int64_t> Store::Transaction::PfCount(int db, std::span<const std::string_
   std::optional<uint64_t> count = hll::Count(e.payload);
   if (!count) return CorruptHll();
   hll::StoreCachedCount(&e.payload, *count);
-  e.raw_encoding = true;  // Redis keeps a HyperLogLog as a raw string
-  txn_->Put(raw, e);
+  PutEditedInPlace(*txn_, raw, e);
   return static_cast<int64_t>(*count);
 }
 
@@ -129,8 +127,7 @@ Result<Store::Transaction::PfDebugReply> Store::Transaction::PfDebug(int db, std
     case PfDebugOp::kToDense: {
       if (sparse) {
         if (!hll::ToDense(&e.payload)) return CorruptHll();
-        e.raw_encoding = true;  // Redis keeps a HyperLogLog as a raw string
-        txn_->Put(raw, e);
+        PutEditedInPlace(*txn_, raw, e);
         reply.converted = true;
       }
       if (op == PfDebugOp::kToDense) break;
@@ -165,8 +162,7 @@ Status Store::Transaction::PfMerge(int db, std::string_view dst,
     if (max[i] != 0) hll::SetRegister(&e.payload, i, max[i], SparseMax(*txn_));
   }
   hll::InvalidateCachedCount(&e.payload);
-  e.raw_encoding = true;  // Redis keeps a HyperLogLog as a raw string
-  txn_->Put(raw, e);
+  PutEditedInPlace(*txn_, raw, e);
   return Status::Ok();
 }
 

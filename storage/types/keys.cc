@@ -137,7 +137,9 @@ Result<bool> Store::Transaction::ExpireAt(int db, std::string_view key, int64_t 
   if (txn_->AlreadyExpired(at_ms)) {
     txn_->Delete(raw);
   } else {
-    txn_->Put(raw, (*cur)->kind, at_ms, (*cur)->payload, (*cur)->raw_encoding);
+    internal::EntryView v = **cur;
+    v.expire_at_ms = at_ms;
+    txn_->Put(raw, v);
   }
   return true;
 }
@@ -163,7 +165,8 @@ Result<bool> Store::Transaction::Persist(int db, std::string_view key) {
   auto cur = txn_->Read(raw);
   if (!cur.ok()) return cur.status();
   if (!cur->has_value() || (*cur)->expire_at_ms == kNoExpiry) return false;
-  txn_->Put(raw, (*cur)->kind, kNoExpiry, (*cur)->payload, (*cur)->raw_encoding);
+  (*cur)->expire_at_ms = kNoExpiry;
+  txn_->Put(raw, **cur);
   return true;
 }
 

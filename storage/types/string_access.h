@@ -1,4 +1,5 @@
-// The string reads every string-valued family shares (strings, bitmaps, HyperLogLog, LCS).
+// The string reads every string-valued family shares (strings, bitmaps, HyperLogLog, LCS), and
+// the write of a string edited in place.
 // Internal header.
 #pragma once
 
@@ -17,6 +18,13 @@ inline Result<std::optional<Entry>> ReadString(Txn& txn, const RawKey& raw) {
     return Status::WrongType();
   }
   return cur;
+}
+
+// Writes e, a string edited in place (APPEND to it, SETRANGE, SETBIT, BITFIELD, a HyperLogLog),
+// marked so: Redis reports such a string's OBJECT ENCODING as "raw" whatever its bytes.
+inline void PutEditedInPlace(Txn& txn, const std::string& raw, Entry& e) {
+  e.raw_encoding = true;
+  txn.Put(raw, e);
 }
 
 }  // namespace sluice::internal

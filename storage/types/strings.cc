@@ -134,12 +134,14 @@ Result<std::optional<std::string>> Store::Transaction::GetEx(int db, std::string
   if (!cur->has_value()) return std::optional<std::string>();
   Entry& e = **cur;
   if (change.kind == ExpiryChange::Kind::kPersist && e.expire_at_ms != kNoExpiry) {
-    txn.Put(raw, e.kind, kNoExpiry, e.payload, e.raw_encoding);
+    e.expire_at_ms = kNoExpiry;
+    txn.Put(raw, e);
   } else if (change.kind == ExpiryChange::Kind::kSetAt) {
     if (txn.AlreadyExpired(change.at_ms)) {
       txn.Delete(raw);
     } else {
-      txn.Put(raw, e.kind, change.at_ms, e.payload, e.raw_encoding);
+      e.expire_at_ms = change.at_ms;
+      txn.Put(raw, e);
     }
   }
   return std::optional<std::string>(std::move(e.payload));
@@ -261,10 +263,13 @@ Result<int64_t> Store::Transaction::Append(int db, std::string_view key, std::st
     if (!FitsMax(size, static_cast<int64_t>(value.size()), txn_->impl().max_value_bytes())) {
       return Status::InvalidArgument(kTooBig);
     }
-    e.raw_encoding = true;  // edited in place (a new key is stored as given, as Redis does)
   }
   e.payload.append(value);
-  txn.Put(raw, e);
+  if (cur->has_value()) {
+    PutEditedInPlace(txn, raw, e);
+  } else {
+    txn.Put(raw, e);  // a new key is stored as given, as Redis does
+  }
   return static_cast<int64_t>(e.payload.size());
 }
 
@@ -312,8 +317,7 @@ Result<int64_t> Store::Transaction::SetRange(int db, std::string_view key, int64
   const size_t needed = static_cast<size_t>(offset) + value.size();
   if (e.payload.size() < needed) e.payload.resize(needed, '\0');
   e.payload.replace(static_cast<size_t>(offset), value.size(), value);
-  e.raw_encoding = true;  // Redis builds or unshares the string in place, new key or not
-  txn.Put(raw, e);
+  PutEditedInPlace(txn, raw, e);  // Redis builds or unshares it in place, new key or not
   return static_cast<int64_t>(e.payload.size());
 }
 

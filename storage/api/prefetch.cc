@@ -34,7 +34,7 @@ bool LookupCfOf(ValueKind kind, internal::ElementCf* cf) {
 }  // namespace
 
 void PrefetchElements(Store& store, int db, std::span<const ElementRef> items) {
-  constexpr size_t kMax = internal::KeyPrefetcher::kMaxKeys;
+  constexpr size_t kMax = internal::NewestMemTable::kMaxKeys;
   // Reused per thread: no allocation once warm.
   thread_local std::string raw_key;
   thread_local std::string prefix;
@@ -73,7 +73,7 @@ void PrefetchElements(Store& store, int db, std::span<const ElementRef> items) {
       sub_keys[k].append(items[first + k].element);
       views[k] = sub_keys[k];
     }
-    impl.element_prefetcher(cf).Prefetch(views, n);
+    impl.element_memtable(cf).Prefetch(views, n);
   }
 }
 

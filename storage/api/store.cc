@@ -35,14 +35,14 @@ Store::Stats Store::GetStats() const { return impl_->GetStats(); }
 
 uint64_t Store::DurabilityTicket() const { return impl_->DurabilityTicket(); }
 void Store::PrefetchKeys(int db, std::span<const std::string_view> keys) const {
-  constexpr size_t kMax = internal::KeyPrefetcher::kMaxKeys;
+  constexpr size_t kMax = internal::NewestMemTable::kMaxKeys;
   static_assert(kMax == kPrefetchKeys);
   thread_local std::string raw[kMax];  // reused: no allocation once warm
   std::string_view views[kMax];
   const size_t n = std::min(keys.size(), kMax);
   internal::EncodeKeysAhead(db, keys.first(n), raw);
   for (size_t i = 0; i < n; ++i) views[i] = raw[i];
-  impl_->key_prefetcher().Prefetch(views, n);
+  impl_->keys_memtable().Prefetch(views, n);
 }
 Status Store::FlushLog() { return impl_->FlushLog(); }
 Status Store::FlushLog(uint64_t ticket) { return impl_->FlushLog(ticket); }

@@ -114,10 +114,10 @@ Status Store::Impl::OpenRocks(const rocksdb::Options& rocks) {
   rocksdb::DBOptions db_options(rocks);
   db_options.create_missing_column_families = true;
   rocksdb::ColumnFamilyOptions keys_options(rocks);
-  // The keys' memtables tell the prefetcher which is newest (Store::PrefetchKeys).
+  // The keys' memtables tell keys_memtable_ which is newest (prefetches, point reads).
   if (options_.memtable == MemTableKind::kSluice) {
     keys_options.memtable_factory =
-        internal::NewMemTableFactory(rocks.write_buffer_size, &key_prefetcher_);
+        internal::NewMemTableFactory(rocks.write_buffer_size, &keys_memtable_);
   }
   rocksdb::ColumnFamilyOptions plain(rocks);
   plain.compaction_filter_factory = nullptr;
@@ -133,11 +133,11 @@ Status Store::Impl::OpenRocks(const rocksdb::Options& rocks) {
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   cfs.emplace_back(rocksdb::kDefaultColumnFamilyName, keys_options);
   for (int i = 0; i < internal::kNumElementCfs; ++i) {
-    // Each element family's memtables tell its own prefetcher which is newest (PrefetchElements).
+    // Each element family's memtables tell its own NewestMemTable which is newest.
     rocksdb::ColumnFamilyOptions one(elements);
     if (options_.memtable == MemTableKind::kSluice) {
       one.memtable_factory =
-          internal::NewMemTableFactory(rocks.write_buffer_size, &element_prefetchers_[i]);
+          internal::NewMemTableFactory(rocks.write_buffer_size, &element_memtables_[i]);
     }
     cfs.emplace_back(internal::ElementCfName(static_cast<internal::ElementCf>(i)), one);
   }

@@ -53,6 +53,7 @@ constexpr size_t kSegmentBuckets = 64;
 
 std::atomic<uint64_t> lists_created{0};
 thread_local uint64_t concurrent_inserts_on_this_thread = 0;
+thread_local uint64_t newest_reads_on_this_thread = 0;
 
 // The first three members of rocksdb::LookupKey (db/dbformat.h): where the memtable key starts,
 // where its internal key starts, and where it ends.
@@ -71,34 +72,34 @@ struct LookupKeyLayout {
 
 class HashedList final : public rocksdb::MemTableRep {
  public:
-  HashedList(rocksdb::Allocator* allocator, size_t buckets, KeyPrefetcher* prefetcher)
+  HashedList(rocksdb::Allocator* allocator, size_t buckets, NewestMemTable* newest)
       : MemTableRep(allocator),
         bucket_mask_(buckets - 1),
         segment_count_((buckets + kSegmentBuckets - 1) / kSegmentBuckets),
-        prefetcher_(prefetcher) {
+        newest_(newest) {
     char* raw = ArenaAligned(sizeof(std::atomic<std::atomic<KeyNode*>*>) * segment_count_);
     segments_ = reinterpret_cast<std::atomic<std::atomic<KeyNode*>*>*>(raw);
     for (size_t i = 0; i < segment_count_; ++i) {
       new (&segments_[i]) std::atomic<std::atomic<KeyNode*>*>(nullptr);
     }
-    if (prefetcher_ != nullptr) prefetcher_->SetCurrent(this);
+    if (newest_ != nullptr) newest_->SetCurrent(this);
   }
   ~HashedList() override {
-    if (prefetcher_ != nullptr) prefetcher_->Forget(this);
+    if (newest_ != nullptr) newest_->Forget(this);
     order_->Close();  // before the arena, whose keys a merge reads, goes
   }
 
-  // KeyPrefetcher::Prefetch's work, in three rounds over the keys so that each round's misses
+  // NewestMemTable::Prefetch's work, in three rounds over the keys so that each round's misses
   // overlap: the buckets, then the first node of each, then its newest version.
   void Prefetch(const std::string_view* user_keys, size_t n) const {
-    uint64_t hashes[KeyPrefetcher::kMaxKeys];
-    const std::atomic<KeyNode*>* buckets[KeyPrefetcher::kMaxKeys];
+    uint64_t hashes[NewestMemTable::kMaxKeys];
+    const std::atomic<KeyNode*>* buckets[NewestMemTable::kMaxKeys];
     for (size_t i = 0; i < n; ++i) {
       hashes[i] = XXH3_64bits(user_keys[i].data(), user_keys[i].size());
       buckets[i] = FindBucket(hashes[i]);
       if (buckets[i] != nullptr) __builtin_prefetch(buckets[i]);
     }
-    const KeyNode* nodes[KeyPrefetcher::kMaxKeys];
+    const KeyNode* nodes[NewestMemTable::kMaxKeys];
     for (size_t i = 0; i < n; ++i) {
       nodes[i] = buckets[i] == nullptr ? nullptr : buckets[i]->load(std::memory_order_acquire);
       if (nodes[i] != nullptr) __builtin_prefetch(&nodes[i]->newest);
@@ -160,6 +161,38 @@ class HashedList final : public rocksdb::MemTableRep {
     while (v != nullptr && v->GetKey().tag > key.tag) v = v->Older();
     for (; v != nullptr && callback_func(callback_args, v->Entry()); v = v->Older()) {
     }
+  }
+
+  // NewestMemTable::ReadNewest's lookup in this list (its contract).
+  NewestMemTable::Read ReadNewest(std::string_view user, uint64_t visible,
+                                  std::string* value) const {
+    // RocksDB's value types (a tag's low byte) a point read can answer from a memtable alone.
+    constexpr uint8_t kTypeDeletion = 0x0, kTypeValue = 0x1, kTypeSingleDeletion = 0x7,
+                      kTypeDeletionWithTimestamp = 0x14;
+    const Key key{user.data(), static_cast<uint32_t>(user.size()), 0};
+    const KeyNode* node = Find(key, HashUser(key));
+    if (node == nullptr) return NewestMemTable::Read::kUnknown;
+    for (const Version* v = node->Newest(); v != nullptr; v = v->Older()) {
+      uint32_t size;
+      const char* ikey = DecodeVarint32(v->Entry(), &size);
+      const uint64_t tag = LoadLE64(ikey + size - 8);
+      if ((tag >> 8) > visible) continue;  // versions run newest first
+      switch (static_cast<uint8_t>(tag)) {
+        case kTypeValue: {
+          uint32_t value_size;
+          const char* at = DecodeVarint32(ikey + size, &value_size);
+          value->assign(at, value_size);
+          return NewestMemTable::Read::kFound;
+        }
+        case kTypeDeletion:
+        case kTypeSingleDeletion:
+        case kTypeDeletionWithTimestamp:
+          return NewestMemTable::Read::kDeleted;
+        default:
+          return NewestMemTable::Read::kUnknown;
+      }
+    }
+    return NewestMemTable::Read::kUnknown;  // every version here is newer than the reader
   }
 
   // The arena's bytes the memtable counts itself; the key order's are outside it.
@@ -258,7 +291,7 @@ class HashedList final : public rocksdb::MemTableRep {
     return true;
   }
 
-  // RocksDB's count of a memtable's deletions leaves SingleDeletes out (KeyPrefetcher::
+  // RocksDB's count of a memtable's deletions leaves SingleDeletes out (NewestMemTable::
   // SingleDeletesInCurrent counts them). Relaxed: a statistic, read once a second.
   void CountSingleDelete(uint64_t tag) {
     constexpr uint8_t kTypeSingleDeletion = 0x7;
@@ -355,7 +388,7 @@ class HashedList final : public rocksdb::MemTableRep {
 
   const size_t bucket_mask_;
   const size_t segment_count_;
-  KeyPrefetcher* const prefetcher_;  // told when this list is made and destroyed; may be null
+  NewestMemTable* const newest_;  // told when this list is made and destroyed; may be null
   std::atomic<uint64_t> single_deletes_{0};        // SingleDeletes inserted (CountSingleDelete)
   std::atomic<std::atomic<KeyNode*>*>* segments_;  // segment_count_ entries, in the arena
   std::mutex segment_mu_;                          // making a segment of buckets (MakeBucket)
@@ -404,7 +437,7 @@ bool OrdersAsBytewise(const rocksdb::MemTableRep::KeyComparator& cmp) {
 
 class Factory final : public rocksdb::MemTableRepFactory {
  public:
-  Factory(size_t buckets, KeyPrefetcher* prefetcher) : buckets_(buckets), prefetcher_(prefetcher) {}
+  Factory(size_t buckets, NewestMemTable* newest) : buckets_(buckets), newest_(newest) {}
 
   rocksdb::MemTableRep* CreateMemTableRep(const rocksdb::MemTableRep::KeyComparator& cmp,
                                           rocksdb::Allocator* allocator,
@@ -414,7 +447,7 @@ class Factory final : public rocksdb::MemTableRepFactory {
       return rocksdb::SkipListFactory().CreateMemTableRep(cmp, allocator, transform, logger);
     }
     lists_created.fetch_add(1, std::memory_order_relaxed);
-    return new HashedList(allocator, buckets_, prefetcher_);
+    return new HashedList(allocator, buckets_, newest_);
   }
   const char* Name() const override { return "SluiceHashedList"; }
   bool IsInsertConcurrentlySupported() const override { return true; }
@@ -422,44 +455,93 @@ class Factory final : public rocksdb::MemTableRepFactory {
 
  private:
   const size_t buckets_;
-  KeyPrefetcher* const prefetcher_;
+  NewestMemTable* const newest_;
 };
 
 }  // namespace
 
-void KeyPrefetcher::Prefetch(const std::string_view* user_keys, size_t n) const {
-  std::shared_lock<std::shared_mutex> l(mu_);
+void NewestMemTable::Prefetch(const std::string_view* user_keys, size_t n) const {
+  std::shared_lock<std::shared_mutex> l(mu_.ForThisThread());
   if (current_ == nullptr) return;
   static_cast<const HashedList*>(current_)->Prefetch(user_keys, std::min(n, kMaxKeys));
 }
 
-uint64_t KeyPrefetcher::SingleDeletesInCurrent() const {
-  std::shared_lock<std::shared_mutex> l(mu_);
+uint64_t NewestMemTable::SingleDeletesInCurrent() const {
+  std::shared_lock<std::shared_mutex> l(mu_.ForThisThread());
   return current_ == nullptr ? 0 : static_cast<const HashedList*>(current_)->single_deletes();
 }
 
-bool KeyPrefetcher::active() const {
-  std::shared_lock<std::shared_mutex> l(mu_);
+bool NewestMemTable::active() const {
+  std::shared_lock<std::shared_mutex> l(mu_.ForThisThread());
   return current_ != nullptr;
 }
 
-void KeyPrefetcher::SetCurrent(const rocksdb::MemTableRep* list) {
-  std::unique_lock<std::shared_mutex> l(mu_);
-  current_ = list;
+std::shared_mutex& ShardedSharedMutex::ForThisThread() const {
+  static std::atomic<size_t> threads{0};
+  thread_local const size_t shard = threads.fetch_add(1, std::memory_order_relaxed) % kShards;
+  return shards_[shard].mu;
 }
 
-void KeyPrefetcher::Forget(const rocksdb::MemTableRep* list) {
-  std::unique_lock<std::shared_mutex> l(mu_);
+void ShardedSharedMutex::lock() {
+  for (Shard& s : shards_) s.mu.lock();
+}
+
+void ShardedSharedMutex::unlock() {
+  for (Shard& s : shards_) s.mu.unlock();
+}
+
+NewestMemTable::Read NewestMemTable::ReadNewest(std::string_view user_key, uint64_t visible,
+                                                std::string* value) const {
+  std::shared_lock<std::shared_mutex> l(mu_.ForThisThread());
+  if (current_ == nullptr) return Read::kUnknown;
+  // After the caller read `visible`: a range deletion published at or below it was announced
+  // before it was written (BeginRangeDelete), so it is still in flight here, or EndRangeDelete
+  // raised the generation (before lowering the count, which is read first).
+  if (range_deletes_in_flight_.load() != 0 || range_delete_generation_.load() >= generation_) {
+    return Read::kUnknown;
+  }
+  const Read read = static_cast<const HashedList*>(current_)->ReadNewest(user_key, visible, value);
+  if (read != Read::kUnknown) ++newest_reads_on_this_thread;
+  return read;
+}
+
+void NewestMemTable::BeginRangeDelete() { range_deletes_in_flight_.fetch_add(1); }
+
+void NewestMemTable::EndRangeDelete() {
+  DistrustCurrent();  // the memtable it landed in is this one or an older one
+  range_deletes_in_flight_.fetch_sub(1);
+}
+
+void NewestMemTable::DistrustCurrent() {
+  uint64_t generation;
+  {
+    std::shared_lock<std::shared_mutex> l(mu_.ForThisThread());
+    generation = generation_;
+  }
+  uint64_t distrusted = range_delete_generation_.load();
+  while (distrusted < generation &&
+         !range_delete_generation_.compare_exchange_weak(distrusted, generation)) {
+  }
+}
+
+void NewestMemTable::SetCurrent(const rocksdb::MemTableRep* list) {
+  std::unique_lock<ShardedSharedMutex> l(mu_);
+  current_ = list;
+  ++generation_;
+}
+
+void NewestMemTable::Forget(const rocksdb::MemTableRep* list) {
+  std::unique_lock<ShardedSharedMutex> l(mu_);
   if (current_ == list) current_ = nullptr;
 }
 
 std::shared_ptr<rocksdb::MemTableRepFactory> NewMemTableFactory(size_t write_buffer_size,
-                                                                KeyPrefetcher* prefetcher) {
+                                                                NewestMemTable* newest) {
   // About one bucket per 128 bytes of memtable, a power of two: a full table of small entries
   // has chains of a few keys; the buckets cost ~6% of the memtable, allocated as keys arrive.
   size_t buckets = kSegmentBuckets;
   while (buckets < write_buffer_size / 128 && buckets < (size_t{1} << 24)) buckets <<= 1;
-  return std::make_shared<Factory>(buckets, prefetcher);
+  return std::make_shared<Factory>(buckets, newest);
 }
 
 uint64_t SluiceMemTablesCreated() { return lists_created.load(std::memory_order_relaxed); }
@@ -475,6 +557,8 @@ FreshIteratorRead::FreshIteratorRead() {
 }
 
 FreshIteratorRead::~FreshIteratorRead() { memtable_nodes::fresh_read.active = false; }
+
+uint64_t NewestMemTableReadsOnThisThread() { return newest_reads_on_this_thread; }
 
 uint64_t ConcurrentMemTableInsertsOnThisThread() { return concurrent_inserts_on_this_thread; }
 

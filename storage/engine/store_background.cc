@@ -55,8 +55,8 @@ void Store::Impl::FlushIfDeletionsHeld() {
       });
   // Sorted sets' score elements are erased with SingleDelete, which that property leaves out.
   const bool single_deletes_held =
-      std::any_of(std::begin(element_prefetchers_), std::end(element_prefetchers_),
-                  [&](const internal::KeyPrefetcher& p) {
+      std::any_of(std::begin(element_memtables_), std::end(element_memtables_),
+                  [&](const internal::NewestMemTable& p) {
                     return p.SingleDeletesInCurrent() >= kMinDeletions;
                   });
   if (!deletions_held && !single_deletes_held) return;
@@ -161,11 +161,43 @@ void Store::Impl::set_block_cache_bytes(size_t bytes) {
 
 // ---- Reads shared by every command
 
+const internal::NewestMemTable* Store::Impl::NewestMemTableOf(
+    const rocksdb::ColumnFamilyHandle* cf) const {
+  if (cf == db_->DefaultColumnFamily()) return &keys_memtable_;
+  for (int i = 0; i < internal::kNumElementCfs; ++i) {
+    if (cf == element_cfs_[i]) return &element_memtables_[i];
+  }
+  return nullptr;
+}
+
+bool Store::Impl::ReadFromNewestMemTable(const internal::NewestMemTable& newest,
+                                         std::string_view key, const rocksdb::Snapshot* snapshot,
+                                         rocksdb::PinnableSlice* value, bool* found) const {
+  // Read before the lookup, as RocksDB's point read takes its sequence number.
+  const uint64_t visible =
+      snapshot != nullptr ? snapshot->GetSequenceNumber() : db_->GetLatestSequenceNumber();
+  switch (newest.ReadNewest(key, visible, value->GetSelf())) {
+    case internal::NewestMemTable::Read::kFound:
+      value->PinSelf();
+      *found = true;
+      return true;
+    case internal::NewestMemTable::Read::kDeleted:
+      *found = false;
+      return true;
+    case internal::NewestMemTable::Read::kUnknown:
+      break;
+  }
+  return false;
+}
+
 Status Store::Impl::ReadRaw(std::string_view raw_key, rocksdb::PinnableSlice* value, bool* found,
                             const rocksdb::Snapshot* snapshot) {
+  value->Reset();
+  if (ReadFromNewestMemTable(keys_memtable_, raw_key, snapshot, value, found)) {
+    return Status::Ok();
+  }
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot;
-  value->Reset();
   auto s = db_->Get(ro, db_->DefaultColumnFamily(), rocksdb::Slice(raw_key.data(), raw_key.size()),
                     value);
   *found = s.ok();

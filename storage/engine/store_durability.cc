@@ -27,7 +27,14 @@ Status Store::Impl::Write(rocksdb::WriteBatch* batch, bool durable, bool defer, 
     if (writes_refused()) return WriteRefusal();
     // manual_wal_flush: this appends the batch to the WAL's in-memory buffer (and applies it to
     // the memtable); the buffer reaches the OS here only when it is full.
+    // A range deletion (FLUSHDB, FLUSHALL) is one the newest memtables cannot see: point reads
+    // go to RocksDB while it may be in one of them (memtable.h, ReadNewest).
+    const bool range_delete = batch->HasDeleteRange();
+    if (range_delete)
+      ForEachNewestMemTable([](internal::NewestMemTable& m) { m.BeginRangeDelete(); });
     auto s = db_->Write(rocksdb::WriteOptions(), batch);
+    if (range_delete)
+      ForEachNewestMemTable([](internal::NewestMemTable& m) { m.EndRangeDelete(); });
     // An I/O error (a full disk, or the background error RocksDB latched) stops writes, latched
     // before the gate is released; any other failure is this write's own.
     if (!s.ok()) return s.IsIOError() ? NoteWriteError(FromRocks(s)) : FromRocks(s);
@@ -47,7 +54,7 @@ void Store::Impl::PrefetchElementWrites(const rocksdb::WriteBatch& batch) const 
     const auto cf = static_cast<internal::ElementCf>(i);
     if (element_cf(cf) == nullptr) continue;
     targets.cf_ids[targets.n] = element_cf(cf)->GetID();
-    targets.prefetchers[targets.n++] = &element_prefetcher(cf);
+    targets.memtables[targets.n++] = &element_memtable(cf);
   }
   internal::PrefetchElementWrites(batch, targets);
 }

@@ -181,12 +181,20 @@ class Store::Impl final : public internal::EngineHost {
     expiry_.SetQuietSaveTimes(after_ms, every_ms);
   }
   void NoteExpiry(int64_t at_ms) { expiry_.NoteExpiry(at_ms); }
-  const internal::KeyPrefetcher& key_prefetcher() const { return key_prefetcher_; }
+  const internal::NewestMemTable& keys_memtable() const { return keys_memtable_; }
+  // The newest memtable of cf when it is the keys' or an element family (nullptr otherwise).
+  const internal::NewestMemTable* NewestMemTableOf(const rocksdb::ColumnFamilyHandle* cf) const;
+  // A point read of key in the family `newest` follows that its newest memtable answers alone
+  // (memtable.h, ReadNewest), at the snapshot (nullptr: the latest state), into *value (a
+  // PinSelf, as RocksDB gives a memtable's value) and *found; false when RocksDB must answer.
+  bool ReadFromNewestMemTable(const internal::NewestMemTable& newest, std::string_view key,
+                              const rocksdb::Snapshot* snapshot, rocksdb::PinnableSlice* value,
+                              bool* found) const;
   // Warms the element memtables for the batch's element writes (write_prefetch.h).
   void PrefetchElementWrites(const rocksdb::WriteBatch& batch) const;
   // The same for an element column family's memtables (PrefetchElements, sluice/prefetch.h).
-  const internal::KeyPrefetcher& element_prefetcher(internal::ElementCf cf) const {
-    return element_prefetchers_[static_cast<int>(cf)];
+  const internal::NewestMemTable& element_memtable(internal::ElementCf cf) const {
+    return element_memtables_[static_cast<int>(cf)];
   }
 
   Store::Stats GetStats() const;
@@ -218,6 +226,11 @@ class Store::Impl final : public internal::EngineHost {
   void ReleaseFreeHeapMemory();
   void ExpiryLoop();
   Status FlushLogLocked();  // FlushLog with wal_gate_ held exclusively
+  template <typename F>
+  void ForEachNewestMemTable(F f) {
+    f(keys_memtable_);
+    for (internal::NewestMemTable& m : element_memtables_) f(m);
+  }
   void StopThreads();
   void NoteSynced();
   void TryResume();  // everysec thread, while latched
@@ -227,12 +240,13 @@ class Store::Impl final : public internal::EngineHost {
 
   Options options_;
   std::shared_ptr<const Clock> clock_;
-  // Reports WAL replay progress during Open (Options::on_progress). RocksDB keeps a pointer to
-  // it, so it is declared before db_ and outlives the database.
-  std::unique_ptr<rocksdb::WalFilter> recovery_progress_;
+  // Watches the WAL replay during Open (progress for Options::on_progress, range deletions for
+  // the newest memtables). RocksDB keeps a pointer to it, so it is declared before db_ and
+  // outlives the database.
+  std::unique_ptr<rocksdb::WalFilter> replay_watch_;
   // The keys' column family's memtables tell it which one is newest: it outlives db_.
-  internal::KeyPrefetcher key_prefetcher_;
-  internal::KeyPrefetcher element_prefetchers_[internal::kNumElementCfs];
+  internal::NewestMemTable keys_memtable_;
+  internal::NewestMemTable element_memtables_[internal::kNumElementCfs];
   std::unique_ptr<rocksdb::DB> db_;
   // Every column family handle Open made (default first); destroyed before db_ closes.
   std::vector<rocksdb::ColumnFamilyHandle*> cf_handles_;

@@ -153,12 +153,14 @@ Store::Impl::Impl(Options options)
 
 namespace {
 
-// Counts the write-ahead log records RocksDB replays while opening and reports progress through
-// Options::on_progress at most once a second, so a long recovery is visible. Used only by Open,
-// on the opening thread.
-class RecoveryProgress final : public rocksdb::WalFilter {
+// Watches the write-ahead log records RocksDB replays while opening: counts them and reports
+// progress through Options::on_progress (when set) at most once a second, so a long recovery is
+// visible, and notes whether any carried a range deletion (the newest memtables' point reads
+// must then leave the memtable it went to to RocksDB: memtable.h, ReadNewest). Used only by
+// Open, on the opening thread.
+class ReplayWatch final : public rocksdb::WalFilter {
  public:
-  explicit RecoveryProgress(std::function<void(const std::string&)> report)
+  explicit ReplayWatch(std::function<void(const std::string&)> report)
       : report_(std::move(report)), last_report_(std::chrono::steady_clock::now()) {}
 
   WalProcessingOption LogRecordFound(unsigned long long /*log_number*/,
@@ -169,14 +171,16 @@ class RecoveryProgress final : public rocksdb::WalFilter {
     *batch_changed = false;
     ++records_;
     updates_ += batch.Count();
+    if (!range_deletes_) range_deletes_ = batch.HasDeleteRange();
     auto now = std::chrono::steady_clock::now();
-    if (now - last_report_ >= std::chrono::seconds(1)) {
+    if (report_ && now - last_report_ >= std::chrono::seconds(1)) {
       last_report_ = now;
       report_("loading: replayed " + Summary() + " so far");
     }
     return WalProcessingOption::kContinueProcessing;
   }
-  const char* Name() const override { return "SluiceRecoveryProgress"; }
+  const char* Name() const override { return "SluiceReplayWatch"; }
+  bool range_deletes() const { return range_deletes_; }
 
   std::string Summary() const {
     return std::to_string(records_) + " write-ahead log records (" + std::to_string(updates_) +
@@ -188,6 +192,7 @@ class RecoveryProgress final : public rocksdb::WalFilter {
   std::chrono::steady_clock::time_point last_report_;
   int64_t records_ = 0;
   int64_t updates_ = 0;
+  bool range_deletes_ = false;
 };
 
 // Latches the store read-only on a RocksDB background error and clears the latch when RocksDB's
@@ -302,14 +307,14 @@ Status Store::Impl::Open() {
   rocks.wal_recovery_mode = RocksRecoveryMode(options_.wal_recovery);
   error_listener_ = std::make_shared<WriteErrorListener>(this);
   rocks.listeners.push_back(error_listener_);
-  RecoveryProgress* progress = nullptr;
-  if (options_.on_progress) {
-    auto filter = std::make_unique<RecoveryProgress>(options_.on_progress);
-    progress = filter.get();
-    rocks.wal_filter = filter.get();
-    recovery_progress_ = std::move(filter);
-  }
+  auto watch = std::make_unique<ReplayWatch>(options_.on_progress);
+  ReplayWatch* replay = watch.get();
+  rocks.wal_filter = replay;
+  replay_watch_ = std::move(watch);
   if (Status s = OpenRocks(rocks); !s.ok()) return s;
+  if (replay->range_deletes()) {
+    ForEachNewestMemTable([](internal::NewestMemTable& m) { m.DistrustCurrent(); });
+  }
   expiry_.RestoreState();  // before any write: it checks that nothing was written since it
   if (Status s = InitVersions(); !s.ok()) return s;
   if (Status s = CheckDataDirMode(); !s.ok()) return s;
@@ -319,12 +324,12 @@ Status Store::Impl::Open() {
   element_filter_->set_db(db_.get());
   group_ = std::make_unique<internal::GroupCommit>(
       db_.get(), [this] { return FlushLog(); }, [this] { NoteSynced(); });
-  if (progress != nullptr) {
+  if (options_.on_progress) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                   std::chrono::steady_clock::now() - started)
                   .count();
     options_.on_progress("loaded " + options_.path + " in " + std::to_string(ms) +
-                         " ms, replayed " + progress->Summary());
+                         " ms, replayed " + replay->Summary());
   }
   everysec_thread_ = std::thread([this] { EverySecLoop(); });
   if (options_.active_expiry && options_.active_expiry_hz > 0) {

@@ -227,8 +227,12 @@ Status Txn::GetStored(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std
   rocksdb::PinnableSlice slice(value);
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot_;
+  const NewestMemTable* newest = impl_.NewestMemTableOf(cf);
   auto read_stored = [&]() -> Status {
     slice.Reset();
+    if (newest != nullptr && impl_.ReadFromNewestMemTable(*newest, key, snapshot_, &slice, found)) {
+      return Status::Ok();
+    }
     const rocksdb::Status s =
         impl_.db()->Get(ro, cf, rocksdb::Slice(key.data(), key.size()), &slice);
     *found = s.ok();

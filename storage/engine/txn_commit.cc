@@ -122,7 +122,7 @@ Status Txn::ComputeCountChanges(CountChanges* c) {
   // memtable; in a group of many (a round of pipeline-1 SETs from many connections) their keys
   // are fetched together first, sixteen at a time, so that the misses overlap.
   if (!keys_new_ && order.size() > 1) {
-    std::string_view blind[KeyPrefetcher::kMaxKeys];
+    std::string_view blind[NewestMemTable::kMaxKeys];
     size_t n = 0;
     for (size_t g = 0; g < order.size();) {
       const KeyWrites w = writes_at(g);
@@ -134,12 +134,12 @@ Status Txn::ComputeCountChanges(CountChanges* c) {
         continue;
       }
       blind[n++] = key;
-      if (n == KeyPrefetcher::kMaxKeys) {
-        impl_.key_prefetcher().Prefetch(blind, n);
+      if (n == NewestMemTable::kMaxKeys) {
+        impl_.keys_memtable().Prefetch(blind, n);
         n = 0;
       }
     }
-    if (n > 1) impl_.key_prefetcher().Prefetch(blind, n);
+    if (n > 1) impl_.keys_memtable().Prefetch(blind, n);
   }
   for (size_t g = 0; g < order.size();) {
     const KeyWrites w = writes_at(g);

@@ -9,7 +9,7 @@ namespace {
 
 thread_local uint64_t prefetched_on_this_thread = 0;
 
-// Collects each element family's keys and hands them to its prefetcher sixteen at a time. The
+// Collects each element family's keys and hands them to its newest memtable sixteen at a time. The
 // key views point into the batch, which outlives the iteration.
 class Collector final : public rocksdb::WriteBatch::Handler {
  public:
@@ -44,19 +44,19 @@ class Collector final : public rocksdb::WriteBatch::Handler {
     for (int i = 0; i < targets_.n; ++i) {
       if (targets_.cf_ids[i] != cf) continue;
       pending_[i][counts_[i]++] = std::string_view(key.data(), key.size());
-      if (counts_[i] == KeyPrefetcher::kMaxKeys) Flush(i);
+      if (counts_[i] == NewestMemTable::kMaxKeys) Flush(i);
       break;
     }
     return rocksdb::Status::OK();
   }
   void Flush(int i) {
-    if (counts_[i] > 0) targets_.prefetchers[i]->Prefetch(pending_[i], counts_[i]);
+    if (counts_[i] > 0) targets_.memtables[i]->Prefetch(pending_[i], counts_[i]);
     prefetched_on_this_thread += counts_[i];
     counts_[i] = 0;
   }
 
   const ElementWriteTargets& targets_;
-  std::string_view pending_[ElementWriteTargets::kMax][KeyPrefetcher::kMaxKeys];
+  std::string_view pending_[ElementWriteTargets::kMax][NewestMemTable::kMaxKeys];
   size_t counts_[ElementWriteTargets::kMax] = {};
 };
 

@@ -7,7 +7,7 @@
 // keys sixteen at a time before RocksDB inserts them lets those misses overlap.
 //
 // Thread-safety: call from the writing thread, before the write; reads only what the
-// prefetchers allow concurrently (memtable.h, KeyPrefetcher).
+// newest memtables allow concurrently (memtable.h, NewestMemTable).
 #pragma once
 
 #include <rocksdb/write_batch.h>
@@ -20,14 +20,14 @@ class Store;
 
 namespace sluice::internal {
 
-class KeyPrefetcher;
+class NewestMemTable;
 
-// The element column families' IDs and their memtables' prefetchers, as the store opened them.
+// The element column families' IDs and their newest memtables, as the store opened them.
 struct ElementWriteTargets {
   static constexpr int kMax = 8;
   int n = 0;
   uint32_t cf_ids[kMax] = {};
-  const KeyPrefetcher* prefetchers[kMax] = {};
+  const NewestMemTable* memtables[kMax] = {};
 };
 
 // Prefetches the memtable entries of the batch's element writes (puts, deletes, merges in the

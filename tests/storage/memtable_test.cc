@@ -591,7 +591,7 @@ TEST_CASE("memtable: writers on many threads, readers alongside; every write is 
 // database is closed nothing is registered.
 TEST_CASE("memtable: the key prefetcher follows the newest memtable across flushes") {
   TempDir dir;
-  internal::KeyPrefetcher prefetcher;  // outlives the database
+  internal::NewestMemTable prefetcher;  // outlives the database
   rocksdb::Options o;
   o.create_if_missing = true;
   o.write_buffer_size = 64 << 10;
@@ -607,7 +607,7 @@ TEST_CASE("memtable: the key prefetcher follows the newest memtable across flush
   std::atomic<bool> done{false};
   std::thread warmer([&] {
     std::mt19937 rng(7);
-    std::string keys[internal::KeyPrefetcher::kMaxKeys + 4];
+    std::string keys[internal::NewestMemTable::kMaxKeys + 4];
     std::string_view views[std::size(keys)];
     while (!done.load(std::memory_order_acquire)) {
       for (size_t i = 0; i < std::size(keys); ++i) {

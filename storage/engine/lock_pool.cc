@@ -7,8 +7,10 @@
 
 namespace sluice::internal {
 
-size_t LockPool::StripeOf(std::string_view raw_key) {
-  return static_cast<size_t>(XXH3_64bits(raw_key.data(), raw_key.size()) % kStripes);
+size_t LockPool::StripeOf(std::string_view raw_key) { return StripeOfHash(HashOf(raw_key)); }
+
+uint64_t LockPool::HashOf(std::string_view raw_key) {
+  return XXH3_64bits(raw_key.data(), raw_key.size());
 }
 
 namespace {

@@ -39,6 +39,10 @@ class LockPool {
   static constexpr size_t kStripes = 16384;
 
   static size_t StripeOf(std::string_view raw_key);
+  // StripeOf in two steps, for a caller that keeps the key's hash (XXH3_64bits, the record
+  // cache's too).
+  static uint64_t HashOf(std::string_view raw_key);
+  static size_t StripeOfHash(uint64_t hash) { return static_cast<size_t>(hash % kStripes); }
   std::mutex& ForKey(std::string_view raw_key) { return stripes_[StripeOf(raw_key)].mu; }
   // The write mark of raw_key's stripe (see the header comment). The caller holds that stripe.
   uint64_t WriteMark(std::string_view raw_key) const {

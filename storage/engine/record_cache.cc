@@ -137,7 +137,7 @@ void RecordCache::EvictOne(Shard& s, const Entry* keep) {
 }
 
 bool RecordCache::Lookup(size_t slot, std::string_view key, uint64_t version, uint64_t visible,
-                         std::string* out) {
+                         std::string* out, bool* absent) {
   if (!enabled()) return false;
   const uint64_t hash = Hash(key);
   if ((per_slot_[slot].load(std::memory_order_relaxed) & FilterBit(hash)) == 0) return false;
@@ -154,18 +154,33 @@ bool RecordCache::Lookup(size_t slot, std::string_view key, uint64_t version, ui
     ++s.misses;
     return false;
   }
-  if (e.fill_seq > visible) {  // a reader at an older snapshot
+  if (e.fill_seq > visible || (e.absent && absent == nullptr)) {  // an older snapshot's reader
     ++s.misses;
     return false;
   }
   e.referenced = true;
-  out->assign(e.record());
+  if (e.absent) {
+    *absent = true;
+  } else {
+    if (absent != nullptr) *absent = false;
+    out->assign(e.record());
+  }
   ++s.hits;
   return true;
 }
 
 void RecordCache::Insert(size_t slot, std::string_view key, uint64_t version, uint64_t fill_seq,
                          std::string_view record) {
+  Add(slot, key, version, fill_seq, record, /*absent=*/false);
+}
+
+void RecordCache::InsertAbsent(size_t slot, std::string_view key, uint64_t version,
+                               uint64_t fill_seq) {
+  Add(slot, key, version, fill_seq, {}, /*absent=*/true);
+}
+
+void RecordCache::Add(size_t slot, std::string_view key, uint64_t version, uint64_t fill_seq,
+                      std::string_view record, bool absent) {
   if (!enabled() || record.size() > kMaxRecordBytes) return;
   const uint64_t hash = Hash(key);
   Shard& s = ShardOf(slot);
@@ -176,6 +191,7 @@ void RecordCache::Insert(size_t slot, std::string_view key, uint64_t version, ui
   e->version = version;
   e->fill_seq = fill_seq;
   e->slot = static_cast<uint32_t>(slot);
+  e->absent = absent;
   s.PushFront(e);
   Index(s, hash, e);
   std::atomic<uint64_t>& per_slot = per_slot_[slot];

@@ -1,7 +1,9 @@
 // RecordCache: stored records that a point read found in a table file, kept in memory so that
 // reading them again does not walk RocksDB's filters, indexes and blocks (~1.6 us a read against
 // ~0.1 us here): records of the default column family (keys' values and collections' metadata)
-// and element records (hash fields, set and sorted-set members, a sorted set's head record).
+// and element records (hash fields, set and sorted-set members, a sorted set's head record);
+// also the absence of a record that RocksDB's whole read (past the newest memtable: older
+// memtables, every table file's filter) found missing, when the same key is read that way again.
 //
 // Why it is exact: a record is cached with the write version its key's lock stripe had before
 // it was read (lock_pool.h: even, and odd while a write under the stripe is in flight) and
@@ -62,24 +64,31 @@ class RecordCache {
       wanted_[slot / 64].fetch_or(uint64_t{1} << (slot % 64), std::memory_order_relaxed);
     }
   }
-  // Notes that key's record was read from a table file in slot; true when the last key so noted
-  // in slot was key: read again without being cached, so worth caching (a key read once and then
-  // written, as HSET or INCR do, never is). A 32-bit fingerprint per slot; a collision only
-  // caches a record early.
-  bool ReadAgain(size_t slot, std::string_view key) {
-    const uint32_t fp = static_cast<uint32_t>(Hash(key)) | 1;
+  static uint64_t Hash(std::string_view key);  // XXH3_64bits, as LockPool::HashOf
+  // Notes that a key's record was read from a table file in slot (or its absence through
+  // RocksDB's whole read); true when the last key so noted in slot was the same key: read again
+  // without being cached, so worth caching (a key read once and then written, as HSET or INCR
+  // do, never is). key_hash: Hash(key), which the caller may have at hand. A 32-bit fingerprint
+  // per slot; a collision only caches a record early.
+  bool ReadAgain(size_t slot, uint64_t key_hash) {
+    const uint32_t fp = static_cast<uint32_t>(key_hash >> 32) | 1;
     if (seen_[slot].load(std::memory_order_relaxed) == fp) return true;
     seen_[slot].store(fp, std::memory_order_relaxed);
     return false;
   }
   // The record cached for key under write version `version`, into *out, if a reader at
   // sequence `visible` sees it; false when there is none (one cached under another version is
-  // dropped).
+  // dropped). A cached absence (InsertAbsent) sets *absent and leaves *out alone; with `absent`
+  // null it is not served.
   bool Lookup(size_t slot, std::string_view key, uint64_t version, uint64_t visible,
-              std::string* out);
+              std::string* out, bool* absent = nullptr);
   // Caches key's record, read under `version` and the newest at `fill_seq`, replacing any other.
   void Insert(size_t slot, std::string_view key, uint64_t version, uint64_t fill_seq,
               std::string_view record);
+  // Caches that key has no record, as Insert does a record: a key read again and again while it
+  // does not exist (a job queue's empty delayed set, checked by every job) costs RocksDB's whole
+  // read, every memtable and table file, each time.
+  void InsertAbsent(size_t slot, std::string_view key, uint64_t version, uint64_t fill_seq);
 
   struct Counters {
     uint64_t hits = 0;
@@ -108,11 +117,15 @@ class RecordCache {
     uint32_t record_size = 0;
     uint32_t slot = 0;
     bool referenced = false;
+    bool absent = false;  // no record: key has none (record_size is 0)
     const char* bytes() const { return reinterpret_cast<const char*>(this + 1); }
     std::string_view key() const { return std::string_view(bytes(), key_size); }
     std::string_view record() const { return std::string_view(bytes() + key_size, record_size); }
   };
   static Entry* NewEntry(std::string_view key, std::string_view record);
+  // Insert's and InsertAbsent's work.
+  void Add(size_t slot, std::string_view key, uint64_t version, uint64_t fill_seq,
+           std::string_view record, bool absent);
   static void FreeEntry(Entry* e);
   // The shard's index: open addressing with linear probing over (hash, entry), at most half
   // full (a null entry is a free bucket). A lookup costs the bucket's line and the entry's (a
@@ -138,7 +151,7 @@ class RecordCache {
     uint64_t hits = 0;
     uint64_t misses = 0;
   };
-  static uint64_t Hash(std::string_view key);
+
   static uint64_t FilterBit(uint64_t hash) { return uint64_t{1} << (32 + (hash >> 59)); }
   static size_t Cost(const Entry& e) { return e.key_size + e.record_size + 128; }
   Shard& ShardOf(size_t slot) { return shards_[slot % kShards]; }

@@ -191,11 +191,13 @@ bool Store::Impl::ReadFromNewestMemTable(const internal::NewestMemTable& newest,
 }
 
 Status Store::Impl::ReadRaw(std::string_view raw_key, rocksdb::PinnableSlice* value, bool* found,
-                            const rocksdb::Snapshot* snapshot) {
+                            const rocksdb::Snapshot* snapshot, bool* deep) {
   value->Reset();
+  if (deep != nullptr) *deep = false;
   if (ReadFromNewestMemTable(keys_memtable_, raw_key, snapshot, value, found)) {
     return Status::Ok();
   }
+  if (deep != nullptr) *deep = true;
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot;
   auto s = db_->Get(ro, db_->DefaultColumnFamily(), rocksdb::Slice(raw_key.data(), raw_key.size()),

@@ -157,9 +157,10 @@ class Store::Impl final : public internal::EngineHost {
                                                   const rocksdb::Snapshot* snapshot = nullptr);
   // The stored bytes of raw_key into *value (Reset first; reusing one PinnableSlice, a memtable
   // hit copies into its kept buffer and a block cache hit pins the block until the next Reset).
-  // *found is false when missing. Non-OK only for a RocksDB error.
+  // *found is false when missing. *deep (when given): RocksDB's read answered, past the newest
+  // memtable. Non-OK only for a RocksDB error.
   Status ReadRaw(std::string_view raw_key, rocksdb::PinnableSlice* value, bool* found,
-                 const rocksdb::Snapshot* snapshot = nullptr);
+                 const rocksdb::Snapshot* snapshot = nullptr, bool* deep = nullptr);
 
   // The active expiry (expiry_cycle.h), which these forward to; see there.
   internal::ExpiryCycle& expiry() { return expiry_; }

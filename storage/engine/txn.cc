@@ -29,20 +29,24 @@ static_assert(kOwnerSlots + LockPool::kStripes == Store::Impl::kRecordCacheSlots
 
 // A stored record read through the record cache (record_cache.h has the contract): the slot's
 // write version (version_of) is read before the sequence number the fill covers, and that
-// before the record (read_stored, which sets *read and *found); key_of() gives the record's key
-// in the cache. A slot never wanted costs one relaxed load; the first read there that comes from
-// a table file (a pinned value: a memtable's is copied) marks it. keep(record): whether a record
-// may be cached.
-template <typename KeyOf, typename VersionOf, typename ReadStored, typename Keep>
-Status ReadThroughCache(RecordCache& cache, size_t slot, KeyOf key_of,
+// before the record (read_stored, which sets *read and *found, and *deep when RocksDB's whole
+// read answered, past the newest memtable); key_of() gives the record's key in the cache. A
+// slot never wanted costs one relaxed load; the first read there that comes from a table file
+// (a pinned value: a memtable's is copied), or the second deep read in a row of one key that
+// has no record, marks it. hash_of(): RecordCache::Hash(key_of()), which the caller may have at
+// hand. keep(record): whether a record may be cached.
+template <typename KeyOf, typename HashOf, typename VersionOf, typename ReadStored, typename Keep>
+Status ReadThroughCache(RecordCache& cache, size_t slot, KeyOf key_of, HashOf hash_of,
                         const rocksdb::Snapshot* snapshot, rocksdb::DB* db, VersionOf version_of,
                         ReadStored read_stored, Keep keep, rocksdb::PinnableSlice* read,
-                        bool* found) {
+                        bool* found, const bool* deep) {
   if (!cache.Interesting(slot)) {
     if (Status st = read_stored(); !st.ok()) return st;
     if (*found && read->IsPinned()) {  // from a table file: fill if read there again
       cache.Want(slot);
-      cache.ReadAgain(slot, key_of());
+      cache.ReadAgain(slot, hash_of());
+    } else if (!*found && *deep && cache.ReadAgain(slot, hash_of())) {
+      cache.Want(slot);  // missing twice in a row: worth remembering from the next read
     }
     return Status::Ok();
   }
@@ -52,16 +56,20 @@ Status ReadThroughCache(RecordCache& cache, size_t slot, KeyOf key_of,
       snapshot == nullptr ? kMaxSequence : static_cast<uint64_t>(snapshot->GetSequenceNumber());
   read->Reset();
   const std::string_view cache_key = key_of();
-  if (cache.Lookup(slot, cache_key, version, visible, read->GetSelf())) {
-    read->PinSelf();
-    *found = true;
+  bool absent = false;
+  if (cache.Lookup(slot, cache_key, version, visible, read->GetSelf(), &absent)) {
+    *found = !absent;
+    if (*found) read->PinSelf();
     return Status::Ok();
   }
   const uint64_t fill_seq = db->GetLatestSequenceNumber();
   if (Status st = read_stored(); !st.ok()) return st;
-  if (*found && read->IsPinned() && visible >= fill_seq && keep(read->ToStringView()) &&
-      cache.ReadAgain(slot, cache_key)) {
+  if (visible < fill_seq) return Status::Ok();
+  if (*found && read->IsPinned() && keep(read->ToStringView()) &&
+      cache.ReadAgain(slot, hash_of())) {
     cache.Insert(slot, cache_key, version, fill_seq, read->ToStringView());
+  } else if (!*found && *deep && cache.ReadAgain(slot, hash_of())) {
+    cache.InsertAbsent(slot, cache_key, version, fill_seq);
   }
   return Status::Ok();
 }
@@ -239,6 +247,8 @@ Status Txn::GetStored(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std
     return s.ok() || s.IsNotFound() ? Status::Ok() : FromRocks(s);
   };
   RecordCache& cache = impl_.record_cache();
+  // Element records' absences are not cached: only their records, from table files.
+  static constexpr bool kNotDeep = false;
   Status st;
   if (!cache.enabled() || owner_raw_key.empty() || IsDefaultCf(cf)) {
     st = read_stored();
@@ -260,9 +270,9 @@ Status Txn::GetStored(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std
       return std::string_view(s_->cache_key);
     };
     st = ReadThroughCache(
-        cache, kElementSlots + bucket, cache_key, snapshot_, impl_.db(),
-        [&] { return impl_.element_versions().Version(bucket); }, read_stored,
-        [](std::string_view) { return true; }, &slice, found);
+        cache, kElementSlots + bucket, cache_key, [&] { return RecordCache::Hash(cache_key()); },
+        snapshot_, impl_.db(), [&] { return impl_.element_versions().Version(bucket); },
+        read_stored, [](std::string_view) { return true; }, &slice, found, &kNotDeep);
   }
   if (!st.ok() || !*found) return st;
   // Unpinned, the value was copied into *value (the slice's buffer) already.
@@ -338,10 +348,12 @@ Result<std::optional<EntryView>> Txn::ReadView(const std::string& raw_key) {
 
 Status Txn::ReadStored(const std::string& raw_key, rocksdb::PinnableSlice* read, bool* found) {
   RecordCache& cache = impl_.record_cache();
-  auto read_stored = [&] { return impl_.ReadRaw(raw_key, read, found, snapshot_); };
+  bool deep = false;
+  auto read_stored = [&] { return impl_.ReadRaw(raw_key, read, found, snapshot_, &deep); };
   // Without a LockSet (the expiry cycle) nothing is gained.
   if (!cache.enabled() || locks_ == nullptr) return read_stored();
-  const size_t stripe = LockPool::StripeOf(raw_key);  // also the record's slot in the cache
+  const uint64_t hash = LockPool::HashOf(raw_key);
+  const size_t stripe = LockPool::StripeOfHash(hash);  // also the record's slot in the cache
   // A record with an expiry is left out: the expiry cycle removes such records without counting
   // a write version.
   auto keep = [](std::string_view record) {
@@ -349,8 +361,9 @@ Status Txn::ReadStored(const std::string& raw_key, rocksdb::PinnableSlice* read,
     return expiry && *expiry == kNoExpiry;
   };
   return ReadThroughCache(
-      cache, stripe, [&] { return std::string_view(raw_key); }, snapshot_, impl_.db(),
-      [&] { return impl_.locks().WriteVersion(stripe); }, read_stored, keep, read, found);
+      cache, stripe, [&] { return std::string_view(raw_key); }, [hash] { return hash; }, snapshot_,
+      impl_.db(), [&] { return impl_.locks().WriteVersion(stripe); }, read_stored, keep, read,
+      found, &deep);
 }
 
 // The value ReadView left in s_->read, as a live entry (nullopt when expired). `locked`: the

@@ -1,5 +1,6 @@
-// The record cache (storage/engine/record_cache.h): a record a locked read found in a table file
-// is served from memory while its stripe's write mark is unchanged, and never after a write;
+// The record cache (storage/engine/record_cache.h): a record a locked read found in a table file,
+// or the absence of a key read missing again and again, is served from memory while its
+// stripe's write mark is unchanged, and never after a write;
 // records with an expiry are not kept; readers without the key's lock or at an older snapshot
 // read RocksDB; random writes, deletes, flushes and reads agree with a model throughout.
 #include "record_cache.h"
@@ -41,6 +42,27 @@ TEST_CASE("RecordCache: a record is served under its version to readers that see
   CHECK(c.hits == 3);
   CHECK(c.misses == 2);  // lookups in a slot holding nothing are not counted
   CHECK(c.records == 0);
+}
+
+TEST_CASE("RecordCache: an absence is served under its version, only to a caller that asks") {
+  constexpr uint64_t kLatest = ~uint64_t{0};
+  RecordCache cache(1 << 20, 16);
+  std::string out = "untouched";
+  bool absent = false;
+  cache.InsertAbsent(1, "gone", 4, 100);
+  CHECK(cache.Lookup(1, "gone", 4, kLatest, &out, &absent));
+  CHECK(absent);
+  CHECK(out == "untouched");
+  CHECK_FALSE(cache.Lookup(1, "gone", 4, kLatest, &out));      // a caller that takes records only
+  CHECK_FALSE(cache.Lookup(1, "gone", 4, 99, &out, &absent));  // a snapshot from before
+  CHECK_FALSE(cache.Lookup(1, "gone", 6, kLatest, &out, &absent));  // written since: dropped
+  CHECK_FALSE(cache.Lookup(1, "gone", 4, kLatest, &out, &absent));
+  // An empty record is a record, not an absence.
+  cache.Insert(1, "empty", 2, 1, "");
+  out = "x";
+  CHECK(cache.Lookup(1, "empty", 2, kLatest, &out, &absent));
+  CHECK_FALSE(absent);
+  CHECK(out.empty());
 }
 
 TEST_CASE("RecordCache: bounded by bytes, least recently used out first") {
@@ -155,6 +177,31 @@ TEST_CASE("A sorted set's metadata read from a table file is cached until the ne
   REQUIRE(three.size() == 3);
   CHECK(three[2] == std::make_pair(3.0, std::string("c")));
   CHECK(Hits(*s) == after_write);
+}
+
+// A key read again and again while it does not exist (a job queue's empty delayed set, checked
+// by every job) is answered from memory from its third read on, until a write to its stripe.
+TEST_CASE("A key read missing again and again is answered from memory until it is written") {
+  TempDir dir;
+  auto s = OpenStore(dir.sub("db"));
+  REQUIRE(s->Set(0, "other", "v", SetOptions{}).ok());
+  const int64_t before = Hits(*s);
+  for (int i = 0; i < 5; ++i) CHECK(LockedGet(*s, "missing") == std::nullopt);
+  CHECK(Hits(*s) - before == 2);  // seen, wanted, cached, then served twice
+  REQUIRE(s->Set(0, "missing", "now", SetOptions{}).ok());
+  const int64_t after_write = Hits(*s);
+  CHECK(LockedGet(*s, "missing") == std::optional<std::string>("now"));
+  CHECK(Hits(*s) == after_write);
+  const std::string_view keys[] = {"missing"};
+  REQUIRE(*s->Del(0, keys) == 1);
+  CHECK(LockedGet(*s, "missing") == std::nullopt);  // the memtable's deletion answers
+  // Once in a table file the deletion is RocksDB's to read again; the slot is wanted already
+  // and this key the last one read there, so the first such read caches the absence.
+  REQUIRE(s->Checkpoint(dir.sub("copy")).ok());
+  for (int i = 0; i < 5; ++i) CHECK(LockedGet(*s, "missing") == std::nullopt);
+  CHECK(Hits(*s) - after_write == 4);
+  REQUIRE(s->Set(0, "missing", "again", SetOptions{}).ok());
+  CHECK(LockedGet(*s, "missing") == std::optional<std::string>("again"));
 }
 
 TEST_CASE("Records with an expiry are not cached; a read-only unit without the lock is served") {

@@ -45,8 +45,10 @@
 namespace sluice::internal {
 
 // Follows the newest memtable of one column family (its factory registers each memtable it
-// makes, which is the newest: RocksDB makes one only to switch to it). Thread-safe; must outlive
-// every memtable of the factory it was given to. Serves:
+// makes, which is the newest: RocksDB makes one only to switch to it; the one exception,
+// RocksDB's experimental MemPurge, which a flush may use to make an immutable one, is off
+// unless experimental_mempurge_threshold is set, and Sluice never sets it). Thread-safe; must
+// outlive every memtable of the factory it was given to. Serves:
 // - Prefetch: warms the CPU caches for point lookups of keys that are about to be looked up (a
 //   pipelined batch's keys), so that their lookups' dependent cache misses (hash bucket, key
 //   node, newest version: three per lookup, ~18% of the server's CPU under INCR at pipeline 16)

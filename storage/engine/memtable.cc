@@ -111,6 +111,7 @@ class HashedList final : public rocksdb::MemTableRep {
   }
 
   uint64_t single_deletes() const { return single_deletes_.load(std::memory_order_relaxed); }
+  uint64_t serial_inserts() const { return serial_inserts_.load(std::memory_order_relaxed); }
 
   rocksdb::KeyHandle Allocate(const size_t len, char** buf) override {
     auto* v = reinterpret_cast<Version*>(ArenaAligned(sizeof(Version) + len));
@@ -286,8 +287,14 @@ class HashedList final : public rocksdb::MemTableRep {
     CountSingleDelete(key.tag);
     const uint64_t hash = HashUser(key);
     KeyNode* node = Find(key, hash);
-    if (node != nullptr) return LinkVersion(node, v, key.tag);
-    AddKey(v, key, hash);
+    if (node != nullptr) {
+      if (!LinkVersion(node, v, key.tag)) return false;
+    } else {
+      AddKey(v, key, hash);
+    }
+    // One writer at a time inserts here: a load and a store, no locked instruction.
+    serial_inserts_.store(serial_inserts_.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
     return true;
   }
 
@@ -390,6 +397,7 @@ class HashedList final : public rocksdb::MemTableRep {
   const size_t segment_count_;
   NewestMemTable* const newest_;  // told when this list is made and destroyed; may be null
   std::atomic<uint64_t> single_deletes_{0};        // SingleDeletes inserted (CountSingleDelete)
+  std::atomic<uint64_t> serial_inserts_{0};        // versions Add inserted (not AddConcurrently)
   std::atomic<std::atomic<KeyNode*>*>* segments_;  // segment_count_ entries, in the arena
   std::mutex segment_mu_;                          // making a segment of buckets (MakeBucket)
   const std::shared_ptr<KeyOrder> order_ = std::make_shared<KeyOrder>();
@@ -469,6 +477,15 @@ void NewestMemTable::Prefetch(const std::string_view* user_keys, size_t n) const
 uint64_t NewestMemTable::SingleDeletesInCurrent() const {
   std::shared_lock<std::shared_mutex> l(mu_.ForThisThread());
   return current_ == nullptr ? 0 : static_cast<const HashedList*>(current_)->single_deletes();
+}
+
+void NewestMemTable::DistrustUnlessOnlyListed(uint64_t rocksdb_entries) {
+  uint64_t listed;
+  {
+    std::shared_lock<std::shared_mutex> l(mu_.ForThisThread());
+    listed = current_ == nullptr ? 0 : static_cast<const HashedList*>(current_)->serial_inserts();
+  }
+  if (listed != rocksdb_entries) DistrustCurrent();
 }
 
 bool NewestMemTable::active() const {

@@ -99,6 +99,12 @@ class NewestMemTable {
   void EndRangeDelete();
   // After recovery: the newest memtable may hold range deletions replayed from the log.
   void DistrustCurrent();
+  // Right after recovery, given RocksDB's count of the entries in the family's active memtable
+  // (num-entries-active-mem-table), which counts its range deletions too: distrusts the newest
+  // memtable unless its list holds exactly that many. A replay inserts one entry at a time, and
+  // the list counts those (not concurrent inserts, whose count would cost a locked instruction
+  // per write: a memtable that had any is distrusted, which is always safe).
+  void DistrustUnlessOnlyListed(uint64_t rocksdb_entries);
 
   // The factory's side: the memtable made last becomes the newest; a destroyed one is
   // forgotten.

@@ -190,18 +190,19 @@ bool Store::Impl::ReadFromNewestMemTable(const internal::NewestMemTable& newest,
   return false;
 }
 
-Status Store::Impl::ReadRaw(std::string_view raw_key, rocksdb::PinnableSlice* value, bool* found,
-                            const rocksdb::Snapshot* snapshot, bool* deep) {
+Status Store::Impl::ReadPoint(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
+                              rocksdb::PinnableSlice* value, bool* found,
+                              const rocksdb::Snapshot* snapshot, bool* deep) {
   value->Reset();
   if (deep != nullptr) *deep = false;
-  if (ReadFromNewestMemTable(keys_memtable_, raw_key, snapshot, value, found)) {
+  const internal::NewestMemTable* newest = NewestMemTableOf(cf);
+  if (newest != nullptr && ReadFromNewestMemTable(*newest, key, snapshot, value, found)) {
     return Status::Ok();
   }
   if (deep != nullptr) *deep = true;
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot;
-  auto s = db_->Get(ro, db_->DefaultColumnFamily(), rocksdb::Slice(raw_key.data(), raw_key.size()),
-                    value);
+  auto s = db_->Get(ro, cf, rocksdb::Slice(key.data(), key.size()), value);
   *found = s.ok();
   if (s.ok() || s.IsNotFound()) return Status::Ok();
   return FromRocks(s);

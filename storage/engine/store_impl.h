@@ -155,12 +155,19 @@ class Store::Impl final : public internal::EngineHost {
                                                    const rocksdb::Snapshot* snapshot = nullptr);
   Result<std::optional<internal::Entry>> ReadLive(const std::string& raw_key, int64_t now_ms,
                                                   const rocksdb::Snapshot* snapshot = nullptr);
-  // The stored bytes of raw_key into *value (Reset first; reusing one PinnableSlice, a memtable
-  // hit copies into its kept buffer and a block cache hit pins the block until the next Reset).
-  // *found is false when missing. *deep (when given): RocksDB's read answered, past the newest
-  // memtable. Non-OK only for a RocksDB error.
+  // The stored bytes of key in family cf into *value (Reset first; reusing one PinnableSlice, a
+  // memtable hit copies into its kept buffer and a block cache hit pins the block until the next
+  // Reset), at the snapshot (nullptr: the latest state). *found is false when missing. The
+  // family's newest memtable answers first when it can (ReadNewest, memtable.h); *deep (when
+  // given): RocksDB's read answered instead. Non-OK only for a RocksDB error.
+  Status ReadPoint(rocksdb::ColumnFamilyHandle* cf, std::string_view key,
+                   rocksdb::PinnableSlice* value, bool* found,
+                   const rocksdb::Snapshot* snapshot = nullptr, bool* deep = nullptr);
+  // ReadPoint in the keys' (default) family.
   Status ReadRaw(std::string_view raw_key, rocksdb::PinnableSlice* value, bool* found,
-                 const rocksdb::Snapshot* snapshot = nullptr, bool* deep = nullptr);
+                 const rocksdb::Snapshot* snapshot = nullptr, bool* deep = nullptr) {
+    return ReadPoint(db_->DefaultColumnFamily(), raw_key, value, found, snapshot, deep);
+  }
 
   // The active expiry (expiry_cycle.h), which these forward to; see there.
   internal::ExpiryCycle& expiry() { return expiry_; }
@@ -183,14 +190,6 @@ class Store::Impl final : public internal::EngineHost {
   }
   void NoteExpiry(int64_t at_ms) { expiry_.NoteExpiry(at_ms); }
   const internal::NewestMemTable& keys_memtable() const { return keys_memtable_; }
-  // The newest memtable of cf when it is the keys' or an element family (nullptr otherwise).
-  const internal::NewestMemTable* NewestMemTableOf(const rocksdb::ColumnFamilyHandle* cf) const;
-  // A point read of key in the family `newest` follows that its newest memtable answers alone
-  // (memtable.h, ReadNewest), at the snapshot (nullptr: the latest state), into *value (a
-  // PinSelf, as RocksDB gives a memtable's value) and *found; false when RocksDB must answer.
-  bool ReadFromNewestMemTable(const internal::NewestMemTable& newest, std::string_view key,
-                              const rocksdb::Snapshot* snapshot, rocksdb::PinnableSlice* value,
-                              bool* found) const;
   // Warms the element memtables for the batch's element writes (write_prefetch.h).
   void PrefetchElementWrites(const rocksdb::WriteBatch& batch) const;
   // The same for an element column family's memtables (PrefetchElements, sluice/prefetch.h).
@@ -218,6 +217,14 @@ class Store::Impl final : public internal::EngineHost {
   Status WriteRefusal() const;  // the kCannotPersist status while latched
 
  private:
+  // The newest memtable of cf when it is the keys' or an element family (nullptr otherwise).
+  const internal::NewestMemTable* NewestMemTableOf(const rocksdb::ColumnFamilyHandle* cf) const;
+  // A point read of key in the family `newest` follows that its newest memtable answers alone
+  // (memtable.h, ReadNewest), at the snapshot (nullptr: the latest state), into *value (a
+  // PinSelf, as RocksDB gives a memtable's value) and *found; false when RocksDB must answer.
+  bool ReadFromNewestMemTable(const internal::NewestMemTable& newest, std::string_view key,
+                              const rocksdb::Snapshot* snapshot, rocksdb::PinnableSlice* value,
+                              bool* found) const;
   void EverySecLoop();
   // The everysec thread's tick: counts quiet seconds (no new sequence number); once
   // Options::idle_flush_after_s is reached, flushes the memtables if one holds deletions, and a
@@ -238,6 +245,8 @@ class Store::Impl final : public internal::EngineHost {
   // Sets *flush_at_open when the open should flush what it replays: a log holds a finding the
   // mode accepts (a torn tail, say), or more logs than an open keeps (kMaxLogsKeptAtOpen).
   Status CheckLogs(bool* flush_at_open);
+  // After the open's replay: distrusts each newest memtable a range deletion may have gone to.
+  void DistrustReplayedRangeDeletes();
 
   Options options_;
   std::shared_ptr<const Clock> clock_;

@@ -33,8 +33,9 @@ static_assert(kOwnerSlots + LockPool::kStripes == Store::Impl::kRecordCacheSlots
 // read answered, past the newest memtable); key_of() gives the record's key in the cache. A
 // slot never wanted costs one relaxed load; the first read there that comes from a table file
 // (a pinned value: a memtable's is copied), or the second deep read in a row of one key that
-// has no record, marks it. hash_of(): RecordCache::Hash(key_of()), which the caller may have at
-// hand. keep(record): whether a record may be cached.
+// has no record, marks it (deep == nullptr: absences are never cached). hash_of():
+// RecordCache::Hash(key_of()), which the caller may have at hand. keep(record): whether a record
+// may be cached.
 template <typename KeyOf, typename HashOf, typename VersionOf, typename ReadStored, typename Keep>
 Status ReadThroughCache(RecordCache& cache, size_t slot, KeyOf key_of, HashOf hash_of,
                         const rocksdb::Snapshot* snapshot, rocksdb::DB* db, VersionOf version_of,
@@ -45,7 +46,7 @@ Status ReadThroughCache(RecordCache& cache, size_t slot, KeyOf key_of, HashOf ha
     if (*found && read->IsPinned()) {  // from a table file: fill if read there again
       cache.Want(slot);
       cache.ReadAgain(slot, hash_of());
-    } else if (!*found && *deep && cache.ReadAgain(slot, hash_of())) {
+    } else if (!*found && deep != nullptr && *deep && cache.ReadAgain(slot, hash_of())) {
       cache.Want(slot);  // missing twice in a row: worth remembering from the next read
     }
     return Status::Ok();
@@ -68,7 +69,7 @@ Status ReadThroughCache(RecordCache& cache, size_t slot, KeyOf key_of, HashOf ha
   if (*found && read->IsPinned() && keep(read->ToStringView()) &&
       cache.ReadAgain(slot, hash_of())) {
     cache.Insert(slot, cache_key, version, fill_seq, read->ToStringView());
-  } else if (!*found && *deep && cache.ReadAgain(slot, hash_of())) {
+  } else if (!*found && deep != nullptr && *deep && cache.ReadAgain(slot, hash_of())) {
     cache.InsertAbsent(slot, cache_key, version, fill_seq);
   }
   return Status::Ok();
@@ -233,22 +234,8 @@ Status Txn::GetStored(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std
   *found = false;
   *from_table = false;
   rocksdb::PinnableSlice slice(value);
-  rocksdb::ReadOptions ro;
-  ro.snapshot = snapshot_;
-  const NewestMemTable* newest = impl_.NewestMemTableOf(cf);
-  auto read_stored = [&]() -> Status {
-    slice.Reset();
-    if (newest != nullptr && impl_.ReadFromNewestMemTable(*newest, key, snapshot_, &slice, found)) {
-      return Status::Ok();
-    }
-    const rocksdb::Status s =
-        impl_.db()->Get(ro, cf, rocksdb::Slice(key.data(), key.size()), &slice);
-    *found = s.ok();
-    return s.ok() || s.IsNotFound() ? Status::Ok() : FromRocks(s);
-  };
+  auto read_stored = [&] { return impl_.ReadPoint(cf, key, &slice, found, snapshot_); };
   RecordCache& cache = impl_.record_cache();
-  // Element records' absences are not cached: only their records, from table files.
-  static constexpr bool kNotDeep = false;
   Status st;
   if (!cache.enabled() || owner_raw_key.empty() || IsDefaultCf(cf)) {
     st = read_stored();
@@ -272,7 +259,8 @@ Status Txn::GetStored(rocksdb::ColumnFamilyHandle* cf, std::string_view key, std
     st = ReadThroughCache(
         cache, kElementSlots + bucket, cache_key, [&] { return RecordCache::Hash(cache_key()); },
         snapshot_, impl_.db(), [&] { return impl_.element_versions().Version(bucket); },
-        read_stored, [](std::string_view) { return true; }, &slice, found, &kNotDeep);
+        read_stored, [](std::string_view) { return true; }, &slice, found,
+        /*deep=*/nullptr);  // element records' absences are not cached: only their records
   }
   if (!st.ok() || !*found) return st;
   // Unpinned, the value was copied into *value (the slice's buffer) already.
